@@ -165,6 +165,11 @@ class MetadataValue {
   static MetadataValue NdArray(ValueType element_type, std::vector<uint64_t> dims,
                                std::vector<uint8_t> data);
 
+  // `value` with its scalar tag replaced by `type` of the same byte size
+  // (e.g. a uint16_t payload re-tagged as F16 or I16). Mismatched sizes are
+  // refused at Serialize.
+  static MetadataValue Retagged(MetadataValue value, ValueType type);
+
   ValueType type() const { return type_; }
   // The payload as stored in the file (without trailing blob padding).
   const std::vector<uint8_t>& payload() const { return payload_; }

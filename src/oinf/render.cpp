@@ -112,6 +112,37 @@ std::string DimsText(const std::vector<uint64_t>& dims) {
   return s;
 }
 
+// Sum in numpy's order (pairwise summation over blocks of 8192, unrolled by 8
+// below 128 elements), so mean and std match verify_oinf.py to the last bit.
+double PairwiseSum(const double* a, size_t n) {
+  if (n < 8) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; ++i) s += a[i];
+    return s;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    size_t i = 8;
+    for (; i < n - n % 8; i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    }
+    double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) s += a[i];
+    return s;
+  }
+  size_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return PairwiseSum(a, n2) + PairwiseSum(a + n2, n - n2);
+}
+
+double NumpySum(const std::vector<double>& v) {
+  constexpr size_t kBlock = 8192;
+  double s = 0.0;
+  for (size_t i = 0; i < v.size(); i += kBlock) s += PairwiseSum(v.data() + i, std::min(kBlock, v.size() - i));
+  return s;
+}
+
 // The two statistics lines plus the histogram lines, numpy-compatible.
 std::string Stats(const Elements& e, uint64_t numel, uint64_t nbytes) {
   std::vector<double> v(numel);
@@ -124,12 +155,10 @@ std::string Stats(const Elements& e, uint64_t numel, uint64_t nbytes) {
   if (any_nan) return s + ", min: nan, max: nan, mean: nan, median: nan, std: nan]\n- hist:\n    (not finite)\n";
   const auto [mn_it, mx_it] = std::minmax_element(v.begin(), v.end());
   const double mn = *mn_it, mx = *mx_it;
-  double sum = 0;
-  for (double x : v) sum += x;
-  const double mean = sum / static_cast<double>(numel);
-  double sq = 0;
-  for (double x : v) sq += (x - mean) * (x - mean);
-  const double stddev = std::sqrt(sq / static_cast<double>(numel));
+  const double mean = NumpySum(v) / static_cast<double>(numel);
+  std::vector<double> dev(numel);
+  for (uint64_t i = 0; i < numel; ++i) dev[i] = (v[i] - mean) * (v[i] - mean);
+  const double stddev = std::sqrt(NumpySum(dev) / static_cast<double>(numel));
   std::vector<double> sorted = v;
   const size_t mid = numel / 2;
   std::nth_element(sorted.begin(), sorted.begin() + mid, sorted.end());
@@ -146,12 +175,12 @@ std::string Stats(const Elements& e, uint64_t numel, uint64_t nbytes) {
   double edges[kBins + 1];
   const double step = (mx - mn) / kBins;
   for (int i = 0; i < kBins; ++i) edges[i] = i * step + mn;
+  edges[0] = mn;
   edges[kBins] = mx;
   uint64_t counts[kBins] = {};
   for (double x : v) {
-    int b = static_cast<int>((x - mn) / (mx - mn) * kBins);
-    if (b >= kBins) b = kBins - 1;
-    if (b < 0) b = 0;
+    const double f = (x - mn) / (mx - mn) * kBins;
+    int b = !(f >= 0) ? 0 : (f >= kBins ? kBins - 1 : static_cast<int>(f));  // NaN -> 0
     if (x < edges[b] && b > 0) --b;
     else if (x >= edges[b + 1] && b < kBins - 1) ++b;
     ++counts[b];

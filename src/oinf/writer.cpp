@@ -84,10 +84,11 @@ Status SortAndCheckUnique(std::vector<const Entry*>* entries, NameOf name_of, co
 
 }  // namespace
 
-MetadataValue MetadataValue::F16Bits(uint16_t bits) {
-  MetadataValue v = Scalar<uint16_t>(bits);
-  v.type_ = ValueType::kF16;
-  return v;
+MetadataValue MetadataValue::F16Bits(uint16_t bits) { return Retagged(Scalar<uint16_t>(bits), ValueType::kF16); }
+
+MetadataValue MetadataValue::Retagged(MetadataValue value, ValueType type) {
+  value.type_ = type;
+  return value;
 }
 
 MetadataValue MetadataValue::Bool(bool value) {
@@ -188,6 +189,15 @@ StatusOr<std::vector<uint8_t>> Writer::Serialize(uint32_t max_rank) const {
     OAAXVK_RETURN_IF_ERROR(CheckName(e->first, "metadata key"));
     const MetadataValue& v = e->second;
     const std::string what = "metadata '" + e->first + "'";
+    if (IsElementType(static_cast<uint32_t>(v.type_)) && v.payload_.size() != ElementSize(v.type_)) {
+      return InvalidArgument(StrFormat("%s: %s scalar needs %zu bytes, has %zu", what.c_str(), ValueTypeName(v.type_),
+                                       ElementSize(v.type_), v.payload_.size()));
+    }
+    if (v.type_ == ValueType::kBool && v.payload_[0] > 1) return InvalidArgument(what + ": BOOL is not 0 or 1");
+    if (!IsElementType(static_cast<uint32_t>(v.type_)) && v.type_ != ValueType::kString &&
+        v.type_ != ValueType::kBitset && v.type_ != ValueType::kNdArray) {
+      return InvalidArgument(StrFormat("%s: value type %u is not a valid tag", what.c_str(), static_cast<uint32_t>(v.type_)));
+    }
     if (v.type_ == ValueType::kString) OAAXVK_RETURN_IF_ERROR(CheckName(v.string_check_, (what + " STRING value").c_str()));
     if (v.type_ == ValueType::kNdArray) {
       const uint32_t elem = LoadU32(v.payload_.data());
