@@ -1,0 +1,414 @@
+#include "runtime/bundle.h"
+
+#include <cstring>
+#include <set>
+
+namespace oaaxvk::runtime {
+
+size_t OaaxDtypeSize(uint32_t dtype) {
+  switch (dtype) {
+    case 1: return 4;   // FLOAT
+    case 2: return 1;   // UINT8
+    case 3: return 1;   // INT8
+    case 4: return 2;   // UINT16
+    case 5: return 2;   // INT16
+    case 6: return 4;   // INT32
+    case 7: return 8;   // INT64
+    case 9: return 1;   // BOOL
+    case 11: return 8;  // DOUBLE
+    case 12: return 4;  // UINT32
+    case 13: return 8;  // UINT64
+    default: return 0;  // STRING (8) and unknown values
+  }
+}
+
+const char* OaaxDtypeName(uint32_t dtype) {
+  switch (dtype) {
+    case 1: return "FLOAT";
+    case 2: return "UINT8";
+    case 3: return "INT8";
+    case 4: return "UINT16";
+    case 5: return "INT16";
+    case 6: return "INT32";
+    case 7: return "INT64";
+    case 8: return "STRING";
+    case 9: return "BOOL";
+    case 11: return "DOUBLE";
+    case 12: return "UINT32";
+    case 13: return "UINT64";
+    default: return "unknown";
+  }
+}
+
+namespace {
+
+using oinf::Metadata;
+using oinf::Tensor;
+using oinf::ValueType;
+
+class Reader {
+ public:
+  Reader(const oinf::File& f, const std::string& path) : f_(f), path_(path) {}
+
+  Status Error(const std::string& msg) const {
+    return DataLoss(StrFormat("bundle '%s': %s", path_.c_str(), msg.c_str()));
+  }
+
+  StatusOr<const Metadata*> Meta(const std::string& key) const {
+    const Metadata* m = f_.FindMetadata(key);
+    if (!m) return Error(StrFormat("missing metadata '%s'", key.c_str()));
+    return m;
+  }
+
+  // Unsigned integer metadata of any width (u8…u64), at most `max`.
+  StatusOr<uint64_t> Unsigned(const std::string& key, uint64_t max) const {
+    OAAXVK_ASSIGN_OR_RETURN(const Metadata* m, Meta(key));
+    uint64_t v = 0;
+    switch (m->type) {
+      case ValueType::kU8: { uint8_t x = 0; m->GetScalar(&x); v = x; break; }
+      case ValueType::kU16: { uint16_t x = 0; m->GetScalar(&x); v = x; break; }
+      case ValueType::kU32: { uint32_t x = 0; m->GetScalar(&x); v = x; break; }
+      case ValueType::kU64: { uint64_t x = 0; m->GetScalar(&x); v = x; break; }
+      default:
+        return Error(StrFormat("metadata '%s' has type %s, expected an unsigned integer", key.c_str(),
+                               oinf::ValueTypeName(m->type)));
+    }
+    if (v > max) return Error(StrFormat("metadata '%s' = %llu exceeds %llu", key.c_str(),
+                                        static_cast<unsigned long long>(v), static_cast<unsigned long long>(max)));
+    return v;
+  }
+
+  StatusOr<bool> Bool(const std::string& key) const {
+    OAAXVK_ASSIGN_OR_RETURN(const Metadata* m, Meta(key));
+    if (m->type != ValueType::kBool)
+      return Error(StrFormat("metadata '%s' has type %s, expected bool", key.c_str(), oinf::ValueTypeName(m->type)));
+    return m->payload.data[0] != 0;
+  }
+
+  StatusOr<std::string> String(const std::string& key) const {
+    OAAXVK_ASSIGN_OR_RETURN(const Metadata* m, Meta(key));
+    if (m->type != ValueType::kString)
+      return Error(StrFormat("metadata '%s' has type %s, expected str", key.c_str(), oinf::ValueTypeName(m->type)));
+    return std::string(m->string_value);
+  }
+
+  // Rank-1 U8 NDARRAY holding UTF-8.
+  StatusOr<std::string> Utf8(const std::string& key) const {
+    OAAXVK_ASSIGN_OR_RETURN(const Metadata* m, Meta(key));
+    if (m->type != ValueType::kNdArray || m->ndarray.element_type != ValueType::kU8 ||
+        m->ndarray.dims.size() != 1)
+      return Error(StrFormat("metadata '%s' must be a rank-1 u8 ndarray (UTF-8 name)", key.c_str()));
+    std::string s(reinterpret_cast<const char*>(m->ndarray.data.data), m->ndarray.data.size);
+    if (!oinf::IsValidUtf8(s)) return Error(StrFormat("metadata '%s' is not valid UTF-8", key.c_str()));
+    return s;
+  }
+
+  // Rank-1 I64 NDARRAY of non-negative dimensions.
+  StatusOr<std::vector<uint64_t>> Shape(const std::string& key) const {
+    OAAXVK_ASSIGN_OR_RETURN(const Metadata* m, Meta(key));
+    if (m->type != ValueType::kNdArray || m->ndarray.element_type != ValueType::kI64 ||
+        m->ndarray.dims.size() != 1)
+      return Error(StrFormat("metadata '%s' must be a rank-1 i64 ndarray (shape)", key.c_str()));
+    std::vector<uint64_t> shape(m->ndarray.numel);
+    for (uint64_t i = 0; i < m->ndarray.numel; ++i) {
+      int64_t d;
+      memcpy(&d, m->ndarray.data.data + 8 * i, 8);
+      if (d < 0) return Error(StrFormat("metadata '%s': dimension %llu is %lld (static shapes only)", key.c_str(),
+                                        static_cast<unsigned long long>(i), static_cast<long long>(d)));
+      shape[i] = static_cast<uint64_t>(d);
+    }
+    return shape;
+  }
+
+  // A tensor with data of `dtype` and rank `rank` (dims checked by caller).
+  StatusOr<const Tensor*> DataTensor(const std::string& name, ValueType dtype, size_t rank) const {
+    const Tensor* t = f_.FindTensor(name);
+    if (!t) return Error(StrFormat("missing tensor '%s'", name.c_str()));
+    if (t->dtype != dtype)
+      return Error(StrFormat("tensor '%s' has dtype %s, expected %s", name.c_str(), oinf::ValueTypeName(t->dtype),
+                             oinf::ValueTypeName(dtype)));
+    if (t->dims.size() != rank)
+      return Error(StrFormat("tensor '%s' has rank %zu, expected %zu", name.c_str(), t->dims.size(), rank));
+    if (!t->has_data && t->numel != 0) return Error(StrFormat("tensor '%s' has no data", name.c_str()));
+    return t;
+  }
+
+ private:
+  const oinf::File& f_;
+  const std::string& path_;
+};
+
+template <typename T>
+T Load(const uint8_t* p, uint64_t index) {
+  T v;
+  memcpy(&v, p + index * sizeof(T), sizeof(T));
+  return v;
+}
+
+std::string ShapeString(const std::vector<uint64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += StrFormat("%s%llu", i ? ", " : "", static_cast<unsigned long long>(s[i]));
+  return out + "]";
+}
+
+Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, std::vector<IoDesc>* out) {
+  const bool is_input = strcmp(kind, "input") == 0;
+  OAAXVK_ASSIGN_OR_RETURN(uint64_t count, r.Unsigned(is_input ? "io.inputs" : "io.outputs", 1u << 16));
+  std::set<std::string> names;
+  for (uint64_t i = 0; i < count; ++i) {
+    const std::string p = StrFormat("io.%s.%llu.", kind, static_cast<unsigned long long>(i));
+    IoDesc d;
+    OAAXVK_ASSIGN_OR_RETURN(d.name, r.Utf8(p + "name"));
+    OAAXVK_ASSIGN_OR_RETURN(uint64_t dtype, r.Unsigned(p + "dtype", UINT32_MAX));
+    d.dtype = static_cast<uint32_t>(dtype);
+    OAAXVK_ASSIGN_OR_RETURN(d.shape, r.Shape(p + "shape"));
+    OAAXVK_ASSIGN_OR_RETURN(d.offset, r.Unsigned(p + "offset", UINT64_MAX));
+    OAAXVK_ASSIGN_OR_RETURN(d.nbytes, r.Unsigned(p + "nbytes", UINT64_MAX));
+    const size_t esize = OaaxDtypeSize(d.dtype);
+    if (esize == 0)
+      return r.Error(StrFormat("%s '%s': unsupported data type %u (%s)", kind, d.name.c_str(), d.dtype,
+                               OaaxDtypeName(d.dtype)));
+    uint64_t numel = 1;
+    for (uint64_t dim : d.shape) {
+      if (dim != 0 && numel > UINT64_MAX / dim) return r.Error(StrFormat("%s '%s': shape overflows", kind, d.name.c_str()));
+      numel *= dim;
+    }
+    if (numel > UINT64_MAX / esize || numel * esize != d.nbytes)
+      return r.Error(StrFormat("%s '%s': nbytes %llu != numel %llu x %zu (shape %s, %s)", kind, d.name.c_str(),
+                               static_cast<unsigned long long>(d.nbytes), static_cast<unsigned long long>(numel),
+                               esize, ShapeString(d.shape).c_str(), OaaxDtypeName(d.dtype)));
+    if (d.offset % kBindingAlignment != 0)
+      return r.Error(StrFormat("%s '%s': offset %llu is not a multiple of %llu", kind, d.name.c_str(),
+                               static_cast<unsigned long long>(d.offset),
+                               static_cast<unsigned long long>(kBindingAlignment)));
+    if (d.offset > buffer_bytes || d.nbytes > buffer_bytes - d.offset)
+      return r.Error(StrFormat("%s '%s': bytes [%llu, +%llu) lie outside the %s buffer (%llu bytes)", kind,
+                               d.name.c_str(), static_cast<unsigned long long>(d.offset),
+                               static_cast<unsigned long long>(d.nbytes), is_input ? "inputs" : "outputs",
+                               static_cast<unsigned long long>(buffer_bytes)));
+    if (!names.insert(d.name).second)
+      return r.Error(StrFormat("%s name '%s' appears twice", kind, d.name.c_str()));
+    out->push_back(std::move(d));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Bundle> LoadBundle(const std::string& path) {
+  auto file = oinf::File::Open(path);
+  if (!file.ok()) return file.status();
+  return ParseBundle(std::move(file).value(), path);
+}
+
+StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
+  Bundle b;
+  b.file = std::make_unique<oinf::File>(std::move(file));
+  b.path = path;
+  const oinf::File& f = *b.file;
+  Reader r(f, path);
+
+  // ---- identification ----
+  OAAXVK_ASSIGN_OR_RETURN(std::string format, r.String("format"));
+  const Metadata* vm = f.FindMetadata("format_version");
+  if (!vm) return r.Error("missing metadata 'format_version'");
+  uint32_t version = 0;
+  if (!vm->GetScalar(&version))
+    return r.Error(StrFormat("metadata 'format_version' has type %s, expected u32", oinf::ValueTypeName(vm->type)));
+  if (format != kBundleFormat || version != kBundleFormatVersion)
+    return Unimplemented(StrFormat("bundle '%s': format '%s' version %u is not supported (this runtime reads '%s' "
+                                   "version %u)", path.c_str(), format.c_str(), version, kBundleFormat,
+                                   kBundleFormatVersion));
+  if (f.FindMetadata("producer")) { OAAXVK_ASSIGN_OR_RETURN(b.producer, r.String("producer")); }
+  if (f.FindMetadata("model.name")) { OAAXVK_ASSIGN_OR_RETURN(b.model_name, r.Utf8("model.name")); }
+
+  // ---- device requirements ----
+  DeviceRequirements& q = b.requirements;
+  OAAXVK_ASSIGN_OR_RETURN(uint64_t v, r.Unsigned("device.max_workgroup_invocations", UINT32_MAX));
+  q.max_workgroup_invocations = static_cast<uint32_t>(v);
+  const char* axes[3] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) {
+    OAAXVK_ASSIGN_OR_RETURN(v, r.Unsigned(StrFormat("device.max_workgroup_size_%s", axes[i]), UINT32_MAX));
+    q.max_workgroup_size[i] = static_cast<uint32_t>(v);
+  }
+  OAAXVK_ASSIGN_OR_RETURN(v, r.Unsigned("device.max_shared_memory_bytes", UINT32_MAX));
+  q.max_shared_memory_bytes = static_cast<uint32_t>(v);
+  OAAXVK_ASSIGN_OR_RETURN(v, r.Unsigned("device.max_workgroup_count", UINT32_MAX));
+  q.max_workgroup_count = static_cast<uint32_t>(v);
+  OAAXVK_ASSIGN_OR_RETURN(q.max_storage_buffer_range, r.Unsigned("device.max_storage_buffer_range", UINT64_MAX));
+  OAAXVK_ASSIGN_OR_RETURN(q.shader_float16, r.Bool("device.shader_float16"));
+  OAAXVK_ASSIGN_OR_RETURN(q.storage_buffer_16bit, r.Bool("device.storage_buffer_16bit"));
+
+  // ---- buffers ----
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* w, r.DataTensor("weights", ValueType::kU8, 1));
+  b.weights = w->data.data;
+  b.weights_bytes = w->data.size;
+  b.buffer_bytes[kWeights] = w->data.size;
+  OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kArena], r.Unsigned("arena.bytes", UINT64_MAX));
+  OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kInputs], r.Unsigned("io.inputs_bytes", UINT64_MAX));
+  OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kOutputs], r.Unsigned("io.outputs_bytes", UINT64_MAX));
+
+  // ---- I/O ----
+  OAAXVK_RETURN_IF_ERROR(ParseIo(r, "input", b.buffer_bytes[kInputs], &b.inputs));
+  OAAXVK_RETURN_IF_ERROR(ParseIo(r, "output", b.buffer_bytes[kOutputs], &b.outputs));
+
+  // ---- kernels ----
+  OAAXVK_ASSIGN_OR_RETURN(uint64_t nk, r.Unsigned("kernels.count", 1u << 16));
+  for (uint64_t j = 0; j < nk; ++j) {
+    const std::string p = StrFormat("kernel.%llu.", static_cast<unsigned long long>(j));
+    Kernel k;
+    OAAXVK_ASSIGN_OR_RETURN(k.name, r.String(p + "name"));
+    OAAXVK_ASSIGN_OR_RETURN(v, r.Unsigned(p + "bindings", 1024));
+    k.bindings = static_cast<uint32_t>(v);
+    OAAXVK_ASSIGN_OR_RETURN(v, r.Unsigned(p + "spec_constants", 1024));
+    k.spec_constants = static_cast<uint32_t>(v);
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, r.DataTensor(p + "spirv", ValueType::kU32, 1));
+    k.spirv = reinterpret_cast<const uint32_t*>(t->data.data);  // 8-byte aligned by the reader
+    k.spirv_words = static_cast<size_t>(t->numel);
+    if (k.spirv_words < 5 || k.spirv[0] != 0x07230203u)
+      return r.Error(StrFormat("tensor '%sspirv' is not a SPIR-V module (%zu words, magic 0x%08x)", p.c_str(),
+                               k.spirv_words, k.spirv_words ? k.spirv[0] : 0u));
+    b.kernels.push_back(std::move(k));
+  }
+
+  // ---- program ----
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* td, r.DataTensor("program.dispatch", ValueType::kU32, 2));
+  if (td->dims[1] != 8) return r.Error(StrFormat("tensor 'program.dispatch' must be u32[D, 8], has %llu columns",
+                                                 static_cast<unsigned long long>(td->dims[1])));
+  const uint64_t nd = td->dims[0];
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* tb, r.DataTensor("program.bindings", ValueType::kU64, 2));
+  if (tb->dims[1] != 3) return r.Error(StrFormat("tensor 'program.bindings' must be u64[Bt, 3], has %llu columns",
+                                                 static_cast<unsigned long long>(tb->dims[1])));
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* ts, r.DataTensor("program.spec", ValueType::kU32, 1));
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* tr, r.DataTensor("program.barrier", ValueType::kU8, 1));
+  if (tr->dims[0] != nd)
+    return r.Error(StrFormat("tensor 'program.barrier' has %llu rows, program.dispatch %llu",
+                             static_cast<unsigned long long>(tr->dims[0]), static_cast<unsigned long long>(nd)));
+  const Tensor* top = f.FindTensor("program.op");  // for logs only: optional
+  if (top) {
+    OAAXVK_ASSIGN_OR_RETURN(top, r.DataTensor("program.op", ValueType::kU32, 1));
+    if (top->dims[0] != nd)
+      return r.Error(StrFormat("tensor 'program.op' has %llu rows, program.dispatch %llu",
+                               static_cast<unsigned long long>(top->dims[0]), static_cast<unsigned long long>(nd)));
+  }
+  for (uint64_t k = 0;; ++k) {
+    const std::string key = StrFormat("program.op_name.%llu", static_cast<unsigned long long>(k));
+    if (!f.FindMetadata(key)) break;
+    OAAXVK_ASSIGN_OR_RETURN(std::string name, r.Utf8(key));
+    b.op_names.push_back(std::move(name));
+  }
+
+  const uint64_t nb = tb->dims[0];
+  for (uint64_t i = 0; i < nb; ++i) {
+    Binding bd;
+    uint64_t kind = Load<uint64_t>(tb->data.data, 3 * i);
+    bd.offset = Load<uint64_t>(tb->data.data, 3 * i + 1);
+    bd.size = Load<uint64_t>(tb->data.data, 3 * i + 2);
+    const unsigned long long row = static_cast<unsigned long long>(i);
+    if (kind >= kBufferKinds) return r.Error(StrFormat("program.bindings row %llu: buffer_kind %llu is not 0-3", row,
+                                                       static_cast<unsigned long long>(kind)));
+    bd.kind = static_cast<uint32_t>(kind);
+    if (bd.offset % kBindingAlignment != 0)
+      return r.Error(StrFormat("program.bindings row %llu: offset %llu is not a multiple of %llu", row,
+                               static_cast<unsigned long long>(bd.offset),
+                               static_cast<unsigned long long>(kBindingAlignment)));
+    if (bd.size == 0) return r.Error(StrFormat("program.bindings row %llu: size is 0", row));
+    const uint64_t cap = b.buffer_bytes[bd.kind];
+    if (bd.offset > cap || bd.size > cap - bd.offset)
+      return r.Error(StrFormat("program.bindings row %llu: bytes [%llu, +%llu) lie outside buffer kind %u (%llu bytes)",
+                               row, static_cast<unsigned long long>(bd.offset),
+                               static_cast<unsigned long long>(bd.size), bd.kind,
+                               static_cast<unsigned long long>(cap)));
+    b.bindings.push_back(bd);
+  }
+  b.spec.resize(ts->numel);
+  if (ts->numel) memcpy(b.spec.data(), ts->data.data, ts->numel * 4);
+
+  for (uint64_t i = 0; i < nd; ++i) {
+    Dispatch d;
+    uint32_t row[8];
+    memcpy(row, td->data.data + 32 * i, 32);
+    d.kernel = row[0];
+    d.groups[0] = row[1]; d.groups[1] = row[2]; d.groups[2] = row[3];
+    d.first_binding = row[4]; d.n_bindings = row[5];
+    d.first_spec = row[6]; d.n_spec = row[7];
+    const uint8_t barrier = tr->data.data[i];
+    d.op = top ? Load<uint32_t>(top->data.data, i) : 0;
+    const unsigned long long di = static_cast<unsigned long long>(i);
+    if (d.kernel >= b.kernels.size())
+      return r.Error(StrFormat("dispatch %llu: kernel %u out of range (kernels.count %zu)", di, d.kernel, b.kernels.size()));
+    const Kernel& k = b.kernels[d.kernel];
+    if (d.groups[0] == 0 || d.groups[1] == 0 || d.groups[2] == 0)
+      return r.Error(StrFormat("dispatch %llu: group count (%u, %u, %u) has a zero", di, d.groups[0], d.groups[1], d.groups[2]));
+    if (d.n_bindings != k.bindings)
+      return r.Error(StrFormat("dispatch %llu: n_bindings %u != kernel %u ('%s') bindings %u", di, d.n_bindings,
+                               d.kernel, k.name.c_str(), k.bindings));
+    if (static_cast<uint64_t>(d.first_binding) + d.n_bindings > nb)
+      return r.Error(StrFormat("dispatch %llu: bindings [%u, +%u) exceed program.bindings (%llu rows)", di,
+                               d.first_binding, d.n_bindings, static_cast<unsigned long long>(nb)));
+    if (d.n_spec != k.spec_constants)
+      return r.Error(StrFormat("dispatch %llu: n_spec %u != kernel %u ('%s') spec_constants %u", di, d.n_spec,
+                               d.kernel, k.name.c_str(), k.spec_constants));
+    if (static_cast<uint64_t>(d.first_spec) + d.n_spec > ts->numel)
+      return r.Error(StrFormat("dispatch %llu: spec values [%u, +%u) exceed program.spec (%llu values)", di,
+                               d.first_spec, d.n_spec, static_cast<unsigned long long>(ts->numel)));
+    if (barrier > 1) return r.Error(StrFormat("program.barrier[%llu] = %u (must be 0 or 1)", di, barrier));
+    d.barrier = barrier == 1;
+    b.dispatches.push_back(d);
+  }
+  return b;
+}
+
+Status CheckDeviceLimits(const Bundle& b, const DeviceLimits& l) {
+  const DeviceRequirements& q = b.requirements;
+  auto fail = [&](const char* key, unsigned long long need, unsigned long long have, const char* limit) {
+    return Unimplemented(StrFormat("bundle '%s' needs %s = %llu but device '%s' allows %llu (%s)", b.path.c_str(), key,
+                                   need, l.device_name.c_str(), have, limit));
+  };
+  if (q.max_workgroup_invocations > l.max_workgroup_invocations)
+    return fail("device.max_workgroup_invocations", q.max_workgroup_invocations, l.max_workgroup_invocations,
+                "maxComputeWorkGroupInvocations");
+  const char* size_keys[3] = {"device.max_workgroup_size_x", "device.max_workgroup_size_y", "device.max_workgroup_size_z"};
+  const char* size_limits[3] = {"maxComputeWorkGroupSize[0]", "maxComputeWorkGroupSize[1]", "maxComputeWorkGroupSize[2]"};
+  for (int i = 0; i < 3; ++i)
+    if (q.max_workgroup_size[i] > l.max_workgroup_size[i])
+      return fail(size_keys[i], q.max_workgroup_size[i], l.max_workgroup_size[i], size_limits[i]);
+  if (q.max_shared_memory_bytes > l.max_shared_memory_bytes)
+    return fail("device.max_shared_memory_bytes", q.max_shared_memory_bytes, l.max_shared_memory_bytes,
+                "maxComputeSharedMemorySize");
+  uint32_t max_count = std::max(l.max_workgroup_count[0], std::max(l.max_workgroup_count[1], l.max_workgroup_count[2]));
+  if (q.max_workgroup_count > max_count)
+    return fail("device.max_workgroup_count", q.max_workgroup_count, max_count, "maxComputeWorkGroupCount");
+  if (q.max_storage_buffer_range > l.max_storage_buffer_range)
+    return fail("device.max_storage_buffer_range", q.max_storage_buffer_range, l.max_storage_buffer_range,
+                "maxStorageBufferRange");
+  if (q.shader_float16 && !l.shader_float16)
+    return Unimplemented(StrFormat("bundle '%s' needs device.shader_float16 but device '%s' lacks shaderFloat16",
+                                   b.path.c_str(), l.device_name.c_str()));
+  if (q.storage_buffer_16bit && !l.storage_buffer_16bit)
+    return Unimplemented(StrFormat("bundle '%s' needs device.storage_buffer_16bit but device '%s' lacks "
+                                   "storageBuffer16BitAccess", b.path.c_str(), l.device_name.c_str()));
+  // What the program itself implies (independent of the declared values).
+  for (size_t i = 0; i < b.dispatches.size(); ++i) {
+    const Dispatch& d = b.dispatches[i];
+    for (int a = 0; a < 3; ++a)
+      if (d.groups[a] > l.max_workgroup_count[a])
+        return Unimplemented(StrFormat("bundle '%s': dispatch %zu needs %u workgroups in dimension %d but device '%s' "
+                                       "allows %u (maxComputeWorkGroupCount[%d])", b.path.c_str(), i, d.groups[a], a,
+                                       l.device_name.c_str(), l.max_workgroup_count[a], a));
+    if (b.kernels[d.kernel].bindings > l.max_storage_buffers_per_stage)
+      return Unimplemented(StrFormat("bundle '%s': kernel %u needs %u storage buffers but device '%s' allows %u "
+                                     "(maxPerStageDescriptorStorageBuffers)", b.path.c_str(), d.kernel,
+                                     b.kernels[d.kernel].bindings, l.device_name.c_str(),
+                                     l.max_storage_buffers_per_stage));
+  }
+  for (size_t i = 0; i < b.bindings.size(); ++i)
+    if (b.bindings[i].size > l.max_storage_buffer_range)
+      return Unimplemented(StrFormat("bundle '%s': binding %zu is %llu bytes but device '%s' allows %llu "
+                                     "(maxStorageBufferRange)", b.path.c_str(), i,
+                                     static_cast<unsigned long long>(b.bindings[i].size), l.device_name.c_str(),
+                                     static_cast<unsigned long long>(l.max_storage_buffer_range)));
+  return Status::Ok();
+}
+
+}  // namespace oaaxvk::runtime

@@ -1,0 +1,111 @@
+// Parses and validates a bundle (docs/bundle-format.md, format_version 1)
+// into plain structs. No Vulkan here: device limits are checked by
+// CheckDeviceLimits against a plain struct of the device's values.
+#ifndef OAAXVK_RUNTIME_BUNDLE_H_
+#define OAAXVK_RUNTIME_BUNDLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "oaax_vulkan/oinf.h"
+#include "oaax_vulkan/status.h"
+
+namespace oaaxvk::runtime {
+
+inline constexpr const char* kBundleFormat = "oaax-vulkan-bundle";
+inline constexpr uint32_t kBundleFormatVersion = 1;
+inline constexpr uint64_t kBindingAlignment = 256;
+
+enum BufferKind : uint32_t { kWeights = 0, kArena = 1, kInputs = 2, kOutputs = 3 };
+inline constexpr uint32_t kBufferKinds = 4;
+
+// Bytes per element of an OAAX tensor_data_type; 0 for unsupported (STRING, unknown).
+size_t OaaxDtypeSize(uint32_t dtype);
+const char* OaaxDtypeName(uint32_t dtype);
+
+struct IoDesc {
+  std::string name;            // original ONNX name (UTF-8)
+  uint32_t dtype = 0;          // OAAX tensor_data_type
+  std::vector<uint64_t> shape; // static shape
+  uint64_t offset = 0;         // in the inputs/outputs buffer
+  uint64_t nbytes = 0;
+};
+
+struct Kernel {
+  std::string name;
+  const uint32_t* spirv = nullptr;  // points into the mapped file
+  size_t spirv_words = 0;
+  uint32_t bindings = 0;
+  uint32_t spec_constants = 0;
+};
+
+struct Binding {
+  uint32_t kind = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+struct Dispatch {
+  uint32_t kernel = 0;
+  uint32_t groups[3] = {1, 1, 1};
+  uint32_t first_binding = 0, n_bindings = 0;
+  uint32_t first_spec = 0, n_spec = 0;
+  bool barrier = false;
+  uint32_t op = 0;
+};
+
+struct DeviceRequirements {
+  uint32_t max_workgroup_invocations = 0;
+  uint32_t max_workgroup_size[3] = {0, 0, 0};
+  uint32_t max_shared_memory_bytes = 0;
+  uint32_t max_workgroup_count = 0;
+  uint64_t max_storage_buffer_range = 0;
+  bool shader_float16 = false;
+  bool storage_buffer_16bit = false;
+};
+
+// The device's values for the same limits (filled from VkPhysicalDevice*).
+struct DeviceLimits {
+  uint32_t max_workgroup_invocations = 0;
+  uint32_t max_workgroup_size[3] = {0, 0, 0};
+  uint32_t max_shared_memory_bytes = 0;
+  uint32_t max_workgroup_count[3] = {0, 0, 0};
+  uint64_t max_storage_buffer_range = 0;
+  bool shader_float16 = false;
+  bool storage_buffer_16bit = false;
+  uint32_t max_storage_buffers_per_stage = 0;
+  std::string device_name;
+};
+
+struct Bundle {
+  std::unique_ptr<oinf::File> file;  // keeps weights / SPIR-V views alive
+  std::string path;
+  std::string producer;
+  std::string model_name;
+  const uint8_t* weights = nullptr;
+  uint64_t weights_bytes = 0;
+  uint64_t buffer_bytes[kBufferKinds] = {0, 0, 0, 0};  // by BufferKind
+  std::vector<IoDesc> inputs, outputs;
+  std::vector<Kernel> kernels;
+  std::vector<Dispatch> dispatches;
+  std::vector<Binding> bindings;
+  std::vector<uint32_t> spec;
+  std::vector<std::string> op_names;
+  DeviceRequirements requirements;
+};
+
+// Opens `path` with the OINF reader and validates every entry the contract
+// defines (identification, I/O, kernels, program, memory plan) before
+// returning. Messages name the path and the offending entry.
+StatusOr<Bundle> LoadBundle(const std::string& path);
+// Same from an already-validated OINF file.
+StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path);
+
+// Fails naming the limit, the bundle's need and the device's value.
+Status CheckDeviceLimits(const Bundle& bundle, const DeviceLimits& limits);
+
+}  // namespace oaaxvk::runtime
+
+#endif  // OAAXVK_RUNTIME_BUNDLE_H_

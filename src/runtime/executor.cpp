@@ -1,0 +1,683 @@
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/log.h"
+
+namespace oaaxvk::runtime {
+
+void FreeTensors(tensors_struct* t) {
+  if (!t) return;
+  for (size_t i = 0; i < t->num_tensors; ++i) {
+    if (t->names) free(t->names[i]);
+    if (t->shapes) free(t->shapes[i]);
+    if (t->data) free(t->data[i]);
+  }
+  free(t->names);
+  free(t->data_types);
+  free(t->ranks);
+  free(t->shapes);
+  free(t->data);
+  free(t);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Shape(const size_t* s, size_t rank) {
+  std::string out = "[";
+  for (size_t i = 0; i < rank; ++i) out += StrFormat("%s%zu", i ? ", " : "", s[i]);
+  return out + "]";
+}
+
+std::string Shape(const std::vector<uint64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += StrFormat("%s%llu", i ? ", " : "", static_cast<unsigned long long>(s[i]));
+  return out + "]";
+}
+
+uint64_t RemainingNs(Clock::time_point deadline) {
+  auto now = Clock::now();
+  if (now >= deadline) return 0;
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count());
+}
+
+}  // namespace
+
+Executor::Executor(VkContext* ctx, Bundle bundle, const ExecutorOptions& options)
+    : ctx_(ctx), dev_(ctx->device()), bundle_(std::move(bundle)), options_(options) {}
+
+StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bundle, const ExecutorOptions& options) {
+  // Device limits first: nothing is allocated for a bundle the device cannot run.
+  const VkPhysicalDeviceLimits& lim = ctx->properties().limits;
+  DeviceLimits dl;
+  dl.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    dl.max_workgroup_size[i] = lim.maxComputeWorkGroupSize[i];
+    dl.max_workgroup_count[i] = lim.maxComputeWorkGroupCount[i];
+  }
+  dl.max_shared_memory_bytes = lim.maxComputeSharedMemorySize;
+  dl.max_storage_buffer_range = lim.maxStorageBufferRange;
+  dl.shader_float16 = ctx->shader_float16();
+  dl.storage_buffer_16bit = ctx->storage_buffer_16bit();
+  dl.max_storage_buffers_per_stage = lim.maxPerStageDescriptorStorageBuffers;
+  dl.device_name = ctx->device_name();
+  OAAXVK_RETURN_IF_ERROR(CheckDeviceLimits(bundle, dl));
+
+  std::unique_ptr<Executor> e(new Executor(ctx, std::move(bundle), options));
+  OAAXVK_RETURN_IF_ERROR(e->Init());
+  return e;
+}
+
+Status Executor::Init() {
+  VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cpi.queueFamilyIndex = ctx_->queue_family();
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateCommandPool(dev_, &cpi, nullptr, &cmd_pool_), "vkCreateCommandPool"));
+  OAAXVK_RETURN_IF_ERROR(UploadWeights());
+  OAAXVK_RETURN_IF_ERROR(CreatePipelines());
+  OAAXVK_RETURN_IF_ERROR(CreateSlots());
+  Log(LogLevel::kInfo, StrFormat("loaded '%s' (model '%s', producer '%s'): %zu inputs, %zu outputs, %zu kernels, "
+                                 "%zu dispatches, %zu pipelines, %zu frame slots%s",
+                                 bundle_.path.c_str(), bundle_.model_name.c_str(), bundle_.producer.c_str(),
+                                 bundle_.inputs.size(), bundle_.outputs.size(), bundle_.kernels.size(),
+                                 bundle_.dispatches.size(), pipelines_.size(), slots_.size(),
+                                 !slots_.empty() && slots_[0].staged ? ", staged I/O" : ""));
+  return Status::Ok();
+}
+
+Status Executor::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
+                              VkMemoryPropertyFlags preferred, bool map, const char* what, Buffer* out) {
+  // Vulkan forbids zero-sized buffers; bindings are checked against the
+  // logical size, so a little slack is harmless.
+  VkDeviceSize alloc = std::max<VkDeviceSize>((size + 3) & ~VkDeviceSize(3), 16);
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = alloc;
+  bci.usage = usage;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateBuffer(dev_, &bci, nullptr, &out->buffer), "vkCreateBuffer").WithContext(what));
+  out->size = alloc;
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev_, out->buffer, &req);
+  int type = ctx_->FindMemoryType(req.memoryTypeBits, required, preferred);
+  if (type < 0)
+    return ResourceExhausted(StrFormat("%s: no memory type with flags 0x%x for a %llu-byte buffer", what, required,
+                                       static_cast<unsigned long long>(alloc)));
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = static_cast<uint32_t>(type);
+  OAAXVK_RETURN_IF_ERROR(
+      VkCheck(vkAllocateMemory(dev_, &mai, nullptr, &out->memory), "vkAllocateMemory").WithContext(what));
+  OAAXVK_RETURN_IF_ERROR(
+      VkCheck(vkBindBufferMemory(dev_, out->buffer, out->memory, 0), "vkBindBufferMemory").WithContext(what));
+  if (map) {
+    OAAXVK_RETURN_IF_ERROR(
+        VkCheck(vkMapMemory(dev_, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped), "vkMapMemory").WithContext(what));
+  }
+  return Status::Ok();
+}
+
+void Executor::DestroyBuffer(Buffer* b) {
+  if (b->mapped) vkUnmapMemory(dev_, b->memory);
+  if (b->buffer) vkDestroyBuffer(dev_, b->buffer, nullptr);
+  if (b->memory) vkFreeMemory(dev_, b->memory, nullptr);
+  *b = Buffer();
+}
+
+Status Executor::CreateIoBuffer(VkDeviceSize size, bool is_input, const char* what, Slot* slot) {
+  Buffer* dev_buf = is_input ? &slot->in : &slot->out;
+  Buffer* stage = is_input ? &slot->in_stage : &slot->out_stage;
+  const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  const VkMemoryPropertyFlags direct =
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  // Direct mapping when device-local memory is host-visible (UMA, ReBAR, CPU drivers).
+  if (!options_.force_staging) {
+    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bci.size = std::max<VkDeviceSize>((size + 3) & ~VkDeviceSize(3), 16);
+    bci.usage = usage;
+    VkBuffer probe;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateBuffer(dev_, &bci, nullptr, &probe), "vkCreateBuffer").WithContext(what));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(dev_, probe, &req);
+    vkDestroyBuffer(dev_, probe, nullptr);
+    if (ctx_->FindMemoryType(req.memoryTypeBits, direct) >= 0) {
+      OAAXVK_RETURN_IF_ERROR(CreateBuffer(size, usage, direct, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, true, what, dev_buf));
+      (is_input ? slot->host_in : slot->host_out) = static_cast<uint8_t*>(dev_buf->mapped);
+      return Status::Ok();
+    }
+  }
+  slot->staged = true;
+  OAAXVK_RETURN_IF_ERROR(CreateBuffer(size, usage, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, what, dev_buf));
+  OAAXVK_RETURN_IF_ERROR(CreateBuffer(size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                      is_input ? 0 : VK_MEMORY_PROPERTY_HOST_CACHED_BIT, true, what, stage));
+  (is_input ? slot->host_in : slot->host_out) = static_cast<uint8_t*>(stage->mapped);
+  return Status::Ok();
+}
+
+Status Executor::UploadWeights() {
+  const VkDeviceSize n = bundle_.weights_bytes;
+  OAAXVK_RETURN_IF_ERROR(CreateBuffer(n, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
+                                      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, "weights buffer", &weights_));
+  if (n == 0) return Status::Ok();
+  Buffer staging;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  Status s = [&]() -> Status {
+    OAAXVK_RETURN_IF_ERROR(CreateBuffer(n, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
+                                        true, "weights staging buffer", &staging));
+    memcpy(staging.mapped, bundle_.weights, n);
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = cmd_pool_;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkAllocateCommandBuffers(dev_, &cai, &cmd), "vkAllocateCommandBuffers"));
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer"));
+    VkBufferCopy region{0, 0, n};
+    vkCmdCopyBuffer(cmd, staging.buffer, weights_.buffer, 1, &region);
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkEndCommandBuffer(cmd), "vkEndCommandBuffer"));
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateFence(dev_, &fci, nullptr, &fence), "vkCreateFence"));
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkQueueSubmit(ctx_->queue(), 1, &si, fence), "vkQueueSubmit"));
+    // Generous bound: the upload is bandwidth-limited, never a hang.
+    const uint64_t timeout = std::max<uint64_t>(options_.timeout_ms, 60000) * 1000000ull;
+    return VkCheck(vkWaitForFences(dev_, 1, &fence, VK_TRUE, timeout), "vkWaitForFences");
+  }();
+  if (fence) vkDestroyFence(dev_, fence, nullptr);
+  if (cmd) vkFreeCommandBuffers(dev_, cmd_pool_, 1, &cmd);
+  DestroyBuffer(&staging);
+  return s.WithContext("uploading weights");
+}
+
+Status Executor::CreatePipelines() {
+  if (!options_.pipeline_cache.empty()) {
+    std::vector<uint8_t> data;
+    if (FILE* f = fopen(options_.pipeline_cache.c_str(), "rb")) {
+      uint8_t buf[65536];
+      size_t got;
+      while ((got = fread(buf, 1, sizeof buf, f)) > 0) data.insert(data.end(), buf, buf + got);
+      fclose(f);
+    }
+    VkPipelineCacheCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    pci.initialDataSize = data.size();
+    pci.pInitialData = data.empty() ? nullptr : data.data();
+    VkResult r = vkCreatePipelineCache(dev_, &pci, nullptr, &pipeline_cache_);
+    if (r != VK_SUCCESS && !data.empty()) {
+      Log(LogLevel::kWarn, StrFormat("pipeline cache '%s' rejected (%s); starting empty",
+                                     options_.pipeline_cache.c_str(), VkResultName(r)));
+      pci.initialDataSize = 0;
+      pci.pInitialData = nullptr;
+      r = vkCreatePipelineCache(dev_, &pci, nullptr, &pipeline_cache_);
+    }
+    OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkCreatePipelineCache"));
+  }
+  for (size_t j = 0; j < bundle_.kernels.size(); ++j) {
+    const Kernel& k = bundle_.kernels[j];
+    const std::string what = StrFormat("kernel %zu ('%s')", j, k.name.c_str());
+    VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    smi.codeSize = k.spirv_words * 4;
+    smi.pCode = k.spirv;
+    VkShaderModule sm;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateShaderModule(dev_, &smi, nullptr, &sm), "vkCreateShaderModule").WithContext(what));
+    modules_.push_back(sm);
+    std::vector<VkDescriptorSetLayoutBinding> lb(k.bindings);
+    for (uint32_t b = 0; b < k.bindings; ++b) {
+      lb[b] = {};
+      lb[b].binding = b;
+      lb[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      lb[b].descriptorCount = 1;
+      lb[b].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dli.bindingCount = k.bindings;
+    dli.pBindings = lb.data();
+    VkDescriptorSetLayout dsl;
+    OAAXVK_RETURN_IF_ERROR(
+        VkCheck(vkCreateDescriptorSetLayout(dev_, &dli, nullptr, &dsl), "vkCreateDescriptorSetLayout").WithContext(what));
+    set_layouts_.push_back(dsl);
+    VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pli.setLayoutCount = 1;
+    pli.pSetLayouts = &dsl;
+    VkPipelineLayout pl;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreatePipelineLayout(dev_, &pli, nullptr, &pl), "vkCreatePipelineLayout").WithContext(what));
+    pipeline_layouts_.push_back(pl);
+  }
+  for (size_t i = 0; i < bundle_.dispatches.size(); ++i) {
+    const Dispatch& d = bundle_.dispatches[i];
+    std::vector<uint32_t> values(bundle_.spec.begin() + d.first_spec, bundle_.spec.begin() + d.first_spec + d.n_spec);
+    auto key = std::make_pair(d.kernel, values);
+    auto it = pipelines_.find(key);
+    if (it == pipelines_.end()) {
+      std::vector<VkSpecializationMapEntry> entries(values.size());
+      for (uint32_t s = 0; s < values.size(); ++s) entries[s] = {s, 4 * s, 4};
+      VkSpecializationInfo spec{};
+      spec.mapEntryCount = static_cast<uint32_t>(entries.size());
+      spec.pMapEntries = entries.data();
+      spec.dataSize = values.size() * 4;
+      spec.pData = values.data();
+      VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+      ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+      ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+      ci.stage.module = modules_[d.kernel];
+      ci.stage.pName = "main";
+      ci.stage.pSpecializationInfo = values.empty() ? nullptr : &spec;
+      ci.layout = pipeline_layouts_[d.kernel];
+      VkPipeline p;
+      OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateComputePipelines(dev_, pipeline_cache_, 1, &ci, nullptr, &p),
+                                     "vkCreateComputePipelines")
+                                 .WithContext(StrFormat("dispatch %zu, kernel %u ('%s')", i, d.kernel,
+                                                        bundle_.kernels[d.kernel].name.c_str())));
+      it = pipelines_.emplace(std::move(key), p).first;
+    }
+    dispatch_pipeline_.push_back(it->second);
+    if (LogEnabled(LogLevel::kDebug)) {
+      const char* op = d.op < bundle_.op_names.size() ? bundle_.op_names[d.op].c_str() : "";
+      Log(LogLevel::kDebug, StrFormat("dispatch %zu: op '%s' kernel '%s' groups (%u, %u, %u)%s", i, op,
+                                      bundle_.kernels[d.kernel].name.c_str(), d.groups[0], d.groups[1], d.groups[2],
+                                      d.barrier ? " after a barrier" : ""));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Executor::CreateSlots() {
+  const uint32_t frames = options_.frames_in_flight;
+  slots_.resize(frames);
+  const size_t nd = bundle_.dispatches.size();
+  if (nd > 0) {
+    uint64_t descriptors = 0;
+    for (const Dispatch& d : bundle_.dispatches) descriptors += d.n_bindings;
+    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                            static_cast<uint32_t>(std::max<uint64_t>(descriptors * frames, 1))};
+    VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dpi.maxSets = static_cast<uint32_t>(nd * frames);
+    dpi.poolSizeCount = 1;
+    dpi.pPoolSizes = &ps;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateDescriptorPool(dev_, &dpi, nullptr, &pool_), "vkCreateDescriptorPool"));
+  }
+  for (uint32_t f = 0; f < frames; ++f) {
+    Slot& s = slots_[f];
+    const std::string ctx = StrFormat("frame slot %u", f);
+    OAAXVK_RETURN_IF_ERROR(CreateBuffer(bundle_.buffer_bytes[kArena], VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
+                                        VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, "arena buffer", &s.arena)
+                               .WithContext(ctx));
+    OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(bundle_.buffer_bytes[kInputs], true, "inputs buffer", &s).WithContext(ctx));
+    OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(bundle_.buffer_bytes[kOutputs], false, "outputs buffer", &s).WithContext(ctx));
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateFence(dev_, &fci, nullptr, &s.fence), "vkCreateFence").WithContext(ctx));
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = cmd_pool_;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkAllocateCommandBuffers(dev_, &cai, &s.cmd), "vkAllocateCommandBuffers").WithContext(ctx));
+    if (nd > 0) {
+      std::vector<VkDescriptorSetLayout> layouts(nd);
+      for (size_t i = 0; i < nd; ++i) layouts[i] = set_layouts_[bundle_.dispatches[i].kernel];
+      s.sets.resize(nd);
+      VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+      dai.descriptorPool = pool_;
+      dai.descriptorSetCount = static_cast<uint32_t>(nd);
+      dai.pSetLayouts = layouts.data();
+      OAAXVK_RETURN_IF_ERROR(VkCheck(vkAllocateDescriptorSets(dev_, &dai, s.sets.data()), "vkAllocateDescriptorSets").WithContext(ctx));
+      const VkBuffer by_kind[kBufferKinds] = {weights_.buffer, s.arena.buffer, s.in.buffer, s.out.buffer};
+      std::vector<VkDescriptorBufferInfo> infos;
+      std::vector<VkWriteDescriptorSet> writes;
+      infos.reserve(bundle_.bindings.size() + 1);
+      for (size_t i = 0; i < nd; ++i) {
+        const Dispatch& d = bundle_.dispatches[i];
+        for (uint32_t b = 0; b < d.n_bindings; ++b) {
+          const Binding& bd = bundle_.bindings[d.first_binding + b];
+          infos.push_back({by_kind[bd.kind], bd.offset, bd.size});
+        }
+      }
+      size_t k = 0;
+      for (size_t i = 0; i < nd; ++i) {
+        const Dispatch& d = bundle_.dispatches[i];
+        for (uint32_t b = 0; b < d.n_bindings; ++b, ++k) {
+          VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+          w.dstSet = s.sets[i];
+          w.dstBinding = b;
+          w.descriptorCount = 1;
+          w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+          w.pBufferInfo = &infos[k];
+          writes.push_back(w);
+        }
+      }
+      if (!writes.empty()) vkUpdateDescriptorSets(dev_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+    }
+    OAAXVK_RETURN_IF_ERROR(RecordSlot(&s).WithContext(ctx));
+  }
+  return Status::Ok();
+}
+
+Status Executor::RecordSlot(Slot* s) {
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkBeginCommandBuffer(s->cmd, &bi), "vkBeginCommandBuffer"));
+  auto barrier = [&](VkPipelineStageFlags src, VkAccessFlags src_access, VkPipelineStageFlags dst,
+                     VkAccessFlags dst_access) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = src_access;
+    mb.dstAccessMask = dst_access;
+    vkCmdPipelineBarrier(s->cmd, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  };
+  // Host writes of the inputs → shader reads (through a staging copy when needed).
+  if (s->staged) {
+    barrier(VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_READ_BIT);
+    VkBufferCopy region{0, 0, s->in.size};
+    vkCmdCopyBuffer(s->cmd, s->in_stage.buffer, s->in.buffer, 1, &region);
+    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT);
+  } else {
+    barrier(VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT);
+  }
+  VkPipeline bound = VK_NULL_HANDLE;
+  for (size_t i = 0; i < bundle_.dispatches.size(); ++i) {
+    const Dispatch& d = bundle_.dispatches[i];
+    if (d.barrier) {
+      barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    }
+    if (dispatch_pipeline_[i] != bound) {
+      vkCmdBindPipeline(s->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dispatch_pipeline_[i]);
+      bound = dispatch_pipeline_[i];
+    }
+    vkCmdBindDescriptorSets(s->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layouts_[d.kernel], 0, 1, &s->sets[i], 0,
+                            nullptr);
+    vkCmdDispatch(s->cmd, d.groups[0], d.groups[1], d.groups[2]);
+  }
+  // Shader writes of the outputs → host reads.
+  if (s->staged) {
+    barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_READ_BIT);
+    VkBufferCopy region{0, 0, s->out.size};
+    vkCmdCopyBuffer(s->cmd, s->out.buffer, s->out_stage.buffer, 1, &region);
+    barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT);
+  } else {
+    barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT);
+  }
+  return VkCheck(vkEndCommandBuffer(s->cmd), "vkEndCommandBuffer");
+}
+
+Status Executor::ValidateInput(const tensors_struct* in, std::vector<size_t>* model_index) const {
+  const std::vector<IoDesc>& want = bundle_.inputs;
+  if (!in) return InvalidArgument("input_tensors is NULL");
+  if (in->num_tensors != want.size())
+    return InvalidArgument(StrFormat("expected %zu input tensor(s), got num_tensors = %zu", want.size(), in->num_tensors));
+  if (want.empty()) return Status::Ok();
+  if (!in->names) return InvalidArgument("input_tensors->names is NULL");
+  if (!in->data_types) return InvalidArgument("input_tensors->data_types is NULL");
+  if (!in->ranks) return InvalidArgument("input_tensors->ranks is NULL");
+  if (!in->shapes) return InvalidArgument("input_tensors->shapes is NULL");
+  if (!in->data) return InvalidArgument("input_tensors->data is NULL");
+  std::vector<int> seen(want.size(), -1);
+  model_index->assign(in->num_tensors, 0);
+  for (size_t i = 0; i < in->num_tensors; ++i) {
+    if (!in->names[i]) return InvalidArgument(StrFormat("input tensor #%zu has a NULL name", i));
+    const char* name = in->names[i];
+    size_t m = want.size();
+    for (size_t j = 0; j < want.size(); ++j)
+      if (want[j].name == name) { m = j; break; }
+    if (m == want.size()) {
+      std::string names;
+      for (size_t j = 0; j < want.size(); ++j) names += StrFormat("%s'%s'", j ? ", " : "", want[j].name.c_str());
+      return InvalidArgument(StrFormat("unknown input tensor '%s' (#%zu); the model's inputs are %s", name, i, names.c_str()));
+    }
+    if (seen[m] >= 0)
+      return InvalidArgument(StrFormat("input tensor '%s' is given twice (#%d and #%zu)", name, seen[m], i));
+    seen[m] = static_cast<int>(i);
+    const IoDesc& d = want[m];
+    const uint32_t dt = static_cast<uint32_t>(in->data_types[i]);
+    if (dt != d.dtype)
+      return InvalidArgument(StrFormat("input tensor '%s': data type %s (%u), the model expects %s (%u)", name,
+                                       OaaxDtypeName(dt), dt, OaaxDtypeName(d.dtype), d.dtype));
+    if (in->ranks[i] != d.shape.size())
+      return InvalidArgument(StrFormat("input tensor '%s': rank %zu, the model expects rank %zu (shape %s)", name,
+                                       in->ranks[i], d.shape.size(), Shape(d.shape).c_str()));
+    if (in->ranks[i] > 0 && !in->shapes[i])
+      return InvalidArgument(StrFormat("input tensor '%s': shapes[%zu] is NULL", name, i));
+    for (size_t a = 0; a < d.shape.size(); ++a) {
+      if (in->shapes[i][a] != d.shape[a])
+        return InvalidArgument(StrFormat("input tensor '%s': shape %s, the model expects %s", name,
+                                         Shape(in->shapes[i], in->ranks[i]).c_str(), Shape(d.shape).c_str()));
+    }
+    if (!in->data[i] && d.nbytes > 0) return InvalidArgument(StrFormat("input tensor '%s': data[%zu] is NULL", name, i));
+    (*model_index)[i] = m;
+  }
+  return Status::Ok();
+}
+
+Status Executor::Send(tensors_struct* in) {
+  std::vector<size_t> model_index;
+  OAAXVK_RETURN_IF_ERROR(ValidateInput(in, &model_index));
+  const auto deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+
+  // ---- acquire a free slot (harvesting the oldest frame when all are busy) ----
+  std::unique_lock<std::mutex> lk(mu_);
+  size_t slot = slots_.size();
+  while (true) {
+    if (!lost_.ok()) return lost_;
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (slots_[i].state == SlotState::kFree) { slot = i; break; }
+    if (slot < slots_.size()) break;
+    if (!inflight_.empty()) {
+      const size_t old = inflight_.front();
+      inflight_.pop_front();
+      Slot& o = slots_[old];
+      o.state = SlotState::kHarvesting;
+      lk.unlock();
+      StatusOr<tensors_struct*> r = Harvest(&o, RemainingNs(deadline));
+      lk.lock();
+      if (!r.ok()) {
+        if (r.status().code() == StatusCode::kDeadlineExceeded) {
+          o.state = SlotState::kInFlight;
+          inflight_.push_front(old);
+          cv_.notify_all();
+          return DeadlineExceeded(StrFormat("every frame slot is busy and the oldest frame (#%llu) did not finish "
+                                            "within receive_timeout_ms = %llu",
+                                            static_cast<unsigned long long>(o.seq),
+                                            static_cast<unsigned long long>(options_.timeout_ms)));
+        }
+        lost_ = r.status();
+        cv_.notify_all();
+        return lost_;
+      }
+      done_[o.seq] = r.value();
+      o.state = SlotState::kFree;
+      cv_.notify_all();
+      continue;
+    }
+    // Every slot is being harvested by the consumer: wait for one.
+    if (cv_.wait_until(lk, deadline) == std::cv_status::timeout) {
+      bool any_free = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.state == SlotState::kFree; });
+      if (!any_free)
+        return DeadlineExceeded(StrFormat("no frame slot became free within receive_timeout_ms = %llu",
+                                          static_cast<unsigned long long>(options_.timeout_ms)));
+    }
+  }
+  Slot& s = slots_[slot];
+  s.state = SlotState::kFilling;
+  lk.unlock();
+
+  // ---- copy (no lock: the slot is ours) ----
+  for (size_t i = 0; i < in->num_tensors; ++i) {
+    const IoDesc& d = bundle_.inputs[model_index[i]];
+    if (d.nbytes) memcpy(s.host_in + d.offset, in->data[i], d.nbytes);
+  }
+
+  // ---- submit (queue access is serialized by the lock) ----
+  lk.lock();
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &s.cmd;
+  Status st = lost_.ok() ? VkCheck(vkQueueSubmit(ctx_->queue(), 1, &si, s.fence), "vkQueueSubmit") : lost_;
+  if (!st.ok()) {
+    s.state = SlotState::kFree;
+    if (st.code() == StatusCode::kUnavailable) lost_ = st;
+    cv_.notify_all();
+    return st;
+  }
+  s.seq = next_send_seq_++;
+  s.state = SlotState::kInFlight;
+  inflight_.push_back(slot);
+  cv_.notify_all();
+  lk.unlock();
+
+  FreeTensors(in);  // ownership taken only now that nothing can fail
+  return Status::Ok();
+}
+
+StatusOr<tensors_struct*> Executor::Receive() {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+  std::unique_lock<std::mutex> lk(mu_);
+  while (true) {
+    if (!lost_.ok()) return lost_;
+    auto it = done_.find(next_recv_seq_);
+    if (it != done_.end()) {
+      tensors_struct* t = it->second;
+      done_.erase(it);
+      ++next_recv_seq_;
+      if (!t) return ResourceExhausted("out of host memory while copying the outputs of this frame");
+      return t;
+    }
+    if (next_recv_seq_ == next_send_seq_) return FailedPrecondition("no pending input (send_input first)");
+    if (!inflight_.empty() && slots_[inflight_.front()].seq == next_recv_seq_) {
+      const size_t idx = inflight_.front();
+      inflight_.pop_front();
+      Slot& s = slots_[idx];
+      s.state = SlotState::kHarvesting;
+      lk.unlock();
+      StatusOr<tensors_struct*> r = Harvest(&s, RemainingNs(deadline));
+      lk.lock();
+      if (!r.ok()) {
+        if (r.status().code() == StatusCode::kDeadlineExceeded) {
+          s.state = SlotState::kInFlight;
+          inflight_.push_front(idx);
+          cv_.notify_all();
+          return DeadlineExceeded(StrFormat("frame #%llu did not finish within receive_timeout_ms = %llu (it stays "
+                                            "queued; call receive_output again)",
+                                            static_cast<unsigned long long>(s.seq),
+                                            static_cast<unsigned long long>(options_.timeout_ms)));
+        }
+        lost_ = r.status();
+        cv_.notify_all();
+        return lost_;
+      }
+      s.state = SlotState::kFree;
+      ++next_recv_seq_;
+      cv_.notify_all();
+      if (!r.value()) return ResourceExhausted("out of host memory while copying the outputs of this frame");
+      return r.value();
+    }
+    // The oldest frame is being harvested by send_input: wait for it.
+    if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && done_.find(next_recv_seq_) == done_.end())
+      return DeadlineExceeded(StrFormat("frame #%llu did not finish within receive_timeout_ms = %llu",
+                                        static_cast<unsigned long long>(next_recv_seq_),
+                                        static_cast<unsigned long long>(options_.timeout_ms)));
+  }
+}
+
+StatusOr<tensors_struct*> Executor::Harvest(Slot* s, uint64_t timeout_ns) {
+  VkResult r = vkWaitForFences(dev_, 1, &s->fence, VK_TRUE, timeout_ns);
+  if (r == VK_TIMEOUT) return DeadlineExceeded("vkWaitForFences: VK_TIMEOUT");
+  OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkWaitForFences"));
+  tensors_struct* t = BuildOutputs(s->host_out);
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkResetFences(dev_, 1, &s->fence), "vkResetFences"));
+  return t;
+}
+
+tensors_struct* Executor::BuildOutputs(const uint8_t* host_out) const {
+  const size_t n = bundle_.outputs.size();
+  const size_t cap = std::max<size_t>(n, 1);
+  auto* t = static_cast<tensors_struct*>(calloc(1, sizeof(tensors_struct)));
+  if (!t) return nullptr;
+  t->num_tensors = n;
+  t->names = static_cast<char**>(calloc(cap, sizeof(char*)));
+  t->data_types = static_cast<tensor_data_type*>(calloc(cap, sizeof(tensor_data_type)));
+  t->ranks = static_cast<size_t*>(calloc(cap, sizeof(size_t)));
+  t->shapes = static_cast<size_t**>(calloc(cap, sizeof(size_t*)));
+  t->data = static_cast<void**>(calloc(cap, sizeof(void*)));
+  if (!t->names || !t->data_types || !t->ranks || !t->shapes || !t->data) { FreeTensors(t); return nullptr; }
+  for (size_t i = 0; i < n; ++i) {
+    const IoDesc& d = bundle_.outputs[i];
+    t->names[i] = static_cast<char*>(malloc(d.name.size() + 1));
+    t->shapes[i] = static_cast<size_t*>(malloc(std::max<size_t>(d.shape.size(), 1) * sizeof(size_t)));
+    t->data[i] = malloc(std::max<uint64_t>(d.nbytes, 1));
+    if (!t->names[i] || !t->shapes[i] || !t->data[i]) { FreeTensors(t); return nullptr; }
+    memcpy(t->names[i], d.name.c_str(), d.name.size() + 1);
+    t->data_types[i] = static_cast<tensor_data_type>(d.dtype);
+    t->ranks[i] = d.shape.size();
+    for (size_t a = 0; a < d.shape.size(); ++a) t->shapes[i][a] = static_cast<size_t>(d.shape[a]);
+    if (d.nbytes) memcpy(t->data[i], host_out + d.offset, d.nbytes);
+  }
+  return t;
+}
+
+void Executor::SavePipelineCache() {
+  if (!pipeline_cache_ || options_.pipeline_cache.empty()) return;
+  size_t size = 0;
+  if (vkGetPipelineCacheData(dev_, pipeline_cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  std::vector<uint8_t> data(size);
+  VkResult r = vkGetPipelineCacheData(dev_, pipeline_cache_, &size, data.data());
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+    Log(LogLevel::kWarn, StrFormat("vkGetPipelineCacheData failed: %s", VkResultName(r)));
+    return;
+  }
+  const std::string tmp = options_.pipeline_cache + ".tmp";
+  FILE* f = fopen(tmp.c_str(), "wb");
+  if (!f) {
+    Log(LogLevel::kWarn, StrFormat("pipeline cache '%s': cannot write: %s", tmp.c_str(), strerror(errno)));
+    return;
+  }
+  bool ok = fwrite(data.data(), 1, size, f) == size;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp.c_str(), options_.pipeline_cache.c_str()) != 0) {
+    Log(LogLevel::kWarn, StrFormat("pipeline cache '%s': write failed", options_.pipeline_cache.c_str()));
+    remove(tmp.c_str());
+  }
+}
+
+Executor::~Executor() {
+  VkResult r = vkDeviceWaitIdle(dev_);
+  if (r != VK_SUCCESS) Log(LogLevel::kError, VkCheck(r, "vkDeviceWaitIdle").message());
+  SavePipelineCache();
+  for (auto& kv : done_) FreeTensors(kv.second);
+  for (Slot& s : slots_) {
+    DestroyBuffer(&s.arena);
+    DestroyBuffer(&s.in);
+    DestroyBuffer(&s.out);
+    DestroyBuffer(&s.in_stage);
+    DestroyBuffer(&s.out_stage);
+    if (s.fence) vkDestroyFence(dev_, s.fence, nullptr);
+  }
+  if (cmd_pool_) vkDestroyCommandPool(dev_, cmd_pool_, nullptr);  // frees the command buffers
+  if (pool_) vkDestroyDescriptorPool(dev_, pool_, nullptr);      // frees the sets
+  for (auto& kv : pipelines_) vkDestroyPipeline(dev_, kv.second, nullptr);
+  if (pipeline_cache_) vkDestroyPipelineCache(dev_, pipeline_cache_, nullptr);
+  for (VkPipelineLayout pl : pipeline_layouts_) vkDestroyPipelineLayout(dev_, pl, nullptr);
+  for (VkDescriptorSetLayout l : set_layouts_) vkDestroyDescriptorSetLayout(dev_, l, nullptr);
+  for (VkShaderModule m : modules_) vkDestroyShaderModule(dev_, m, nullptr);
+  DestroyBuffer(&weights_);
+}
+
+}  // namespace oaaxvk::runtime

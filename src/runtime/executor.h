@@ -1,0 +1,118 @@
+// Executes a validated Bundle on a VkContext: device buffers, pipelines,
+// descriptor sets, one command buffer per frame slot recorded once at load,
+// one fence per slot, and the FIFO frame queue shared by send/receive.
+#ifndef OAAXVK_RUNTIME_EXECUTOR_H_
+#define OAAXVK_RUNTIME_EXECUTOR_H_
+
+#include <vulkan/vulkan.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "oaax_vulkan/interface.h"
+#include "oaax_vulkan/status.h"
+#include "runtime/bundle.h"
+#include "runtime/vk_context.h"
+
+namespace oaaxvk::runtime {
+
+struct ExecutorOptions {
+  uint32_t frames_in_flight = 2;
+  uint64_t timeout_ms = 5000;   // bound of every wait for a frame
+  std::string pipeline_cache;   // "" = no on-disk cache
+  bool force_staging = false;   // test knob: staged I/O even on host-visible devices
+};
+
+// Frees a tensors_struct field by field with free() (NULL-tolerant).
+void FreeTensors(tensors_struct* t);
+
+class Executor {
+ public:
+  // Checks the device limits, then allocates and records everything.
+  static StatusOr<std::unique_ptr<Executor>> Create(VkContext* ctx, Bundle bundle, const ExecutorOptions& options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const Bundle& bundle() const { return bundle_; }
+  size_t pipeline_count() const { return pipelines_.size(); }
+
+  // Validates `in` against the model inputs without touching it.
+  Status ValidateInput(const tensors_struct* in, std::vector<size_t>* model_index) const;
+  // Validates, copies into a free frame slot (waiting for the oldest frame
+  // when all are busy), submits, and on success frees `in`.
+  Status Send(tensors_struct* in);
+  // The outputs of the oldest frame not yet received (caller frees).
+  StatusOr<tensors_struct*> Receive();
+
+ private:
+  struct Buffer {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    void* mapped = nullptr;
+    VkDeviceSize size = 0;
+  };
+  enum class SlotState { kFree, kFilling, kInFlight, kHarvesting };
+  struct Slot {
+    Buffer arena, in, out, in_stage, out_stage;
+    bool staged = false;
+    std::vector<VkDescriptorSet> sets;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    SlotState state = SlotState::kFree;
+    uint64_t seq = 0;
+    uint8_t* host_in = nullptr;   // where the host writes inputs
+    uint8_t* host_out = nullptr;  // where the host reads outputs
+  };
+
+  Executor(VkContext* ctx, Bundle bundle, const ExecutorOptions& options);
+  Status Init();
+  Status CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
+                      VkMemoryPropertyFlags preferred, bool map, const char* what, Buffer* out);
+  Status CreateIoBuffer(VkDeviceSize size, bool is_input, const char* what, Slot* slot);
+  void DestroyBuffer(Buffer* b);
+  Status UploadWeights();
+  Status CreatePipelines();
+  Status CreateSlots();
+  Status RecordSlot(Slot* slot);
+  void SavePipelineCache();
+  // Waits (bounded) for `slot`'s fence and copies its outputs into a new
+  // tensors_struct (nullptr when host memory ran out).
+  StatusOr<tensors_struct*> Harvest(Slot* slot, uint64_t timeout_ns);
+  tensors_struct* BuildOutputs(const uint8_t* host_out) const;
+
+  VkContext* ctx_;
+  VkDevice dev_;
+  Bundle bundle_;
+  ExecutorOptions options_;
+
+  Buffer weights_;
+  std::vector<VkShaderModule> modules_;
+  std::vector<VkDescriptorSetLayout> set_layouts_;
+  std::vector<VkPipelineLayout> pipeline_layouts_;
+  std::map<std::pair<uint32_t, std::vector<uint32_t>>, VkPipeline> pipelines_;
+  std::vector<VkPipeline> dispatch_pipeline_;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  VkCommandPool cmd_pool_ = VK_NULL_HANDLE;
+
+  // ---- frame queue (guarded by mu_) ----
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Slot> slots_;
+  std::deque<size_t> inflight_;               // submitted slots, oldest first
+  std::map<uint64_t, tensors_struct*> done_;  // harvested by send, by sequence number
+  uint64_t next_send_seq_ = 0;
+  uint64_t next_recv_seq_ = 0;
+  Status lost_;                               // sticky device-loss status
+};
+
+}  // namespace oaaxvk::runtime
+
+#endif  // OAAXVK_RUNTIME_EXECUTOR_H_

@@ -1,0 +1,310 @@
+#include "runtime/vk_context.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "runtime/log.h"
+
+namespace oaaxvk::runtime {
+
+const char* VkResultName(VkResult r) {
+  switch (r) {
+#define OAAXVK_CASE(x) case x: return #x;
+    OAAXVK_CASE(VK_SUCCESS)
+    OAAXVK_CASE(VK_NOT_READY)
+    OAAXVK_CASE(VK_TIMEOUT)
+    OAAXVK_CASE(VK_EVENT_SET)
+    OAAXVK_CASE(VK_EVENT_RESET)
+    OAAXVK_CASE(VK_INCOMPLETE)
+    OAAXVK_CASE(VK_ERROR_OUT_OF_HOST_MEMORY)
+    OAAXVK_CASE(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    OAAXVK_CASE(VK_ERROR_INITIALIZATION_FAILED)
+    OAAXVK_CASE(VK_ERROR_DEVICE_LOST)
+    OAAXVK_CASE(VK_ERROR_MEMORY_MAP_FAILED)
+    OAAXVK_CASE(VK_ERROR_LAYER_NOT_PRESENT)
+    OAAXVK_CASE(VK_ERROR_EXTENSION_NOT_PRESENT)
+    OAAXVK_CASE(VK_ERROR_FEATURE_NOT_PRESENT)
+    OAAXVK_CASE(VK_ERROR_INCOMPATIBLE_DRIVER)
+    OAAXVK_CASE(VK_ERROR_TOO_MANY_OBJECTS)
+    OAAXVK_CASE(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    OAAXVK_CASE(VK_ERROR_FRAGMENTED_POOL)
+    OAAXVK_CASE(VK_ERROR_UNKNOWN)
+    OAAXVK_CASE(VK_ERROR_OUT_OF_POOL_MEMORY)
+    OAAXVK_CASE(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+    OAAXVK_CASE(VK_ERROR_FRAGMENTATION)
+    OAAXVK_CASE(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS)
+    OAAXVK_CASE(VK_PIPELINE_COMPILE_REQUIRED)
+    OAAXVK_CASE(VK_ERROR_VALIDATION_FAILED_EXT)
+    OAAXVK_CASE(VK_ERROR_INVALID_SHADER_NV)
+#undef OAAXVK_CASE
+    default: break;
+  }
+  static thread_local char buf[32];
+  snprintf(buf, sizeof buf, "VkResult(%d)", static_cast<int>(r));
+  return buf;
+}
+
+Status VkCheck(VkResult r, const char* call) {
+  if (r == VK_SUCCESS) return Status::Ok();
+  std::string msg = StrFormat("%s failed: %s", call, VkResultName(r));
+  switch (r) {
+    case VK_ERROR_DEVICE_LOST: return Unavailable(msg + " (the Vulkan device was lost)");
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+    case VK_ERROR_FRAGMENTED_POOL:
+    case VK_ERROR_TOO_MANY_OBJECTS: return ResourceExhausted(msg);
+    case VK_TIMEOUT: return DeadlineExceeded(msg);
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+    case VK_ERROR_INITIALIZATION_FAILED: return Unavailable(msg);
+    default: return Internal(msg);
+  }
+}
+
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+VKAPI_ATTR VkBool32 VKAPI_CALL DebugCallback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                             VkDebugUtilsMessageTypeFlagsEXT /*types*/,
+                                             const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                             void* user) {
+  auto* ctx = static_cast<VkContext*>(user);
+  std::string msg = StrFormat("[validation] %s: %s",
+                              (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "error" : "warning",
+                              data && data->pMessage ? data->pMessage : "(no message)");
+  Log(LogLevel::kError, msg);
+  ctx->RecordValidationMessage(std::move(msg));
+  return VK_FALSE;
+}
+
+int TypeRank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool HasComputeQueue(VkPhysicalDevice pd, uint32_t* family) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> fams(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fams.data());
+  for (uint32_t i = 0; i < n; ++i) {
+    if ((fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && fams[i].queueCount > 0) {
+      *family = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<VkContext>> VkContext::Create(const ContextOptions& options) {
+  std::unique_ptr<VkContext> ctx(new VkContext());
+  OAAXVK_RETURN_IF_ERROR(ctx->Init(options));
+  return ctx;
+}
+
+void VkContext::RecordValidationMessage(std::string message) {
+  std::lock_guard<std::mutex> lock(messages_mutex_);
+  messages_.push_back(std::move(message));
+}
+
+std::vector<std::string> VkContext::validation_messages() const {
+  std::lock_guard<std::mutex> lock(messages_mutex_);
+  return messages_;
+}
+
+Status VkContext::Init(const ContextOptions& options) {
+  // ---- instance ----
+  std::vector<const char*> layers, extensions;
+  if (options.validation) {
+    uint32_t n = 0;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkEnumerateInstanceLayerProperties(&n, nullptr),
+                                   "vkEnumerateInstanceLayerProperties"));
+    std::vector<VkLayerProperties> props(n);
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkEnumerateInstanceLayerProperties(&n, props.data()),
+                                   "vkEnumerateInstanceLayerProperties"));
+    bool have_layer = std::any_of(props.begin(), props.end(), [](const VkLayerProperties& p) {
+      return strcmp(p.layerName, kValidationLayer) == 0;
+    });
+    uint32_t ne = 0;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkEnumerateInstanceExtensionProperties(nullptr, &ne, nullptr),
+                                   "vkEnumerateInstanceExtensionProperties"));
+    std::vector<VkExtensionProperties> exts(ne);
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkEnumerateInstanceExtensionProperties(nullptr, &ne, exts.data()),
+                                   "vkEnumerateInstanceExtensionProperties"));
+    bool have_utils = std::any_of(exts.begin(), exts.end(), [](const VkExtensionProperties& e) {
+      return strcmp(e.extensionName, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0;
+    });
+    if (have_layer && have_utils) {
+      layers.push_back(kValidationLayer);
+      extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      validation_enabled_ = true;
+    } else {
+      Log(LogLevel::kWarn, StrFormat("validation requested but %s is not installed; continuing without it",
+                                     have_layer ? VK_EXT_DEBUG_UTILS_EXTENSION_NAME : kValidationLayer));
+    }
+  }
+
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "oaax-vulkan";
+  app.pEngineName = "oaax-vulkan";
+  app.apiVersion = VK_API_VERSION_1_1;
+  VkDebugUtilsMessengerCreateInfoEXT dbg{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  dbg.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                        VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  dbg.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  dbg.pfnUserCallback = DebugCallback;
+  dbg.pUserData = this;
+  VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ici.pApplicationInfo = &app;
+  ici.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  ici.ppEnabledLayerNames = layers.data();
+  ici.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  ici.ppEnabledExtensionNames = extensions.data();
+  if (validation_enabled_) ici.pNext = &dbg;  // also covers create/destroy instance
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateInstance(&ici, nullptr, &instance_), "vkCreateInstance"));
+  if (validation_enabled_) {
+    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+    if (!create) return Internal("vkGetInstanceProcAddr(vkCreateDebugUtilsMessengerEXT) returned NULL");
+    OAAXVK_RETURN_IF_ERROR(VkCheck(create(instance_, &dbg, nullptr, &messenger_),
+                                   "vkCreateDebugUtilsMessengerEXT"));
+    Log(LogLevel::kInfo, "validation layer enabled");
+  }
+
+  // ---- physical device ----
+  uint32_t count = 0;
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkEnumeratePhysicalDevices(instance_, &count, nullptr),
+                                 "vkEnumeratePhysicalDevices"));
+  std::vector<VkPhysicalDevice> devices(count);
+  if (count) {
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkEnumeratePhysicalDevices(instance_, &count, devices.data()),
+                                   "vkEnumeratePhysicalDevices"));
+  }
+  devices.resize(count);
+  if (devices.empty()) return Unavailable("no Vulkan physical device found (is a Vulkan ICD installed?)");
+
+  std::vector<VkPhysicalDeviceProperties> props(devices.size());
+  std::string listing;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    vkGetPhysicalDeviceProperties(devices[i], &props[i]);
+    listing += StrFormat("%s%zu: '%s'", i ? ", " : "", i, props[i].deviceName);
+  }
+  int chosen = -1;
+  const std::string& want = options.device;
+  if (!want.empty()) {
+    bool numeric = std::all_of(want.begin(), want.end(), [](char c) { return isdigit(static_cast<unsigned char>(c)); });
+    if (numeric) {
+      unsigned long idx = strtoul(want.c_str(), nullptr, 10);
+      if (want.size() > 9 || idx >= devices.size())
+        return NotFound(StrFormat("device index %s out of range (devices: %s)", want.c_str(), listing.c_str()));
+      chosen = static_cast<int>(idx);
+    } else {
+      std::string lw = Lower(want);
+      for (size_t i = 0; i < devices.size(); ++i) {
+        if (Lower(props[i].deviceName).find(lw) != std::string::npos) { chosen = static_cast<int>(i); break; }
+      }
+      if (chosen < 0)
+        return NotFound(StrFormat("no Vulkan device name contains '%s' (devices: %s)", want.c_str(), listing.c_str()));
+    }
+    uint32_t fam;
+    if (!HasComputeQueue(devices[chosen], &fam))
+      return Unavailable(StrFormat("device '%s' has no compute queue", props[chosen].deviceName));
+    if (props[chosen].apiVersion < VK_API_VERSION_1_1)
+      return Unavailable(StrFormat("device '%s' supports only Vulkan %u.%u; 1.1 is required", props[chosen].deviceName,
+                                   VK_API_VERSION_MAJOR(props[chosen].apiVersion),
+                                   VK_API_VERSION_MINOR(props[chosen].apiVersion)));
+  } else {
+    for (size_t i = 0; i < devices.size(); ++i) {
+      uint32_t fam;
+      if (!HasComputeQueue(devices[i], &fam) || props[i].apiVersion < VK_API_VERSION_1_1) continue;
+      if (chosen < 0 || TypeRank(props[i].deviceType) < TypeRank(props[chosen].deviceType))
+        chosen = static_cast<int>(i);
+    }
+    if (chosen < 0)
+      return Unavailable(StrFormat("no Vulkan 1.1 device with a compute queue (devices: %s)", listing.c_str()));
+  }
+  physical_ = devices[chosen];
+  properties_ = props[chosen];
+  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+  HasComputeQueue(physical_, &queue_family_);
+
+  // ---- features ----
+  VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  const bool have_12 = properties_.apiVersion >= VK_API_VERSION_1_2;
+  if (have_12) s16.pNext = &f16;
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &s16;
+  vkGetPhysicalDeviceFeatures2(physical_, &f2);
+  VkPhysicalDeviceFeatures enabled{};
+  robust_buffer_access_ = f2.features.robustBufferAccess == VK_TRUE;
+  enabled.robustBufferAccess = f2.features.robustBufferAccess;
+  storage_16bit_ = s16.storageBuffer16BitAccess == VK_TRUE;
+  shader_float16_ = have_12 && f16.shaderFloat16 == VK_TRUE;
+  VkPhysicalDeviceShaderFloat16Int8Features f16_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  f16_on.shaderFloat16 = shader_float16_ ? VK_TRUE : VK_FALSE;
+  VkPhysicalDevice16BitStorageFeatures s16_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  s16_on.storageBuffer16BitAccess = storage_16bit_ ? VK_TRUE : VK_FALSE;
+  if (shader_float16_) s16_on.pNext = &f16_on;
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = queue_family_;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &s16_on;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  dci.pEnabledFeatures = &enabled;
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice")
+                             .WithContext(StrFormat("device '%s'", properties_.deviceName)));
+  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  Log(LogLevel::kInfo, StrFormat("using Vulkan device '%s' (queue family %u, robustBufferAccess %s)",
+                                 properties_.deviceName, queue_family_, robust_buffer_access_ ? "on" : "off"));
+  return Status::Ok();
+}
+
+int VkContext::FindMemoryType(uint32_t type_bits, VkMemoryPropertyFlags required,
+                              VkMemoryPropertyFlags preferred) const {
+  int fallback = -1;
+  for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i) {
+    if (!(type_bits & (1u << i))) continue;
+    VkMemoryPropertyFlags f = memory_.memoryTypes[i].propertyFlags;
+    if ((f & required) != required) continue;
+    if ((f & preferred) == preferred) return static_cast<int>(i);
+    if (fallback < 0) fallback = static_cast<int>(i);
+  }
+  return fallback;
+}
+
+VkContext::~VkContext() {
+  if (device_) {
+    vkDeviceWaitIdle(device_);  // result irrelevant: everything is destroyed next
+    vkDestroyDevice(device_, nullptr);
+  }
+  if (messenger_) {
+    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+    if (destroy) destroy(instance_, messenger_, nullptr);
+  }
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+}  // namespace oaaxvk::runtime

@@ -1,0 +1,81 @@
+// Vulkan instance + device for the runtime, and the single VkResult→Status helper.
+#ifndef OAAXVK_RUNTIME_VK_CONTEXT_H_
+#define OAAXVK_RUNTIME_VK_CONTEXT_H_
+
+#include <vulkan/vulkan.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "oaax_vulkan/status.h"
+
+namespace oaaxvk::runtime {
+
+// "VK_ERROR_DEVICE_LOST", "VK_TIMEOUT", … ("VkResult(<n>)" when unknown).
+const char* VkResultName(VkResult result);
+
+// The one place a VkResult becomes a Status: OK for VK_SUCCESS, otherwise an
+// error naming `call` and the result, e.g. "vkQueueSubmit failed:
+// VK_ERROR_DEVICE_LOST". Device loss → kUnavailable, out-of-memory →
+// kResourceExhausted, VK_TIMEOUT → kDeadlineExceeded, others → kInternal.
+Status VkCheck(VkResult result, const char* call);
+
+struct ContextOptions {
+  std::string device;        // "" (auto), an index, or a name substring
+  bool validation = false;   // enable VK_LAYER_KHRONOS_validation when present
+};
+
+class VkContext {
+ public:
+  static StatusOr<std::unique_ptr<VkContext>> Create(const ContextOptions& options);
+  ~VkContext();
+  VkContext(const VkContext&) = delete;
+  VkContext& operator=(const VkContext&) = delete;
+
+  VkInstance instance() const { return instance_; }
+  VkPhysicalDevice physical_device() const { return physical_; }
+  VkDevice device() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return queue_family_; }
+  const VkPhysicalDeviceProperties& properties() const { return properties_; }
+  const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_; }
+  bool validation_enabled() const { return validation_enabled_; }
+  bool robust_buffer_access() const { return robust_buffer_access_; }
+  bool storage_buffer_16bit() const { return storage_16bit_; }
+  bool shader_float16() const { return shader_float16_; }
+  std::string device_name() const { return properties_.deviceName; }
+
+  // A memory type index allowed by `type_bits` having all of `required`
+  // flags, preferring one that also has `preferred`; -1 when none.
+  int FindMemoryType(uint32_t type_bits, VkMemoryPropertyFlags required,
+                     VkMemoryPropertyFlags preferred = 0) const;
+
+  // Validation-layer messages recorded so far (warnings and errors).
+  std::vector<std::string> validation_messages() const;
+  void RecordValidationMessage(std::string message);
+
+ private:
+  VkContext() = default;
+  Status Init(const ContextOptions& options);
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkPhysicalDeviceProperties properties_{};
+  VkPhysicalDeviceMemoryProperties memory_{};
+  bool validation_enabled_ = false;
+  bool robust_buffer_access_ = false;
+  bool storage_16bit_ = false;
+  bool shader_float16_ = false;
+  mutable std::mutex messages_mutex_;
+  std::vector<std::string> messages_;
+};
+
+}  // namespace oaaxvk::runtime
+
+#endif  // OAAXVK_RUNTIME_VK_CONTEXT_H_

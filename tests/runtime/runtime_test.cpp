@@ -1,0 +1,604 @@
+// Tests of libRuntimeLibrary.so through dlopen/dlsym, as an OAAX host uses it.
+// Every test runs with the Khronos validation layer on (when installed):
+// runtime_destruction fails when the layer reported anything.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "oaax_vulkan/interface.h"
+#include "test_bundles.h"
+
+namespace {
+
+using oaaxvk::test::BundleSpec;
+
+struct Api {
+  void* handle = nullptr;
+  int (*init)(void) = nullptr;
+  int (*init_args)(int, const char**, const void**) = nullptr;
+  int (*load)(const char*) = nullptr;
+  int (*send)(tensors_struct*) = nullptr;
+  int (*receive)(tensors_struct**) = nullptr;
+  int (*destroy)(void) = nullptr;
+  const char* (*error)(void) = nullptr;
+  const char* (*version)(void) = nullptr;
+  const char* (*name)(void) = nullptr;
+};
+
+Api* g_api = nullptr;
+std::string g_skip_reason;  // non-empty: no usable Vulkan device
+std::string g_tmpdir;
+
+template <typename F>
+void Sym(void* h, const char* name, F* out) {
+  *out = reinterpret_cast<F>(dlsym(h, name));
+  if (!*out) {
+    fprintf(stderr, "dlsym(%s) failed: %s\n", name, dlerror());
+    abort();
+  }
+}
+
+int FramesFromEnv() {
+  const char* e = getenv("OAAXVK_TEST_FRAMES");
+  return e && atoi(e) > 0 ? atoi(e) : 1000;
+}
+
+// A malloc'ed tensors_struct, as a host builds it.
+tensors_struct* MakeTensors(const std::vector<std::string>& names, const std::vector<std::vector<size_t>>& shapes,
+                            const std::vector<std::vector<float>>& data) {
+  const size_t n = names.size();
+  auto* t = static_cast<tensors_struct*>(malloc(sizeof(tensors_struct)));
+  t->num_tensors = n;
+  t->names = static_cast<char**>(malloc(n * sizeof(char*)));
+  t->data_types = static_cast<tensor_data_type*>(malloc(n * sizeof(tensor_data_type)));
+  t->ranks = static_cast<size_t*>(malloc(n * sizeof(size_t)));
+  t->shapes = static_cast<size_t**>(malloc(n * sizeof(size_t*)));
+  t->data = static_cast<void**>(malloc(n * sizeof(void*)));
+  for (size_t i = 0; i < n; ++i) {
+    t->names[i] = strdup(names[i].c_str());
+    t->data_types[i] = DATA_TYPE_FLOAT;
+    t->ranks[i] = shapes[i].size();
+    t->shapes[i] = static_cast<size_t*>(malloc(std::max<size_t>(shapes[i].size(), 1) * sizeof(size_t)));
+    std::copy(shapes[i].begin(), shapes[i].end(), t->shapes[i]);
+    t->data[i] = malloc(std::max<size_t>(data[i].size(), 1) * 4);
+    memcpy(t->data[i], data[i].data(), data[i].size() * 4);
+  }
+  return t;
+}
+
+// The host's deep free (what OAAX hosts do with outputs).
+void DeepFree(tensors_struct* t) {
+  if (!t) return;
+  for (size_t i = 0; i < t->num_tensors; ++i) {
+    free(t->names[i]);
+    free(t->shapes[i]);
+    free(t->data[i]);
+  }
+  free(t->names);
+  free(t->data_types);
+  free(t->ranks);
+  free(t->shapes);
+  free(t->data);
+  free(t);
+}
+
+std::vector<float> Random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<float> AffineRelu(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b) {
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    volatile float p = x[i] * w[i];  // separate dispatches: no fused multiply-add
+    volatile float s = p + b[i];
+    y[i] = std::max(static_cast<float>(s), 0.0f);
+  }
+  return y;
+}
+
+class RuntimeEnv : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    g_api = new Api();
+    g_api->handle = dlopen(OAAXVK_RUNTIME_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(g_api->handle, nullptr) << dlerror();
+    void* h = g_api->handle;
+    Sym(h, "runtime_initialization", &g_api->init);
+    Sym(h, "runtime_initialization_with_args", &g_api->init_args);
+    Sym(h, "runtime_model_loading", &g_api->load);
+    Sym(h, "send_input", &g_api->send);
+    Sym(h, "receive_output", &g_api->receive);
+    Sym(h, "runtime_destruction", &g_api->destroy);
+    Sym(h, "runtime_error_message", &g_api->error);
+    Sym(h, "runtime_version", &g_api->version);
+    Sym(h, "runtime_name", &g_api->name);
+    // The Vulkan loader dlcloses drivers and layers at vkDestroyInstance and
+    // reloads them at the next vkCreateInstance. Buffers that lavapipe/LLVM,
+    // SwiftShader or the validation layer keep in their own globals become
+    // unreachable when the module is unmapped, and LeakSanitizer reports them
+    // (as "<unknown module>" frames, so no suppression can name them). A host
+    // keeps one instance for its lifetime; these tests create ~30, so the
+    // libraries are pinned (RTLD_NODELETE) once. With that, the ASan build
+    // reports no leak at all and no suppression file is needed.
+    for (const char* lib : {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so", OAAXVK_SWIFTSHADER_LIBRARY}) {
+      dlopen(lib, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    }
+    char tmpl[] = "/tmp/oaaxvk-runtime-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    g_tmpdir = tmpl;
+    if (g_api->init() != 0) {
+      g_skip_reason = std::string("no usable Vulkan device: ") + g_api->error();
+    } else {
+      g_api->destroy();
+    }
+  }
+  void TearDown() override {
+    std::string cmd = "rm -rf '" + g_tmpdir + "'";
+    if (system(cmd.c_str()) != 0) fprintf(stderr, "could not remove %s\n", g_tmpdir.c_str());
+    // The library stays loaded: unloading Vulkan drivers at exit is not what hosts test.
+    delete g_api;
+  }
+};
+
+class Runtime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!g_skip_reason.empty()) GTEST_SKIP() << g_skip_reason;
+  }
+  void TearDown() override {
+    if (initialized_) {
+      EXPECT_EQ(g_api->destroy(), 0) << g_api->error();
+      initialized_ = false;
+    }
+  }
+
+  // Initializes with validation on plus `extra` key/value pairs.
+  int Init(std::vector<std::pair<std::string, std::string>> extra = {}) {
+    std::vector<std::pair<std::string, std::string>> kv = {{"validation", "1"}, {"log_level", "5"}};
+    for (auto& e : extra) kv.push_back(e);
+    std::vector<const char*> keys;
+    std::vector<const void*> values;
+    for (auto& e : kv) {
+      keys.push_back(e.first.c_str());
+      values.push_back(e.second.c_str());
+    }
+    int rc = g_api->init_args(static_cast<int>(keys.size()), keys.data(), values.data());
+    if (rc == 0) initialized_ = true;
+    return rc;
+  }
+  int Destroy() {
+    initialized_ = false;
+    return g_api->destroy();
+  }
+
+  std::string Write(const BundleSpec& spec, const std::string& name) {
+    std::string path = g_tmpdir + "/" + name + ".oinf";
+    oaaxvk::Status s = spec.Write(path);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return path;
+  }
+
+  // Loads AffineRelu(n) with seeded weights; returns w, b.
+  void LoadAffine(uint32_t n, std::vector<float>* w, std::vector<float>* b) {
+    *w = Random(n, 100 + n);
+    *b = Random(n, 200 + n);
+    std::string path = Write(oaaxvk::test::AffineReluBundle(n, *w, *b), "affine" + std::to_string(n));
+    ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+  }
+
+  void RunAffineOnce(uint32_t n, const std::vector<float>& w, const std::vector<float>& b, uint32_t seed) {
+    std::vector<float> x = Random(n, seed);
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {x})), 0) << g_api->error();
+    tensors_struct* out = nullptr;
+    ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+    ASSERT_NE(out, nullptr);
+    ASSERT_EQ(out->num_tensors, 1u);
+    EXPECT_STREQ(out->names[0], "y");
+    EXPECT_EQ(out->data_types[0], DATA_TYPE_FLOAT);
+    ASSERT_EQ(out->ranks[0], 2u);
+    EXPECT_EQ(out->shapes[0][0], 1u);
+    EXPECT_EQ(out->shapes[0][1], n);
+    std::vector<float> ref = AffineRelu(x, w, b);
+    const float* y = static_cast<const float*>(out->data[0]);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], ref[i], 1e-6f) << "element " << i << " of " << n;
+    DeepFree(out);
+  }
+
+  // Expects `rc` != 0 and the error message to contain every fragment.
+  void ExpectError(int rc, std::initializer_list<const char*> fragments) {
+    EXPECT_NE(rc, 0);
+    std::string msg = g_api->error();
+    for (const char* f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "'" << f << "' not in: " << msg;
+  }
+
+  bool initialized_ = false;
+};
+
+// ---------------------------------------------------------------- exports
+
+TEST(Symbols, ExactlyTheNineOaaxFunctionsAreExported) {
+  std::string cmd = std::string("nm -D --defined-only '") + OAAXVK_RUNTIME_LIBRARY + "'";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::set<std::string> got;
+  char line[1024];
+  while (fgets(line, sizeof line, p)) {
+    std::istringstream ss(line);
+    std::string a, b, c;
+    ss >> a >> b >> c;
+    got.insert(c.empty() ? b : c);
+  }
+  ASSERT_EQ(pclose(p), 0);
+  std::set<std::string> want = {"runtime_initialization", "runtime_initialization_with_args", "runtime_model_loading",
+                                "send_input", "receive_output", "runtime_destruction", "runtime_error_message",
+                                "runtime_version", "runtime_name"};
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(Runtime, NameAndVersion) {
+  EXPECT_STREQ(g_api->name(), "OAAX Vulkan Runtime");
+  EXPECT_EQ(std::string(g_api->version()).rfind(OAAXVK_PROJECT_VERSION " (", 0), 0u) << g_api->version();
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::string v = g_api->version();
+  EXPECT_EQ(v.rfind(OAAXVK_PROJECT_VERSION " (", 0), 0u) << v;
+  EXPECT_EQ(v.find("no device"), std::string::npos) << v;
+}
+
+// ---------------------------------------------------------------- correctness
+
+TEST_F(Runtime, ThreeDispatchGraphMatchesCpuReference) {
+  for (uint32_t n : {13u, 127u, 1000u}) {
+    SCOPED_TRACE(n);
+    ASSERT_EQ(Init(), 0) << g_api->error();
+    std::vector<float> w, b;
+    LoadAffine(n, &w, &b);
+    for (uint32_t seed = 1; seed <= 3; ++seed) RunAffineOnce(n, w, b, seed);
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+  }
+}
+
+TEST_F(Runtime, StagedIoMatchesCpuReference) {
+  ASSERT_EQ(Init({{"force_staging", "1"}}), 0) << g_api->error();
+  std::vector<float> w, b;
+  LoadAffine(127, &w, &b);
+  for (uint32_t seed = 1; seed <= 3; ++seed) RunAffineOnce(127, w, b, seed);
+}
+
+TEST_F(Runtime, TwoInputsTwoOutputsByNameInAnyOrder) {
+  const uint32_t n = 1000;
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::string path = Write(oaaxvk::test::TwoInTwoOutBundle(n), "two");
+  ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+  std::vector<float> a = Random(n, 7), c = Random(n, 8);
+  // Reverse order relative to the model's inputs.
+  ASSERT_EQ(g_api->send(MakeTensors({"\xe7\x94\xbb\xe5\x83\x8f", "input:0"}, {{n}, {1, n}}, {c, a})), 0) << g_api->error();
+  tensors_struct* out = nullptr;
+  ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+  ASSERT_EQ(out->num_tensors, 2u);
+  EXPECT_STREQ(out->names[0], "sum/out");
+  EXPECT_STREQ(out->names[1], "prod:0");
+  ASSERT_EQ(out->ranks[0], 1u);
+  ASSERT_EQ(out->ranks[1], 2u);
+  EXPECT_EQ(out->shapes[0][0], n);
+  EXPECT_EQ(out->shapes[1][1], n);
+  const float* sum = static_cast<const float*>(out->data[0]);
+  const float* prod = static_cast<const float*>(out->data[1]);
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(sum[i], a[i] + c[i]) << i;
+    ASSERT_EQ(prod[i], a[i] * c[i]) << i;
+  }
+  DeepFree(out);
+}
+
+// ---------------------------------------------------------------- bad inputs
+
+class BadInput : public Runtime {
+ protected:
+  void SetUp() override {
+    Runtime::SetUp();
+    if (IsSkipped()) return;
+    ASSERT_EQ(Init(), 0) << g_api->error();
+    LoadAffine(13, &w_, &b_);
+  }
+  tensors_struct* Good() { return MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13, 1.0f)}); }
+  // send must fail, leave the struct to the caller (freed here) and keep the runtime usable.
+  void ExpectRejected(tensors_struct* t, std::initializer_list<const char*> fragments) {
+    ExpectError(g_api->send(t), fragments);
+    DeepFree(t);
+  }
+  std::vector<float> w_, b_;
+};
+
+TEST_F(BadInput, NullStruct) { ExpectError(g_api->send(nullptr), {"send_input", "input_tensors is NULL"}); }
+
+TEST_F(BadInput, WrongCount) {
+  ExpectRejected(MakeTensors({"x", "z"}, {{1, 13}, {1, 13}}, {std::vector<float>(13), std::vector<float>(13)}),
+                 {"expected 1 input tensor", "got num_tensors = 2"});
+}
+
+TEST_F(BadInput, UnknownName) { ExpectRejected(MakeTensors({"nope"}, {{1, 13}}, {std::vector<float>(13)}), {"unknown input tensor 'nope'", "'x'"}); }
+
+TEST_F(BadInput, NullName) {
+  tensors_struct* t = Good();
+  char* saved = t->names[0];
+  t->names[0] = nullptr;
+  ExpectError(g_api->send(t), {"NULL name"});
+  t->names[0] = saved;
+  DeepFree(t);
+}
+
+TEST_F(BadInput, WrongDtype) {
+  tensors_struct* t = Good();
+  t->data_types[0] = DATA_TYPE_INT32;
+  ExpectRejected(t, {"'x'", "data type INT32", "expects FLOAT"});
+}
+
+TEST_F(BadInput, WrongRank) {
+  tensors_struct* t = Good();
+  t->ranks[0] = 1;
+  ExpectRejected(t, {"'x'", "rank 1", "expects rank 2"});
+}
+
+TEST_F(BadInput, WrongShape) {
+  tensors_struct* t = Good();
+  t->shapes[0][1] = 12;
+  ExpectRejected(t, {"'x'", "shape [1, 12]", "expects [1, 13]"});
+}
+
+TEST_F(BadInput, NullData) {
+  tensors_struct* t = Good();
+  void* saved = t->data[0];
+  t->data[0] = nullptr;
+  ExpectError(g_api->send(t), {"'x'", "data[0] is NULL"});
+  t->data[0] = saved;
+  DeepFree(t);
+}
+
+TEST_F(BadInput, NullArray) {
+  tensors_struct* t = Good();
+  size_t* saved = t->ranks;
+  t->ranks = nullptr;
+  ExpectError(g_api->send(t), {"ranks is NULL"});
+  t->ranks = saved;
+  DeepFree(t);
+}
+
+TEST_F(BadInput, RuntimeStillWorksAfterRejections) {
+  ExpectRejected(MakeTensors({"nope"}, {{1, 13}}, {std::vector<float>(13)}), {"unknown"});
+  RunAffineOnce(13, w_, b_, 5);
+}
+
+TEST_F(BadInput, ReceiveWithNothingPending) {
+  tensors_struct* out = reinterpret_cast<tensors_struct*>(0x1);
+  ExpectError(g_api->receive(&out), {"receive_output", "no pending input"});
+  EXPECT_EQ(out, reinterpret_cast<tensors_struct*>(0x1));  // untouched
+}
+
+TEST_F(BadInput, SecondModelLoad) {
+  std::string path = g_tmpdir + "/affine13.oinf";
+  ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", "already loaded"});
+}
+
+TEST_F(Runtime, LoadBeforeInit) {
+  ExpectError(g_api->load("/nonexistent.oinf"), {"runtime_model_loading", "not initialized"});
+}
+
+TEST_F(Runtime, SendAndReceiveBeforeLoad) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  tensors_struct* t = MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13)});
+  ExpectError(g_api->send(t), {"send_input", "no model is loaded"});
+  DeepFree(t);
+  tensors_struct* out = nullptr;
+  ExpectError(g_api->receive(&out), {"no model is loaded"});
+}
+
+TEST_F(Runtime, InitTwiceAndBadArguments) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  ExpectError(g_api->init(), {"already initialized"});
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  ExpectError(Init({{"frames_in_flight", "0"}}), {"frames_in_flight", "[1, 16]"});
+  ExpectError(Init({{"log_level", "9"}}), {"log_level"});
+  ExpectError(Init({{"device", "no-such-gpu"}}), {"no Vulkan device name contains 'no-such-gpu'"});
+  ExpectError(g_api->destroy(), {"not initialized"});
+  // Unknown keys are ignored; a device picked by index and by name substring.
+  ASSERT_EQ(Init({{"some_unknown_key", "whatever"}, {"device", "0"}}), 0) << g_api->error();
+  std::string v = g_api->version();
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  std::string dev = v.substr(v.find('(') + 1, 6);
+  for (char& c : dev) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+  ASSERT_EQ(Init({{"device", dev}}), 0) << g_api->error();
+}
+
+TEST_F(Runtime, MissingAndCorruptBundles) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  ExpectError(g_api->load((g_tmpdir + "/missing.oinf").c_str()), {"runtime_model_loading", "missing.oinf"});
+  // Corrupt: a valid bundle with one byte of its header flipped, and truncated.
+  std::vector<float> w(13, 1.0f), b(13, 0.0f);
+  std::string good = Write(oaaxvk::test::AffineReluBundle(13, w, b), "good");
+  std::ifstream in(good, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<char> flipped = bytes;
+  flipped[0] ^= 0x55;
+  std::string bad1 = g_tmpdir + "/flipped.oinf", bad2 = g_tmpdir + "/truncated.oinf";
+  std::ofstream(bad1, std::ios::binary).write(flipped.data(), static_cast<std::streamsize>(flipped.size()));
+  std::ofstream(bad2, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  ExpectError(g_api->load(bad1.c_str()), {"runtime_model_loading", "flipped.oinf"});
+  ExpectError(g_api->load(bad2.c_str()), {"runtime_model_loading", "truncated.oinf"});
+  // Still able to load a good one afterwards.
+  ASSERT_EQ(g_api->load(good.c_str()), 0) << g_api->error();
+}
+
+TEST_F(Runtime, WrongFormatOrVersion) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w(13, 1.0f), b(13, 0.0f);
+  BundleSpec s = oaaxvk::test::AffineReluBundle(13, w, b);
+  s.format_version = 2;
+  ExpectError(g_api->load(Write(s, "v2").c_str()), {"version 2 is not supported", "'oaax-vulkan-bundle' version 1"});
+  s.format_version = 1;
+  s.format = "something-else";
+  ExpectError(g_api->load(Write(s, "fmt").c_str()), {"format 'something-else'"});
+}
+
+TEST_F(Runtime, InvalidProgramsAreRejectedBeforeAllocation) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w(13, 1.0f), b(13, 0.0f);
+  const BundleSpec base = oaaxvk::test::AffineReluBundle(13, w, b);
+  struct Case {
+    const char* name;
+    void (*mutate)(BundleSpec*);
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"kernel", [](BundleSpec* s) { s->dispatch[1][0] = 7; }, "dispatch 1: kernel 7 out of range"},
+      {"groups", [](BundleSpec* s) { s->dispatch[0][2] = 0; }, "dispatch 0: group count"},
+      {"nbind", [](BundleSpec* s) { s->dispatch[2][5] = 3; }, "n_bindings 3 != kernel 2 ('relu') bindings 2"},
+      {"bindrange", [](BundleSpec* s) { s->dispatch[2][4] = 7; }, "exceed program.bindings"},
+      {"outside", [](BundleSpec* s) { s->bindings[7][1] = 256; }, "program.bindings row 7"},
+      {"align", [](BundleSpec* s) { s->bindings[0][1] = 4; }, "not a multiple of 256"},
+      {"kind", [](BundleSpec* s) { s->bindings[0][0] = 9; }, "buffer_kind 9"},
+      {"nspec", [](BundleSpec* s) { s->dispatch[0][7] = 0; }, "n_spec 0 != kernel 0"},
+      {"specrange", [](BundleSpec* s) { s->dispatch[0][6] = 3; }, "exceed program.spec"},
+      {"barrier", [](BundleSpec* s) { s->barrier[1] = 2; }, "program.barrier[1] = 2"},
+      {"spirv", [](BundleSpec* s) { s->kernels[0].spirv = {1, 2, 3, 4, 5}; }, "not a SPIR-V module"},
+      {"nbytes", [](BundleSpec* s) { s->inputs[0].nbytes = 8; }, "input 'x': nbytes 8"},
+      {"dtype", [](BundleSpec* s) { s->outputs[0].dtype = 8; }, "output 'y': unsupported data type 8"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BundleSpec s = base;
+    c.mutate(&s);
+    ExpectError(g_api->load(Write(s, std::string("bad_") + c.name).c_str()), {c.expect});
+  }
+}
+
+TEST_F(Runtime, DeviceLimitsAreChecked) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w(13, 1.0f), b(13, 0.0f);
+  BundleSpec s = oaaxvk::test::AffineReluBundle(13, w, b);
+  s.max_invocations = 1u << 30;
+  ExpectError(g_api->load(Write(s, "invocations").c_str()),
+              {"device.max_workgroup_invocations = 1073741824", "maxComputeWorkGroupInvocations"});
+  s = oaaxvk::test::AffineReluBundle(13, w, b);
+  s.dispatch[0][1] = 0x7fffffff;
+  ExpectError(g_api->load(Write(s, "groups").c_str()), {"workgroups in dimension 0", "maxComputeWorkGroupCount"});
+}
+
+// ---------------------------------------------------------------- queueing
+
+TEST_F(Runtime, FifoOrderOverManyQueuedInputs) {
+  const int frames = FramesFromEnv();
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const uint32_t n = 13;
+  std::vector<float> w(n, 1.0f), b(n, 0.0f);
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::AffineReluBundle(n, w, b), "fifo").c_str()), 0) << g_api->error();
+  for (int f = 0; f < frames; ++f)
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {std::vector<float>(n, static_cast<float>(f))})), 0)
+        << "frame " << f << ": " << g_api->error();
+  for (int f = 0; f < frames; ++f) {
+    tensors_struct* out = nullptr;
+    ASSERT_EQ(g_api->receive(&out), 0) << "frame " << f << ": " << g_api->error();
+    const float* y = static_cast<const float*>(out->data[0]);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(y[i], static_cast<float>(f)) << "frame " << f;
+    DeepFree(out);
+  }
+  tensors_struct* out = nullptr;
+  ExpectError(g_api->receive(&out), {"no pending input"});
+}
+
+TEST_F(Runtime, ProducerAndConsumerThreads) {
+  const int frames = FramesFromEnv();
+  ASSERT_EQ(Init({{"frames_in_flight", "3"}}), 0) << g_api->error();
+  const uint32_t n = 127;
+  std::vector<float> w(n, 2.0f), b(n, 1.0f);
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::AffineReluBundle(n, w, b), "threads").c_str()), 0) << g_api->error();
+  std::atomic<bool> producer_failed{false};
+  std::string producer_error;
+  std::thread producer([&] {
+    for (int f = 0; f < frames; ++f) {
+      if (g_api->send(MakeTensors({"x"}, {{1, n}}, {std::vector<float>(n, static_cast<float>(f))})) != 0) {
+        producer_error = g_api->error();
+        producer_failed = true;
+        return;
+      }
+    }
+  });
+  int received = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (received < frames && !producer_failed && std::chrono::steady_clock::now() < deadline) {
+    tensors_struct* out = nullptr;
+    if (g_api->receive(&out) != 0) {
+      std::string e = g_api->error();
+      ASSERT_NE(e.find("no pending input"), std::string::npos) << e;
+      std::this_thread::yield();
+      continue;
+    }
+    const float* y = static_cast<const float*>(out->data[0]);
+    const float want = 2.0f * static_cast<float>(received) + 1.0f;
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(y[i], want) << "frame " << received;
+    DeepFree(out);
+    ++received;
+  }
+  producer.join();
+  ASSERT_FALSE(producer_failed) << producer_error;
+  EXPECT_EQ(received, frames);
+}
+
+// ---------------------------------------------------------------- lifecycle
+
+TEST_F(Runtime, DestroyInitLoadRunTwice) {
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    ASSERT_EQ(Init({{"frames_in_flight", round ? "1" : "2"}}), 0) << g_api->error();
+    std::vector<float> w, b;
+    LoadAffine(127, &w, &b);
+    // Leave a frame pending: destruction must discard it without leaking.
+    RunAffineOnce(127, w, b, 11);
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, 127}}, {Random(127, 12)})), 0) << g_api->error();
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+  }
+}
+
+TEST_F(Runtime, LogFileAndPipelineCache) {
+  const std::string log = g_tmpdir + "/runtime.log", cache = g_tmpdir + "/pipelines.bin";
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_EQ(Init({{"log_level", "1"}, {"log_file", log}, {"pipeline_cache", cache}}), 0) << g_api->error();
+    std::vector<float> w, b;
+    LoadAffine(13, &w, &b);
+    RunAffineOnce(13, w, b, 3);
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+    EXPECT_EQ(access(cache.c_str(), F_OK), 0) << "pipeline cache not written";
+  }
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("using Vulkan device"), std::string::npos) << text;
+  EXPECT_NE(text.find("3 pipelines"), std::string::npos) << text;
+  EXPECT_NE(text.find("validation layer enabled"), std::string::npos) << text;  // layer installed (setup.sh)
+  EXPECT_EQ(text.find("[validation]"), std::string::npos) << text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new RuntimeEnv());
+  return RUN_ALL_TESTS();
+}

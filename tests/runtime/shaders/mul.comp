@@ -1,0 +1,12 @@
+#version 450
+// Test kernel: y[i] = a[i] * b[i] for i < N (float32).
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint N = 1u;
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(set = 0, binding = 2) writeonly buffer Y { float y[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i >= N) return;
+  y[i] = a[i] * b[i];
+}

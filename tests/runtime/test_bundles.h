@@ -1,0 +1,169 @@
+// Builds bundles per docs/bundle-format.md with the OINF Writer, from the
+// test kernels compiled at build time (tests/runtime/shaders/*.comp).
+#ifndef OAAXVK_TESTS_RUNTIME_TEST_BUNDLES_H_
+#define OAAXVK_TESTS_RUNTIME_TEST_BUNDLES_H_
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "oaax_vulkan/oinf.h"
+
+namespace oaaxvk::test {
+
+inline uint64_t Align256(uint64_t v) { return (v + 255) / 256 * 256; }
+
+inline std::vector<uint32_t> ReadSpirv(const std::string& name) {
+  std::ifstream f(std::string(OAAXVK_RUNTIME_TEST_SPV_DIR) + "/" + name + ".spv", std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<uint32_t> words(bytes.size() / 4);
+  if (!words.empty()) memcpy(words.data(), bytes.data(), words.size() * 4);
+  return words;
+}
+
+// A bundle described field by field; tests tweak any field to make it bad.
+struct BundleSpec {
+  struct Io {
+    std::string name;
+    uint32_t dtype = 1;  // FLOAT
+    std::vector<int64_t> shape;
+    uint64_t offset = 0, nbytes = 0;
+  };
+  struct Kernel {
+    std::string name;
+    std::vector<uint32_t> spirv;
+    uint32_t bindings = 0, spec_constants = 0;
+  };
+  std::string format = "oaax-vulkan-bundle";
+  uint32_t format_version = 1;
+  std::vector<Io> inputs, outputs;
+  uint64_t inputs_bytes = 0, outputs_bytes = 0, arena_bytes = 0;
+  std::vector<uint8_t> weights;
+  std::vector<Kernel> kernels;
+  std::vector<std::array<uint32_t, 8>> dispatch;  // kernel, gx, gy, gz, first_binding, n_bindings, first_spec, n_spec
+  std::vector<std::array<uint64_t, 3>> bindings;  // kind, offset, size
+  std::vector<uint32_t> spec;
+  std::vector<uint8_t> barrier;
+  uint32_t max_invocations = 64;
+  uint32_t max_workgroup_count = 1;
+
+  oaaxvk::Status Write(const std::string& path) const {
+    using oinf::MetadataValue;
+    using oinf::ValueType;
+    oinf::Writer w;
+    auto u8array = [](const std::string& s) {
+      return MetadataValue::NdArray(ValueType::kU8, {s.size()}, std::vector<uint8_t>(s.begin(), s.end()));
+    };
+    w.AddMetadata("format", MetadataValue::String(format));
+    w.AddMetadata("format_version", MetadataValue::Scalar<uint32_t>(format_version));
+    w.AddMetadata("producer", MetadataValue::String("runtime-tests"));
+    w.AddMetadata("model.name", u8array("test model"));
+    w.AddMetadata("model.opset", MetadataValue::Scalar<int64_t>(17));
+    w.AddMetadata("device.max_workgroup_invocations", MetadataValue::Scalar<uint32_t>(max_invocations));
+    w.AddMetadata("device.max_workgroup_size_x", MetadataValue::Scalar<uint32_t>(64));
+    w.AddMetadata("device.max_workgroup_size_y", MetadataValue::Scalar<uint32_t>(1));
+    w.AddMetadata("device.max_workgroup_size_z", MetadataValue::Scalar<uint32_t>(1));
+    w.AddMetadata("device.max_shared_memory_bytes", MetadataValue::Scalar<uint32_t>(0));
+    w.AddMetadata("device.max_workgroup_count", MetadataValue::Scalar<uint32_t>(max_workgroup_count));
+    uint64_t max_range = 0;
+    for (auto& b : bindings) max_range = std::max(max_range, b[2]);
+    w.AddMetadata("device.max_storage_buffer_range", MetadataValue::Scalar<uint64_t>(max_range));
+    w.AddMetadata("device.shader_float16", MetadataValue::Bool(false));
+    w.AddMetadata("device.storage_buffer_16bit", MetadataValue::Bool(false));
+    w.AddTensor("weights", ValueType::kU8, {weights.size()}, weights);
+    w.AddMetadata("arena.bytes", MetadataValue::Scalar<uint64_t>(arena_bytes));
+    w.AddMetadata("io.inputs_bytes", MetadataValue::Scalar<uint64_t>(inputs_bytes));
+    w.AddMetadata("io.outputs_bytes", MetadataValue::Scalar<uint64_t>(outputs_bytes));
+    auto io = [&](const char* kind, const std::vector<Io>& v) {
+      w.AddMetadata(std::string("io.") + kind + "s", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v.size())));
+      for (size_t i = 0; i < v.size(); ++i) {
+        const std::string p = std::string("io.") + kind + "." + std::to_string(i) + ".";
+        w.AddMetadata(p + "name", u8array(v[i].name));
+        w.AddMetadata(p + "dtype", MetadataValue::Scalar<uint32_t>(v[i].dtype));
+        std::vector<uint8_t> shape(v[i].shape.size() * 8);
+        if (!shape.empty()) memcpy(shape.data(), v[i].shape.data(), shape.size());
+        w.AddMetadata(p + "shape", MetadataValue::NdArray(ValueType::kI64, {v[i].shape.size()}, shape));
+        w.AddMetadata(p + "offset", MetadataValue::Scalar<uint64_t>(v[i].offset));
+        w.AddMetadata(p + "nbytes", MetadataValue::Scalar<uint64_t>(v[i].nbytes));
+      }
+    };
+    io("input", inputs);
+    io("output", outputs);
+    w.AddMetadata("kernels.count", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(kernels.size())));
+    for (size_t j = 0; j < kernels.size(); ++j) {
+      const std::string p = "kernel." + std::to_string(j) + ".";
+      w.AddTensor(p + "spirv", ValueType::kU32, {kernels[j].spirv.size()}, kernels[j].spirv.data(),
+                  kernels[j].spirv.size() * 4);
+      w.AddMetadata(p + "name", MetadataValue::String(kernels[j].name));
+      w.AddMetadata(p + "bindings", MetadataValue::Scalar<uint32_t>(kernels[j].bindings));
+      w.AddMetadata(p + "spec_constants", MetadataValue::Scalar<uint32_t>(kernels[j].spec_constants));
+    }
+    w.AddTensor("program.dispatch", ValueType::kU32, {dispatch.size(), 8}, dispatch.data(), dispatch.size() * 32);
+    w.AddTensor("program.bindings", ValueType::kU64, {bindings.size(), 3}, bindings.data(), bindings.size() * 24);
+    w.AddTensor("program.spec", ValueType::kU32, {spec.size()}, spec.data(), spec.size() * 4);
+    w.AddTensor("program.barrier", ValueType::kU8, {barrier.size()}, barrier.data(), barrier.size());
+    std::vector<uint32_t> ops(dispatch.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      ops[i] = static_cast<uint32_t>(i);
+      w.AddMetadata("program.op_name." + std::to_string(i), u8array("/node/" + std::to_string(i)));
+    }
+    w.AddTensor("program.op", ValueType::kU32, {ops.size()}, ops.data(), ops.size() * 4);
+    return w.WriteFile(path);
+  }
+};
+
+inline uint32_t Groups(uint64_t n) { return static_cast<uint32_t>((n + 63) / 64); }
+
+// y = relu(x * w + b): x and y of shape [1, n]; 3 dispatches (mul, add, relu)
+// with barriers before the two dependent ones; w and b in the weights blob.
+inline BundleSpec AffineReluBundle(uint32_t n, const std::vector<float>& w, const std::vector<float>& b) {
+  BundleSpec s;
+  const uint64_t bytes = 4ull * n;
+  s.inputs.push_back({"x", 1, {1, static_cast<int64_t>(n)}, 0, bytes});
+  s.outputs.push_back({"y", 1, {1, static_cast<int64_t>(n)}, 0, bytes});
+  s.inputs_bytes = bytes;
+  s.outputs_bytes = bytes;
+  const uint64_t b_off = Align256(bytes);
+  s.weights.assign(b_off + bytes, 0);
+  memcpy(s.weights.data(), w.data(), bytes);
+  memcpy(s.weights.data() + b_off, b.data(), bytes);
+  const uint64_t t2 = Align256(bytes);
+  s.arena_bytes = t2 + bytes;
+  s.kernels = {{"mul", ReadSpirv("mul"), 3, 1}, {"add", ReadSpirv("add"), 3, 1}, {"relu", ReadSpirv("relu"), 2, 1}};
+  s.bindings = {{2, 0, bytes}, {0, 0, bytes}, {1, 0, bytes},     // mul: x, w -> t1
+                {1, 0, bytes}, {0, b_off, bytes}, {1, t2, bytes},  // add: t1, b -> t2
+                {1, t2, bytes}, {3, 0, bytes}};                    // relu: t2 -> y
+  s.spec = {n, n, n};
+  const uint32_t g = Groups(n);
+  s.dispatch = {{0, g, 1, 1, 0, 3, 0, 1}, {1, g, 1, 1, 3, 3, 1, 1}, {2, g, 1, 1, 6, 2, 2, 1}};
+  s.barrier = {0, 1, 1};
+  s.max_workgroup_count = g;
+  return s;
+}
+
+// Two inputs ("input:0" [1, n], "画像" [n]) and two outputs
+// ("sum/out" [n] = a + b, "prod:0" [1, n] = a * b): independent dispatches.
+inline BundleSpec TwoInTwoOutBundle(uint32_t n) {
+  BundleSpec s;
+  const uint64_t bytes = 4ull * n, off = Align256(bytes);
+  const int64_t sn = n;
+  s.inputs = {{"input:0", 1, {1, sn}, 0, bytes}, {"\xe7\x94\xbb\xe5\x83\x8f", 1, {sn}, off, bytes}};
+  s.outputs = {{"sum/out", 1, {sn}, 0, bytes}, {"prod:0", 1, {1, sn}, off, bytes}};
+  s.inputs_bytes = off + bytes;
+  s.outputs_bytes = off + bytes;
+  s.kernels = {{"add", ReadSpirv("add"), 3, 1}, {"mul", ReadSpirv("mul"), 3, 1}};
+  s.bindings = {{2, 0, bytes}, {2, off, bytes}, {3, 0, bytes}, {2, 0, bytes}, {2, off, bytes}, {3, off, bytes}};
+  s.spec = {n};
+  const uint32_t g = Groups(n);
+  s.dispatch = {{0, g, 1, 1, 0, 3, 0, 1}, {1, g, 1, 1, 3, 3, 0, 1}};
+  s.barrier = {0, 0};
+  s.max_workgroup_count = g;
+  return s;
+}
+
+}  // namespace oaaxvk::test
+
+#endif  // OAAXVK_TESTS_RUNTIME_TEST_BUNDLES_H_
