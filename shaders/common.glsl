@@ -1,0 +1,28 @@
+// Shared helpers for oaax-vulkan kernels (included, not compiled alone).
+// Activation codes (must match src/toolchain/ir/graph.h Activation).
+#define ACT_NONE 0u
+#define ACT_RELU 1u
+#define ACT_CLIP 2u
+#define ACT_SIGMOID 3u
+#define ACT_HARDSIGMOID 4u
+#define ACT_HARDSWISH 5u
+#define ACT_LEAKYRELU 6u
+
+float apply_act(float v, uint act, float a, float b) {
+  if (act == ACT_RELU) return max(v, 0.0);
+  if (act == ACT_CLIP) return clamp(v, a, b);
+  if (act == ACT_SIGMOID) return 1.0 / (1.0 + exp(-v));
+  if (act == ACT_HARDSIGMOID) return clamp(a * v + b, 0.0, 1.0);
+  if (act == ACT_HARDSWISH) return v * clamp(v / 6.0 + 0.5, 0.0, 1.0);
+  if (act == ACT_LEAKYRELU) return v >= 0.0 ? v : a * v;
+  return v;
+}
+
+// Linear invocation index over a 1-D range split across groups_x x groups_y
+// (groups_x <= 65535) with 256-wide workgroups.
+uint linear_index_256() {
+  return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+}
+uint linear_group() {
+  return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+}

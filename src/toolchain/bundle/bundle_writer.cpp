@@ -1,0 +1,162 @@
+#include "toolchain/bundle/bundle_writer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "toolchain/lower/kernels.h"
+
+namespace oaaxvk::toolchain {
+
+namespace {
+using oinf::MetadataValue;
+using oinf::ValueType;
+
+MetadataValue Utf8Array(const std::string& s) {
+  return MetadataValue::NdArray(ValueType::kU8, {s.size()}, std::vector<uint8_t>(s.begin(), s.end()));
+}
+
+template <typename T>
+std::vector<uint8_t> Bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+MetadataValue ShapeArray(const Shape& s) {
+  std::vector<int64_t> v(s.begin(), s.end());
+  return MetadataValue::NdArray(ValueType::kI64, {s.size()}, Bytes(v));
+}
+}  // namespace
+
+Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& info, oinf::Writer* w,
+                   BundleSummary* summary) {
+  if (p.dispatches.empty()) return Internal("the program has no dispatches");
+  if (plan.barrier.size() != p.dispatches.size()) return Internal("barrier count does not match dispatches");
+  w->AddMetadata("format", MetadataValue::String(kBundleFormat));
+  w->AddMetadata("format_version", MetadataValue::Scalar<uint32_t>(kBundleFormatVersion));
+  w->AddMetadata("producer", MetadataValue::String(info.producer));
+  w->AddMetadata("model.name", Utf8Array(info.model_name));
+  w->AddMetadata("model.opset", MetadataValue::Scalar<int64_t>(info.opset));
+
+  // Kernels in order of first use.
+  std::vector<const KernelInfo*> kernels;
+  std::map<std::string, uint32_t> kernel_index;
+  for (const Dispatch& d : p.dispatches) {
+    if (kernel_index.count(d.kernel)) continue;
+    const KernelInfo* k = FindKernel(d.kernel);
+    if (!k || !k->spirv) return Internal("kernel '" + d.kernel + "' has no embedded SPIR-V");
+    kernel_index[d.kernel] = static_cast<uint32_t>(kernels.size());
+    kernels.push_back(k);
+  }
+  w->AddMetadata("kernels.count", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(kernels.size())));
+  BundleSummary s;
+  uint32_t max_x = 1, max_y = 1, max_z = 1;
+  for (size_t j = 0; j < kernels.size(); ++j) {
+    const KernelInfo& k = *kernels[j];
+    std::string pre = "kernel." + std::to_string(j) + ".";
+    w->AddTensor(pre + "spirv", ValueType::kU32, {k.spirv_words}, k.spirv, k.spirv_words * 4);
+    w->AddMetadata(pre + "name", MetadataValue::String(k.name));
+    w->AddMetadata(pre + "bindings", MetadataValue::Scalar<uint32_t>(k.bindings));
+    w->AddMetadata(pre + "spec_constants", MetadataValue::Scalar<uint32_t>(k.spec_constants));
+    s.max_workgroup_invocations = std::max(s.max_workgroup_invocations, k.local_size[0] * k.local_size[1] * k.local_size[2]);
+    max_x = std::max(max_x, k.local_size[0]);
+    max_y = std::max(max_y, k.local_size[1]);
+    max_z = std::max(max_z, k.local_size[2]);
+    s.max_shared_memory_bytes = std::max(s.max_shared_memory_bytes, k.shared_bytes);
+  }
+
+  // Program tables.
+  std::vector<uint32_t> dispatch, spec, op;
+  std::vector<uint64_t> bindings;
+  std::vector<std::string> op_names;
+  std::map<std::string, uint32_t> op_index;
+  std::set<std::pair<uint32_t, std::vector<uint32_t>>> pipelines;
+  for (size_t di = 0; di < p.dispatches.size(); ++di) {
+    const Dispatch& d = p.dispatches[di];
+    const KernelInfo& k = *FindKernel(d.kernel);
+    if (d.bindings.size() != k.bindings || d.spec.size() != k.spec_constants)
+      return Internal(StrFormat("dispatch %zu (%s, node '%s'): %zu bindings / %zu spec constants, kernel wants %u / %u",
+                                di, d.kernel.c_str(), d.node.c_str(), d.bindings.size(), d.spec.size(), k.bindings,
+                                k.spec_constants));
+    for (int a = 0; a < 3; ++a) {
+      if (d.groups[a] < 1) return Internal("dispatch with a zero group count at node '" + d.node + "'");
+      s.max_workgroup_count = std::max(s.max_workgroup_count, d.groups[a]);
+    }
+    uint32_t kj = kernel_index[d.kernel];
+    dispatch.insert(dispatch.end(), {kj, d.groups[0], d.groups[1], d.groups[2], static_cast<uint32_t>(bindings.size() / 3),
+                                     static_cast<uint32_t>(d.bindings.size()), static_cast<uint32_t>(spec.size()),
+                                     static_cast<uint32_t>(d.spec.size())});
+    for (const Binding& b : d.bindings) {
+      const Value& v = p.values[b.value];
+      if (v.offset % kAlignment) return Internal("unaligned binding offset for '" + v.tensor + "'");
+      bindings.insert(bindings.end(), {static_cast<uint64_t>(v.kind), v.offset, v.bytes});
+      s.max_storage_buffer_range = std::max(s.max_storage_buffer_range, v.bytes);
+    }
+    spec.insert(spec.end(), d.spec.begin(), d.spec.end());
+    pipelines.insert({kj, d.spec});
+    auto it = op_index.find(d.node);
+    if (it == op_index.end()) {
+      it = op_index.emplace(d.node, static_cast<uint32_t>(op_names.size())).first;
+      op_names.push_back(d.node);
+    }
+    op.push_back(it->second);
+    s.barriers += plan.barrier[di];
+  }
+  uint64_t D = p.dispatches.size();
+  w->AddTensor("program.dispatch", ValueType::kU32, {D, 8}, Bytes(dispatch));
+  w->AddTensor("program.bindings", ValueType::kU64, {bindings.size() / 3, 3}, Bytes(bindings));
+  w->AddTensor("program.spec", ValueType::kU32, {spec.size()}, Bytes(spec));
+  w->AddTensor("program.barrier", ValueType::kU8, {D}, plan.barrier);
+  w->AddTensor("program.op", ValueType::kU32, {D}, Bytes(op));
+  for (size_t k = 0; k < op_names.size(); ++k)
+    w->AddMetadata("program.op_name." + std::to_string(k), Utf8Array(op_names[k]));
+
+  // Buffers.
+  w->AddTensor("weights", ValueType::kU8, {plan.weights.size()}, plan.weights);
+  w->AddMetadata("arena.bytes", MetadataValue::Scalar<uint64_t>(plan.arena_bytes));
+  w->AddMetadata("io.inputs_bytes", MetadataValue::Scalar<uint64_t>(plan.inputs_bytes));
+  w->AddMetadata("io.outputs_bytes", MetadataValue::Scalar<uint64_t>(plan.outputs_bytes));
+
+  // I/O descriptors.
+  auto io = [&](const char* plural, const char* single, const std::vector<IoDesc>& v) {
+    w->AddMetadata(std::string("io.") + plural, MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v.size())));
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string pre = std::string("io.") + single + "." + std::to_string(i) + ".";
+      w->AddMetadata(pre + "name", Utf8Array(v[i].name));
+      w->AddMetadata(pre + "dtype", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v[i].dtype)));
+      w->AddMetadata(pre + "shape", ShapeArray(v[i].shape));
+      w->AddMetadata(pre + "offset", MetadataValue::Scalar<uint64_t>(p.values[v[i].value].offset));
+      w->AddMetadata(pre + "nbytes", MetadataValue::Scalar<uint64_t>(v[i].nbytes));
+    }
+  };
+  io("inputs", "input", p.inputs);
+  io("outputs", "output", p.outputs);
+
+  // Device requirements.
+  w->AddMetadata("device.max_workgroup_invocations", MetadataValue::Scalar<uint32_t>(s.max_workgroup_invocations));
+  w->AddMetadata("device.max_workgroup_size_x", MetadataValue::Scalar<uint32_t>(max_x));
+  w->AddMetadata("device.max_workgroup_size_y", MetadataValue::Scalar<uint32_t>(max_y));
+  w->AddMetadata("device.max_workgroup_size_z", MetadataValue::Scalar<uint32_t>(max_z));
+  w->AddMetadata("device.max_shared_memory_bytes", MetadataValue::Scalar<uint32_t>(s.max_shared_memory_bytes));
+  w->AddMetadata("device.max_workgroup_count", MetadataValue::Scalar<uint32_t>(s.max_workgroup_count));
+  w->AddMetadata("device.max_storage_buffer_range", MetadataValue::Scalar<uint64_t>(s.max_storage_buffer_range));
+  w->AddMetadata("device.shader_float16", MetadataValue::Bool(false));
+  w->AddMetadata("device.storage_buffer_16bit", MetadataValue::Bool(false));
+
+  s.kernels = static_cast<uint32_t>(kernels.size());
+  s.dispatches = static_cast<uint32_t>(D);
+  s.pipelines = static_cast<uint32_t>(pipelines.size());
+  if (summary) *summary = s;
+  return Status::Ok();
+}
+
+StatusOr<std::vector<uint8_t>> SerializeBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& info,
+                                               BundleSummary* summary) {
+  oinf::Writer w;
+  OAAXVK_RETURN_IF_ERROR(BuildBundle(p, plan, info, &w, summary));
+  return w.Serialize();
+}
+
+}  // namespace oaaxvk::toolchain

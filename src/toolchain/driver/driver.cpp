@@ -1,0 +1,240 @@
+#include "toolchain/driver/driver.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "toolchain/ir/shape_infer.h"
+
+namespace oaaxvk::toolchain {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+class Sha256 {
+ public:
+  void Update(const uint8_t* p, size_t n) {
+    len_ += n;
+    while (n) {
+      size_t k = std::min(n, 64 - fill_);
+      std::memcpy(buf_ + fill_, p, k);
+      fill_ += k; p += k; n -= k;
+      if (fill_ == 64) { Block(buf_); fill_ = 0; }
+    }
+  }
+  std::string Hex() {
+    uint64_t bits = len_ * 8;
+    uint8_t pad = 0x80, zero = 0;
+    Update(&pad, 1);
+    while (fill_ != 56) Update(&zero, 1);
+    uint8_t l[8];
+    for (int i = 0; i < 8; ++i) l[i] = static_cast<uint8_t>(bits >> (56 - 8 * i));
+    Update(l, 8);
+    static const char* hx = "0123456789abcdef";
+    std::string r;
+    for (uint32_t v : h_)
+      for (int i = 7; i >= 0; --i) r += hx[(v >> (4 * i)) & 15];
+    return r;
+  }
+
+ private:
+  void Block(const uint8_t* b) {
+    static const uint32_t k[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+    uint32_t w[64];
+    for (int i = 0; i < 16; ++i)
+      w[i] = (uint32_t{b[4 * i]} << 24) | (uint32_t{b[4 * i + 1]} << 16) | (uint32_t{b[4 * i + 2]} << 8) | b[4 * i + 3];
+    for (int i = 16; i < 64; ++i) {
+      uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h_[0], bb = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
+    for (int i = 0; i < 64; ++i) {
+      uint32_t t1 = h + (Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      uint32_t t2 = (Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22)) + ((a & bb) ^ (a & c) ^ (bb & c));
+      h = g; g = f; f = e; e = d + t1; d = c; c = bb; bb = a; a = t1 + t2;
+    }
+    h_[0] += a; h_[1] += bb; h_[2] += c; h_[3] += d; h_[4] += e; h_[5] += f; h_[6] += g; h_[7] += h;
+  }
+  uint32_t h_[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  uint8_t buf_[64];
+  size_t fill_ = 0;
+  uint64_t len_ = 0;
+};
+
+std::string HumanError(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound: return "The input file or a file it references was not found.";
+    case StatusCode::kDataLoss: return "The input is not a valid ONNX model (the file is corrupt or not ONNX).";
+    case StatusCode::kUnimplemented:
+      return "The model uses operators, data types or features this toolchain does not support yet.";
+    case StatusCode::kResourceExhausted: return "The model exceeds a size limit of this toolchain.";
+    case StatusCode::kInvalidArgument: return "The model or the command-line arguments are invalid.";
+    default: return "An internal error occurred while converting the model.";
+  }
+}
+
+bool EndsWith(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+Status MakeDirs(const std::string& path) {
+  std::string cur;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    cur = path.substr(0, pos);
+    if (cur.empty()) continue;
+    if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
+      return InvalidArgument("cannot create output directory '" + cur + "': " + std::strerror(errno));
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return InvalidArgument("output path '" + path + "' is not a directory");
+  return Status::Ok();
+}
+
+Status WriteBytes(const std::string& path, const void* data, size_t n) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return InvalidArgument("cannot write '" + tmp + "': " + std::strerror(errno));
+    f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
+    if (!f) return InvalidArgument("cannot write '" + tmp + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return InvalidArgument("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string Sha256Hex(const uint8_t* data, size_t n) {
+  Sha256 h;
+  h.Update(data, n);
+  return h.Hex();
+}
+
+std::string Sha256File(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "";
+  Sha256 h;
+  char buf[1 << 16];
+  while (f) {
+    f.read(buf, sizeof buf);
+    h.Update(reinterpret_cast<const uint8_t*>(buf), static_cast<size_t>(f.gcount()));
+  }
+  return h.Hex();
+}
+
+StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log) {
+  auto emit = [&](const std::string& m, const json& d) { if (log) log(m, d.dump()); };
+  CompileResult r;
+  r.nodes_before = g.nodes.size();
+  OAAXVK_ASSIGN_OR_RETURN(r.passes, RunDefaultPipeline(g));
+  for (const PassResult& p : r.passes) {
+    json d = {{"Nodes before", p.nodes_before}, {"Nodes after", p.nodes_after}};
+    if (!p.details.empty()) d["Details"] = p.details;
+    emit("Pass: " + p.name, d);
+  }
+  r.nodes_after = g.nodes.size();
+  OAAXVK_ASSIGN_OR_RETURN(r.program, Lower(g));
+  json kernels = json::array();
+  for (const auto& [node, k] : r.program.node_kernels) kernels.push_back({{"Node", node}, {"Kernel", k}});
+  emit("Kernels selected", {{"Dispatches", r.program.dispatches.size()}, {"Nodes", kernels}});
+  OAAXVK_ASSIGN_OR_RETURN(r.plan, PlanMemory(r.program));
+  BundleInfo info;
+  info.model_name = g.name;
+  info.opset = g.opset;
+  info.producer = std::string("oaax-vulkan-toolchain-") + OAAXVK_VERSION;
+  OAAXVK_ASSIGN_OR_RETURN(r.bundle, SerializeBundle(r.program, r.plan, info, &r.summary));
+  emit("Memory plan", {{"Arena bytes", r.plan.arena_bytes},
+                       {"Arena bytes without reuse", r.plan.arena_unshared_bytes},
+                       {"Weights bytes", r.plan.weights_bytes},
+                       {"Inputs bytes", r.plan.inputs_bytes},
+                       {"Outputs bytes", r.plan.outputs_bytes},
+                       {"Barriers", r.summary.barriers},
+                       {"Distinct pipelines", r.summary.pipelines}});
+  return r;
+}
+
+int RunConversion(const std::string& input_path, const std::string& output_dir,
+                  const std::function<void(const std::string&)>& console) {
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  json log = json::array();
+  bool verbose = std::getenv("OAAXVK_TOOLCHAIN_VERBOSE") && std::string(std::getenv("OAAXVK_TOOLCHAIN_VERBOSE")) != "0";
+  auto add = [&](const std::string& m, json d) {
+    if (console) console(verbose ? m + " " + d.dump() : m);
+    log.push_back({{"Message", m}, {"Data", std::move(d)}});
+  };
+  auto ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+  Status dir_status = MakeDirs(output_dir);
+  auto write_log = [&]() -> bool {
+    if (!dir_status.ok()) return false;
+    std::string text = log.dump(2) + "\n";
+    return WriteBytes(output_dir + "/conversion-log.json", text.data(), text.size()).ok();
+  };
+  auto fail = [&](const Status& s) {
+    add("Conversion Failed", {{"Human Error", HumanError(s)}, {"Technical Error", s.ToString()},
+                              {"Elapsed ms", ms()}});
+    if (!write_log() && console) console("could not write conversion-log.json in '" + output_dir + "'");
+    return 1;
+  };
+  add("Conversion started", {{"Input path", input_path}, {"Output directory", output_dir},
+                             {"Toolchain", std::string("oaax-vulkan-toolchain ") + OAAXVK_VERSION}});
+  if (!dir_status.ok()) return fail(dir_status);
+  if (!EndsWith(input_path, ".onnx"))
+    return fail(Unimplemented("input '" + input_path +
+                              "' is not a .onnx file (archives .zip/.tar.gz are not supported yet)"));
+  ImportReport rep;
+  StatusOr<Graph> g = ImportOnnxFile(input_path, ImportOptions{}, &rep);
+  if (!g.ok()) return fail(g.status());
+  json inputs = json::array(), outputs = json::array();
+  for (const GraphIO& io : g->inputs) inputs.push_back({{"Name", io.name}, {"Shape", g->FindTensor(io.tensor)->shape}});
+  for (const GraphIO& io : g->outputs) outputs.push_back({{"Name", io.name}});
+  add("Model imported", {{"SHA-256", Sha256File(input_path)}, {"IR version", rep.ir_version}, {"Opset", rep.opset},
+                         {"Producer", rep.producer}, {"ONNX nodes", rep.onnx_nodes}, {"Inputs", inputs},
+                         {"Outputs", outputs}, {"Notes", rep.notes}, {"Elapsed ms", ms()}});
+  StatusOr<CompileResult> r = CompileGraph(std::move(*g), [&](const std::string& m, const std::string& d) {
+    add(m, json::parse(d));
+  });
+  if (!r.ok()) return fail(r.status());
+  std::string out = output_dir + "/model.oinf";
+  Status ws = WriteBytes(out, r->bundle.data(), r->bundle.size());
+  if (!ws.ok()) return fail(ws);
+  add("Successful Conversion", {{"MIME type", kBundleMimeType},
+                                {"Output file", "model.oinf"},
+                                {"Output bytes", r->bundle.size()},
+                                {"Output SHA-256", Sha256Hex(r->bundle.data(), r->bundle.size())},
+                                {"Format", kBundleFormat},
+                                {"Format version", kBundleFormatVersion},
+                                {"Nodes before passes", r->nodes_before},
+                                {"Nodes after passes", r->nodes_after},
+                                {"Dispatches", r->summary.dispatches},
+                                {"Kernels", r->summary.kernels},
+                                {"Elapsed ms", ms()}});
+  if (!write_log()) {
+    if (console) console("could not write conversion-log.json");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace oaaxvk::toolchain

@@ -1,0 +1,46 @@
+// The conversion driver behind `oaax-vulkan-toolchain`: import -> passes ->
+// lowering -> plan -> bundle, with the OAAX conversion log.
+#ifndef OAAXVK_TOOLCHAIN_DRIVER_DRIVER_H_
+#define OAAXVK_TOOLCHAIN_DRIVER_DRIVER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "toolchain/bundle/bundle_writer.h"
+#include "toolchain/import/onnx_import.h"
+#include "toolchain/passes/passes.h"
+
+namespace oaaxvk::toolchain {
+
+constexpr const char* kBundleMimeType = "application/x-oaax-vulkan-bundle; device=vulkan";
+
+// Receives each log entry as it is produced: Message + Data as a JSON text.
+using LogSink = std::function<void(const std::string& message, const std::string& data_json)>;
+
+struct CompileResult {
+  std::vector<PassResult> passes;
+  Program program;
+  MemoryPlan plan;
+  BundleSummary summary;
+  std::vector<uint8_t> bundle;  // model.oinf bytes
+  size_t nodes_before = 0, nodes_after = 0;
+};
+
+// Compiles an imported graph into bundle bytes (no file I/O).
+StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log = nullptr);
+
+// Full CLI conversion: writes <output_dir>/model.oinf and
+// <output_dir>/conversion-log.json (also on failure). Returns the exit code
+// (0 success, 1 conversion failure). `console` gets progress lines.
+int RunConversion(const std::string& input_path, const std::string& output_dir,
+                  const std::function<void(const std::string&)>& console);
+
+// Lower-case hex SHA-256 of a file ("" when unreadable).
+std::string Sha256File(const std::string& path);
+std::string Sha256Hex(const uint8_t* data, size_t n);
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_DRIVER_DRIVER_H_

@@ -1,0 +1,406 @@
+#include "toolchain/import/onnx_import.h"
+
+#include <sys/stat.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+#include "toolchain/ir/shape_infer.h"
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+StatusOr<std::string> ReadFileLimited(const std::string& path, uint64_t limit, const char* what) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return NotFound(std::string(what) + " '" + path + "' does not exist: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return InvalidArgument(std::string(what) + " '" + path + "' is not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > limit)
+    return ResourceExhausted(StrFormat("%s '%s' is %llu bytes, over the limit of %llu bytes", what, path.c_str(),
+                                       static_cast<unsigned long long>(st.st_size),
+                                       static_cast<unsigned long long>(limit)));
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return InvalidArgument(std::string("cannot open ") + what + " '" + path + "'");
+  std::string s(static_cast<size_t>(st.st_size), '\0');
+  if (!s.empty() && !f.read(&s[0], static_cast<std::streamsize>(s.size())))
+    return InvalidArgument(std::string("cannot read ") + what + " '" + path + "'");
+  return s;
+}
+
+// Accepts only relative paths whose components are not "..", then checks
+// that the resolved file (symlinks followed) is inside `dir`.
+StatusOr<std::string> ResolveExternalPath(const std::string& dir, const std::string& loc, const std::string& tensor) {
+  if (dir.empty())
+    return InvalidArgument("initializer '" + tensor + "' uses external data, but the model was not loaded from a file");
+  if (loc.empty() || loc[0] == '/' || loc.find('\\') != std::string::npos || loc.find('\0') != std::string::npos)
+    return InvalidArgument("initializer '" + tensor + "': external data location '" + loc +
+                           "' must be a relative path inside the model's directory");
+  std::stringstream ss(loc);
+  std::string part;
+  while (std::getline(ss, part, '/'))
+    if (part == "..")
+      return InvalidArgument("initializer '" + tensor + "': external data location '" + loc +
+                             "' may not contain '..' (files must stay inside the model's directory)");
+  char rd[PATH_MAX], rf[PATH_MAX];
+  std::string full = dir + "/" + loc;
+  if (!::realpath(dir.c_str(), rd)) return InvalidArgument("cannot resolve model directory '" + dir + "'");
+  if (!::realpath(full.c_str(), rf))
+    return NotFound("initializer '" + tensor + "': external data file '" + full + "' does not exist");
+  std::string d(rd), f(rf);
+  if (f.compare(0, d.size(), d) != 0 || f.size() <= d.size() || f[d.size()] != '/')
+    return InvalidArgument("initializer '" + tensor + "': external data file '" + loc +
+                           "' resolves outside the model's directory");
+  return f;
+}
+
+StatusOr<Tensor> ConvertTensor(const onnx::TensorProto& tp, const std::string& model_dir,
+                               uint64_t* external_budget) {
+  Tensor t;
+  t.name = tp.name();
+  t.dtype = static_cast<DType>(tp.data_type());
+  for (int64_t d : tp.dims()) {
+    if (d < 0) return InvalidArgument("tensor '" + t.name + "' has a negative dimension");
+    t.shape.push_back(d);
+  }
+  t.has_shape = true;
+  t.is_const = true;
+  size_t es = DTypeSize(t.dtype);
+  if (es == 0)
+    return Unimplemented("tensor '" + t.name + "' has unsupported data type " + std::to_string(tp.data_type()));
+  int64_t n = 1;
+  for (int64_t d : t.shape) {
+    if (d != 0 && n > (int64_t{1} << 40) / d)
+      return ResourceExhausted("tensor '" + t.name + "' is too large");
+    n *= d;
+  }
+  size_t nbytes = static_cast<size_t>(n) * es;
+  if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string loc;
+    uint64_t off = 0, len = nbytes;
+    bool has_len = false;
+    for (const auto& kv : tp.external_data()) {
+      if (kv.key() == "location") loc = kv.value();
+      else if (kv.key() == "offset") off = std::strtoull(kv.value().c_str(), nullptr, 10);
+      else if (kv.key() == "length") { len = std::strtoull(kv.value().c_str(), nullptr, 10); has_len = true; }
+    }
+    OAAXVK_ASSIGN_OR_RETURN(std::string path, ResolveExternalPath(model_dir, loc, t.name));
+    if (has_len && len != nbytes)
+      return InvalidArgument(StrFormat("initializer '%s': external length %llu != %zu bytes expected",
+                                       t.name.c_str(), static_cast<unsigned long long>(len), nbytes));
+    if (nbytes > *external_budget) return ResourceExhausted("external data exceeds the size limit at '" + t.name + "'");
+    *external_budget -= nbytes;
+    std::ifstream f(path, std::ios::binary);
+    struct stat st;
+    if (!f || ::stat(path.c_str(), &st) != 0) return InvalidArgument("cannot open external data '" + path + "'");
+    if (off > static_cast<uint64_t>(st.st_size) || nbytes > static_cast<uint64_t>(st.st_size) - off)
+      return InvalidArgument("initializer '" + t.name + "': external data range is outside '" + loc + "'");
+    t.data.resize(nbytes);
+    f.seekg(static_cast<std::streamoff>(off));
+    if (nbytes && !f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(nbytes)))
+      return InvalidArgument("cannot read external data of '" + t.name + "'");
+    return t;
+  }
+  if (tp.has_raw_data()) {
+    if (tp.raw_data().size() != nbytes)
+      return InvalidArgument(StrFormat("tensor '%s': raw_data has %zu bytes, expected %zu", t.name.c_str(),
+                                       tp.raw_data().size(), nbytes));
+    t.data.assign(tp.raw_data().begin(), tp.raw_data().end());
+    return t;
+  }
+  std::vector<double> v;
+  switch (t.dtype) {
+    case DType::kFloat: for (float f : tp.float_data()) v.push_back(f); break;
+    case DType::kDouble: for (double f : tp.double_data()) v.push_back(f); break;
+    case DType::kInt64: {
+      if (static_cast<int64_t>(tp.int64_data_size()) != n)
+        return InvalidArgument("tensor '" + t.name + "': int64_data has the wrong length");
+      std::vector<int64_t> iv(tp.int64_data().begin(), tp.int64_data().end());
+      Tensor r = MakeConstI64(t.name, t.shape, iv);
+      return r;
+    }
+    case DType::kUint64: for (uint64_t f : tp.uint64_data()) v.push_back(static_cast<double>(f)); break;
+    case DType::kInt32: case DType::kInt16: case DType::kInt8: case DType::kUint8: case DType::kUint16:
+    case DType::kBool:
+      for (int32_t f : tp.int32_data()) v.push_back(f);
+      break;
+    default:
+      return Unimplemented("tensor '" + t.name + "': data type " + DTypeName(t.dtype) + " is not supported in typed fields");
+  }
+  if (static_cast<int64_t>(v.size()) != n)
+    return InvalidArgument(StrFormat("tensor '%s': has %zu values, shape needs %lld", t.name.c_str(), v.size(),
+                                     static_cast<long long>(n)));
+  return MakeConstFromDoubles(t.name, t.dtype, t.shape, v);
+}
+
+StatusOr<Attr> ConvertAttr(const onnx::AttributeProto& a, const std::string& node) {
+  Attr r;
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: r.kind = Attr::kInt; r.i = a.i(); break;
+    case onnx::AttributeProto::FLOAT: r.kind = Attr::kFloat; r.f = a.f(); break;
+    case onnx::AttributeProto::STRING: r.kind = Attr::kString; r.s = a.s(); break;
+    case onnx::AttributeProto::INTS: r.kind = Attr::kInts; r.ints.assign(a.ints().begin(), a.ints().end()); break;
+    case onnx::AttributeProto::FLOATS: r.kind = Attr::kFloats; r.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case onnx::AttributeProto::TENSOR: {
+      r.kind = Attr::kTensor;
+      uint64_t budget = 0;
+      OAAXVK_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(a.t(), "", &budget));
+      r.t.push_back(std::move(t));
+      break;
+    }
+    default:
+      return Unimplemented("node '" + node + "': attribute '" + a.name() + "' has an unsupported type (graphs, sparse tensors, type protos)");
+  }
+  return r;
+}
+
+// Constant node -> constant tensor.
+StatusOr<Tensor> ConstantNodeValue(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == "value") {
+      uint64_t budget = 0;
+      OAAXVK_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(a.t(), "", &budget));
+      t.name = n.output(0);
+      return t;
+    }
+    if (a.name() == "value_float") return MakeConstF32(n.output(0), {}, {a.f()});
+    if (a.name() == "value_floats") return MakeConstF32(n.output(0), {static_cast<int64_t>(a.floats_size())}, {a.floats().begin(), a.floats().end()});
+    if (a.name() == "value_int") return MakeConstI64(n.output(0), {}, {a.i()});
+    if (a.name() == "value_ints") return MakeConstI64(n.output(0), {static_cast<int64_t>(a.ints_size())}, {a.ints().begin(), a.ints().end()});
+  }
+  return Unimplemented("Constant node '" + name + "' has no supported value attribute");
+}
+
+Status CheckOperatorSupport(const onnx::ModelProto& model) {
+  const onnx::GraphProto& gp = model.graph();
+  // Up-front operator support check: every unsupported node, at once.
+  std::vector<std::string> unsupported;
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& n = gp.node(i);
+    if (!IsSupportedOp(n.domain(), n.op_type())) {
+      int64_t opset = 0;
+      for (const auto& os : model.opset_import())
+        if (os.domain() == n.domain() || (n.domain() == "ai.onnx" && os.domain().empty())) opset = os.version();
+      unsupported.push_back("node '" + (n.name().empty() ? "#" + std::to_string(i) : n.name()) + "' (op " +
+                            n.op_type() + ", domain '" + (n.domain().empty() ? "ai.onnx" : n.domain()) +
+                            "', opset " + std::to_string(opset) + ")");
+    }
+  }
+  if (!unsupported.empty()) {
+    std::string m = std::to_string(unsupported.size()) + " unsupported operator node(s): ";
+    for (size_t i = 0; i < unsupported.size(); ++i) m += (i ? "; " : "") + unsupported[i];
+    return Unimplemented(m);
+  }
+
+  return Status::Ok();
+}
+
+StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, const ImportOptions& options,
+                        ImportReport* report) {
+  Graph g;
+  const onnx::GraphProto& gp = model.graph();
+  g.name = gp.name();
+  for (const auto& os : model.opset_import())
+    if (os.domain().empty() || os.domain() == "ai.onnx") g.opset = os.version();
+  report->opset = g.opset;
+  report->ir_version = model.ir_version();
+  report->producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
+  report->onnx_nodes = static_cast<size_t>(gp.node_size());
+
+  uint64_t budget = options.max_external_bytes;
+  std::set<std::string> init_names;
+  for (const onnx::TensorProto& tp : gp.initializer()) {
+    OAAXVK_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(tp, model_dir, &budget));
+    init_names.insert(t.name);
+    g.tensors[t.name] = std::move(t);
+  }
+  auto set_type = [&](const onnx::ValueInfoProto& vi, Tensor* t) {
+    if (!vi.type().has_tensor_type()) return;
+    const auto& tt = vi.type().tensor_type();
+    t->dtype = static_cast<DType>(tt.elem_type());
+    if (!tt.has_shape()) return;
+    Shape s;
+    for (const auto& d : tt.shape().dim()) {
+      if (!d.has_dim_value()) return;
+      s.push_back(d.dim_value());
+    }
+    t->shape = s;
+    t->has_shape = true;
+  };
+  for (const onnx::ValueInfoProto& vi : gp.input()) {
+    if (init_names.count(vi.name())) continue;  // IR < 4: initializers listed as inputs
+    Tensor t;
+    t.name = vi.name();
+    set_type(vi, &t);
+    if (t.dtype != DType::kFloat)
+      return Unimplemented("graph input '" + vi.name() + "' has data type " + DTypeName(t.dtype) +
+                           "; this version exchanges float32 inputs only");
+    if (!t.has_shape) return InvalidArgument("graph input '" + vi.name() + "' has no static shape after binding");
+    g.tensors[t.name] = t;
+    g.inputs.push_back({vi.name(), vi.name()});
+  }
+  for (const onnx::ValueInfoProto& vi : gp.value_info()) {
+    Tensor& t = g.tensors[vi.name()];
+    if (t.is_const) continue;
+    t.name = vi.name();
+    set_type(vi, &t);
+  }
+  std::set<std::string> node_names;
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& np = gp.node(i);
+    std::string name = np.name();
+    if (name.empty() || node_names.count(name)) name = np.op_type() + "_" + std::to_string(i);
+    node_names.insert(name);
+    if (np.op_type() == "Constant") {
+      OAAXVK_ASSIGN_OR_RETURN(Tensor t, ConstantNodeValue(np, name));
+      g.tensors[t.name] = std::move(t);
+      continue;
+    }
+    Node n;
+    n.name = name;
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    for (const auto& a : np.attribute()) {
+      OAAXVK_ASSIGN_OR_RETURN(Attr at, ConvertAttr(a, name));
+      n.attrs[a.name()] = std::move(at);
+    }
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) g.tensors[o].name = o;
+    g.nodes.push_back(std::move(n));
+  }
+  for (const onnx::ValueInfoProto& vi : gp.output()) {
+    Tensor& t = g.tensors[vi.name()];
+    t.name = vi.name();
+    if (!t.is_const) set_type(vi, &t);
+    if (t.dtype != DType::kFloat)
+      return Unimplemented("graph output '" + vi.name() + "' has data type " + DTypeName(t.dtype) +
+                           "; this version exchanges float32 outputs only");
+    g.outputs.push_back({vi.name(), vi.name()});
+  }
+  OAAXVK_RETURN_IF_ERROR(g.Validate().WithContext("ONNX graph"));
+  return g;
+}
+
+// Binds symbolic / unknown input dimensions: user-bound shapes first, then a
+// leading batch-like dimension becomes 1; anything else is an error.
+Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, ImportReport* report) {
+  onnx::GraphProto* gp = model.mutable_graph();
+  std::set<std::string> inits;
+  for (const auto& t : gp->initializer()) inits.insert(t.name());
+  for (const auto& [name, dims] : options.input_shapes) {
+    bool found = false;
+    for (const auto& vi : gp->input()) found |= vi.name() == name;
+    if (!found) return InvalidArgument("input_shapes names '" + name + "', which is not a graph input");
+  }
+  for (auto& vi : *gp->mutable_input()) {
+    if (inits.count(vi.name())) continue;
+    if (!vi.type().has_tensor_type())
+      return Unimplemented("graph input '" + vi.name() + "' is not a tensor (sequences/maps are not supported)");
+    auto* tt = vi.mutable_type()->mutable_tensor_type();
+    auto bound = options.input_shapes.find(vi.name());
+    if (bound != options.input_shapes.end()) {
+      if (tt->has_shape() && tt->shape().dim_size() != static_cast<int>(bound->second.size()))
+        return InvalidArgument(StrFormat("input_shapes for '%s' has rank %zu, the model says %d", vi.name().c_str(),
+                                         bound->second.size(), tt->shape().dim_size()));
+      tt->mutable_shape()->clear_dim();
+      for (int64_t d : bound->second) {
+        if (d < 1) return InvalidArgument("input_shapes for '" + vi.name() + "' has a dimension < 1");
+        tt->mutable_shape()->add_dim()->set_dim_value(d);
+      }
+      continue;
+    }
+    if (!tt->has_shape())
+      return InvalidArgument("graph input '" + vi.name() +
+                             "' has no shape; bind it in config.json: {\"input_shapes\": {\"" + vi.name() + "\": [...]}}");
+    for (int i = 0; i < tt->shape().dim_size(); ++i) {
+      auto* d = tt->mutable_shape()->mutable_dim(i);
+      if (d->has_dim_value() && d->dim_value() > 0) continue;
+      std::string sym = d->has_dim_param() ? "'" + d->dim_param() + "'" : "(unknown)";
+      if (i == 0) {
+        d->set_dim_value(1);
+        report->notes.push_back("graph input '" + vi.name() + "': symbolic batch dimension " + sym + " set to 1");
+        continue;
+      }
+      return InvalidArgument(StrFormat(
+          "graph input '%s': dimension %d %s is symbolic; bind it in config.json, e.g. "
+          "{\"input_shapes\": {\"%s\": [1, 3, 224, 224]}}, or export the model with static shapes",
+          vi.name().c_str(), i, sym.c_str(), vi.name().c_str()));
+    }
+  }
+  return Status::Ok();
+}
+
+// Validates external-data paths and inlines the bytes into the model, so the
+// checker and the converter see ordinary raw_data tensors.
+Status InlineExternalData(onnx::ModelProto& model, const std::string& model_dir, const ImportOptions& options) {
+  uint64_t budget = options.max_external_bytes;
+  for (onnx::TensorProto& tp : *model.mutable_graph()->mutable_initializer()) {
+    if (tp.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    OAAXVK_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(tp, model_dir, &budget));
+    tp.clear_external_data();
+    tp.set_data_location(onnx::TensorProto::DEFAULT);
+    tp.set_raw_data(std::string(t.data.begin(), t.data.end()));
+  }
+  return Status::Ok();
+}
+
+StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_dir, const ImportOptions& options,
+                           ImportReport* report) {
+  if (bytes.size() > options.max_model_bytes)
+    return ResourceExhausted(StrFormat("model is %zu bytes, over the limit of %llu bytes", bytes.size(),
+                                       static_cast<unsigned long long>(options.max_model_bytes)));
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromString(bytes))
+    return DataLoss("not an ONNX model: the protobuf could not be parsed (corrupt or not a .onnx file)");
+  if (!model.has_graph()) return DataLoss("not an ONNX model: no graph");
+  OAAXVK_RETURN_IF_ERROR(CheckOperatorSupport(model));
+  OAAXVK_RETURN_IF_ERROR(InlineExternalData(model, model_dir, options));
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("the ONNX checker rejected the model: ") + e.what());
+  }
+  OAAXVK_RETURN_IF_ERROR(BindInputShapes(model, options, report));
+  try {
+    onnx::ShapeInferenceOptions so{};
+    so.check_type = true;
+    so.error_mode = 1;
+    so.enable_data_propagation = true;
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("ONNX shape inference failed: ") + e.what());
+  }
+  try {
+    return Convert(model, model_dir, options, report);
+  } catch (const std::exception& e) {
+    return Internal(std::string("unexpected exception while importing: ") + e.what());
+  }
+}
+
+}  // namespace
+
+StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& model_dir, const ImportOptions& options,
+                                ImportReport* report) {
+  ImportReport local;
+  return ImportImpl(bytes, model_dir, options, report ? report : &local);
+}
+
+StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options, ImportReport* report) {
+  OAAXVK_ASSIGN_OR_RETURN(std::string bytes, ReadFileLimited(path, options.max_model_bytes, "model file"));
+  std::string dir = ".";
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
+  return ImportOnnxBytes(bytes, dir, options, report);
+}
+
+}  // namespace oaaxvk::toolchain

@@ -1,0 +1,51 @@
+// ONNX import: parse (with size limits), onnx::checker, ONNX shape inference,
+// external data (restricted to the model's directory), symbolic-dimension
+// binding, the up-front operator support check, and conversion into the IR.
+// All protobuf / onnx exceptions are caught here and become a Status.
+#ifndef OAAXVK_TOOLCHAIN_IMPORT_ONNX_IMPORT_H_
+#define OAAXVK_TOOLCHAIN_IMPORT_ONNX_IMPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "toolchain/ir/graph.h"
+
+namespace oaaxvk::toolchain {
+
+struct ImportOptions {
+  uint64_t max_model_bytes = (2ull << 30) - 1;     // protobuf's own hard limit is 2 GiB
+  uint64_t max_external_bytes = 8ull << 30;        // all external data together
+  // Shapes bound by the user (config.json "input_shapes"): input name -> dims.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+// Notes the importer wants logged (e.g. "batch dimension of 'x' set to 1").
+struct ImportReport {
+  int64_t ir_version = 0;
+  int64_t opset = 0;
+  std::string producer;
+  size_t onnx_nodes = 0;
+  std::vector<std::string> notes;
+};
+
+// Reads `path` (a .onnx file). External data files are resolved relative to
+// the file's directory. Errors:
+//   kNotFound / kInvalidArgument  the path is missing or not a regular file
+//   kResourceExhausted            a size limit was exceeded
+//   kDataLoss                     not a parseable ONNX protobuf
+//   kInvalidArgument              checker / shape inference failure, bad external data
+//                                 path, unresolvable symbolic dimension
+//   kUnimplemented                unsupported operators (all listed) or dtypes
+StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options = {},
+                               ImportReport* report = nullptr);
+
+// Same from serialized bytes; `model_dir` is where external data is looked up
+// (empty: external data is refused).
+StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& model_dir,
+                                const ImportOptions& options = {}, ImportReport* report = nullptr);
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_IMPORT_ONNX_IMPORT_H_

@@ -1,0 +1,212 @@
+#include "toolchain/ir/eval.h"
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "toolchain/ir/shape_infer.h"
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+const std::set<std::string>& Evaluable() {
+  static const std::set<std::string> k = {
+      "Shape", "Size", "Gather", "Slice", "Concat", "Cast", "Unsqueeze", "Squeeze", "Reshape",
+      "Flatten", "Identity", "Dropout", "Add", "Sub", "Mul", "Div", "Transpose", "ConstantOfShape",
+      "Neg", "Sqrt", "Relu", "Sigmoid", "Clip"};
+  return k;
+}
+
+Status NodeError(const Node& n, const std::string& msg) {
+  return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + msg);
+}
+
+Tensor OutLike(const Graph& g, const Node& n, size_t k) {
+  const Tensor& o = g.tensors.at(n.outputs[k]);
+  Tensor t;
+  t.name = o.name; t.dtype = o.dtype; t.shape = o.shape; t.has_shape = true; t.is_const = true;
+  t.data.resize(static_cast<size_t>(o.numel()) * DTypeSize(o.dtype));
+  return t;
+}
+
+// Multi-index iteration over `shape` calling f(flat_out_index, index_vector).
+template <typename F>
+void ForEachIndex(const Shape& shape, F f) {
+  int64_t total = NumElements(shape);
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, idx);
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+bool CanEvaluate(const Graph& g, const Node& n) {
+  if (!(n.domain.empty() || n.domain == "ai.onnx") || !Evaluable().count(n.op_type)) return false;
+  for (const std::string& o : n.outputs) {
+    const Tensor* t = g.FindTensor(o);
+    if (!o.empty() && (!t || !t->has_shape || DTypeSize(t->dtype) == 0)) return false;
+  }
+  if (n.op_type == "Shape" || n.op_type == "Size") {
+    const Tensor* t = g.FindTensor(n.inputs[0]);
+    return t && t->has_shape;
+  }
+  for (const std::string& in : n.inputs)
+    if (!in.empty() && !g.IsConst(in)) return false;
+  return true;
+}
+
+StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
+  const std::string& op = n.op_type;
+  std::vector<const Tensor*> in;
+  for (const std::string& s : n.inputs) in.push_back(s.empty() ? nullptr : g.FindTensor(s));
+  const Tensor& x = *in[0];
+  Tensor out = OutLike(g, n, 0);
+  size_t es = DTypeSize(x.dtype);
+
+  if (op == "Shape") {
+    std::vector<int64_t> v(x.shape.begin(), x.shape.end());
+    int64_t rank = static_cast<int64_t>(v.size());
+    int64_t start = n.GetInt("start", 0), end = n.GetInt("end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::max<int64_t>(0, std::min(start, rank));
+    end = std::max<int64_t>(start, std::min(end, rank));
+    return std::vector<Tensor>{MakeConstI64(out.name, out.shape, {v.begin() + start, v.begin() + end})};
+  }
+  if (op == "Size") return std::vector<Tensor>{MakeConstI64(out.name, {}, {x.numel()})};
+  if (op == "Identity" || op == "Dropout" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
+      op == "Unsqueeze") {
+    out.data = x.data;
+    std::vector<Tensor> r{out};
+    if (op == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty()) {
+      Tensor m = OutLike(g, n, 1);
+      std::fill(m.data.begin(), m.data.end(), 1);
+      r.push_back(m);
+    }
+    return r;
+  }
+  if (op == "Cast") {
+    out = MakeConstFromDoubles(out.name, out.dtype, out.shape, x.AsDoubles());
+    if (x.dtype == DType::kInt64 && out.dtype == DType::kInt64) out.data = x.data;
+    return std::vector<Tensor>{out};
+  }
+  if (op == "ConstantOfShape") {
+    double v = 0;
+    auto it = n.attrs.find("value");
+    if (it != n.attrs.end() && !it->second.t.empty()) {
+      std::vector<double> d = it->second.t[0].AsDoubles();
+      if (!d.empty()) v = d[0];
+    }
+    return std::vector<Tensor>{MakeConstFromDoubles(out.name, out.dtype, out.shape,
+                                                    std::vector<double>(out.numel(), v))};
+  }
+  if (op == "Gather") {
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = n.GetInt("axis", 0);
+    if (axis < 0) axis += rank;
+    int64_t outer = 1, inner = 1, len = x.shape[axis];
+    for (int64_t i = 0; i < axis; ++i) outer *= x.shape[i];
+    for (int64_t i = axis + 1; i < rank; ++i) inner *= x.shape[i];
+    std::vector<int64_t> idx = in[1]->AsInts();
+    size_t chunk = static_cast<size_t>(inner) * es;
+    for (int64_t o = 0; o < outer; ++o)
+      for (size_t k = 0; k < idx.size(); ++k) {
+        int64_t j = idx[k] < 0 ? idx[k] + len : idx[k];
+        if (j < 0 || j >= len) return NodeError(n, "index " + std::to_string(idx[k]) + " out of range");
+        std::memcpy(out.data.data() + (o * idx.size() + k) * chunk,
+                    x.data.data() + (o * len + j) * chunk, chunk);
+      }
+    return std::vector<Tensor>{out};
+  }
+  if (op == "Slice") {
+    std::vector<int64_t> st = n.GetInts("_starts", {}), sp = n.GetInts("_steps", {});
+    std::vector<int64_t> xs = DenseStrides(x.shape);
+    ForEachIndex(out.shape, [&](int64_t i, const std::vector<int64_t>& idx) {
+      int64_t src = 0;
+      for (size_t d = 0; d < idx.size(); ++d) src += (st[d] + idx[d] * sp[d]) * xs[d];
+      std::memcpy(out.data.data() + i * es, x.data.data() + src * es, es);
+    });
+    return std::vector<Tensor>{out};
+  }
+  if (op == "Concat") {
+    int64_t axis = n.GetInt("axis", 0);
+    int64_t outer = 1;
+    for (int64_t i = 0; i < axis; ++i) outer *= out.shape[i];
+    size_t pos = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (const Tensor* t : in) {
+        size_t chunk = t->data.size() / static_cast<size_t>(outer);
+        std::memcpy(out.data.data() + pos, t->data.data() + o * chunk, chunk);
+        pos += chunk;
+      }
+    return std::vector<Tensor>{out};
+  }
+  if (op == "Transpose") {
+    std::vector<int64_t> perm = n.GetInts("perm", {});
+    std::vector<int64_t> xs = DenseStrides(x.shape);
+    ForEachIndex(out.shape, [&](int64_t i, const std::vector<int64_t>& idx) {
+      int64_t src = 0;
+      for (size_t d = 0; d < idx.size(); ++d) src += idx[d] * xs[perm[d]];
+      std::memcpy(out.data.data() + i * es, x.data.data() + src * es, es);
+    });
+    return std::vector<Tensor>{out};
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    const Tensor& y = *in[1];
+    std::vector<int64_t> sa = BroadcastStrides(x.shape, out.shape), sb = BroadcastStrides(y.shape, out.shape);
+    bool integer = out.dtype == DType::kInt64 || out.dtype == DType::kInt32;
+    std::vector<int64_t> ia, ib;
+    std::vector<double> da, db;
+    if (integer) { ia = x.AsInts(); ib = y.AsInts(); } else { da = x.AsDoubles(); db = y.AsDoubles(); }
+    std::vector<int64_t> ri(integer ? out.numel() : 0);
+    std::vector<double> rd(integer ? 0 : out.numel());
+    Status err;
+    ForEachIndex(out.shape, [&](int64_t i, const std::vector<int64_t>& idx) {
+      int64_t pa = 0, pb = 0;
+      for (size_t d = 0; d < idx.size(); ++d) { pa += idx[d] * sa[d]; pb += idx[d] * sb[d]; }
+      if (integer) {
+        int64_t a = ia[pa], b = ib[pb], v = 0;
+        if (op == "Add") v = a + b; else if (op == "Sub") v = a - b; else if (op == "Mul") v = a * b;
+        else if (b == 0) err = NodeError(n, "integer division by zero"); else v = a / b;
+        ri[i] = v;
+      } else {
+        double a = da[pa], b = db[pb];
+        rd[i] = op == "Add" ? a + b : op == "Sub" ? a - b : op == "Mul" ? a * b : a / b;
+      }
+    });
+    OAAXVK_RETURN_IF_ERROR(err);
+    if (integer) {
+      if (out.dtype == DType::kInt64) return std::vector<Tensor>{MakeConstI64(out.name, out.shape, ri)};
+      std::vector<double> d(ri.begin(), ri.end());
+      return std::vector<Tensor>{MakeConstFromDoubles(out.name, out.dtype, out.shape, d)};
+    }
+    return std::vector<Tensor>{MakeConstFromDoubles(out.name, out.dtype, out.shape, rd)};
+  }
+  if (op == "Neg" || op == "Sqrt" || op == "Relu" || op == "Sigmoid" || op == "Clip") {
+    std::vector<double> v = x.AsDoubles();
+    double lo = -INFINITY, hi = INFINITY;
+    if (op == "Clip") {
+      if (n.HasAttr("min")) lo = n.GetFloat("min", 0);
+      if (n.HasAttr("max")) hi = n.GetFloat("max", 0);
+      if (in.size() > 1 && in[1]) lo = in[1]->AsDoubles().at(0);
+      if (in.size() > 2 && in[2]) hi = in[2]->AsDoubles().at(0);
+    }
+    for (double& d : v) {
+      if (op == "Neg") d = -d;
+      else if (op == "Sqrt") d = std::sqrt(d);
+      else if (op == "Relu") d = d > 0 ? d : 0;
+      else if (op == "Sigmoid") d = 1.0 / (1.0 + std::exp(-d));
+      else d = std::min(std::max(d, lo), hi);
+    }
+    return std::vector<Tensor>{MakeConstFromDoubles(out.name, out.dtype, out.shape, v)};
+  }
+  return Unimplemented("node '" + n.name + "': cannot evaluate " + op + " at compile time");
+}
+
+}  // namespace oaaxvk::toolchain

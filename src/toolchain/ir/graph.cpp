@@ -1,0 +1,244 @@
+#include "toolchain/ir/graph.h"
+
+#include <cstring>
+#include <set>
+
+namespace oaaxvk::toolchain {
+
+size_t DTypeSize(DType t) {
+  switch (t) {
+    case DType::kFloat: case DType::kInt32: case DType::kUint32: return 4;
+    case DType::kUint8: case DType::kInt8: case DType::kBool: return 1;
+    case DType::kUint16: case DType::kInt16: case DType::kFloat16: return 2;
+    case DType::kInt64: case DType::kDouble: case DType::kUint64: return 8;
+    default: return 0;
+  }
+}
+
+const char* DTypeName(DType t) {
+  switch (t) {
+    case DType::kFloat: return "float32";
+    case DType::kUint8: return "uint8";
+    case DType::kInt8: return "int8";
+    case DType::kUint16: return "uint16";
+    case DType::kInt16: return "int16";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kBool: return "bool";
+    case DType::kFloat16: return "float16";
+    case DType::kDouble: return "float64";
+    case DType::kUint32: return "uint32";
+    case DType::kUint64: return "uint64";
+    default: return "undefined";
+  }
+}
+
+int64_t NumElements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string ShapeToString(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+template <typename T>
+static T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+std::vector<double> Tensor::AsDoubles() const {
+  std::vector<double> r;
+  size_t es = DTypeSize(dtype);
+  if (!is_const || es == 0) return r;
+  size_t n = data.size() / es;
+  r.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = data.data() + i * es;
+    switch (dtype) {
+      case DType::kFloat: r[i] = Load<float>(p); break;
+      case DType::kDouble: r[i] = Load<double>(p); break;
+      case DType::kInt64: r[i] = static_cast<double>(Load<int64_t>(p)); break;
+      case DType::kInt32: r[i] = Load<int32_t>(p); break;
+      case DType::kUint32: r[i] = Load<uint32_t>(p); break;
+      case DType::kUint64: r[i] = static_cast<double>(Load<uint64_t>(p)); break;
+      case DType::kInt16: r[i] = Load<int16_t>(p); break;
+      case DType::kUint16: r[i] = Load<uint16_t>(p); break;
+      case DType::kInt8: r[i] = Load<int8_t>(p); break;
+      case DType::kUint8: case DType::kBool: r[i] = *p; break;
+      default: r[i] = 0; break;
+    }
+  }
+  return r;
+}
+
+std::vector<int64_t> Tensor::AsInts() const {
+  if (dtype == DType::kInt64 && is_const) {
+    std::vector<int64_t> r(data.size() / 8);
+    if (!r.empty()) std::memcpy(r.data(), data.data(), r.size() * 8);
+    return r;
+  }
+  std::vector<double> d = AsDoubles();
+  std::vector<int64_t> r(d.size());
+  for (size_t i = 0; i < d.size(); ++i) r[i] = static_cast<int64_t>(d[i]);
+  return r;
+}
+
+Tensor MakeConstF32(const std::string& name, const Shape& shape, const std::vector<float>& v) {
+  Tensor t;
+  t.name = name; t.dtype = DType::kFloat; t.shape = shape; t.has_shape = true; t.is_const = true;
+  t.data.resize(v.size() * 4);
+  if (!v.empty()) std::memcpy(t.data.data(), v.data(), v.size() * 4);
+  return t;
+}
+
+Tensor MakeConstI64(const std::string& name, const Shape& shape, const std::vector<int64_t>& v) {
+  Tensor t;
+  t.name = name; t.dtype = DType::kInt64; t.shape = shape; t.has_shape = true; t.is_const = true;
+  t.data.resize(v.size() * 8);
+  if (!v.empty()) std::memcpy(t.data.data(), v.data(), v.size() * 8);
+  return t;
+}
+
+template <typename T>
+static void Store(uint8_t* p, T v) { std::memcpy(p, &v, sizeof(T)); }
+
+Tensor MakeConstFromDoubles(const std::string& name, DType dtype, const Shape& shape,
+                            const std::vector<double>& v) {
+  Tensor t;
+  t.name = name; t.dtype = dtype; t.shape = shape; t.has_shape = true; t.is_const = true;
+  size_t es = DTypeSize(dtype);
+  t.data.resize(v.size() * es);
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint8_t* p = t.data.data() + i * es;
+    double x = v[i];
+    switch (dtype) {
+      case DType::kFloat: Store<float>(p, static_cast<float>(x)); break;
+      case DType::kDouble: Store<double>(p, x); break;
+      case DType::kInt64: Store<int64_t>(p, static_cast<int64_t>(x)); break;
+      case DType::kInt32: Store<int32_t>(p, static_cast<int32_t>(x)); break;
+      case DType::kUint32: Store<uint32_t>(p, static_cast<uint32_t>(x)); break;
+      case DType::kUint64: Store<uint64_t>(p, static_cast<uint64_t>(x)); break;
+      case DType::kInt16: Store<int16_t>(p, static_cast<int16_t>(x)); break;
+      case DType::kUint16: Store<uint16_t>(p, static_cast<uint16_t>(x)); break;
+      case DType::kInt8: Store<int8_t>(p, static_cast<int8_t>(x)); break;
+      case DType::kUint8: Store<uint8_t>(p, static_cast<uint8_t>(x)); break;
+      case DType::kBool: Store<uint8_t>(p, x != 0 ? 1 : 0); break;
+      default: break;
+    }
+  }
+  return t;
+}
+
+int64_t Node::GetInt(const std::string& k, int64_t def) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? def : it->second.i;
+}
+float Node::GetFloat(const std::string& k, float def) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? def : it->second.f;
+}
+std::string Node::GetString(const std::string& k, const std::string& def) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? def : it->second.s;
+}
+std::vector<int64_t> Node::GetInts(const std::string& k, const std::vector<int64_t>& def) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? def : it->second.ints;
+}
+void Node::SetInt(const std::string& k, int64_t v) { Attr a; a.kind = Attr::kInt; a.i = v; attrs[k] = a; }
+void Node::SetFloat(const std::string& k, float v) { Attr a; a.kind = Attr::kFloat; a.f = v; attrs[k] = a; }
+void Node::SetInts(const std::string& k, std::vector<int64_t> v) {
+  Attr a; a.kind = Attr::kInts; a.ints = std::move(v); attrs[k] = a;
+}
+void Node::SetString(const std::string& k, std::string v) {
+  Attr a; a.kind = Attr::kString; a.s = std::move(v); attrs[k] = a;
+}
+
+Tensor* Graph::FindTensor(const std::string& n) {
+  auto it = tensors.find(n);
+  return it == tensors.end() ? nullptr : &it->second;
+}
+const Tensor* Graph::FindTensor(const std::string& n) const {
+  auto it = tensors.find(n);
+  return it == tensors.end() ? nullptr : &it->second;
+}
+bool Graph::IsConst(const std::string& n) const {
+  const Tensor* t = FindTensor(n);
+  return t && t->is_const;
+}
+size_t Graph::CountOps(const std::string& op) const {
+  if (op.empty()) return nodes.size();
+  size_t c = 0;
+  for (const Node& n : nodes) c += n.op_type == op;
+  return c;
+}
+std::map<std::string, std::vector<size_t>> Graph::Consumers() const {
+  std::map<std::string, std::vector<size_t>> r;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const std::string& in : nodes[i].inputs)
+      if (!in.empty()) r[in].push_back(i);
+  return r;
+}
+int Graph::Producer(const std::string& tensor) const {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const std::string& o : nodes[i].outputs)
+      if (o == tensor) return static_cast<int>(i);
+  return -1;
+}
+bool Graph::IsGraphOutput(const std::string& tensor) const {
+  for (const GraphIO& o : outputs) if (o.tensor == tensor) return true;
+  return false;
+}
+bool Graph::IsGraphInput(const std::string& tensor) const {
+  for (const GraphIO& o : inputs) if (o.tensor == tensor) return true;
+  return false;
+}
+void Graph::ReplaceUses(const std::string& from, const std::string& to) {
+  for (Node& n : nodes)
+    for (std::string& in : n.inputs)
+      if (in == from) in = to;
+  for (GraphIO& o : outputs)
+    if (o.tensor == from) o.tensor = to;
+}
+std::string Graph::UniqueName(const std::string& base) const {
+  if (!tensors.count(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string n = base + "_" + std::to_string(i);
+    if (!tensors.count(n)) return n;
+  }
+}
+
+Status Graph::Validate() const {
+  std::set<std::string> defined;
+  for (const auto& [name, t] : tensors)
+    if (t.is_const) defined.insert(name);
+  for (const GraphIO& in : inputs) {
+    if (!tensors.count(in.tensor)) return Internal("graph input '" + in.name + "' has no tensor");
+    defined.insert(in.tensor);
+  }
+  for (const Node& n : nodes) {
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && !defined.count(in))
+        return Internal("node '" + n.name + "' (" + n.op_type + ") reads '" + in +
+                        "' before it is defined");
+    for (const std::string& o : n.outputs) {
+      if (o.empty()) continue;
+      if (defined.count(o))
+        return Internal("tensor '" + o + "' is defined twice (node '" + n.name + "')");
+      if (!tensors.count(o)) return Internal("node '" + n.name + "' output '" + o + "' has no tensor entry");
+      defined.insert(o);
+    }
+  }
+  for (const GraphIO& o : outputs)
+    if (!defined.count(o.tensor))
+      return Internal("graph output '" + o.name + "' (tensor '" + o.tensor + "') is never defined");
+  return Status::Ok();
+}
+
+}  // namespace oaaxvk::toolchain

@@ -1,0 +1,126 @@
+// The toolchain's graph IR: tensors with a dtype, a static shape and optional
+// constant data; nodes with typed attributes. Passes rewrite it in place.
+//
+// Tensors are keyed by their (unique) ONNX name. Graph inputs/outputs keep
+// their original ONNX name separately from the tensor they refer to, so a
+// pass may re-point an output (e.g. when removing an Identity) without
+// losing the name the host sees.
+#ifndef OAAXVK_TOOLCHAIN_IR_GRAPH_H_
+#define OAAXVK_TOOLCHAIN_IR_GRAPH_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "oaax_vulkan/status.h"
+
+namespace oaaxvk::toolchain {
+
+// Values are the ONNX TensorProto.DataType codes (also OAAX tensor_data_type).
+enum class DType : int32_t {
+  kUndefined = 0, kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5,
+  kInt32 = 6, kInt64 = 7, kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13,
+};
+size_t DTypeSize(DType t);   // 0 for unsupported/undefined
+const char* DTypeName(DType t);
+
+using Shape = std::vector<int64_t>;
+int64_t NumElements(const Shape& s);  // 1 for rank 0
+std::string ShapeToString(const Shape& s);
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  bool has_shape = false;        // false until known (import / shape inference)
+  bool is_const = false;         // true: `data` holds numel * DTypeSize bytes
+  std::vector<uint8_t> data;     // row-major little-endian
+
+  int64_t numel() const { return NumElements(shape); }
+  // Constant data as doubles / int64 (converted from the dtype); only for
+  // is_const tensors of numeric dtypes.
+  std::vector<double> AsDoubles() const;
+  std::vector<int64_t> AsInts() const;
+};
+
+// Builds constant tensors.
+Tensor MakeConstF32(const std::string& name, const Shape& shape, const std::vector<float>& v);
+Tensor MakeConstI64(const std::string& name, const Shape& shape, const std::vector<int64_t>& v);
+// Converts doubles into a constant of `dtype` (float/double/ints/bool).
+Tensor MakeConstFromDoubles(const std::string& name, DType dtype, const Shape& shape,
+                            const std::vector<double>& v);
+
+struct Attr {
+  enum Kind { kInt, kFloat, kString, kInts, kFloats, kTensor } kind = kInt;
+  int64_t i = 0;
+  float f = 0.f;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::vector<Tensor> t;  // kTensor: exactly one element
+};
+
+// Fused activation carried by Conv/Gemm/MatMul/eltwise nodes after fusion
+// (codes match shaders/common.glsl).
+enum class Activation : uint32_t {
+  kNone = 0, kRelu = 1, kClip = 2, kSigmoid = 3, kHardSigmoid = 4, kHardSwish = 5, kLeakyRelu = 6,
+};
+
+struct Node {
+  std::string name;     // ONNX node name (may be empty in ONNX; import makes it unique)
+  std::string op_type;
+  std::string domain;   // "" = ai.onnx
+  std::vector<std::string> inputs;   // "" = omitted optional input
+  std::vector<std::string> outputs;
+  std::map<std::string, Attr> attrs;
+
+  bool HasAttr(const std::string& k) const { return attrs.count(k) != 0; }
+  int64_t GetInt(const std::string& k, int64_t def) const;
+  float GetFloat(const std::string& k, float def) const;
+  std::string GetString(const std::string& k, const std::string& def) const;
+  std::vector<int64_t> GetInts(const std::string& k, const std::vector<int64_t>& def) const;
+  void SetInt(const std::string& k, int64_t v);
+  void SetFloat(const std::string& k, float v);
+  void SetInts(const std::string& k, std::vector<int64_t> v);
+  void SetString(const std::string& k, std::string v);
+  // Fused activation (attrs "_act", "_act_alpha", "_act_beta").
+  Activation act() const { return static_cast<Activation>(GetInt("_act", 0)); }
+};
+
+struct GraphIO {
+  std::string name;    // original ONNX name (what the host sees)
+  std::string tensor;  // tensor in Graph::tensors currently carrying the value
+};
+
+struct Graph {
+  std::string name;
+  int64_t opset = 0;
+  std::map<std::string, Tensor> tensors;
+  std::vector<Node> nodes;  // topological order
+  std::vector<GraphIO> inputs, outputs;
+
+  Tensor* FindTensor(const std::string& n);
+  const Tensor* FindTensor(const std::string& n) const;
+  bool IsConst(const std::string& n) const;
+  // Number of nodes whose op_type is `op` (all nodes when op is empty).
+  size_t CountOps(const std::string& op = "") const;
+  // Consumers: for each tensor name, the indices of nodes reading it.
+  std::map<std::string, std::vector<size_t>> Consumers() const;
+  // Index of the node producing `tensor`, or -1.
+  int Producer(const std::string& tensor) const;
+  bool IsGraphOutput(const std::string& tensor) const;
+  bool IsGraphInput(const std::string& tensor) const;
+  // Replaces every node-input use of `from` by `to` and re-points graph
+  // outputs carrying `from`.
+  void ReplaceUses(const std::string& from, const std::string& to);
+  // A tensor name not yet used, derived from `base`.
+  std::string UniqueName(const std::string& base) const;
+  // Checks structural invariants (every input defined before use, unique
+  // producers, outputs defined). Used by tests and after each pass.
+  Status Validate() const;
+};
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_IR_GRAPH_H_

@@ -1,0 +1,394 @@
+#include "toolchain/ir/shape_infer.h"
+
+#include <algorithm>
+#include <set>
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+const std::set<std::string>& DeviceOps() {
+  static const std::set<std::string> k = {
+      "Conv", "BatchNormalization", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid",
+      "LeakyRelu", "Add", "Sub", "Mul", "Div", "GlobalAveragePool", "MaxPool", "AveragePool",
+      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "MatMul", "Gemm",
+      "Softmax", "Identity", "Dropout"};
+  return k;
+}
+const std::set<std::string>& FoldOnlyOps() {
+  static const std::set<std::string> k = {"Shape", "Size", "Gather", "Slice", "Cast",
+                                          "ConstantOfShape", "Constant", "Neg", "Sqrt"};
+  return k;
+}
+
+Status NodeError(const Node& n, const std::string& msg) {
+  return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + msg);
+}
+
+int64_t NormAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+}  // namespace
+
+bool IsSupportedOp(const std::string& domain, const std::string& op_type, bool* fold_only) {
+  if (!(domain.empty() || domain == "ai.onnx")) return false;
+  if (DeviceOps().count(op_type)) { if (fold_only) *fold_only = false; return true; }
+  if (FoldOnlyOps().count(op_type)) { if (fold_only) *fold_only = true; return true; }
+  return false;
+}
+
+std::vector<std::string> SupportedOps() {
+  std::vector<std::string> r(DeviceOps().begin(), DeviceOps().end());
+  r.insert(r.end(), FoldOnlyOps().begin(), FoldOnlyOps().end());
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da == db || db == 1) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else return InvalidArgument("shapes " + ShapeToString(a) + " and " + ShapeToString(b) +
+                                " cannot be broadcast");
+  }
+  return out;
+}
+
+std::vector<int64_t> DenseStrides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> st(out.size(), 0);
+  std::vector<int64_t> dense = DenseStrides(in);
+  size_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 ? 0 : dense[i];
+  return st;
+}
+
+static Status SetOut(Graph& g, const Node& n, size_t k, DType dt, Shape s) {
+  if (k >= n.outputs.size() || n.outputs[k].empty()) return Status::Ok();
+  Tensor& t = g.tensors[n.outputs[k]];
+  t.name = n.outputs[k];
+  t.dtype = dt;
+  for (int64_t d : s)
+    if (d < 0) return NodeError(n, "inferred a negative dimension in " + ShapeToString(s));
+  t.shape = std::move(s);
+  t.has_shape = true;
+  return Status::Ok();
+}
+
+// Spatial output size with explicit pads.
+static int64_t PoolOut(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, bool ceil_mode) {
+  int64_t eff = (k - 1) * d + 1;
+  int64_t num = in + pb + pe - eff;
+  if (num < 0) return -1;
+  int64_t o = ceil_mode ? (num + s - 1) / s + 1 : num / s + 1;
+  // ONNX/ORT: with ceil_mode the last window must start inside the input or left pad.
+  if (ceil_mode && (o - 1) * s >= in + pb) --o;
+  return o;
+}
+
+// Resolves auto_pad / pads for a 2-D window op and returns OH, OW.
+static Status Window2D(Node& n, const Shape& x, int64_t kh, int64_t kw, bool ceil_mode,
+                       int64_t* oh, int64_t* ow) {
+  std::vector<int64_t> strides = n.GetInts("strides", {1, 1});
+  std::vector<int64_t> dil = n.GetInts("dilations", {1, 1});
+  std::vector<int64_t> pads = n.GetInts("pads", {0, 0, 0, 0});
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    return NodeError(n, "only 2-D windows are supported (strides/dilations/pads rank)");
+  std::string ap = n.GetString("auto_pad", "NOTSET");
+  int64_t H = x[2], W = x[3];
+  int64_t k[2] = {kh, kw}, in[2] = {H, W};
+  if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+    for (int i = 0; i < 2; ++i) {
+      int64_t out = (in[i] + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (k[i] - 1) * dil[i] + 1 - in[i]);
+      int64_t small = total / 2, big = total - small;
+      pads[i] = ap == "SAME_UPPER" ? small : big;
+      pads[i + 2] = ap == "SAME_UPPER" ? big : small;
+    }
+  } else if (ap == "VALID") {
+    pads = {0, 0, 0, 0};
+  } else if (ap != "NOTSET") {
+    return NodeError(n, "unknown auto_pad '" + ap + "'");
+  }
+  for (int64_t v : strides) if (v < 1) return NodeError(n, "strides must be >= 1");
+  for (int64_t v : dil) if (v < 1) return NodeError(n, "dilations must be >= 1");
+  for (int64_t v : pads) if (v < 0) return NodeError(n, "negative pads are not supported");
+  *oh = PoolOut(H, kh, strides[0], dil[0], pads[0], pads[2], ceil_mode);
+  *ow = PoolOut(W, kw, strides[1], dil[1], pads[1], pads[3], ceil_mode);
+  if (*oh < 1 || *ow < 1) return NodeError(n, "the window does not fit the input " + ShapeToString(x));
+  n.SetInts("_pads", pads);
+  n.SetInts("strides", strides);
+  n.SetInts("dilations", dil);
+  return Status::Ok();
+}
+
+static StatusOr<std::vector<int64_t>> ConstInts(const Graph& g, const Node& n, size_t idx, const char* what) {
+  if (idx >= n.inputs.size() || n.inputs[idx].empty()) return std::vector<int64_t>{};
+  const Tensor* t = g.FindTensor(n.inputs[idx]);
+  if (!t || !t->is_const)
+    return NodeError(n, std::string(what) + " input '" + n.inputs[idx] +
+                            "' is not a compile-time constant (dynamic shapes are not supported)");
+  return t->AsInts();
+}
+
+Status InferNodeShapes(Graph& g, Node& n) {
+  std::vector<const Tensor*> in;
+  for (const std::string& name : n.inputs) {
+    if (name.empty()) { in.push_back(nullptr); continue; }
+    const Tensor* t = g.FindTensor(name);
+    if (!t || !t->has_shape) return NodeError(n, "input '" + name + "' has no static shape");
+    in.push_back(t);
+  }
+  auto need = [&](size_t k) -> Status {
+    if (in.size() <= k || !in[k]) return NodeError(n, "missing input " + std::to_string(k));
+    return Status::Ok();
+  };
+  const std::string& op = n.op_type;
+  OAAXVK_RETURN_IF_ERROR(need(0));
+  const Shape& x = in[0]->shape;
+  DType dt = in[0]->dtype;
+  int64_t rank = static_cast<int64_t>(x.size());
+
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    StatusOr<Shape> s = BroadcastShapes(x, in[1]->shape);
+    if (!s.ok()) return NodeError(n, s.status().message());
+    return SetOut(g, n, 0, dt, *s);
+  }
+  if (op == "Relu" || op == "Clip" || op == "HardSigmoid" || op == "HardSwish" || op == "Sigmoid" ||
+      op == "LeakyRelu" || op == "Identity" || op == "Dropout" || op == "Softmax" ||
+      op == "BatchNormalization" || op == "Neg" || op == "Sqrt") {
+    if (op == "Softmax") {
+      int64_t axis = NormAxis(n.GetInt("axis", g.opset >= 13 ? -1 : 1), rank);
+      if (axis < 0 || axis >= std::max<int64_t>(rank, 1)) return NodeError(n, "axis out of range");
+    }
+    return SetOut(g, n, 0, dt, x);
+  }
+  if (op == "Cast") {
+    return SetOut(g, n, 0, static_cast<DType>(n.GetInt("to", 1)), x);
+  }
+  if (op == "Conv") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    const Shape& w = in[1]->shape;
+    if (x.size() != 4 || w.size() != 4)
+      return NodeError(n, "only 2-D convolution (4-D input and weight) is supported, got input " +
+                              ShapeToString(x) + " weight " + ShapeToString(w));
+    int64_t group = n.GetInt("group", 1);
+    if (group < 1 || x[1] % group != 0 || w[0] % group != 0 || w[1] * group != x[1])
+      return NodeError(n, "channels " + std::to_string(x[1]) + " / weight " + ShapeToString(w) +
+                              " do not match group " + std::to_string(group));
+    int64_t oh, ow;
+    OAAXVK_RETURN_IF_ERROR(Window2D(n, x, w[2], w[3], false, &oh, &ow));
+    return SetOut(g, n, 0, dt, {x[0], w[0], oh, ow});
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    if (x.size() != 4) return NodeError(n, "only 2-D pooling (4-D input) is supported, got " + ShapeToString(x));
+    std::vector<int64_t> k = n.GetInts("kernel_shape", {});
+    if (k.size() != 2) return NodeError(n, "kernel_shape must have 2 entries");
+    if (op == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
+      return NodeError(n, "the Indices output of MaxPool is not supported");
+    int64_t oh, ow;
+    OAAXVK_RETURN_IF_ERROR(Window2D(n, x, k[0], k[1], n.GetInt("ceil_mode", 0) != 0, &oh, &ow));
+    return SetOut(g, n, 0, dt, {x[0], x[1], oh, ow});
+  }
+  if (op == "GlobalAveragePool") {
+    if (x.size() < 3) return NodeError(n, "input must have rank >= 3");
+    Shape s = x;
+    for (size_t i = 2; i < s.size(); ++i) s[i] = 1;
+    return SetOut(g, n, 0, dt, s);
+  }
+  if (op == "Reshape") {
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> sh, ConstInts(g, n, 1, "shape"));
+    bool allowzero = n.GetInt("allowzero", 0) != 0;
+    Shape s(sh.size());
+    int64_t known = 1, infer = -1;
+    for (size_t i = 0; i < sh.size(); ++i) {
+      if (sh[i] == 0 && !allowzero) {
+        if (i >= x.size()) return NodeError(n, "shape entry 0 copies a missing input dimension");
+        s[i] = x[i];
+      } else if (sh[i] == -1) {
+        if (infer >= 0) return NodeError(n, "more than one -1 in the target shape");
+        infer = static_cast<int64_t>(i);
+        continue;
+      } else {
+        s[i] = sh[i];
+      }
+      known *= s[i];
+    }
+    int64_t total = NumElements(x);
+    if (infer >= 0) {
+      if (known == 0 || total % known) return NodeError(n, "cannot infer -1 reshaping " + ShapeToString(x));
+      s[infer] = total / known;
+    }
+    if (NumElements(s) != total)
+      return NodeError(n, "cannot reshape " + ShapeToString(x) + " to " + ShapeToString(s));
+    return SetOut(g, n, 0, dt, s);
+  }
+  if (op == "Flatten") {
+    int64_t axis = NormAxis(n.GetInt("axis", 1), rank);
+    if (axis < 0 || axis > rank) return NodeError(n, "axis out of range");
+    int64_t a = 1, b = 1;
+    for (int64_t i = 0; i < rank; ++i) (i < axis ? a : b) *= x[i];
+    return SetOut(g, n, 0, dt, {a, b});
+  }
+  if (op == "Squeeze" || op == "Unsqueeze") {
+    std::vector<int64_t> axes;
+    if (n.HasAttr("axes")) {
+      axes = n.GetInts("axes", {});
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(axes, ConstInts(g, n, 1, "axes"));
+    }
+    if (op == "Squeeze") {
+      Shape s;
+      std::set<int64_t> ax;
+      for (int64_t a : axes) ax.insert(NormAxis(a, rank));
+      for (int64_t i = 0; i < rank; ++i) {
+        bool drop = axes.empty() ? x[i] == 1 : ax.count(i) != 0;
+        if (drop && x[i] != 1) return NodeError(n, "cannot squeeze dimension " + std::to_string(i) + " of " + ShapeToString(x));
+        if (!drop) s.push_back(x[i]);
+      }
+      return SetOut(g, n, 0, dt, s);
+    }
+    int64_t outr = rank + static_cast<int64_t>(axes.size());
+    std::set<int64_t> ax;
+    for (int64_t a : axes) {
+      int64_t v = NormAxis(a, outr);
+      if (v < 0 || v >= outr || !ax.insert(v).second) return NodeError(n, "bad or repeated axis");
+    }
+    Shape s;
+    size_t j = 0;
+    for (int64_t i = 0; i < outr; ++i) s.push_back(ax.count(i) ? 1 : x[j++]);
+    return SetOut(g, n, 0, dt, s);
+  }
+  if (op == "Transpose") {
+    std::vector<int64_t> perm = n.GetInts("perm", {});
+    if (perm.empty()) for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+    if (static_cast<int64_t>(perm.size()) != rank) return NodeError(n, "perm has the wrong length");
+    Shape s(rank);
+    std::set<int64_t> seen;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (perm[i] < 0 || perm[i] >= rank || !seen.insert(perm[i]).second) return NodeError(n, "invalid perm");
+      s[i] = x[perm[i]];
+    }
+    n.SetInts("perm", perm);
+    return SetOut(g, n, 0, dt, s);
+  }
+  if (op == "Concat") {
+    int64_t axis = NormAxis(n.GetInt("axis", 0), rank);
+    if (axis < 0 || axis >= rank) return NodeError(n, "axis out of range");
+    Shape s = x;
+    for (size_t k = 1; k < in.size(); ++k) {
+      OAAXVK_RETURN_IF_ERROR(need(k));
+      const Shape& y = in[k]->shape;
+      if (static_cast<int64_t>(y.size()) != rank) return NodeError(n, "inputs have different ranks");
+      for (int64_t i = 0; i < rank; ++i)
+        if (i != axis && y[i] != x[i]) return NodeError(n, "input shapes " + ShapeToString(x) + " and " + ShapeToString(y) + " differ off the axis");
+      s[axis] += y[axis];
+    }
+    n.SetInt("axis", axis);
+    return SetOut(g, n, 0, dt, s);
+  }
+  if (op == "MatMul") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    Shape a = x, b = in[1]->shape;
+    if (a.empty() || b.empty()) return NodeError(n, "scalar operands are not allowed");
+    bool va = a.size() == 1, vb = b.size() == 1;
+    if (va) a.insert(a.begin(), 1);
+    if (vb) b.push_back(1);
+    if (a.back() != b[b.size() - 2])
+      return NodeError(n, "inner dimensions differ: " + ShapeToString(x) + " x " + ShapeToString(in[1]->shape));
+    Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+    StatusOr<Shape> bs = BroadcastShapes(ba, bb);
+    if (!bs.ok()) return NodeError(n, bs.status().message());
+    Shape s = *bs;
+    if (!va) s.push_back(a[a.size() - 2]);
+    if (!vb) s.push_back(b.back());
+    return SetOut(g, n, 0, dt, s);
+  }
+  if (op == "Gemm") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    const Shape& b = in[1]->shape;
+    if (x.size() != 2 || b.size() != 2) return NodeError(n, "Gemm operands must be 2-D");
+    bool ta = n.GetInt("transA", 0), tb = n.GetInt("transB", 0);
+    int64_t M = ta ? x[1] : x[0], K = ta ? x[0] : x[1];
+    int64_t K2 = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
+    if (K != K2) return NodeError(n, "inner dimensions differ");
+    if (in.size() > 2 && in[2]) {
+      StatusOr<Shape> bs = BroadcastShapes(in[2]->shape, {M, N});
+      if (!bs.ok() || *bs != Shape({M, N})) return NodeError(n, "C is not broadcastable to [M, N]");
+    }
+    return SetOut(g, n, 0, dt, {M, N});
+  }
+  if (op == "Shape") {
+    int64_t start = NormAxis(n.GetInt("start", 0), rank), end = n.HasAttr("end") ? NormAxis(n.GetInt("end", rank), rank) : rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, 0, rank);
+    return SetOut(g, n, 0, DType::kInt64, {std::max<int64_t>(0, end - start)});
+  }
+  if (op == "Size") return SetOut(g, n, 0, DType::kInt64, {});
+  if (op == "Gather") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    int64_t axis = NormAxis(n.GetInt("axis", 0), rank);
+    if (axis < 0 || axis >= rank) return NodeError(n, "axis out of range");
+    Shape s(x.begin(), x.begin() + axis);
+    for (int64_t d : in[1]->shape) s.push_back(d);
+    s.insert(s.end(), x.begin() + axis + 1, x.end());
+    return SetOut(g, n, 0, dt, s);
+  }
+  if (op == "ConstantOfShape") {
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> sh, ConstInts(g, n, 0, "shape"));
+    DType odt = DType::kFloat;
+    auto it = n.attrs.find("value");
+    if (it != n.attrs.end() && !it->second.t.empty()) odt = it->second.t[0].dtype;
+    return SetOut(g, n, 0, odt, sh);
+  }
+  if (op == "Slice") {
+    // Output shape is computed by folding (Slice is fold-only); it needs constant bounds.
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (n.HasAttr("starts")) {
+      starts = n.GetInts("starts", {}); ends = n.GetInts("ends", {}); axes = n.GetInts("axes", {});
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(starts, ConstInts(g, n, 1, "starts"));
+      OAAXVK_ASSIGN_OR_RETURN(ends, ConstInts(g, n, 2, "ends"));
+      OAAXVK_ASSIGN_OR_RETURN(axes, ConstInts(g, n, 3, "axes"));
+      OAAXVK_ASSIGN_OR_RETURN(steps, ConstInts(g, n, 4, "steps"));
+    }
+    if (axes.empty()) for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+      return NodeError(n, "starts/ends/axes/steps lengths differ");
+    Shape s = x;
+    std::vector<int64_t> st(rank, 0), sp(rank, 1);
+    for (size_t i = 0; i < starts.size(); ++i) {
+      int64_t a = NormAxis(axes[i], rank);
+      if (a < 0 || a >= rank || steps[i] == 0) return NodeError(n, "bad axis or zero step");
+      int64_t d = x[a], step = steps[i];
+      int64_t b = starts[i], e = ends[i];
+      if (b < 0) b += d;
+      if (e < 0 && e > INT64_MIN / 2) e += d;
+      if (step > 0) { b = std::clamp<int64_t>(b, 0, d); e = std::clamp<int64_t>(e, 0, d); }
+      else { b = std::clamp<int64_t>(b, 0, d - 1); e = std::clamp<int64_t>(e, -1, d - 1); }
+      int64_t len = step > 0 ? (e > b ? (e - b + step - 1) / step : 0) : (b > e ? (b - e + (-step) - 1) / (-step) : 0);
+      s[a] = len; st[a] = b; sp[a] = step;
+    }
+    n.SetInts("_starts", st);
+    n.SetInts("_steps", sp);
+    return SetOut(g, n, 0, dt, s);
+  }
+  return Unimplemented("node '" + n.name + "': operator " + op + " has no shape inference");
+}
+
+Status InferShapes(Graph& g) {
+  for (Node& n : g.nodes) OAAXVK_RETURN_IF_ERROR(InferNodeShapes(g, n));
+  return Status::Ok();
+}
+
+}  // namespace oaaxvk::toolchain

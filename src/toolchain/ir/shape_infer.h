@@ -1,0 +1,39 @@
+// Static shape inference on the IR and the operator support table.
+#ifndef OAAXVK_TOOLCHAIN_IR_SHAPE_INFER_H_
+#define OAAXVK_TOOLCHAIN_IR_SHAPE_INFER_H_
+
+#include <string>
+#include <vector>
+
+#include "toolchain/ir/graph.h"
+
+namespace oaaxvk::toolchain {
+
+// True when the default-domain operator `op_type` is accepted by the
+// toolchain (lowered to a kernel, handled as a view, removed, or folded to a
+// constant at compile time). `fold_only` is set for operators that must
+// disappear through constant folding (Shape, Gather, Slice, Cast, ...).
+bool IsSupportedOp(const std::string& domain, const std::string& op_type, bool* fold_only = nullptr);
+
+// The accepted operator names, sorted (for messages and docs).
+std::vector<std::string> SupportedOps();
+
+// Right-aligned numpy broadcast of two shapes; fails naming both shapes.
+StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+// Element strides of `in` (row-major) broadcast to `out` (same or lower rank,
+// right-aligned); 0 on broadcast dimensions. Result has out.size() entries.
+std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out);
+// Row-major element strides of `s`.
+std::vector<int64_t> DenseStrides(const Shape& s);
+
+// Computes dtype and static shape of every output of `n` from its inputs
+// (constant inputs are read for Reshape shapes, Slice bounds, ...). Also
+// normalizes Conv / pooling padding into attribute "_pads" = [top, left,
+// bottom, right]. Fails with a message naming the node.
+Status InferNodeShapes(Graph& g, Node& n);
+// InferNodeShapes over all nodes in order.
+Status InferShapes(Graph& g);
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_IR_SHAPE_INFER_H_

@@ -1,0 +1,37 @@
+#include "toolchain/lower/kernels.h"
+
+#include <cstring>
+
+#include "toolchain/lower/shaders.h"
+
+namespace oaaxvk::toolchain {
+
+const std::vector<KernelInfo>& Kernels() {
+  static const std::vector<KernelInfo> k = [] {
+    // name, bindings, spec constants, local size, shared bytes, written bindings
+    std::vector<KernelInfo> v = {
+        {"eltwise", 3, 23, {256, 1, 1}, 0, {2}},
+        {"unary", 2, 4, {256, 1, 1}, 0, {1}},
+        {"conv2d_gemm", 4, 20, {256, 1, 1}, 2 * 16 * 64 * 4, {3}},
+        {"depthwise_conv2d", 4, 18, {256, 1, 1}, 0, {3}},
+        {"gemm", 4, 17, {256, 1, 1}, 2 * 16 * 64 * 4, {3}},
+        {"pool2d", 2, 17, {256, 1, 1}, 0, {1}},
+        {"reduce_mean", 2, 2, {64, 1, 1}, 64 * 4, {1}},
+        {"softmax", 2, 3, {64, 1, 1}, 2 * 64 * 4, {1}},
+        {"strided_copy", 2, 21, {256, 1, 1}, 0, {1}},
+    };
+    for (KernelInfo& ki : v)
+      for (const EmbeddedShader& s : EmbeddedShaders())
+        if (ki.name == s.name) { ki.spirv = s.words; ki.spirv_words = s.word_count; }
+    return v;
+  }();
+  return k;
+}
+
+const KernelInfo* FindKernel(const std::string& name) {
+  for (const KernelInfo& k : Kernels())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+}  // namespace oaaxvk::toolchain

@@ -1,0 +1,423 @@
+#include "toolchain/lower/lower.h"
+
+#include <cstring>
+#include <limits>
+
+#include "toolchain/ir/shape_infer.h"
+#include "toolchain/lower/kernels.h"
+#include "toolchain/passes/passes.h"
+
+namespace oaaxvk::toolchain {
+
+void Grid1D(uint64_t groups, uint32_t out[3]) {
+  if (groups == 0) groups = 1;
+  uint64_t gx = groups < 65535 ? groups : 65535;
+  out[0] = static_cast<uint32_t>(gx);
+  out[1] = static_cast<uint32_t>((groups + gx - 1) / gx);
+  out[2] = 1;
+}
+
+namespace {
+
+uint32_t FBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
+
+class Lowerer {
+ public:
+  explicit Lowerer(const Graph& g) : g_(g) {}
+
+  StatusOr<Program> Run() {
+    for (size_t i = 0; i < g_.inputs.size(); ++i) {
+      const GraphIO& io = g_.inputs[i];
+      const Tensor& t = *g_.FindTensor(io.tensor);
+      OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kInputs));
+      p_.values[v].io_index = static_cast<int>(i);
+      p_.inputs.push_back({io.name, t.dtype, t.shape, v, p_.values[v].bytes});
+      alias_[io.tensor] = v;
+    }
+    for (const Node& n : g_.nodes) OAAXVK_RETURN_IF_ERROR(LowerNode(n));
+    // Graph outputs: claim the producing value (placed in the outputs buffer)
+    // when possible, else copy into a fresh output value.
+    std::vector<bool> claimed(p_.values.size(), false);
+    for (size_t i = 0; i < g_.outputs.size(); ++i) {
+      const GraphIO& io = g_.outputs[i];
+      const Tensor& t = *g_.FindTensor(io.tensor);
+      OAAXVK_ASSIGN_OR_RETURN(int src, ValueOf(io.tensor, "graph output '" + io.name + "'"));
+      int v = src;
+      if (p_.values[src].kind != BufferKind::kArena || claimed[src]) {
+        OAAXVK_ASSIGN_OR_RETURN(v, NewValue(t, BufferKind::kOutputs));
+        claimed.resize(p_.values.size(), false);
+        Dispatch d;
+        d.kernel = "strided_copy";
+        d.node = io.name;
+        d.op_type = "Copy";
+        d.bindings = {{src, false}, {v, true}};
+        int64_t n = t.numel();
+        d.spec = {static_cast<uint32_t>(n), 0, 0, 1, 1, 1, 1, 1, static_cast<uint32_t>(n),
+                  0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+        Grid1D((n + 255) / 256, d.groups);
+        p_.dispatches.push_back(d);
+        p_.node_kernels.push_back({io.name, "strided_copy (graph output copy)"});
+      }
+      p_.values[v].kind = BufferKind::kOutputs;
+      p_.values[v].io_index = static_cast<int>(i);
+      claimed[v] = true;
+      p_.outputs.push_back({io.name, t.dtype, t.shape, v, p_.values[v].bytes});
+    }
+    return std::move(p_);
+  }
+
+ private:
+  Status NodeError(const Node& n, const std::string& m) const {
+    return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
+  }
+
+  StatusOr<int> NewValue(const Tensor& t, BufferKind kind) {
+    if (t.dtype != DType::kFloat)
+      return Unimplemented("tensor '" + t.name + "' has data type " + DTypeName(t.dtype) +
+                           " on the device; only float32 is supported (int64 shape values must fold to constants)");
+    if (!t.has_shape) return InvalidArgument("tensor '" + t.name + "' has no static shape");
+    int64_t n = t.numel();
+    if (n <= 0) return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
+    if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
+    Value v;
+    v.tensor = t.name;
+    v.kind = kind;
+    v.bytes = static_cast<uint64_t>(n) * 4;
+    if (kind == BufferKind::kWeights) v.data = t.data;
+    p_.values.push_back(std::move(v));
+    return static_cast<int>(p_.values.size() - 1);
+  }
+
+  // Value holding tensor `name` (creating weights values for constants).
+  StatusOr<int> ValueOf(const std::string& name, const std::string& who) {
+    auto it = alias_.find(name);
+    if (it != alias_.end()) return it->second;
+    const Tensor* t = g_.FindTensor(name);
+    if (!t) return Internal(who + ": unknown tensor '" + name + "'");
+    if (!t->is_const) return Internal(who + ": tensor '" + name + "' is used before it is produced");
+    OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kWeights));
+    alias_[name] = v;
+    return v;
+  }
+
+  StatusOr<int> Out(const Node& n, size_t k = 0) {
+    const Tensor* t = g_.FindTensor(n.outputs[k]);
+    OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kArena));
+    alias_[n.outputs[k]] = v;
+    return v;
+  }
+
+  const Tensor& T(const std::string& name) const { return *g_.FindTensor(name); }
+
+  void Emit(const Node& n, Dispatch d, const std::string& detail) {
+    d.node = n.name;
+    d.op_type = n.op_type;
+    p_.node_kernels.push_back({n.name, d.kernel + (detail.empty() ? "" : " (" + detail + ")")});
+    p_.dispatches.push_back(std::move(d));
+  }
+
+  static void ActSpec(const Node& n, std::vector<uint32_t>* s) {
+    s->push_back(static_cast<uint32_t>(n.act()));
+    s->push_back(FBits(n.GetFloat("_act_alpha", 0.f)));
+    s->push_back(FBits(n.GetFloat("_act_beta", 0.f)));
+  }
+  static std::string ActName(const Node& n) {
+    static const char* k[] = {"", "relu", "clip", "sigmoid", "hardsigmoid", "hardswish", "leakyrelu"};
+    uint32_t a = static_cast<uint32_t>(n.act());
+    return a > 0 && a < 7 ? std::string(" + ") + k[a] : "";
+  }
+
+  Status LowerNode(const Node& n) {
+    const std::string& op = n.op_type;
+    bool fold_only = false;
+    if (!IsSupportedOp(n.domain, op, &fold_only)) return NodeError(n, "unsupported operator");
+    if (fold_only)
+      return NodeError(n, "its inputs are not compile-time constants; " + op +
+                              " is only supported on values known at conversion time (static shapes)");
+    if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" ||
+        op == "Dropout") {
+      OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(n.inputs[0], "node '" + n.name + "'"));
+      alias_[n.outputs[0]] = v;
+      p_.node_kernels.push_back({n.name, "view (no dispatch)"});
+      return Status::Ok();
+    }
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && T(o).shape.size() > 6) return NodeError(n, "rank above 6 is not supported");
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return Eltwise(n);
+    if (IsActivationOp(op)) return Unary(n);
+    if (op == "Conv") return Conv(n);
+    if (op == "Gemm" || op == "MatMul") return Gemm(n);
+    if (op == "MaxPool" || op == "AveragePool") return Pool(n);
+    if (op == "GlobalAveragePool") return GlobalAvg(n);
+    if (op == "Softmax") return Softmax(n);
+    if (op == "Transpose") return Transpose(n);
+    if (op == "Concat") return Concat(n);
+    return NodeError(n, "no lowering");
+  }
+
+  Status Eltwise(const Node& n) {
+    OAAXVK_ASSIGN_OR_RETURN(int a, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int b, ValueOf(n.inputs[1], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int c, Out(n));
+    const Shape& os = T(n.outputs[0]).shape;
+    Shape o6(6 - os.size(), 1);
+    o6.insert(o6.end(), os.begin(), os.end());
+    std::vector<int64_t> sa = BroadcastStrides(T(n.inputs[0]).shape, o6), sb = BroadcastStrides(T(n.inputs[1]).shape, o6);
+    Dispatch d;
+    d.kernel = "eltwise";
+    d.bindings = {{a, false}, {b, false}, {c, true}};
+    uint32_t opc = n.op_type == "Add" ? 0 : n.op_type == "Sub" ? 1 : n.op_type == "Mul" ? 2 : 3;
+    int64_t N = NumElements(os);
+    d.spec = {static_cast<uint32_t>(N), opc};
+    ActSpec(n, &d.spec);
+    for (int64_t x : o6) d.spec.push_back(static_cast<uint32_t>(x));
+    for (int64_t x : sa) d.spec.push_back(static_cast<uint32_t>(x));
+    for (int64_t x : sb) d.spec.push_back(static_cast<uint32_t>(x));
+    Grid1D((N + 255) / 256, d.groups);
+    Emit(n, d, n.op_type + ActName(n));
+    return Status::Ok();
+  }
+
+  Status Unary(const Node& n) {
+    OAAXVK_ASSIGN_OR_RETURN(ActivationParams ap, GetActivationParams(g_, n));
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    int64_t N = T(n.outputs[0]).numel();
+    Dispatch d;
+    d.kernel = "unary";
+    d.bindings = {{x, false}, {y, true}};
+    d.spec = {static_cast<uint32_t>(N), static_cast<uint32_t>(ap.act), FBits(ap.alpha), FBits(ap.beta)};
+    Grid1D((N + 255) / 256, d.groups);
+    Emit(n, d, n.op_type);
+    return Status::Ok();
+  }
+
+  Status Conv(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    const Shape& ws = T(n.inputs[1]).shape;
+    const Shape& ys = T(n.outputs[0]).shape;
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int w, ValueOf(n.inputs[1], n.name));
+    bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
+    int b = w;  // unused binding when there is no bias (HAS_BIAS = 0)
+    if (has_bias) { OAAXVK_ASSIGN_OR_RETURN(b, ValueOf(n.inputs[2], n.name)); }
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
+                         pd = n.GetInts("_pads", {0, 0, 0, 0});
+    int64_t group = n.GetInt("group", 1);
+    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    Dispatch d;
+    d.bindings = {{x, false}, {w, false}, {b, false}, {y, true}};
+    bool depthwise = group == xs[1] && ws[0] == xs[1] && ws[1] == 1 && group > 1;
+    std::string detail = StrFormat("%lldx%lld s%lld g%lld", static_cast<long long>(ws[2]), static_cast<long long>(ws[3]),
+                                   static_cast<long long>(st[0]), static_cast<long long>(group)) + ActName(n);
+    if (depthwise) {
+      d.kernel = "depthwise_conv2d";
+      d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ys[2]), u(ys[3]), u(ws[2]), u(ws[3]), u(st[0]), u(st[1]),
+                u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), has_bias ? 1u : 0u};
+      ActSpec(n, &d.spec);
+      Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    } else {
+      d.kernel = "conv2d_gemm";
+      d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ws[0]), u(ys[2]), u(ys[3]), u(ws[2]), u(ws[3]),
+                u(st[0]), u(st[1]), u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), u(group), has_bias ? 1u : 0u};
+      ActSpec(n, &d.spec);
+      int64_t ncol = xs[0] * ys[2] * ys[3], m = ws[0] / group;
+      d.groups[0] = u((ncol + 63) / 64);
+      d.groups[1] = u((m + 63) / 64);
+      d.groups[2] = u(group);
+      if (d.groups[0] > 65535 || d.groups[1] > 65535 || d.groups[2] > 65535)
+        return NodeError(n, "workgroup count above 65535");
+    }
+    Emit(n, d, detail);
+    return Status::Ok();
+  }
+
+  Status Gemm(const Node& n) {
+    const Shape& as = T(n.inputs[0]).shape;
+    const Shape& bs = T(n.inputs[1]).shape;
+    const Shape& ys = T(n.outputs[0]).shape;
+    OAAXVK_ASSIGN_OR_RETURN(int a, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int b, ValueOf(n.inputs[1], n.name));
+    int64_t M, N, K, batch = 1, sab = 0, sam, sak, sbb = 0, sbk, sbn, scm = 0, scn = 0;
+    bool has_bias = false;
+    int c = b;
+    float alpha = 1.f, beta = 1.f;
+    if (n.op_type == "Gemm") {
+      bool ta = n.GetInt("transA", 0), tb = n.GetInt("transB", 0);
+      M = ys[0]; N = ys[1]; K = ta ? as[0] : as[1];
+      sam = ta ? 1 : K; sak = ta ? M : 1;
+      sbk = tb ? 1 : N; sbn = tb ? K : 1;
+      alpha = n.GetFloat("alpha", 1.f);
+      beta = n.GetFloat("beta", 1.f);
+      if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        has_bias = true;
+        OAAXVK_ASSIGN_OR_RETURN(c, ValueOf(n.inputs[2], n.name));
+        std::vector<int64_t> cs = BroadcastStrides(T(n.inputs[2]).shape, {M, N});
+        scm = cs[0]; scn = cs[1];
+      }
+    } else {
+      Shape a2 = as, b2 = bs;
+      if (a2.size() == 1) a2.insert(a2.begin(), 1);
+      bool bvec = b2.size() == 1;
+      if (bvec) b2.push_back(1);
+      M = a2[a2.size() - 2]; K = a2.back(); N = b2.back();
+      sam = K; sak = 1; sbk = N; sbn = 1;
+      Shape ob(ys.begin(), ys.end() - (as.size() == 1 ? 0 : 1) - (bvec ? 0 : 1));
+      batch = NumElements(ob);
+      int64_t ab = NumElements(Shape(a2.begin(), a2.end() - 2)), bb = NumElements(Shape(b2.begin(), b2.end() - 2));
+      auto bstride = [&](int64_t nb, const Shape& full, int64_t mat) -> StatusOr<int64_t> {
+        if (nb == 1) return int64_t{0};
+        Shape mine(full.begin(), full.end() - 2);
+        Shape pad(ob.size() - std::min(ob.size(), mine.size()), 1);
+        pad.insert(pad.end(), mine.begin(), mine.end());
+        if (nb == batch && pad == ob) return mat;
+        return NodeError(n, "partial batch broadcasting " + ShapeToString(as) + " x " + ShapeToString(bs) + " is not supported");
+      };
+      OAAXVK_ASSIGN_OR_RETURN(sab, bstride(ab, a2, M * K));
+      OAAXVK_ASSIGN_OR_RETURN(sbb, bstride(bb, b2, K * N));
+    }
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    Dispatch d;
+    d.kernel = "gemm";
+    d.bindings = {{a, false}, {b, false}, {c, false}, {y, true}};
+    d.spec = {u(M), u(N), u(K), u(sab), u(sam), u(sak), u(sbb), u(sbk), u(sbn), has_bias ? 1u : 0u, u(scm), u(scn),
+              FBits(alpha), FBits(beta)};
+    ActSpec(n, &d.spec);
+    d.groups[0] = u((N + 63) / 64);
+    d.groups[1] = u((M + 63) / 64);
+    d.groups[2] = u(batch);
+    if (d.groups[0] > 65535 || d.groups[1] > 65535 || d.groups[2] > 65535)
+      return NodeError(n, "workgroup count above 65535");
+    Emit(n, d, StrFormat("M=%lld N=%lld K=%lld batch=%lld", static_cast<long long>(M), static_cast<long long>(N),
+                         static_cast<long long>(K), static_cast<long long>(batch)) + ActName(n));
+    return Status::Ok();
+  }
+
+  Status Pool(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    const Shape& ys = T(n.outputs[0]).shape;
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    std::vector<int64_t> k = n.GetInts("kernel_shape", {}), st = n.GetInts("strides", {1, 1}),
+                         dl = n.GetInts("dilations", {1, 1}), pd = n.GetInts("_pads", {0, 0, 0, 0});
+    if (n.op_type == "MaxPool" && n.GetInt("storage_order", 0) != 0) return NodeError(n, "storage_order=1 is not supported");
+    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    Dispatch d;
+    d.kernel = "pool2d";
+    d.bindings = {{x, false}, {y, true}};
+    d.spec = {u(xs[0] * xs[1]), u(xs[2]), u(xs[3]), u(ys[2]), u(ys[3]), u(k[0]), u(k[1]), u(st[0]), u(st[1]),
+              u(pd[0]), u(pd[1]), u(pd[2]), u(pd[3]), u(dl[0]), u(dl[1]), n.op_type == "MaxPool" ? 0u : 1u,
+              u(n.GetInt("count_include_pad", 0))};
+    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Emit(n, d, StrFormat("%s %lldx%lld", n.op_type == "MaxPool" ? "max" : "avg", static_cast<long long>(k[0]),
+                         static_cast<long long>(k[1])));
+    return Status::Ok();
+  }
+
+  Status GlobalAvg(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    int64_t rows = xs[0] * xs[1], cols = NumElements(xs) / rows;
+    Dispatch d;
+    d.kernel = "reduce_mean";
+    d.bindings = {{x, false}, {y, true}};
+    d.spec = {static_cast<uint32_t>(rows), static_cast<uint32_t>(cols)};
+    Grid1D(rows, d.groups);
+    Emit(n, d, "");
+    return Status::Ok();
+  }
+
+  Status Softmax(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    int64_t rank = static_cast<int64_t>(xs.size());
+    int64_t axis = n.GetInt("axis", g_.opset >= 13 ? -1 : 1);
+    if (axis < 0) axis += rank;
+    int64_t outer = 1, len = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i < axis) outer *= xs[i];
+      else if (i == axis || g_.opset < 13) len *= xs[i];
+      else inner *= xs[i];
+    }
+    Dispatch d;
+    d.kernel = "softmax";
+    d.bindings = {{x, false}, {y, true}};
+    d.spec = {static_cast<uint32_t>(outer), static_cast<uint32_t>(len), static_cast<uint32_t>(inner)};
+    Grid1D(outer * inner, d.groups);
+    Emit(n, d, StrFormat("rows=%lld len=%lld", static_cast<long long>(outer * inner), static_cast<long long>(len)));
+    return Status::Ok();
+  }
+
+  // strided_copy spec: N, IN_BASE, OUT_BASE, D[6], SI[6], SO[6] (right-aligned).
+  static std::vector<uint32_t> CopySpec(const Shape& dims, const std::vector<int64_t>& si,
+                                        const std::vector<int64_t>& so, int64_t in_base, int64_t out_base) {
+    size_t pad = 6 - dims.size();
+    std::vector<uint32_t> s = {static_cast<uint32_t>(NumElements(dims)), static_cast<uint32_t>(in_base),
+                               static_cast<uint32_t>(out_base)};
+    for (size_t i = 0; i < 6; ++i) s.push_back(i < pad ? 1u : static_cast<uint32_t>(dims[i - pad]));
+    for (size_t i = 0; i < 6; ++i) s.push_back(i < pad ? 0u : static_cast<uint32_t>(si[i - pad]));
+    for (size_t i = 0; i < 6; ++i) s.push_back(i < pad ? 0u : static_cast<uint32_t>(so[i - pad]));
+    return s;
+  }
+
+  Status Transpose(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    const Shape& ys = T(n.outputs[0]).shape;
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    std::vector<int64_t> perm = n.GetInts("perm", {});
+    std::vector<int64_t> xd = DenseStrides(xs), si(ys.size());
+    for (size_t i = 0; i < ys.size(); ++i) si[i] = xd[perm[i]];
+    Dispatch d;
+    d.kernel = "strided_copy";
+    d.bindings = {{x, false}, {y, true}};
+    d.spec = CopySpec(ys, si, DenseStrides(ys), 0, 0);
+    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Emit(n, d, "transpose");
+    return Status::Ok();
+  }
+
+  Status Concat(const Node& n) {
+    const Shape& ys = T(n.outputs[0]).shape;
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    int64_t axis = n.GetInt("axis", 0);
+    std::vector<int64_t> yd = DenseStrides(ys);
+    int64_t off = 0;
+    for (const std::string& in : n.inputs) {
+      const Shape& xs = T(in).shape;
+      if (NumElements(xs) == 0) continue;
+      OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(in, n.name));
+      Dispatch d;
+      d.kernel = "strided_copy";
+      d.bindings = {{x, false}, {y, true}};
+      d.spec = CopySpec(xs, DenseStrides(xs), yd, 0, off * yd[axis]);
+      Grid1D((NumElements(xs) + 255) / 256, d.groups);
+      Emit(n, d, "concat part");
+      off += xs[axis];
+    }
+    return Status::Ok();
+  }
+
+  const Graph& g_;
+  Program p_;
+  std::map<std::string, int> alias_;
+};
+
+}  // namespace
+
+StatusOr<Program> Lower(const Graph& g) {
+  Lowerer l(g);
+  return l.Run();
+}
+
+}  // namespace oaaxvk::toolchain

@@ -1,0 +1,70 @@
+// Lowering: IR nodes -> kernel dispatches with specialization constants.
+// Produces storage "values" (one per non-view tensor) that the planner
+// places in the four buffers of docs/bundle-format.md.
+#ifndef OAAXVK_TOOLCHAIN_LOWER_LOWER_H_
+#define OAAXVK_TOOLCHAIN_LOWER_LOWER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "toolchain/ir/graph.h"
+
+namespace oaaxvk::toolchain {
+
+enum class BufferKind : uint32_t { kWeights = 0, kArena = 1, kInputs = 2, kOutputs = 3 };
+
+// One storage region. Views (Reshape/Flatten/Squeeze/Unsqueeze) share their
+// source's value.
+struct Value {
+  std::string tensor;           // tensor that owns the region
+  BufferKind kind = BufferKind::kArena;
+  uint64_t bytes = 0;           // dense float32 bytes
+  uint64_t offset = 0;          // byte offset in its buffer (set by the planner)
+  std::vector<uint8_t> data;    // kWeights: the constant bytes
+  int io_index = -1;            // kInputs/kOutputs: index in Program::inputs/outputs
+};
+
+struct Binding {
+  int value = -1;
+  bool written = false;
+};
+
+struct Dispatch {
+  std::string kernel;
+  uint32_t groups[3] = {1, 1, 1};
+  std::vector<Binding> bindings;  // binding 0..B-1
+  std::vector<uint32_t> spec;     // constant_id 0..S-1
+  std::string node;               // ONNX node name (for program.op)
+  std::string op_type;
+};
+
+struct IoDesc {
+  std::string name;  // original ONNX name
+  DType dtype = DType::kFloat;
+  Shape shape;
+  int value = -1;
+  uint64_t nbytes = 0;
+};
+
+struct Program {
+  std::vector<Value> values;
+  std::vector<Dispatch> dispatches;
+  std::vector<IoDesc> inputs, outputs;
+  // node name -> "kernel (details)" for the conversion log, in node order.
+  std::vector<std::pair<std::string, std::string>> node_kernels;
+};
+
+// Splits n invocations of 256-wide (or `local`-wide) workgroups into
+// groups_x <= 65535 and groups_y.
+void Grid1D(uint64_t groups, uint32_t out[3]);
+
+// Fails (naming the node) for nodes that cannot run on the device:
+// remaining fold-only ops, non-float tensors, ranks above 6, sizes that do
+// not fit 32-bit indexing, unsupported MatMul batch broadcasting.
+StatusOr<Program> Lower(const Graph& g);
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_LOWER_LOWER_H_

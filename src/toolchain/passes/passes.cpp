@@ -1,0 +1,276 @@
+#include "toolchain/passes/passes.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+
+#include "toolchain/ir/eval.h"
+#include "toolchain/ir/shape_infer.h"
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+struct Scope {
+  Scope(Graph& g, PassResult* r, const char* name) : g_(g), r_(r) {
+    r_->name = name;
+    r_->nodes_before = g.nodes.size();
+    r_->details.clear();
+  }
+  ~Scope() { r_->nodes_after = g_.nodes.size(); }
+  Graph& g_;
+  PassResult* r_;
+};
+
+void EraseNodes(Graph& g, const std::vector<bool>& dead) {
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dead[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
+std::vector<float> AsFloats(const Tensor& t) {
+  std::vector<double> d = t.AsDoubles();
+  return std::vector<float>(d.begin(), d.end());
+}
+
+}  // namespace
+
+Status FoldConstants(Graph& g, PassResult* r) {
+  Scope s(g, r, "constant folding");
+  std::vector<bool> dead(g.nodes.size(), false);
+  std::map<std::string, size_t> folded_by_op;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    OAAXVK_RETURN_IF_ERROR(InferNodeShapes(g, n));
+    if (!CanEvaluate(g, n)) continue;
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateNode(g, n));
+    for (Tensor& t : outs) {
+      std::string name = t.name;
+      g.tensors[name] = std::move(t);
+    }
+    dead[i] = true;
+    ++folded_by_op[n.op_type];
+  }
+  EraseNodes(g, dead);
+  for (const auto& [op, c] : folded_by_op) r->details.push_back("folded " + std::to_string(c) + " " + op);
+  return Status::Ok();
+}
+
+Status RemoveIdentities(Graph& g, PassResult* r) {
+  Scope s(g, r, "Identity/Dropout removal");
+  std::vector<bool> dead(g.nodes.size(), false);
+  auto consumers = g.Consumers();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    if (n.op_type != "Identity" && n.op_type != "Dropout") continue;
+    if (n.op_type == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty() &&
+        (consumers.count(n.outputs[1]) || g.IsGraphOutput(n.outputs[1])))
+      return Unimplemented("node '" + n.name + "' (Dropout): the mask output is used; only inference-mode Dropout is supported");
+    g.ReplaceUses(n.outputs[0], n.inputs[0]);
+    dead[i] = true;
+    r->details.push_back("removed " + n.op_type + " '" + n.name + "'");
+  }
+  EraseNodes(g, dead);
+  return Status::Ok();
+}
+
+Status FoldBatchNormIntoConv(Graph& g, PassResult* r) {
+  Scope s(g, r, "BatchNormalization folding");
+  std::vector<bool> dead(g.nodes.size(), false);
+  auto consumers = g.Consumers();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& bn = g.nodes[i];
+    if (bn.op_type != "BatchNormalization" || bn.inputs.size() < 5) continue;
+    if (bn.GetInt("training_mode", 0) != 0) continue;
+    int p = g.Producer(bn.inputs[0]);
+    if (p < 0 || dead[p]) continue;
+    Node& conv = g.nodes[p];
+    if (conv.op_type != "Conv" || consumers[bn.inputs[0]].size() != 1 || g.IsGraphOutput(bn.inputs[0])) continue;
+    if (conv.act() != Activation::kNone || !g.IsConst(conv.inputs[1])) continue;
+    bool consts = true;
+    for (int k = 1; k < 5; ++k) consts &= g.IsConst(bn.inputs[k]);
+    if (!consts) continue;
+    const Tensor& w = *g.FindTensor(conv.inputs[1]);
+    if (w.dtype != DType::kFloat) continue;
+    std::vector<float> scale = AsFloats(*g.FindTensor(bn.inputs[1])), shift = AsFloats(*g.FindTensor(bn.inputs[2]));
+    std::vector<float> mean = AsFloats(*g.FindTensor(bn.inputs[3])), var = AsFloats(*g.FindTensor(bn.inputs[4]));
+    int64_t K = w.shape[0];
+    if (static_cast<int64_t>(scale.size()) != K || shift.size() != scale.size() || mean.size() != scale.size() ||
+        var.size() != scale.size())
+      return InvalidArgument("node '" + bn.name + "' (BatchNormalization): parameter sizes do not match Conv '" +
+                             conv.name + "' output channels " + std::to_string(K));
+    float eps = bn.GetFloat("epsilon", 1e-5f);
+    std::vector<float> wv = AsFloats(w);
+    std::vector<float> bias(K, 0.f);
+    if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) {
+      if (!g.IsConst(conv.inputs[2])) continue;
+      bias = AsFloats(*g.FindTensor(conv.inputs[2]));
+    }
+    int64_t per = w.numel() / K;
+    for (int64_t k = 0; k < K; ++k) {
+      double sc = static_cast<double>(scale[k]) / std::sqrt(static_cast<double>(var[k]) + eps);
+      for (int64_t j = 0; j < per; ++j) wv[k * per + j] = static_cast<float>(wv[k * per + j] * sc);
+      bias[k] = static_cast<float>((bias[k] - mean[k]) * sc + shift[k]);
+    }
+    std::string wn = g.UniqueName(conv.name + ".folded_weight"), bnm = g.UniqueName(conv.name + ".folded_bias");
+    g.tensors[wn] = MakeConstF32(wn, w.shape, wv);
+    g.tensors[bnm] = MakeConstF32(bnm, {K}, bias);
+    conv.inputs.resize(3);
+    conv.inputs[1] = wn;
+    conv.inputs[2] = bnm;
+    g.tensors.erase(conv.outputs[0]);
+    conv.outputs[0] = bn.outputs[0];
+    dead[i] = true;
+    r->details.push_back("folded BatchNormalization '" + bn.name + "' into Conv '" + conv.name + "'");
+  }
+  EraseNodes(g, dead);
+  return Status::Ok();
+}
+
+Status DecomposeBatchNorm(Graph& g, PassResult* r) {
+  Scope s(g, r, "BatchNormalization decomposition");
+  std::vector<Node> out;
+  for (Node& bn : g.nodes) {
+    if (bn.op_type != "BatchNormalization") { out.push_back(std::move(bn)); continue; }
+    if (bn.outputs.size() > 1) {
+      for (size_t k = 1; k < bn.outputs.size(); ++k)
+        if (!bn.outputs[k].empty() && (g.IsGraphOutput(bn.outputs[k]) || g.Consumers().count(bn.outputs[k])))
+          return Unimplemented("node '" + bn.name + "' (BatchNormalization): training-mode outputs are not supported");
+    }
+    for (int k = 1; k < 5; ++k)
+      if (bn.inputs.size() <= static_cast<size_t>(k) || !g.IsConst(bn.inputs[k]))
+        return Unimplemented("node '" + bn.name + "' (BatchNormalization): scale/bias/mean/var must be constants");
+    const Tensor& x = *g.FindTensor(bn.inputs[0]);
+    if (x.shape.size() < 2) return InvalidArgument("node '" + bn.name + "': input rank < 2");
+    std::vector<float> sc = AsFloats(*g.FindTensor(bn.inputs[1])), sh = AsFloats(*g.FindTensor(bn.inputs[2]));
+    std::vector<float> mean = AsFloats(*g.FindTensor(bn.inputs[3])), var = AsFloats(*g.FindTensor(bn.inputs[4]));
+    float eps = bn.GetFloat("epsilon", 1e-5f);
+    int64_t C = x.shape[1];
+    if (static_cast<int64_t>(sc.size()) != C) return InvalidArgument("node '" + bn.name + "': parameters do not match channels");
+    std::vector<float> a(C), b(C);
+    for (int64_t c = 0; c < C; ++c) {
+      double k = sc[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+      a[c] = static_cast<float>(k);
+      b[c] = static_cast<float>(sh[c] - mean[c] * k);
+    }
+    Shape ps(x.shape.size() - 1, 1);
+    ps[0] = C;
+    std::string an = g.UniqueName(bn.name + ".scale"), bnm = g.UniqueName(bn.name + ".shift");
+    g.tensors[an] = MakeConstF32(an, ps, a);
+    g.tensors[bnm] = MakeConstF32(bnm, ps, b);
+    std::string mid = g.UniqueName(bn.name + ".scaled");
+    Tensor mt;
+    mt.name = mid; mt.dtype = DType::kFloat; mt.shape = x.shape; mt.has_shape = true;
+    g.tensors[mid] = mt;
+    Node mul, add;
+    mul.name = bn.name + ".mul"; mul.op_type = "Mul"; mul.inputs = {bn.inputs[0], an}; mul.outputs = {mid};
+    add.name = bn.name + ".add"; add.op_type = "Add"; add.inputs = {mid, bnm}; add.outputs = {bn.outputs[0]};
+    out.push_back(mul);
+    out.push_back(add);
+    r->details.push_back("decomposed BatchNormalization '" + bn.name + "' into Mul + Add");
+  }
+  g.nodes = std::move(out);
+  return Status::Ok();
+}
+
+bool IsActivationOp(const std::string& op) {
+  return op == "Relu" || op == "Clip" || op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish" ||
+         op == "LeakyRelu";
+}
+
+StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n) {
+  ActivationParams p;
+  const std::string& op = n.op_type;
+  if (op == "Relu") { p.act = Activation::kRelu; return p; }
+  if (op == "Sigmoid") { p.act = Activation::kSigmoid; return p; }
+  if (op == "HardSwish") { p.act = Activation::kHardSwish; return p; }
+  if (op == "HardSigmoid") {
+    p.act = Activation::kHardSigmoid; p.alpha = n.GetFloat("alpha", 0.2f); p.beta = n.GetFloat("beta", 0.5f);
+    return p;
+  }
+  if (op == "LeakyRelu") { p.act = Activation::kLeakyRelu; p.alpha = n.GetFloat("alpha", 0.01f); return p; }
+  if (op == "Clip") {
+    p.act = Activation::kClip;
+    p.alpha = -std::numeric_limits<float>::infinity();
+    p.beta = std::numeric_limits<float>::infinity();
+    if (n.HasAttr("min")) p.alpha = n.GetFloat("min", p.alpha);
+    if (n.HasAttr("max")) p.beta = n.GetFloat("max", p.beta);
+    for (size_t k = 1; k < 3 && k < n.inputs.size(); ++k) {
+      if (n.inputs[k].empty()) continue;
+      const Tensor* t = g.FindTensor(n.inputs[k]);
+      if (!t || !t->is_const || t->numel() != 1)
+        return Unimplemented("node '" + n.name + "' (Clip): min/max must be compile-time scalar constants");
+      float v = static_cast<float>(t->AsDoubles().at(0));
+      (k == 1 ? p.alpha : p.beta) = v;
+    }
+    return p;
+  }
+  return InvalidArgument("node '" + n.name + "' (" + op + ") is not an activation");
+}
+
+Status FuseActivations(Graph& g, PassResult* r) {
+  Scope s(g, r, "activation fusion");
+  static const std::set<std::string> kHosts = {"Conv", "Gemm", "MatMul", "Add", "Sub", "Mul", "Div"};
+  std::vector<bool> dead(g.nodes.size(), false);
+  auto consumers = g.Consumers();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& a = g.nodes[i];
+    if (!IsActivationOp(a.op_type)) continue;
+    int p = g.Producer(a.inputs[0]);
+    if (p < 0 || dead[p]) continue;
+    Node& host = g.nodes[p];
+    if (!kHosts.count(host.op_type) || host.act() != Activation::kNone) continue;
+    if (consumers[a.inputs[0]].size() != 1 || g.IsGraphOutput(a.inputs[0])) continue;
+    StatusOr<ActivationParams> ap = GetActivationParams(g, a);
+    if (!ap.ok()) continue;
+    host.SetInt("_act", static_cast<int64_t>(ap->act));
+    host.SetFloat("_act_alpha", ap->alpha);
+    host.SetFloat("_act_beta", ap->beta);
+    g.tensors.erase(host.outputs[0]);
+    host.outputs[0] = a.outputs[0];
+    dead[i] = true;
+    r->details.push_back("fused " + a.op_type + " '" + a.name + "' into " + host.op_type + " '" + host.name + "'");
+  }
+  EraseNodes(g, dead);
+  return Status::Ok();
+}
+
+Status EliminateDeadCode(Graph& g, PassResult* r) {
+  Scope s(g, r, "dead-code elimination");
+  std::set<std::string> live;
+  for (const GraphIO& o : g.outputs) live.insert(o.tensor);
+  std::vector<bool> dead(g.nodes.size(), true);
+  for (int i = static_cast<int>(g.nodes.size()) - 1; i >= 0; --i) {
+    const Node& n = g.nodes[i];
+    bool used = false;
+    for (const std::string& o : n.outputs) used |= !o.empty() && live.count(o);
+    if (!used) { r->details.push_back("removed unused " + n.op_type + " '" + n.name + "'"); continue; }
+    dead[i] = false;
+    for (const std::string& in : n.inputs) if (!in.empty()) live.insert(in);
+  }
+  EraseNodes(g, dead);
+  for (const GraphIO& in : g.inputs) live.insert(in.tensor);
+  for (const Node& n : g.nodes) for (const std::string& o : n.outputs) if (!o.empty()) live.insert(o);
+  for (auto it = g.tensors.begin(); it != g.tensors.end();) {
+    if (!live.count(it->first)) it = g.tensors.erase(it); else ++it;
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<PassResult>> RunDefaultPipeline(Graph& g) {
+  std::vector<PassResult> results;
+  using PassFn = Status (*)(Graph&, PassResult*);
+  const PassFn passes[] = {FoldConstants, RemoveIdentities, FoldBatchNormIntoConv, DecomposeBatchNorm,
+                           FuseActivations, EliminateDeadCode, FoldConstants};
+  for (PassFn fn : passes) {
+    PassResult r;
+    OAAXVK_RETURN_IF_ERROR(fn(g, &r));
+    OAAXVK_RETURN_IF_ERROR(g.Validate().WithContext("after pass '" + r.name + "'"));
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+}  // namespace oaaxvk::toolchain

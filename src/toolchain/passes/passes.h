@@ -1,0 +1,55 @@
+// Graph passes. Each rewrites the IR in place and reports node counts before
+// and after plus human-readable details (for conversion-log.json).
+#ifndef OAAXVK_TOOLCHAIN_PASSES_PASSES_H_
+#define OAAXVK_TOOLCHAIN_PASSES_PASSES_H_
+
+#include <string>
+#include <vector>
+
+#include "toolchain/ir/graph.h"
+
+namespace oaaxvk::toolchain {
+
+struct PassResult {
+  std::string name;
+  size_t nodes_before = 0, nodes_after = 0;
+  std::vector<std::string> details;  // e.g. "folded BatchNormalization 'bn1' into Conv 'conv1'"
+};
+
+// Static shape inference over the whole graph, folding every node whose
+// inputs are compile-time constants (Shape/Size need only a static input
+// shape) into a constant tensor: Shape/Gather/Slice/Concat/Cast/Unsqueeze
+// chains disappear, so int64 shape arithmetic never reaches the device.
+Status FoldConstants(Graph& g, PassResult* r);
+// Removes Identity and (inference-mode) Dropout, re-pointing their users.
+Status RemoveIdentities(Graph& g, PassResult* r);
+// Folds a BatchNormalization whose input is the only use of a Conv output
+// with constant weights into that Conv's weights and bias.
+Status FoldBatchNormIntoConv(Graph& g, PassResult* r);
+// Rewrites any remaining BatchNormalization into Mul + Add with constant
+// per-channel scale and shift.
+Status DecomposeBatchNorm(Graph& g, PassResult* r);
+// Fuses Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu into a
+// producing Conv/Gemm/MatMul/Add/Sub/Mul/Div whose output has no other use.
+Status FuseActivations(Graph& g, PassResult* r);
+// Removes nodes whose outputs reach no graph output, and unused tensors.
+Status EliminateDeadCode(Graph& g, PassResult* r);
+
+// Activation parameters of a standalone activation node (Clip bounds read
+// from attributes or constant inputs). Fails if `n` is not an activation or
+// its parameters are not constants.
+struct ActivationParams {
+  Activation act = Activation::kNone;
+  float alpha = 0.f, beta = 0.f;
+};
+StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n);
+bool IsActivationOp(const std::string& op_type);
+
+// The default pipeline in order: FoldConstants, RemoveIdentities,
+// FoldBatchNormIntoConv, DecomposeBatchNorm, FuseActivations,
+// EliminateDeadCode, then a final FoldConstants (shape re-check).
+StatusOr<std::vector<PassResult>> RunDefaultPipeline(Graph& g);
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_PASSES_PASSES_H_

@@ -1,0 +1,201 @@
+#include "toolchain/passes/passes.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_util.h"
+#include "toolchain/ir/shape_infer.h"
+
+namespace oaaxvk::toolchain {
+namespace {
+using namespace testing;
+
+// x -> Conv -> BN -> Relu -> y
+Graph ConvBnRelu() {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 3, 8, 8});
+  AddConst(g, "w", {4, 3, 3, 3});
+  for (const char* p : {"s", "b", "m"}) AddConst(g, p, {4}, 0.25f);
+  AddConst(g, "v", {4}, 1.0f);
+  AddNode(g, "Conv", "conv", {"x", "w"}, {"c"}).SetInts("pads", {1, 1, 1, 1});
+  AddNode(g, "BatchNormalization", "bn", {"c", "s", "b", "m", "v"}, {"n"});
+  AddNode(g, "Relu", "relu", {"n"}, {"y"});
+  AddOutput(g, "y");
+  return g;
+}
+
+TEST(Passes, FoldsBatchNormIntoConv) {
+  Graph g = ConvBnRelu();
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  ASSERT_TRUE(FoldBatchNormIntoConv(g, &r).ok());
+  EXPECT_EQ(r.nodes_before, 3u);
+  EXPECT_EQ(r.nodes_after, 2u);
+  EXPECT_EQ(g.CountOps("BatchNormalization"), 0u);
+  ASSERT_EQ(g.nodes[0].inputs.size(), 3u);
+  // w' = w * s / sqrt(v + eps) = 0.5 * 0.25 / sqrt(1 + 1e-5); b' = (0 - m) * k + b
+  const Tensor& w = *g.FindTensor(g.nodes[0].inputs[1]);
+  EXPECT_NEAR(w.AsDoubles()[0], 0.125 / std::sqrt(1.0 + 1e-5), 1e-6);
+  const Tensor& b = *g.FindTensor(g.nodes[0].inputs[2]);
+  EXPECT_NEAR(b.AsDoubles()[0], -0.25 * 0.25 / std::sqrt(1.0 + 1e-5) + 0.25, 1e-6);
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(Passes, FusesActivationsIntoConvGemmMatMulAndEltwise) {
+  for (const char* act : {"Relu", "Sigmoid", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip"}) {
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {2, 4});
+    AddConst(g, "w", {4, 5});
+    AddNode(g, "MatMul", "mm", {"x", "w"}, {"m"});
+    AddNode(g, act, "act", {"m"}, {"y"});
+    AddOutput(g, "y");
+    PassResult r;
+    ASSERT_TRUE(FoldConstants(g, &r).ok());
+    ASSERT_TRUE(FuseActivations(g, &r).ok()) << act;
+    EXPECT_EQ(r.nodes_before, 2u) << act;
+    EXPECT_EQ(r.nodes_after, 1u) << act;
+    EXPECT_NE(g.nodes[0].act(), Activation::kNone) << act;
+    EXPECT_EQ(g.nodes[0].outputs[0], "y");
+  }
+}
+
+TEST(Passes, DoesNotFuseWhenProducerOutputHasOtherUses) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {2, 4});
+  AddInput(g, "z", {2, 4});
+  AddNode(g, "Add", "add", {"x", "z"}, {"a"});
+  AddNode(g, "Relu", "relu", {"a"}, {"r"});
+  AddNode(g, "Mul", "mul", {"a", "r"}, {"y"});
+  AddOutput(g, "y");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  ASSERT_TRUE(FuseActivations(g, &r).ok());
+  EXPECT_EQ(r.nodes_after, 3u);
+}
+
+TEST(Passes, FoldsShapeGatherUnsqueezeConcatChainIntoReshapeConstant) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {2, 3, 4});
+  AddConstI64(g, "idx0", {0});
+  AddConstI64(g, "minus1", {-1});
+  AddConstI64(g, "axes0", {0});
+  AddNode(g, "Shape", "shape", {"x"}, {"s"});
+  AddNode(g, "Gather", "gather", {"s", "idx0"}, {"b"}).SetInt("axis", 0);
+  AddNode(g, "Squeeze", "sq", {"b", "axes0"}, {"bs"});
+  AddNode(g, "Unsqueeze", "unsq", {"bs", "axes0"}, {"bu"});
+  AddNode(g, "Cast", "cast", {"bu"}, {"bc"}).SetInt("to", 7);
+  AddNode(g, "Concat", "concat", {"bc", "minus1"}, {"shape2"}).SetInt("axis", 0);
+  AddNode(g, "Reshape", "reshape", {"x", "shape2"}, {"y"});
+  AddOutput(g, "y");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok()) ;
+  EXPECT_EQ(r.nodes_before, 7u);
+  EXPECT_EQ(r.nodes_after, 1u);
+  EXPECT_EQ(g.nodes[0].op_type, "Reshape");
+  EXPECT_EQ(g.FindTensor("shape2")->AsInts(), (std::vector<int64_t>{2, -1}));
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{2, 12}));
+  ASSERT_TRUE(EliminateDeadCode(g, &r).ok());
+  EXPECT_EQ(g.FindTensor("s"), nullptr);  // intermediate constants dropped
+}
+
+TEST(Passes, FoldsSliceWithInt64MaxEnd) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 3, 5, 7});
+  AddConstI64(g, "st", {2});
+  AddConstI64(g, "en", {INT64_MAX});
+  AddNode(g, "Shape", "shape", {"x"}, {"s"});
+  AddNode(g, "Slice", "slice", {"s", "st", "en"}, {"hw"});
+  AddOutput(g, "x");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  EXPECT_EQ(g.FindTensor("hw")->AsInts(), (std::vector<int64_t>{5, 7}));
+}
+
+TEST(Passes, RemovesIdentityAndDropoutKeepingOutputName) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {4});
+  AddNode(g, "Relu", "relu", {"x"}, {"a"});
+  AddNode(g, "Dropout", "drop", {"a"}, {"b"});
+  AddNode(g, "Identity", "id", {"b"}, {"y"});
+  AddOutput(g, "y");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  ASSERT_TRUE(RemoveIdentities(g, &r).ok());
+  EXPECT_EQ(r.nodes_before, 3u);
+  EXPECT_EQ(r.nodes_after, 1u);
+  EXPECT_EQ(g.outputs[0].name, "y");
+  EXPECT_EQ(g.outputs[0].tensor, "a");
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(Passes, EliminatesDeadCode) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {4});
+  AddNode(g, "Relu", "used", {"x"}, {"y"});
+  AddNode(g, "Sigmoid", "dead1", {"x"}, {"d1"});
+  AddNode(g, "Relu", "dead2", {"d1"}, {"d2"});
+  AddOutput(g, "y");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  ASSERT_TRUE(EliminateDeadCode(g, &r).ok());
+  EXPECT_EQ(r.nodes_before, 3u);
+  EXPECT_EQ(r.nodes_after, 1u);
+  EXPECT_EQ(g.FindTensor("d2"), nullptr);
+}
+
+TEST(Passes, DecomposesStandaloneBatchNorm) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 4, 2, 2});
+  for (const char* p : {"s", "b", "m", "v"}) AddConst(g, p, {4}, 1.0f);
+  AddNode(g, "BatchNormalization", "bn", {"x", "s", "b", "m", "v"}, {"y"});
+  AddOutput(g, "y");
+  auto r = RunDefaultPipeline(g);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(g.CountOps("BatchNormalization"), 0u);
+  EXPECT_EQ(g.CountOps("Mul"), 1u);
+  EXPECT_EQ(g.CountOps("Add"), 1u);
+  EXPECT_EQ(g.FindTensor(g.nodes[0].inputs[1])->shape, (Shape{4, 1, 1}));
+}
+
+TEST(ShapeInference, ConvSamePaddingAndPoolCeilMode) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 13, 13});
+  AddConst(g, "w", {4, 2, 3, 3});
+  Node& c = AddNode(g, "Conv", "conv", {"x", "w"}, {"c"});
+  c.SetString("auto_pad", "SAME_UPPER");
+  c.SetInts("strides", {2, 2});
+  Node& p = AddNode(g, "MaxPool", "pool", {"c"}, {"y"});
+  p.SetInts("kernel_shape", {2, 2});
+  p.SetInts("strides", {2, 2});
+  p.SetInt("ceil_mode", 1);
+  AddOutput(g, "y");
+  ASSERT_TRUE(InferShapes(g).ok());
+  EXPECT_EQ(g.FindTensor("c")->shape, (Shape{1, 4, 7, 7}));
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 4, 4, 4}));
+  EXPECT_EQ(g.nodes[0].GetInts("_pads", {}), (std::vector<int64_t>{1, 1, 1, 1}));
+}
+
+TEST(ShapeInference, RejectsBroadcastMismatchNamingNode) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "a", {2, 3});
+  AddInput(g, "b", {4});
+  AddNode(g, "Add", "bad_add", {"a", "b"}, {"y"});
+  AddOutput(g, "y");
+  Status s = InferShapes(g);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("bad_add"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oaaxvk::toolchain

@@ -1,0 +1,172 @@
+#include "toolchain/plan/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "toolchain/passes/passes.h"
+
+namespace oaaxvk::toolchain {
+namespace {
+using namespace testing;
+
+// x -> Relu a -> Relu b -> Relu c -> Relu d -> y: a chain whose arena
+// values can reuse each other's space once dead.
+Graph ReluChain() {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1000});
+  AddNode(g, "Relu", "r1", {"x"}, {"a"});
+  AddNode(g, "Sigmoid", "r2", {"a"}, {"b"});
+  AddNode(g, "Relu", "r3", {"b"}, {"c"});
+  AddNode(g, "Sigmoid", "r4", {"c"}, {"y"});
+  AddOutput(g, "y");
+  return g;
+}
+
+TEST(Plan, ArenaReusesDeadValuesAndAligns) {
+  Graph g = ReluChain();
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto plan = PlanMemory(*p);
+  ASSERT_TRUE(plan.ok());
+  // a, b, c are 4000 bytes each (4096 aligned); only two are live at once.
+  EXPECT_EQ(plan->arena_unshared_bytes, 3u * 4096);
+  EXPECT_EQ(plan->arena_bytes, 2u * 4096);
+  for (const Value& v : p->values) EXPECT_EQ(v.offset % kAlignment, 0u);
+  EXPECT_EQ(plan->inputs_bytes, 4096u);
+  EXPECT_EQ(plan->outputs_bytes, 4096u);
+}
+
+TEST(Plan, BarriersOnReadAfterWriteAndWriteAfterRead) {
+  Graph g = ReluChain();
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok());
+  auto plan = PlanMemory(*p);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->barrier.size(), 4u);
+  EXPECT_EQ(plan->barrier[0], 0);
+  for (size_t d = 1; d < 4; ++d) EXPECT_EQ(plan->barrier[d], 1) << d;
+}
+
+TEST(Plan, NoBarrierBetweenIndependentDispatches) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {64});
+  AddNode(g, "Relu", "r1", {"x"}, {"a"});
+  AddNode(g, "Sigmoid", "r2", {"x"}, {"b"});
+  AddNode(g, "Add", "add", {"a", "b"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok());
+  auto plan = PlanMemory(*p);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->barrier, (std::vector<uint8_t>{0, 0, 1}));
+  // a and b are live together: distinct regions.
+  EXPECT_NE(p->values[p->dispatches[0].bindings[1].value].offset,
+            p->values[p->dispatches[1].bindings[1].value].offset);
+}
+
+TEST(Plan, ViewsAliasTheirSourceWithoutDispatch) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {2, 3, 4});
+  AddConstI64(g, "shape", {6, 4});
+  AddNode(g, "Relu", "relu", {"x"}, {"a"});
+  AddNode(g, "Reshape", "reshape", {"a", "shape"}, {"b"});
+  AddNode(g, "Flatten", "flat", {"b"}, {"c"});
+  AddNode(g, "Sigmoid", "sig", {"c"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->dispatches.size(), 2u);
+  EXPECT_EQ(p->dispatches[0].bindings[1].value, p->dispatches[1].bindings[0].value);
+}
+
+TEST(Lower, GraphOutputThatIsAnInputGetsACopy) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {5});
+  AddNode(g, "Identity", "id", {"x"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->dispatches.size(), 1u);
+  EXPECT_EQ(p->dispatches[0].kernel, "strided_copy");
+  EXPECT_EQ(p->values[p->outputs[0].value].kind, BufferKind::kOutputs);
+}
+
+TEST(Lower, RejectsRuntimeShapeArithmeticNamingTheNode) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {3});
+  Tensor t;
+  t.name = "i"; t.dtype = DType::kInt64; t.shape = {3}; t.has_shape = true;
+  g.tensors["i"] = t;
+  g.inputs.push_back({"i", "i"});
+  AddNode(g, "Cast", "cast", {"i"}, {"f"}).SetInt("to", 1);
+  AddNode(g, "Add", "add", {"x", "f"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("'i' has data type int64"), std::string::npos) << p.status().message();
+}
+
+// CPU mirror of the eltwise kernel's index math (shaders/eltwise.comp):
+// decomposing the flat output index over D0..D5 and dotting with the
+// broadcast strides must address the numpy-broadcast element.
+TEST(KernelIndexing, EltwiseBroadcastStridesMatchNumpyBroadcasting) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "a", {2, 1, 3});
+  AddInput(g, "b", {4, 1});
+  AddNode(g, "Sub", "sub", {"a", "b"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok());
+  const std::vector<uint32_t>& s = p->dispatches[0].spec;
+  ASSERT_EQ(s[0], 24u);
+  float A[6] = {1, 2, 3, 4, 5, 6}, B[4] = {10, 20, 30, 40};
+  for (uint32_t i = 0; i < s[0]; ++i) {
+    uint32_t r = i, idx[6];
+    for (int d = 5; d >= 0; --d) { idx[d] = d ? r % s[5 + d] : r; r /= s[5 + d]; }
+    uint32_t ia = 0, ib = 0;
+    for (int d = 0; d < 6; ++d) { ia += idx[d] * s[11 + d]; ib += idx[d] * s[17 + d]; }
+    uint32_t n = i / 12, j = (i / 3) % 4, k = i % 3;  // y[n][j][k] = a[n][0][k] - b[j][0]
+    EXPECT_EQ(A[ia] - B[ib], A[n * 3 + k] - B[j]) << i;
+  }
+}
+
+// CPU mirror of strided_copy used by Transpose.
+TEST(KernelIndexing, TransposeStridedCopyMatchesPermutation) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {2, 3, 4});
+  AddNode(g, "Transpose", "t", {"x"}, {"y"}).SetInts("perm", {2, 0, 1});
+  AddOutput(g, "y");
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok());
+  const std::vector<uint32_t>& s = p->dispatches[0].spec;
+  std::vector<float> x(24), y(24, -1);
+  for (int i = 0; i < 24; ++i) x[i] = static_cast<float>(i);
+  for (uint32_t i = 0; i < s[0]; ++i) {
+    uint32_t r = i, idx[6];
+    for (int d = 5; d >= 0; --d) { idx[d] = d ? r % s[3 + d] : r; r /= s[3 + d]; }
+    uint32_t si = s[1], so = s[2];
+    for (int d = 0; d < 6; ++d) { si += idx[d] * s[9 + d]; so += idx[d] * s[15 + d]; }
+    y[so] = x[si];
+  }
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 3; ++c) EXPECT_EQ(y[(a * 2 + b) * 3 + c], x[(b * 3 + c) * 4 + a]);
+}
+
+}  // namespace
+}  // namespace oaaxvk::toolchain

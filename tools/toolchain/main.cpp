@@ -1,0 +1,37 @@
+// oaax-vulkan-toolchain <input-path> <output-directory>
+// OAAX toolchain: ONNX model -> model.oinf (SPIR-V pipeline bundle) +
+// conversion-log.json. Exit 0 on success, 1 on conversion failure, 2 on
+// usage errors. OAAXVK_TOOLCHAIN_VERBOSE=1 prints each log entry's data.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "toolchain/driver/driver.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"oaax-vulkan-toolchain: compile an ONNX model into a Vulkan SPIR-V bundle (model.oinf)"};
+  std::vector<std::string> args;
+  app.add_option("args", args, "<input-path> <output-directory>");
+  app.allow_extras(false);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::printf("%s", app.help().c_str());
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "error: %s\nusage: oaax-vulkan-toolchain <input-path> <output-directory>\n", e.what());
+    return 2;
+  }
+  if (args.size() != 2) {
+    std::fprintf(stderr, "usage: oaax-vulkan-toolchain <input-path> <output-directory>\n"
+                         "  <input-path>        an ONNX model (.onnx)\n"
+                         "  <output-directory>  created if missing; receives model.oinf and conversion-log.json\n");
+    return 2;
+  }
+  return oaaxvk::toolchain::RunConversion(args[0], args[1], [](const std::string& line) {
+    std::printf("[oaax-vulkan-toolchain] %s\n", line.c_str());
+    std::fflush(stdout);
+  });
+}
