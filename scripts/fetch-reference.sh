@@ -22,4 +22,16 @@ if [ ! -f "$stamp" ]; then
   rm -f "$dest"/.installed-*
   touch "$stamp"
 fi
+# The real photograph for the OCR tests: skimage's page.png (a book page), from
+# Debian's python3-skimage package (only that file is extracted).
+img="$root/third_party/cache/page.png"
+if [ ! -f "$img" ]; then
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"
+  (cd "$tmp" && apt-get download -qq python3-skimage >/dev/null 2>&1) ||
+    { echo "fetch-reference.sh: apt-get download python3-skimage failed (run apt-get update?)" >&2; rm -rf "$tmp"; exit 1; }
+  dpkg-deb --fsys-tarfile "$tmp"/python3-skimage_*.deb | tar -x -C "$tmp" --wildcards '*/skimage/data/page.png'
+  cp "$(find "$tmp" -name page.png | head -1)" "$img"
+  rm -rf "$tmp"
+fi
 echo "$dest"

@@ -14,7 +14,7 @@ PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers vulkan-tools vulkan-validationlayers
   glslang-tools spirv-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
-  python3-onnx python3-numpy
+  python3-onnx python3-numpy python3-pil
   nlohmann-json3-dev libcli11-dev libarchive-dev libspng-dev
 )
 
