@@ -15,7 +15,7 @@ PACKAGES=(
   glslang-tools spirv-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-onnx python3-numpy python3-pil
-  nlohmann-json3-dev libcli11-dev libarchive-dev libspng-dev
+  nlohmann-json3-dev libcli11-dev libarchive-dev libspng-dev libjpeg62-turbo-dev
 )
 
 SUDO=""

@@ -7,6 +7,13 @@
 #define ACT_HARDSIGMOID 4u
 #define ACT_HARDSWISH 5u
 #define ACT_LEAKYRELU 6u
+#define ACT_SWISH 7u
+#define ACT_SQRT 8u
+#define ACT_NEG 9u
+#define ACT_EXP 10u
+#define ACT_ABS 11u
+#define ACT_TANH 12u
+#define ACT_RECIPROCAL 13u
 
 float apply_act(float v, uint act, float a, float b) {
   if (act == ACT_RELU) return max(v, 0.0);
@@ -15,6 +22,13 @@ float apply_act(float v, uint act, float a, float b) {
   if (act == ACT_HARDSIGMOID) return clamp(a * v + b, 0.0, 1.0);
   if (act == ACT_HARDSWISH) return v * clamp(v / 6.0 + 0.5, 0.0, 1.0);
   if (act == ACT_LEAKYRELU) return v >= 0.0 ? v : a * v;
+  if (act == ACT_SWISH) return v / (1.0 + exp(-a * v));
+  if (act == ACT_SQRT) return sqrt(v);
+  if (act == ACT_NEG) return -v;
+  if (act == ACT_EXP) return exp(v);
+  if (act == ACT_ABS) return abs(v);
+  if (act == ACT_TANH) return tanh(clamp(v, -15.0, 15.0));  // tanh(15) rounds to 1; avoids inf/inf
+  if (act == ACT_RECIPROCAL) return 1.0 / v;
   return v;
 }
 

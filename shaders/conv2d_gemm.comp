@@ -5,11 +5,14 @@
 // M = K_OUT / GROUPS, col = (n, oh, ow) over N*OH*OW, k = (c, kh, kw) over
 // (C / GROUPS) * KH * KW. 64x64 output tile per workgroup, 16-deep K slices
 // staged in shared memory, each invocation accumulates a 4x4 register block.
+// With HAS_RES, R (binding 4, Y's shape) is added before the activation (a
+// fused residual Add).
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
 layout(set = 0, binding = 1) readonly buffer W_ { float w[]; };
 layout(set = 0, binding = 2) readonly buffer B_ { float bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Y_ { float y[]; };
+layout(set = 0, binding = 4) readonly buffer R_ { float res[]; };
 layout(constant_id = 0) const uint N = 1;
 layout(constant_id = 1) const uint C = 1;
 layout(constant_id = 2) const uint H = 1;
@@ -30,6 +33,7 @@ layout(constant_id = 16) const uint HAS_BIAS = 0;
 layout(constant_id = 17) const uint ACT = 0;
 layout(constant_id = 18) const float ACT_A = 0.0;
 layout(constant_id = 19) const float ACT_B = 0.0;
+layout(constant_id = 20) const uint HAS_RES = 0;
 #include "common.glsl"
 
 const uint TM = 64u, TN = 64u, TK = 16u;
@@ -94,7 +98,10 @@ void main() {
       uint col = n0 + tx + 16u * j;
       if (col >= NCOL) continue;
       uint ow = col % OW; uint t = col / OW; uint oh = t % OH; uint nb = t / OH;
-      y[((nb * K_OUT + oc) * OH + oh) * OW + ow] = apply_act(acc[i][j] + bv, ACT, ACT_A, ACT_B);
+      uint yi = ((nb * K_OUT + oc) * OH + oh) * OW + ow;
+      float v = acc[i][j] + bv;
+      if (HAS_RES != 0u) v += res[yi];
+      y[yi] = apply_act(v, ACT, ACT_A, ACT_B);
     }
   }
 }

@@ -1,11 +1,14 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Depthwise Conv2D (groups == C == K_OUT): one invocation per output element.
+// Y = act(conv + bias + (HAS_RES ? R : 0)); R (binding 4) is a fused residual
+// Add operand with Y's shape.
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
 layout(set = 0, binding = 1) readonly buffer W_ { float w[]; };
 layout(set = 0, binding = 2) readonly buffer B_ { float bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Y_ { float y[]; };
+layout(set = 0, binding = 4) readonly buffer R_ { float res[]; };
 layout(constant_id = 0) const uint N = 1;
 layout(constant_id = 1) const uint C = 1;
 layout(constant_id = 2) const uint H = 1;
@@ -24,6 +27,7 @@ layout(constant_id = 14) const uint HAS_BIAS = 0;
 layout(constant_id = 15) const uint ACT = 0;
 layout(constant_id = 16) const float ACT_A = 0.0;
 layout(constant_id = 17) const float ACT_B = 0.0;
+layout(constant_id = 18) const uint HAS_RES = 0;
 #include "common.glsl"
 void main() {
   uint i = linear_index_256();
@@ -39,5 +43,6 @@ void main() {
       acc += w[(c * KH + kh) * KW + kw] * x[((nb * C + c) * H + uint(ih)) * W + uint(iw)];
     }
   }
+  if (HAS_RES != 0u) acc += res[i];
   y[i] = apply_act(acc, ACT, ACT_A, ACT_B);
 }

@@ -8,7 +8,7 @@ layout(set = 0, binding = 0) readonly buffer A_ { float a[]; };
 layout(set = 0, binding = 1) readonly buffer B_ { float b[]; };
 layout(set = 0, binding = 2) writeonly buffer C_ { float c[]; };
 layout(constant_id = 0) const uint N = 1;     // output numel
-layout(constant_id = 1) const uint OP = 0;    // 0 add, 1 sub, 2 mul, 3 div
+layout(constant_id = 1) const uint OP = 0;    // 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min
 layout(constant_id = 2) const uint ACT = 0;
 layout(constant_id = 3) const float ACT_A = 0.0;
 layout(constant_id = 4) const float ACT_B = 0.0;
@@ -31,6 +31,17 @@ layout(constant_id = 20) const uint SB3 = 0;
 layout(constant_id = 21) const uint SB4 = 0;
 layout(constant_id = 22) const uint SB5 = 0;
 #include "common.glsl"
+// ONNX / C pow: exact squares, negative bases with integral exponents.
+float onnx_pow(float x, float y) {
+  if (y == 2.0) return x * x;
+  if (y == 1.0) return x;
+  if (y == 0.0) return 1.0;
+  if (y == 0.5) return sqrt(x);
+  if (x >= 0.0) return x == 0.0 ? (y > 0.0 ? 0.0 : 1.0 / 0.0) : exp2(y * log2(x));
+  if (floor(y) != y) return uintBitsToFloat(0x7fc00000u);  // NaN
+  float m = exp2(y * log2(-x));
+  return mod(y, 2.0) == 1.0 ? -m : m;
+}
 void main() {
   uint i = linear_index_256();
   if (i >= N) return;
@@ -47,6 +58,9 @@ void main() {
   if (OP == 0u) v = x + y;
   else if (OP == 1u) v = x - y;
   else if (OP == 2u) v = x * y;
-  else v = x / y;
+  else if (OP == 3u) v = x / y;
+  else if (OP == 4u) v = onnx_pow(x, y);
+  else if (OP == 5u) v = (isnan(x) || isnan(y)) ? x + y : max(x, y);
+  else v = (isnan(x) || isnan(y)) ? x + y : min(x, y);
   c[i] = apply_act(v, ACT, ACT_A, ACT_B);
 }

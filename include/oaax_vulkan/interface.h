@@ -73,13 +73,17 @@ int runtime_initialization(void);
  *   receive_timeout_ms bound of every wait for the device, milliseconds; default 5000
  *   validation         "1" enables VK_LAYER_KHRONOS_validation when installed
  *   pipeline_cache     path of a VkPipelineCache file (read at load, written at destruction)
+ *   load_warmup        "1" (default): runtime_model_loading runs the program once on zeroed
+ *                      inputs, so drivers that compile shaders at their first dispatch
+ *                      (lavapipe) do it during loading and send_input only runs; "0" skips it
  * A malformed value of a known key is an error. Returns 0 on success. */
 int runtime_initialization_with_args(int length, const char** keys, const void** values);
 
 /* Spec 4.3. Loads a bundle (model.oinf, docs/bundle-format.md) from
  * `file_path`: validates it completely and against the device limits before
- * allocating device memory, uploads weights, creates pipelines and records one
- * command buffer per frame slot. One model per initialized runtime: a second
+ * allocating device memory, uploads weights, creates pipelines, records one
+ * command buffer per frame slot and (load_warmup) runs it once, so that every
+ * shader compilation happens here and inference only runs. One model per initialized runtime: a second
  * call fails. Returns 0 on success. */
 int runtime_model_loading(const char* file_path);
 

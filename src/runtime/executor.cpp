@@ -82,6 +82,7 @@ Status Executor::Init() {
   OAAXVK_RETURN_IF_ERROR(UploadWeights());
   OAAXVK_RETURN_IF_ERROR(CreatePipelines());
   OAAXVK_RETURN_IF_ERROR(CreateSlots());
+  if (options_.warmup) OAAXVK_RETURN_IF_ERROR(WarmUp());
   Log(LogLevel::kInfo, StrFormat("loaded '%s' (model '%s', producer '%s'): %zu inputs, %zu outputs, %zu kernels, "
                                  "%zu dispatches, %zu pipelines, %zu frame slots%s",
                                  bundle_.path.c_str(), bundle_.model_name.c_str(), bundle_.producer.c_str(),
@@ -417,6 +418,34 @@ Status Executor::RecordSlot(Slot* s) {
             VK_ACCESS_HOST_READ_BIT);
   }
   return VkCheck(vkEndCommandBuffer(s->cmd), "vkEndCommandBuffer");
+}
+
+Status Executor::WarmUp() {
+  if (slots_.empty()) return Status::Ok();
+  Slot& s = slots_[0];
+  const auto start = Clock::now();
+  // Zeroed inputs: kernels must not depend on input values for memory safety
+  // (every binding is range-checked at load), so any values are fine here.
+  if (bundle_.buffer_bytes[kInputs]) memset(s.host_in, 0, bundle_.buffer_bytes[kInputs]);
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &s.cmd;
+  Status st = VkCheck(vkQueueSubmit(ctx_->queue(), 1, &si, s.fence), "vkQueueSubmit");
+  if (st.ok()) {
+    // The first dispatch of a lazily compiling driver includes shader
+    // compilation, which can take far longer than receive_timeout_ms; the
+    // bound here is generous but still a bound (never a hang).
+    const uint64_t timeout_ms = std::max<uint64_t>(options_.timeout_ms, 300000);
+    VkResult r = vkWaitForFences(dev_, 1, &s.fence, VK_TRUE, timeout_ms * 1000000ull);
+    st = r == VK_TIMEOUT ? DeadlineExceeded(StrFormat("vkWaitForFences: VK_TIMEOUT after %llu ms",
+                                                     static_cast<unsigned long long>(timeout_ms)))
+                         : VkCheck(r, "vkWaitForFences");
+    if (st.ok()) st = VkCheck(vkResetFences(dev_, 1, &s.fence), "vkResetFences");
+  }
+  if (!st.ok()) return st.WithContext("warm-up inference at load (frame slot 0, zeroed inputs)");
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  Log(LogLevel::kInfo, StrFormat("warm-up inference at load: %.1f ms", ms));
+  return Status::Ok();
 }
 
 Status Executor::ValidateInput(const tensors_struct* in, std::vector<size_t>* model_index) const {

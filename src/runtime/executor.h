@@ -27,6 +27,11 @@ struct ExecutorOptions {
   uint64_t timeout_ms = 5000;   // bound of every wait for a frame
   std::string pipeline_cache;   // "" = no on-disk cache
   bool force_staging = false;   // test knob: staged I/O even on host-visible devices
+  // Run the program once on frame slot 0 (zeroed inputs) at the end of Create,
+  // so that drivers which compile pipelines lazily at their first dispatch
+  // (Mesa lavapipe/llvmpipe JIT-compiles compute shaders at the first launch)
+  // do it during runtime_model_loading, not during the first send_input.
+  bool warmup = true;
 };
 
 // Frees a tensors_struct field by field with free() (NULL-tolerant).
@@ -81,6 +86,7 @@ class Executor {
   Status CreatePipelines();
   Status CreateSlots();
   Status RecordSlot(Slot* slot);
+  Status WarmUp();
   void SavePipelineCache();
   // Waits (bounded) for `slot`'s fence and copies its outputs into a new
   // tensors_struct (nullptr when host memory ran out).

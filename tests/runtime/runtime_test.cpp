@@ -417,6 +417,7 @@ TEST_F(Runtime, InitTwiceAndBadArguments) {
   ASSERT_EQ(Destroy(), 0) << g_api->error();
   ExpectError(Init({{"frames_in_flight", "0"}}), {"frames_in_flight", "[1, 16]"});
   ExpectError(Init({{"log_level", "9"}}), {"log_level"});
+  ExpectError(Init({{"load_warmup", "maybe"}}), {"load_warmup", "expected 0 or 1"});
   ExpectError(Init({{"device", "no-such-gpu"}}), {"no Vulkan device name contains 'no-such-gpu'"});
   ExpectError(g_api->destroy(), {"not initialized"});
   // Unknown keys are ignored; a device picked by index and by name substring.
@@ -560,6 +561,66 @@ TEST_F(Runtime, ProducerAndConsumerThreads) {
   producer.join();
   ASSERT_FALSE(producer_failed) << producer_error;
   EXPECT_EQ(received, frames);
+}
+
+// receive_timeout_ms bounds every wait: with a frame that takes far longer
+// than 1 ms, receive_output and a send_input that needs a busy slot fail
+// quickly with a clear message, and the frame is still received afterwards.
+TEST_F(Runtime, ReceiveTimeoutExpiresQuicklyAndFrameIsReceivedLater) {
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  // No warm-up at load: it would cost one more slow frame (and on lavapipe the
+  // first frame then also includes shader compilation: slower still, which is fine).
+  ASSERT_EQ(Init({{"receive_timeout_ms", "1"}, {"frames_in_flight", "1"}, {"load_warmup", "0"}}), 0) << g_api->error();
+  const uint32_t n = 4096;
+  const auto load_start = Clock::now();
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::SpinBundle(n, 200000), "spin").c_str()), 0) << g_api->error();
+  const double load_ms = ms_since(load_start);
+  std::vector<float> x = Random(n, 21);
+  const auto sent = Clock::now();
+  ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {x})), 0) << g_api->error();
+
+  // The only slot is busy: a second send waits 1 ms, fails, and leaves the input to the caller.
+  tensors_struct* second = MakeTensors({"x"}, {{1, n}}, {x});
+  auto t0 = Clock::now();
+  ExpectError(g_api->send(second), {"send_input", "every frame slot is busy", "receive_timeout_ms = 1"});
+  const double send_ms = ms_since(t0);
+  DeepFree(second);
+
+  t0 = Clock::now();
+  tensors_struct* out = nullptr;
+  ExpectError(g_api->receive(&out), {"receive_output", "did not finish within receive_timeout_ms = 1",
+                                     "call receive_output again"});
+  const double receive_ms = ms_since(t0);
+  EXPECT_EQ(out, nullptr);
+  // "Quickly": far below a frame's duration (generous for sanitizers and busy CI hosts).
+  EXPECT_LT(send_ms, 250.0);
+  EXPECT_LT(receive_ms, 250.0);
+
+  int timeouts = 1;
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (g_api->receive(&out) != 0) {
+    ASSERT_NE(std::string(g_api->error()).find("did not finish within"), std::string::npos) << g_api->error();
+    ASSERT_LT(Clock::now(), deadline) << "frame never finished";
+    ++timeouts;
+  }
+  const double frame_ms = ms_since(sent);
+  ASSERT_NE(out, nullptr);
+  const float* y = static_cast<const float*>(out->data[0]);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i]) << i;
+  DeepFree(out);
+  EXPECT_GT(timeouts, 1);
+  // The frame was slow enough for the test to mean something.
+  EXPECT_GT(frame_ms, 3.0 * std::max(send_ms, receive_ms)) << "load " << load_ms << " ms";
+  RecordProperty("frame_ms", std::to_string(frame_ms));
+  fprintf(stderr, "spin frame %.0f ms (load %.0f ms); timed-out send %.2f ms, receive %.2f ms; %d timeouts\n",
+          frame_ms, load_ms, send_ms, receive_ms, timeouts);
+  // The runtime is usable afterwards (a fresh send and receive).
+  ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {x})), 0) << g_api->error();
+  while (g_api->receive(&out) != 0) ASSERT_LT(Clock::now(), deadline) << g_api->error();
+  DeepFree(out);
 }
 
 // ---------------------------------------------------------------- lifecycle

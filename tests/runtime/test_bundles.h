@@ -164,6 +164,26 @@ inline BundleSpec TwoInTwoOutBundle(uint32_t n) {
   return s;
 }
 
+// y = x ([1, n]) through one deliberately slow dispatch (shaders/spin.comp:
+// `iterations` dependent multiply-adds per element): a frame that takes long
+// enough to observe receive_timeout_ms expiring.
+inline BundleSpec SpinBundle(uint32_t n, uint32_t iterations) {
+  BundleSpec s;
+  const uint64_t bytes = 4ull * n;
+  s.inputs.push_back({"x", 1, {1, static_cast<int64_t>(n)}, 0, bytes});
+  s.outputs.push_back({"y", 1, {1, static_cast<int64_t>(n)}, 0, bytes});
+  s.inputs_bytes = bytes;
+  s.outputs_bytes = bytes;
+  s.kernels = {{"spin", ReadSpirv("spin"), 2, 2}};
+  s.bindings = {{2, 0, bytes}, {3, 0, bytes}};
+  s.spec = {n, iterations};
+  const uint32_t g = Groups(n);
+  s.dispatch = {{0, g, 1, 1, 0, 2, 0, 2}};
+  s.barrier = {0};
+  s.max_workgroup_count = g;
+  return s;
+}
+
 }  // namespace oaaxvk::test
 
 #endif  // OAAXVK_TESTS_RUNTIME_TEST_BUNDLES_H_

@@ -46,7 +46,7 @@ TEST(Cli, ConvertsAndLogsSuccess) {
   ASSERT_TRUE(log.is_array());
   const auto& last = log.back();
   EXPECT_EQ(last["Message"], "Successful Conversion");
-  EXPECT_EQ(last["Data"]["MIME type"], "application/x-oaax-vulkan-bundle; device=vulkan");
+  EXPECT_EQ(last["Data"]["MIME type"], "application/x-oinf; device=vulkan");
   EXPECT_EQ(last["Data"]["Output file"], "model.oinf");
   std::string text = log.dump();
   EXPECT_NE(text.find("folded BatchNormalization 'bn1' into Conv 'conv1'"), std::string::npos);

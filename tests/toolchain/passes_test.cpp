@@ -6,6 +6,7 @@
 
 #include "test_util.h"
 #include "toolchain/ir/shape_infer.h"
+#include "toolchain/lower/lower.h"
 
 namespace oaaxvk::toolchain {
 namespace {
@@ -195,6 +196,172 @@ TEST(ShapeInference, RejectsBroadcastMismatchNamingNode) {
   Status s = InferShapes(g);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("bad_add"), std::string::npos);
+}
+
+
+// x*sigmoid(x), x*sigmoid(c*x) and the (x+3) clip /6 HardSwish chain each
+// become one unary node, which activation fusion then folds into the Conv.
+TEST(Passes, FusesElementwiseChainsSwishAndHardSwish) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 4, 8, 8});
+  AddConst(g, "w", {4, 4, 1, 1});
+  g.tensors["three"] = MakeConstF32("three", {}, {3.f});
+  g.tensors["zero"] = MakeConstF32("zero", {}, {0.f});
+  g.tensors["six"] = MakeConstF32("six", {}, {6.f});
+  g.tensors["c"] = MakeConstF32("c", {1}, {1.5f});
+  AddNode(g, "Conv", "conv1", {"x", "w"}, {"a"});
+  AddNode(g, "Sigmoid", "sig1", {"a"}, {"s1"});
+  AddNode(g, "Mul", "swish1", {"a", "s1"}, {"b"});
+  AddNode(g, "Conv", "conv2", {"b", "w"}, {"c2"});
+  AddNode(g, "Mul", "scale", {"c2", "c"}, {"t"});
+  AddNode(g, "Sigmoid", "sig2", {"t"}, {"s2"});
+  AddNode(g, "Mul", "swish2", {"s2", "c2"}, {"d"});
+  AddNode(g, "Conv", "conv3", {"d", "w"}, {"e"});
+  AddNode(g, "Add", "plus3", {"e", "three"}, {"e3"});
+  AddNode(g, "Clip", "clip", {"e3", "zero", "six"}, {"ec"});
+  AddNode(g, "Mul", "mul", {"e", "ec"}, {"em"});
+  AddNode(g, "Div", "div6", {"em", "six"}, {"y"});
+  AddOutput(g, "y");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  EXPECT_EQ(g.nodes.size(), 12u);
+  ASSERT_TRUE(FuseElementwiseChains(g, &r).ok()) << "chains";
+  EXPECT_EQ(r.nodes_before, 12u);
+  EXPECT_EQ(r.nodes_after, 6u);
+  EXPECT_EQ(g.CountOps("Swish"), 2u);
+  EXPECT_EQ(g.CountOps("HardSwish"), 1u);
+  EXPECT_EQ(g.CountOps("Sigmoid") + g.CountOps("Clip") + g.CountOps("Div") + g.CountOps("Mul") + g.CountOps("Add"), 0u);
+  ASSERT_TRUE(g.Validate().ok());
+  ASSERT_TRUE(FuseActivations(g, &r).ok());
+  EXPECT_EQ(g.nodes.size(), 3u) << "each Conv dispatch carries its activation";
+  EXPECT_EQ(g.nodes[0].act(), Activation::kSwish);
+  EXPECT_FLOAT_EQ(g.nodes[1].GetFloat("_act_alpha", 0.f), 1.5f);
+  EXPECT_EQ(g.nodes[2].act(), Activation::kHardSwish);
+  EXPECT_EQ(g.outputs[0].tensor, g.nodes[2].outputs[0]);
+}
+
+TEST(Passes, ElementwiseChainNotFusedWhenIntermediateIsShared) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 4});
+  AddNode(g, "Sigmoid", "sig", {"x"}, {"s"});
+  AddNode(g, "Mul", "mul", {"x", "s"}, {"y"});
+  AddOutput(g, "y");
+  AddOutput(g, "s");  // the Sigmoid value is also a graph output
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  ASSERT_TRUE(FuseElementwiseChains(g, &r).ok());
+  EXPECT_EQ(g.nodes.size(), 2u);
+  // wrong constant: x * Clip(x + 2, 0, 6) / 6 is not HardSwish
+  Graph h;
+  h.opset = 13;
+  AddInput(h, "x", {1, 4});
+  h.tensors["two"] = MakeConstF32("two", {}, {2.f});
+  h.tensors["zero"] = MakeConstF32("zero", {}, {0.f});
+  h.tensors["six"] = MakeConstF32("six", {}, {6.f});
+  AddNode(h, "Add", "a", {"x", "two"}, {"t"});
+  AddNode(h, "Clip", "c", {"t", "zero", "six"}, {"u"});
+  AddNode(h, "Mul", "m", {"x", "u"}, {"v"});
+  AddNode(h, "Div", "d", {"v", "six"}, {"y"});
+  AddOutput(h, "y");
+  ASSERT_TRUE(FoldConstants(h, &r).ok());
+  ASSERT_TRUE(FuseElementwiseChains(h, &r).ok());
+  EXPECT_EQ(h.nodes.size(), 4u);
+}
+
+TEST(ShapeInference, ResizeConvTransposeReduceMean) {
+  Graph g;
+  g.opset = 11;
+  AddInput(g, "x", {1, 2, 5, 7});
+  g.tensors["roi"] = MakeConstF32("roi", {0}, {});
+  g.tensors["scales"] = MakeConstF32("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  AddConst(g, "wt", {2, 3, 2, 2});
+  AddNode(g, "Resize", "up", {"x", "roi", "scales"}, {"r"});
+  AddNode(g, "ConvTranspose", "ct", {"x", "wt"}, {"c"}).SetInts("strides", {2, 2});
+  AddNode(g, "ReduceMean", "rm", {"x"}, {"m"}).SetInts("axes", {-1});
+  AddOutput(g, "r");
+  AddOutput(g, "c");
+  AddOutput(g, "m");
+  ASSERT_TRUE(InferShapes(g).ok());
+  EXPECT_EQ(g.FindTensor("r")->shape, (Shape{1, 2, 10, 14}));
+  EXPECT_EQ(g.FindTensor("c")->shape, (Shape{1, 3, 10, 14}));
+  EXPECT_EQ(g.FindTensor("m")->shape, (Shape{1, 2, 5, 1}));
+}
+
+
+// y = Relu(Conv(x) + x): the Add goes into the Conv epilogue, then the Relu.
+// Not fused when the residual is a constant or broadcasts.
+TEST(Passes, FusesResidualAddIntoConv) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 4, 8, 8});
+  AddConst(g, "w", {4, 4, 3, 3});
+  AddConst(g, "bias_like", {1, 4, 1, 1});
+  AddNode(g, "Conv", "conv", {"x", "w"}, {"c"}).SetInts("pads", {1, 1, 1, 1});
+  AddNode(g, "Add", "res", {"c", "x"}, {"s"});
+  AddNode(g, "Relu", "relu", {"s"}, {"y"});
+  AddNode(g, "Conv", "conv2", {"y", "w"}, {"c2"}).SetInts("pads", {1, 1, 1, 1});
+  AddNode(g, "Add", "badd", {"c2", "bias_like"}, {"z"});
+  AddOutput(g, "z");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  ASSERT_TRUE(FuseResidualAdd(g, &r).ok());
+  EXPECT_EQ(r.nodes_before, 5u);
+  EXPECT_EQ(r.nodes_after, 4u);
+  EXPECT_EQ(g.CountOps("Add"), 1u) << "the constant (broadcast) Add stays";
+  EXPECT_EQ(g.nodes[0].GetInt("_residual", 0), 1);
+  ASSERT_EQ(g.nodes[0].inputs.size(), 4u);
+  EXPECT_EQ(g.nodes[0].inputs[3], "x");
+  ASSERT_TRUE(FuseActivations(g, &r).ok());
+  EXPECT_EQ(g.nodes[0].act(), Activation::kRelu);
+  EXPECT_EQ(g.nodes.size(), 3u);
+  ASSERT_TRUE(g.Validate().ok());
+  ASSERT_TRUE(FoldConstants(g, &r).ok()) << "shape inference still accepts the fused Conv";
+}
+
+
+// Unsupported modes are rejected at conversion time naming node and feature.
+TEST(Lowering, RejectsUnsupportedModesNamingNodeAndFeature) {
+  auto lower_err = [](Graph g) -> std::string {
+    PassResult r;
+    Status s = FoldConstants(g, &r);
+    if (!s.ok()) return s.message();
+    StatusOr<Program> p = Lower(g);
+    return p.ok() ? std::string() : p.status().message();
+  };
+  {
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {1, 2, 4, 4});
+    g.tensors["scales"] = MakeConstF32("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+    AddNode(g, "Resize", "rs", {"x", "", "scales"}, {"y"}).SetString("mode", "cubic");
+    AddOutput(g, "y");
+    std::string m = lower_err(g);
+    EXPECT_NE(m.find("'rs'"), std::string::npos) << m;
+    EXPECT_NE(m.find("cubic"), std::string::npos) << m;
+  }
+  {
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {1, 2, 4, 4});
+    AddNode(g, "ReduceMean", "rm", {"x"}, {"y"}).SetInts("axes", {1});
+    AddOutput(g, "y");
+    std::string m = lower_err(g);
+    EXPECT_NE(m.find("'rm'"), std::string::npos) << m;
+    EXPECT_NE(m.find("non-trailing"), std::string::npos) << m;
+  }
+  {
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {1, 2, 4, 4});
+    AddConst(g, "w", {2, 2, 2, 2});
+    AddNode(g, "ConvTranspose", "ct", {"x", "w"}, {"y"}).SetInts("output_shape", {8, 8});
+    AddOutput(g, "y");
+    std::string m = lower_err(g);
+    EXPECT_NE(m.find("'ct'"), std::string::npos) << m;
+    EXPECT_NE(m.find("output_shape"), std::string::npos) << m;
+  }
 }
 
 }  // namespace

@@ -1,55 +1,59 @@
-// oaax-run: a generic OAAX host. Loads any OAAX runtime library with dlopen,
-// loads a model, sends inputs, receives outputs — as an OAAX host application
-// does — and writes the outputs for comparison with a reference.
+// oaax-run: a generic OAAX host, the first tool to reach for (as trtexec is
+// for TensorRT). Loads any OAAX runtime library with dlopen, loads a model,
+// feeds given (.npy) or seeded random inputs, keeps up to K inputs in flight,
+// writes the outputs as .npy and reports latency percentiles, throughput,
+// model-load time and host overhead (text, or JSON with --json).
 //
-//   oaax-run --model model.oinf --inputs IN_DIR --outputs OUT_DIR
-//            [--runtime libRuntimeLibrary.so] [--arg key=value]...
+//   oaax-run [--runtime PATH.so] --model FILE [--input NAME=FILE.npy ...]
+//            [--output-dir DIR] [--iterations N] [--warmup N] [--depth K]
+//            [--seed S] [--arg KEY=VALUE ...] [--json] [--quiet]
 //
-// IN_DIR/manifest.json: [{"name", "dtype" ("float32", "int64", ...), "shape", "file"}]
-// with raw little-endian row-major data in IN_DIR/<file> (the same form
-// tools/reference/ort_run.js reads and writes). OUT_DIR gets the outputs in
-// the same form. Exit 0 on success, 1 on a runtime error (message on stderr),
-// 2 on bad usage.
+// Manifest mode (the form tools/reference/ort_run.js reads and writes), kept
+// for the model tests: --inputs DIR (DIR/manifest.json: [{"name", "dtype",
+// "shape", "file"}] with raw little-endian data in DIR/<file>) and
+// --outputs DIR (the outputs in the same form).
+//
+// Random inputs need the model's input names, dtypes and shapes: they are read
+// from the model file when it is an oaax-vulkan bundle (io.input.<i>.* in
+// docs/bundle-format.md), which also lets every --input file be checked before
+// the runtime is touched; for other model formats every input must be given.
+//
+// Exit status: 0 success, 1 error (message on stderr, naming the file, tensor
+// or runtime call), 2 bad usage.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "npy.h"
 #include "oaax_vulkan/interface.h"
+#include "oaax_vulkan/oinf.h"
+#include "oaax_vulkan/status.h"
 
 namespace {
 
-struct DType {
-  const char* name;
-  tensor_data_type type;
-  size_t size;
-};
-constexpr DType kDTypes[] = {
-    {"float32", DATA_TYPE_FLOAT, 4}, {"uint8", DATA_TYPE_UINT8, 1},   {"int8", DATA_TYPE_INT8, 1},
-    {"uint16", DATA_TYPE_UINT16, 2}, {"int16", DATA_TYPE_INT16, 2},   {"int32", DATA_TYPE_INT32, 4},
-    {"int64", DATA_TYPE_INT64, 8},   {"bool", DATA_TYPE_BOOL, 1},     {"float64", DATA_TYPE_DOUBLE, 8},
-    {"uint32", DATA_TYPE_UINT32, 4}, {"uint64", DATA_TYPE_UINT64, 8},
-};
-const DType* FindDType(const std::string& name) {
-  for (const DType& d : kDTypes) {
-    if (name == d.name) return &d;
-  }
-  return nullptr;
-}
-const DType* FindDType(tensor_data_type t) {
-  for (const DType& d : kDTypes) {
-    if (t == d.type) return &d;
-  }
-  return nullptr;
-}
+using oaaxvk::Status;
+using oaaxvk::StatusOr;
+using oaaxvk::npy::DType;
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// ---------------------------------------------------------------- runtime library
 
 struct Api {
   void* handle = nullptr;
@@ -63,144 +67,441 @@ struct Api {
   const char* (*version)() = nullptr;
 };
 
-template <typename F>
-bool Sym(void* h, const char* name, F* out) {
-  *out = reinterpret_cast<F>(dlsym(h, name));
-  if (*out == nullptr) std::fprintf(stderr, "oaax-run: runtime lacks symbol %s\n", name);
-  return *out != nullptr;
+Status LoadApi(const std::string& path, Api* api) {
+  // A bare name goes through the dynamic linker's search; a path is used as is.
+  api->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!api->handle) {
+    const char* e = dlerror();
+    return oaaxvk::NotFound("cannot load runtime library '" + path + "': " + (e ? e : "unknown dlopen error"));
+  }
+  std::vector<std::string> missing;
+  auto sym = [&](const char* name, auto* out) {
+    *out = reinterpret_cast<std::remove_pointer_t<decltype(out)>>(dlsym(api->handle, name));
+    if (!*out) missing.push_back(name);
+  };
+  sym("runtime_initialization_with_args", &api->init_with_args);
+  sym("runtime_model_loading", &api->load);
+  sym("send_input", &api->send);
+  sym("receive_output", &api->receive);
+  sym("runtime_destruction", &api->destroy);
+  sym("runtime_error_message", &api->error);
+  sym("runtime_name", &api->name);
+  sym("runtime_version", &api->version);
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    dlclose(api->handle);
+    api->handle = nullptr;
+    return oaaxvk::NotFound("runtime library '" + path + "' is not an OAAX runtime: missing symbol(s) " + list);
+  }
+  return Status::Ok();
 }
 
-int Fail(const Api& api, const char* what) {
-  std::fprintf(stderr, "oaax-run: %s failed: %s\n", what, api.error ? api.error() : "?");
-  return 1;
-}
-
-std::string DefaultRuntime(const char* argv0) {
+std::string DefaultRuntime() {
   std::error_code ec;
   auto exe = std::filesystem::canonical("/proc/self/exe", ec);
   if (!ec) {
     auto candidate = exe.parent_path() / "libRuntimeLibrary.so";
     if (std::filesystem::exists(candidate)) return candidate.string();
   }
-  (void)argv0;
   return "libRuntimeLibrary.so";
+}
+
+// ---------------------------------------------------------------- tensors
+
+// One named input or output, owned by oaax-run.
+struct Tensor {
+  std::string name;
+  const DType* dtype = nullptr;
+  std::vector<uint64_t> shape;
+  std::vector<uint8_t> data;
+  std::string source;  // file or "random(seed)"
+};
+
+// A malloc'ed tensors_struct (every field separately, as OAAX hosts do);
+// nullptr when host memory ran out.
+tensors_struct* ToStruct(const std::vector<Tensor>& ts) {
+  const size_t n = ts.size(), cap = std::max<size_t>(n, 1);
+  auto* t = static_cast<tensors_struct*>(calloc(1, sizeof(tensors_struct)));
+  if (!t) return nullptr;
+  t->num_tensors = n;
+  t->names = static_cast<char**>(calloc(cap, sizeof(char*)));
+  t->data_types = static_cast<tensor_data_type*>(calloc(cap, sizeof(tensor_data_type)));
+  t->ranks = static_cast<size_t*>(calloc(cap, sizeof(size_t)));
+  t->shapes = static_cast<size_t**>(calloc(cap, sizeof(size_t*)));
+  t->data = static_cast<void**>(calloc(cap, sizeof(void*)));
+  bool ok = t->names && t->data_types && t->ranks && t->shapes && t->data;
+  for (size_t i = 0; ok && i < n; ++i) {
+    t->names[i] = strdup(ts[i].name.c_str());
+    t->data_types[i] = ts[i].dtype->type;
+    t->ranks[i] = ts[i].shape.size();
+    t->shapes[i] = static_cast<size_t*>(malloc(std::max<size_t>(ts[i].shape.size(), 1) * sizeof(size_t)));
+    t->data[i] = malloc(std::max<size_t>(ts[i].data.size(), 1));
+    ok = t->names[i] && t->shapes[i] && t->data[i];
+    if (ok) {
+      std::copy(ts[i].shape.begin(), ts[i].shape.end(), t->shapes[i]);
+      if (!ts[i].data.empty()) memcpy(t->data[i], ts[i].data.data(), ts[i].data.size());
+    }
+  }
+  if (!ok) {
+    for (size_t i = 0; t->names && t->shapes && t->data && i < n; ++i) {
+      free(t->names[i]);
+      free(t->shapes[i]);
+      free(t->data[i]);
+    }
+    free(t->names);
+    free(t->data_types);
+    free(t->ranks);
+    free(t->shapes);
+    free(t->data);
+    free(t);
+    return nullptr;
+  }
+  return t;
+}
+
+void FreeStruct(tensors_struct* t) {
+  if (!t) return;
+  for (size_t i = 0; i < t->num_tensors; ++i) {
+    if (t->names) free(t->names[i]);
+    if (t->shapes) free(t->shapes[i]);
+    if (t->data) free(t->data[i]);
+  }
+  free(t->names);
+  free(t->data_types);
+  free(t->ranks);
+  free(t->shapes);
+  free(t->data);
+  free(t);
+}
+
+// Copies a runtime's output struct (checking what a foreign runtime returns).
+StatusOr<std::vector<Tensor>> FromStruct(const tensors_struct* t) {
+  if (!t) return oaaxvk::Internal("receive_output returned success but a NULL struct");
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < t->num_tensors; ++i) {
+    Tensor x;
+    x.name = t->names && t->names[i] ? t->names[i] : "#" + std::to_string(i);
+    x.dtype = t->data_types ? oaaxvk::npy::FindDType(t->data_types[i]) : nullptr;
+    if (!x.dtype || !t->ranks || !t->shapes || !t->data || (t->ranks[i] && !t->shapes[i]))
+      return oaaxvk::Internal("output '" + x.name + "': unsupported data type or NULL field in the runtime's output");
+    x.shape.assign(t->shapes[i], t->shapes[i] + t->ranks[i]);
+    uint64_t numel = 1;
+    for (uint64_t d : x.shape) numel *= d;
+    const uint64_t nbytes = numel * x.dtype->size;
+    if (nbytes && !t->data[i]) return oaaxvk::Internal("output '" + x.name + "': NULL data");
+    const auto* p = static_cast<const uint8_t*>(t->data[i]);
+    if (nbytes) x.data.assign(p, p + nbytes);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+std::string DimsString(const std::vector<uint64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+// ---------------------------------------------------------------- model inputs
+
+struct InputDesc {
+  std::string name;
+  const DType* dtype = nullptr;
+  std::vector<uint64_t> shape;
+};
+
+// The model's inputs when `path` is an oaax-vulkan bundle; an empty optional
+// (false) when it is another kind of file; an error for a broken bundle.
+StatusOr<bool> ReadBundleInputs(const std::string& path, std::vector<InputDesc>* out) {
+  auto file = oaaxvk::oinf::File::Open(path);
+  if (!file.ok()) {
+    if (file.status().code() == oaaxvk::StatusCode::kNotFound) return file.status();
+    return false;  // not an OINF file: the runtime decides what it is
+  }
+  const auto& f = file.value();
+  const auto* format = f.FindMetadata("format");
+  if (!format || format->type != oaaxvk::oinf::ValueType::kString || format->string_value != "oaax-vulkan-bundle")
+    return false;
+  auto err = [&](const std::string& what) { return oaaxvk::DataLoss(path + ": bundle metadata " + what); };
+  uint32_t count = 0;
+  const auto* m = f.FindMetadata("io.inputs");
+  if (!m || !m->GetScalar(&count)) return err("'io.inputs' (u32) is missing");
+  for (uint32_t i = 0; i < count; ++i) {
+    const std::string p = "io.input." + std::to_string(i) + ".";
+    InputDesc d;
+    const auto* name = f.FindMetadata(p + "name");
+    if (!name || name->type != oaaxvk::oinf::ValueType::kNdArray ||
+        name->ndarray.element_type != oaaxvk::oinf::ValueType::kU8)
+      return err("'" + p + "name' (u8 ndarray) is missing");
+    d.name.assign(reinterpret_cast<const char*>(name->ndarray.data.data), name->ndarray.data.size);
+    uint32_t dt = 0;
+    const auto* dtype = f.FindMetadata(p + "dtype");
+    if (!dtype || !dtype->GetScalar(&dt)) return err("'" + p + "dtype' (u32) is missing");
+    d.dtype = oaaxvk::npy::FindDType(static_cast<tensor_data_type>(dt));
+    if (!d.dtype) return err("'" + p + "dtype' = " + std::to_string(dt) + " is not a supported OAAX data type");
+    const auto* shape = f.FindMetadata(p + "shape");
+    if (!shape || shape->type != oaaxvk::oinf::ValueType::kNdArray ||
+        shape->ndarray.element_type != oaaxvk::oinf::ValueType::kI64)
+      return err("'" + p + "shape' (i64 ndarray) is missing");
+    for (uint64_t k = 0; k < shape->ndarray.numel; ++k) {
+      int64_t v;
+      memcpy(&v, shape->ndarray.data.data + 8 * k, 8);
+      if (v < 0) return err("'" + p + "shape' has a negative dimension");
+      d.shape.push_back(static_cast<uint64_t>(v));
+    }
+    out->push_back(std::move(d));
+  }
+  return true;
+}
+
+void FillRandom(Tensor* t, std::mt19937_64* rng) {
+  uint64_t numel = 1;
+  for (uint64_t d : t->shape) numel *= d;
+  t->data.assign(numel * t->dtype->size, 0);
+  auto put = [&](uint64_t i, auto v) { memcpy(t->data.data() + i * sizeof(v), &v, sizeof(v)); };
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  for (uint64_t i = 0; i < numel; ++i) {
+    switch (t->dtype->type) {
+      case DATA_TYPE_FLOAT: put(i, static_cast<float>(real(*rng))); break;
+      case DATA_TYPE_DOUBLE: put(i, real(*rng)); break;
+      case DATA_TYPE_BOOL: put(i, static_cast<uint8_t>(small(*rng) & 1)); break;
+      case DATA_TYPE_UINT8: put(i, static_cast<uint8_t>(small(*rng))); break;
+      case DATA_TYPE_INT8: put(i, static_cast<int8_t>(small(*rng))); break;
+      case DATA_TYPE_UINT16: put(i, static_cast<uint16_t>(small(*rng))); break;
+      case DATA_TYPE_INT16: put(i, static_cast<int16_t>(small(*rng))); break;
+      case DATA_TYPE_INT32: put(i, static_cast<int32_t>(small(*rng))); break;
+      case DATA_TYPE_UINT32: put(i, static_cast<uint32_t>(small(*rng))); break;
+      case DATA_TYPE_INT64: put(i, static_cast<int64_t>(small(*rng))); break;
+      case DATA_TYPE_UINT64: put(i, static_cast<uint64_t>(small(*rng))); break;
+      default: break;
+    }
+  }
+}
+
+// Inputs from --input NAME=FILE.npy and seeded random data, checked against
+// the bundle's declared inputs when known.
+StatusOr<std::vector<Tensor>> BuildInputs(const std::vector<std::string>& specs, bool have_desc,
+                                          const std::vector<InputDesc>& desc, uint64_t seed) {
+  std::map<std::string, Tensor> given;
+  for (const std::string& s : specs) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      return oaaxvk::InvalidArgument("--input '" + s + "' is not NAME=FILE.npy");
+    Tensor t;
+    t.name = s.substr(0, eq);
+    t.source = s.substr(eq + 1);
+    if (given.count(t.name)) return oaaxvk::InvalidArgument("--input '" + t.name + "' is given twice");
+    oaaxvk::npy::Array a;
+    OAAXVK_RETURN_IF_ERROR(oaaxvk::npy::Read(t.source, &a).WithContext("input '" + t.name + "'"));
+    t.dtype = a.dtype;
+    t.shape = a.shape;
+    t.data = std::move(a.data);
+    given[t.name] = std::move(t);
+  }
+  std::vector<Tensor> out;
+  if (!have_desc) {
+    if (given.empty())
+      return oaaxvk::InvalidArgument(
+          "the model is not an oaax-vulkan bundle, so its inputs are unknown: give every input with --input NAME=FILE.npy");
+    for (auto& kv : given) out.push_back(std::move(kv.second));
+    return out;
+  }
+  std::string names;
+  for (const InputDesc& d : desc) names += (names.empty() ? "'" : ", '") + d.name + "'";
+  std::set<std::string> known;
+  for (const InputDesc& d : desc) known.insert(d.name);
+  for (const auto& kv : given)
+    if (!known.count(kv.first))
+      return oaaxvk::InvalidArgument("--input '" + kv.first + "': the model has no input of that name; its inputs are " +
+                                     names);
+  std::mt19937_64 rng(seed);
+  for (const InputDesc& d : desc) {
+    auto it = given.find(d.name);
+    if (it == given.end()) {
+      Tensor t;
+      t.name = d.name;
+      t.dtype = d.dtype;
+      t.shape = d.shape;
+      t.source = "random(seed " + std::to_string(seed) + ")";
+      FillRandom(&t, &rng);
+      out.push_back(std::move(t));
+      continue;
+    }
+    Tensor& t = it->second;
+    if (t.dtype != d.dtype)
+      return oaaxvk::InvalidArgument("input '" + d.name + "': " + t.source + " has dtype " + t.dtype->name +
+                                     ", the model expects " + d.dtype->name);
+    if (t.shape != d.shape)
+      return oaaxvk::InvalidArgument("input '" + d.name + "': " + t.source + " has shape " + DimsString(t.shape) +
+                                     ", the model expects " + DimsString(d.shape));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- manifest mode
+
+StatusOr<std::vector<Tensor>> ReadManifest(const std::string& dir) {
+  const std::string path = dir + "/manifest.json";
+  nlohmann::json manifest;
+  try {
+    std::ifstream in(path);
+    if (!in) return oaaxvk::NotFound("cannot read " + path);
+    manifest = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    return oaaxvk::InvalidArgument(path + ": " + e.what());
+  }
+  if (!manifest.is_array()) return oaaxvk::InvalidArgument(path + " must be a JSON array");
+  std::vector<Tensor> out;
+  try {
+    for (const auto& e : manifest) {
+      Tensor t;
+      t.name = e.at("name").get<std::string>();
+      const std::string dtype = e.at("dtype").get<std::string>(), file = e.at("file").get<std::string>();
+      t.dtype = oaaxvk::npy::FindDType(dtype);
+      if (!t.dtype) return oaaxvk::InvalidArgument(path + ": input '" + t.name + "': unsupported dtype " + dtype);
+      t.shape = e.at("shape").get<std::vector<uint64_t>>();
+      t.source = dir + "/" + file;
+      uint64_t numel = 1;
+      for (uint64_t s : t.shape) numel *= s;
+      std::ifstream f(t.source, std::ios::binary);
+      if (!f) return oaaxvk::NotFound("input '" + t.name + "': cannot read " + t.source);
+      t.data.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+      if (t.data.size() != numel * t.dtype->size)
+        return oaaxvk::InvalidArgument("input '" + t.name + "': " + t.source + " has " + std::to_string(t.data.size()) +
+                                       " bytes, shape " + DimsString(t.shape) + " needs " +
+                                       std::to_string(numel * t.dtype->size));
+      out.push_back(std::move(t));
+    }
+  } catch (const std::exception& e) {
+    return oaaxvk::InvalidArgument(path + ": " + e.what());
+  }
+  return out;
+}
+
+Status WriteManifest(const std::string& dir, const std::vector<Tensor>& outputs) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return oaaxvk::NotFound("cannot create " + dir + ": " + ec.message());
+  nlohmann::json m = nlohmann::json::array();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string file = std::to_string(i) + ".bin";
+    std::ofstream f(dir + "/" + file, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(outputs[i].data.data()), static_cast<std::streamsize>(outputs[i].data.size()));
+    if (!f) return oaaxvk::Internal("cannot write " + dir + "/" + file);
+    m.push_back({{"name", outputs[i].name}, {"dtype", outputs[i].dtype->name}, {"shape", outputs[i].shape}, {"file", file}});
+  }
+  std::ofstream(dir + "/manifest.json") << m.dump(1) << "\n";
+  return Status::Ok();
+}
+
+// A file name for a tensor name (ONNX names may hold '/', ':', any UTF-8).
+std::string FileStem(const std::string& name) {
+  std::string s;
+  for (unsigned char c : name) s += (isalnum(c) || c == '.' || c == '-' || c == '_') ? static_cast<char>(c) : '_';
+  if (s.empty() || s[0] == '.') s = "_" + s;
+  return s;
+}
+
+// ---------------------------------------------------------------- statistics
+
+struct Summary {
+  double min = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+// Percentiles by linear interpolation between closest ranks (numpy's default).
+Summary Summarize(std::vector<double> v) {
+  Summary s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto pct = [&](double p) {
+    const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  };
+  s.min = v.front();
+  s.max = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  s.p50 = pct(50);
+  s.p90 = pct(90);
+  s.p99 = pct(99);
+  return s;
+}
+
+nlohmann::json ToJson(const Summary& s) {
+  return {{"min", s.min}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
+}
+
+int Error(const std::string& message) {
+  fprintf(stderr, "oaax-run: %s\n", message.c_str());
+  return 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Generic OAAX host: run a model through any OAAX runtime library."};
-  std::string runtime = DefaultRuntime(argv[0]), model, in_dir, out_dir;
-  std::vector<std::string> args;
+  CLI::App app{"oaax-run: run and benchmark a model through any OAAX runtime library."};
+  std::string runtime = DefaultRuntime(), model, output_dir, in_dir, out_dir;
+  std::vector<std::string> input_specs, args;
+  uint64_t iterations = 1, warmup = 0, depth = 2, seed = 0;
+  bool json = false, quiet = false;
   app.add_option("--runtime", runtime, "OAAX runtime shared library (default: libRuntimeLibrary.so beside oaax-run)");
   app.add_option("--model", model, "model file for the runtime (model.oinf)")->required();
-  app.add_option("--inputs", in_dir, "directory with manifest.json and raw input files")->required();
-  app.add_option("--outputs", out_dir, "directory to write manifest.json and raw outputs to")->required();
-  app.add_option("--arg", args, "runtime argument key=value (repeatable), e.g. --arg device=llvmpipe");
+  app.add_option("--input", input_specs, "NAME=FILE.npy (repeatable); inputs not given are seeded random data");
+  app.add_option("--output-dir", output_dir, "write the last iteration's outputs here as <name>.npy");
+  app.add_option("--iterations", iterations, "timed inferences (default 1)")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  app.add_option("--warmup", warmup, "untimed inferences before the timed ones (default 0)");
+  app.add_option("--depth", depth, "inputs kept in flight (default 2)")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  app.add_option("--seed", seed, "seed of the random inputs (default 0)");
+  app.add_option("--arg", args, "runtime argument KEY=VALUE (repeatable), e.g. --arg device=llvmpipe");
+  app.add_flag("--json", json, "print a machine-readable JSON report on stdout");
+  app.add_flag("--quiet", quiet, "no progress lines on stderr");
+  auto* inputs_opt = app.add_option("--inputs", in_dir, "manifest mode: directory with manifest.json and raw inputs");
+  app.add_option("--outputs", out_dir, "manifest mode: directory for manifest.json and raw outputs");
+  inputs_opt->excludes(app.get_option("--input"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-
-  // Inputs (validated before the runtime is touched).
-  nlohmann::json manifest;
-  try {
-    std::ifstream in(in_dir + "/manifest.json");
-    if (!in) {
-      std::fprintf(stderr, "oaax-run: cannot read %s/manifest.json\n", in_dir.c_str());
-      return 1;
-    }
-    manifest = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oaax-run: %s/manifest.json: %s\n", in_dir.c_str(), e.what());
-    return 1;
-  }
-  if (!manifest.is_array()) {
-    std::fprintf(stderr, "oaax-run: %s/manifest.json must be a JSON array\n", in_dir.c_str());
-    return 1;
-  }
-  const size_t n = manifest.size();
-  auto* t = static_cast<tensors_struct*>(std::calloc(1, sizeof(tensors_struct)));
-  t->num_tensors = n;
-  t->names = static_cast<char**>(std::calloc(n, sizeof(char*)));
-  t->data_types = static_cast<tensor_data_type*>(std::calloc(n, sizeof(tensor_data_type)));
-  t->ranks = static_cast<size_t*>(std::calloc(n, sizeof(size_t)));
-  t->shapes = static_cast<size_t**>(std::calloc(n, sizeof(size_t*)));
-  t->data = static_cast<void**>(std::calloc(n, sizeof(void*)));
-  auto free_inputs = [&]() {
-    for (size_t i = 0; i < n; ++i) {
-      std::free(t->names[i]);
-      std::free(t->shapes[i]);
-      std::free(t->data[i]);
-    }
-    std::free(t->names);
-    std::free(t->data_types);
-    std::free(t->ranks);
-    std::free(t->shapes);
-    std::free(t->data);
-    std::free(t);
-  };
-  try {
-    for (size_t i = 0; i < n; ++i) {
-      const auto& e = manifest[i];
-      const std::string name = e.at("name"), dtype = e.at("dtype"), file = e.at("file");
-      const DType* d = FindDType(dtype);
-      if (d == nullptr) throw std::runtime_error("input '" + name + "': unsupported dtype " + dtype);
-      const std::vector<size_t> shape = e.at("shape").get<std::vector<size_t>>();
-      size_t numel = 1;
-      for (size_t s : shape) numel *= s;
-      std::ifstream f(in_dir + "/" + file, std::ios::binary);
-      std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      if (!f.good() && !f.eof()) throw std::runtime_error("cannot read " + file);
-      if (bytes.size() != numel * d->size) {
-        throw std::runtime_error("input '" + name + "': " + file + " has " + std::to_string(bytes.size()) +
-                                 " bytes, shape needs " + std::to_string(numel * d->size));
-      }
-      t->names[i] = strdup(name.c_str());
-      t->data_types[i] = d->type;
-      t->ranks[i] = shape.size();
-      t->shapes[i] = static_cast<size_t*>(std::malloc(std::max<size_t>(1, shape.size()) * sizeof(size_t)));
-      std::copy(shape.begin(), shape.end(), t->shapes[i]);
-      t->data[i] = std::malloc(std::max<size_t>(1, bytes.size()));
-      std::memcpy(t->data[i], bytes.data(), bytes.size());
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oaax-run: %s\n", e.what());
-    free_inputs();
-    return 1;
-  }
-
-  Api api;
-  api.handle = dlopen(runtime.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (api.handle == nullptr) {
-    std::fprintf(stderr, "oaax-run: cannot load runtime %s: %s\n", runtime.c_str(), dlerror());
-    free_inputs();
-    return 1;
-  }
-  if (!Sym(api.handle, "runtime_initialization_with_args", &api.init_with_args) ||
-      !Sym(api.handle, "runtime_model_loading", &api.load) || !Sym(api.handle, "send_input", &api.send) ||
-      !Sym(api.handle, "receive_output", &api.receive) || !Sym(api.handle, "runtime_destruction", &api.destroy) ||
-      !Sym(api.handle, "runtime_error_message", &api.error) || !Sym(api.handle, "runtime_name", &api.name) ||
-      !Sym(api.handle, "runtime_version", &api.version)) {
-    free_inputs();
-    return 1;
-  }
   std::vector<std::string> keys, values;
   for (const std::string& a : args) {
     const size_t eq = a.find('=');
-    if (eq == std::string::npos) {
-      std::fprintf(stderr, "oaax-run: --arg '%s' is not key=value\n", a.c_str());
-      free_inputs();
+    if (eq == std::string::npos || eq == 0) {
+      fprintf(stderr, "oaax-run: --arg '%s' is not KEY=VALUE\n", a.c_str());
       return 2;
     }
     keys.push_back(a.substr(0, eq));
     values.push_back(a.substr(eq + 1));
   }
-  // Driver JIT compilation on a first run (lavapipe compiles pipelines
-  // lazily; nothing is cached yet on a fresh machine) can take far longer
-  // than the runtime's default bound, so a host that only wants the result
-  // waits up to 5 minutes unless told otherwise.
+
+  // ---- inputs: validated before the runtime is touched ----
+  std::vector<Tensor> inputs;
+  {
+    StatusOr<std::vector<Tensor>> r = std::vector<Tensor>();
+    if (!in_dir.empty()) {
+      r = ReadManifest(in_dir);
+    } else {
+      std::vector<InputDesc> desc;
+      StatusOr<bool> have = ReadBundleInputs(model, &desc);
+      if (!have.ok()) return Error("model '" + model + "': " + have.status().message());
+      r = BuildInputs(input_specs, have.value(), desc, seed);
+    }
+    if (!r.ok()) return Error(r.status().message());
+    inputs = std::move(r).value();
+  }
+
+  // ---- runtime ----
+  Api api;
+  if (Status s = LoadApi(runtime, &api); !s.ok()) return Error(s.message());
+  // A host that wants a result waits generously for each frame (software
+  // drivers run big models for seconds per inference) unless told otherwise;
+  // OAAX runtimes ignore keys they do not know.
   if (std::find(keys.begin(), keys.end(), "receive_timeout_ms") == keys.end()) {
     keys.push_back("receive_timeout_ms");
     values.push_back("300000");
@@ -210,57 +511,144 @@ int main(int argc, char** argv) {
     kp.push_back(keys[i].c_str());
     vp.push_back(values[i].c_str());
   }
-  if (api.init_with_args(static_cast<int>(kp.size()), kp.data(), reinterpret_cast<const void**>(vp.data())) != 0) {
-    free_inputs();
-    return Fail(api, "runtime_initialization_with_args");
-  }
-  std::fprintf(stderr, "oaax-run: %s %s\n", api.name(), api.version());
-  if (api.load(model.c_str()) != 0) {
-    free_inputs();
-    const int rc = Fail(api, "runtime_model_loading");
-    api.destroy();
-    return rc;
-  }
-  if (api.send(t) != 0) {  // on failure the caller still owns the inputs
-    free_inputs();
-    const int rc = Fail(api, "send_input");
-    api.destroy();
-    return rc;
-  }
-  tensors_struct* out = nullptr;
-  if (api.receive(&out) != 0) {
-    const int rc = Fail(api, "receive_output");
-    api.destroy();
-    return rc;
-  }
-  std::filesystem::create_directories(out_dir);
-  nlohmann::json out_manifest = nlohmann::json::array();
+  if (api.init_with_args(static_cast<int>(kp.size()), kp.data(), reinterpret_cast<const void**>(vp.data())) != 0)
+    return Error(std::string("runtime_initialization_with_args failed: ") + api.error());
+  const std::string rt_name = api.name(), rt_version = api.version();
+  if (!quiet) fprintf(stderr, "oaax-run: %s %s\n", rt_name.c_str(), rt_version.c_str());
   int rc = 0;
-  for (size_t i = 0; i < out->num_tensors; ++i) {
-    const DType* d = FindDType(out->data_types[i]);
-    std::vector<size_t> shape(out->shapes[i], out->shapes[i] + out->ranks[i]);
-    size_t numel = 1;
-    for (size_t s : shape) numel *= s;
-    const std::string file = std::to_string(i) + ".bin";
-    std::ofstream f(out_dir + "/" + file, std::ios::binary);
-    if (d != nullptr) f.write(static_cast<const char*>(out->data[i]), static_cast<std::streamsize>(numel * d->size));
-    if (d == nullptr || !f) rc = 1;
-    out_manifest.push_back({{"name", out->names[i]}, {"dtype", d ? d->name : "unknown"}, {"shape", shape}, {"file", file}});
-    std::printf("%s\t%s\t[", out->names[i], d ? d->name : "unknown");
-    for (size_t k = 0; k < shape.size(); ++k) std::printf("%s%zu", k ? ", " : "", shape[k]);
-    std::printf("]\n");
-    std::free(out->names[i]);
-    std::free(out->shapes[i]);
-    std::free(out->data[i]);
+  auto fail = [&](const std::string& m) {
+    rc = Error(m);
+    if (api.destroy() != 0) Error(std::string("runtime_destruction failed: ") + api.error());
+    return rc;
+  };
+  const auto load_start = Clock::now();
+  if (api.load(model.c_str()) != 0)
+    return fail("runtime_model_loading('" + model + "') failed: the runtime rejects the model: " + api.error());
+  const double load_ms = MsSince(load_start);
+
+  // ---- run: warmup + iterations, at most `depth` in flight ----
+  const uint64_t total = warmup + iterations;
+  std::vector<Clock::time_point> sent_at(total);
+  std::vector<double> latency_ms, host_ms, send_ms, receive_ms;
+  latency_ms.reserve(iterations);
+  std::vector<Tensor> last_outputs;
+  uint64_t sent = 0, received = 0;
+  Clock::time_point timed_start = Clock::now(), last_progress = Clock::now();
+  const auto run_start = Clock::now();
+  while (received < total) {
+    // Timed inferences start once every warm-up one is back.
+    while (sent < total && sent - received < depth && (sent != warmup || received == warmup)) {
+      if (sent == warmup) timed_start = Clock::now();
+      const auto t0 = Clock::now();
+      tensors_struct* t = ToStruct(inputs);
+      if (!t) return fail("out of host memory building input #" + std::to_string(sent));
+      const auto t1 = Clock::now();
+      sent_at[sent] = t1;
+      if (api.send(t) != 0) {
+        FreeStruct(t);  // on failure the caller still owns the inputs
+        return fail("send_input failed (inference #" + std::to_string(sent) + "): " + api.error());
+      }
+      if (sent >= warmup) {
+        host_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        send_ms.push_back(MsSince(t1));
+      }
+      ++sent;
+    }
+    tensors_struct* out = nullptr;
+    const auto r0 = Clock::now();
+    if (api.receive(&out) != 0)
+      return fail("receive_output failed (inference #" + std::to_string(received) + "): " + api.error());
+    const auto r1 = Clock::now();
+    const bool timed = received >= warmup;
+    if (timed) {
+      latency_ms.push_back(std::chrono::duration<double, std::milli>(r1 - sent_at[received]).count());
+      receive_ms.push_back(std::chrono::duration<double, std::milli>(r1 - r0).count());
+    }
+    if (received + 1 == total) {
+      StatusOr<std::vector<Tensor>> o = FromStruct(out);
+      if (!o.ok()) {
+        FreeStruct(out);
+        return fail(o.status().message());
+      }
+      last_outputs = std::move(o).value();
+    }
+    FreeStruct(out);
+    if (timed) host_ms[received - warmup] += MsSince(r1);  // the host's share of handling the output
+    ++received;
+    if (!quiet && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 1.0) {
+      last_progress = Clock::now();
+      fprintf(stderr, "oaax-run: %llu/%llu inferences (%.1f s)\n", static_cast<unsigned long long>(received),
+              static_cast<unsigned long long>(total), std::chrono::duration<double>(Clock::now() - run_start).count());
+    }
   }
-  std::free(out->names);
-  std::free(out->data_types);
-  std::free(out->ranks);
-  std::free(out->shapes);
-  std::free(out->data);
-  std::free(out);
-  std::ofstream(out_dir + "/manifest.json") << out_manifest.dump(1) << "\n";
-  if (api.destroy() != 0) return Fail(api, "runtime_destruction");
+  const double timed_s = std::chrono::duration<double>(Clock::now() - timed_start).count();
+  if (api.destroy() != 0) return Error(std::string("runtime_destruction failed: ") + api.error());
   dlclose(api.handle);
+
+  // ---- outputs ----
+  nlohmann::json out_json = nlohmann::json::array();
+  if (!out_dir.empty()) {
+    if (Status s = WriteManifest(out_dir, last_outputs); !s.ok()) return Error(s.message());
+  }
+  std::set<std::string> used;
+  for (size_t i = 0; i < last_outputs.size(); ++i) {
+    const Tensor& t = last_outputs[i];
+    nlohmann::json o = {{"name", t.name}, {"dtype", t.dtype->name}, {"shape", t.shape}};
+    if (!output_dir.empty()) {
+      std::string stem = FileStem(t.name);
+      if (used.count(stem)) stem += "_" + std::to_string(i);
+      used.insert(stem);
+      std::error_code ec;
+      std::filesystem::create_directories(output_dir, ec);
+      const std::string path = output_dir + "/" + stem + ".npy";
+      if (Status s = oaaxvk::npy::Write(path, *t.dtype, t.shape, t.data.data(), t.data.size()); !s.ok())
+        return Error("output '" + t.name + "': " + s.message());
+      o["file"] = path;
+    }
+    out_json.push_back(o);
+  }
+
+  // ---- report ----
+  const Summary lat = Summarize(latency_ms), host = Summarize(host_ms), snd = Summarize(send_ms),
+                rcv = Summarize(receive_ms);
+  const double throughput = timed_s > 0 ? static_cast<double>(iterations) / timed_s : 0.0;
+  if (json) {
+    nlohmann::json in_json = nlohmann::json::array();
+    for (const Tensor& t : inputs)
+      in_json.push_back({{"name", t.name}, {"dtype", t.dtype->name}, {"shape", t.shape}, {"source", t.source}});
+    nlohmann::json report = {
+        {"runtime", {{"library", runtime}, {"name", rt_name}, {"version", rt_version}}},
+        {"model", model},
+        {"iterations", iterations},
+        {"warmup", warmup},
+        {"depth", depth},
+        {"load_ms", load_ms},
+        {"latency_ms", ToJson(lat)},
+        {"throughput_per_s", throughput},
+        {"timed_wall_s", timed_s},
+        {"host_overhead_ms", ToJson(host)},
+        {"send_input_ms", ToJson(snd)},
+        {"receive_output_ms", ToJson(rcv)},
+        {"inputs", in_json},
+        {"outputs", out_json},
+    };
+    printf("%s\n", report.dump(2).c_str());
+  } else {
+    printf("runtime      %s %s (%s)\n", rt_name.c_str(), rt_version.c_str(), runtime.c_str());
+    printf("model        %s, loaded in %.1f ms\n", model.c_str(), load_ms);
+    for (const Tensor& t : inputs)
+      printf("input        %s %s %s <- %s\n", t.name.c_str(), t.dtype->name, DimsString(t.shape).c_str(), t.source.c_str());
+    for (const auto& o : out_json)
+      printf("output       %s %s %s%s\n", o["name"].get<std::string>().c_str(), o["dtype"].get<std::string>().c_str(),
+             o["shape"].dump().c_str(), o.contains("file") ? (" -> " + o["file"].get<std::string>()).c_str() : "");
+    printf("inferences   %llu timed (+%llu warm-up), depth %llu, %.3f s\n", static_cast<unsigned long long>(iterations),
+           static_cast<unsigned long long>(warmup), static_cast<unsigned long long>(depth), timed_s);
+    printf("latency ms   p50 %.3f  p90 %.3f  p99 %.3f  (min %.3f, mean %.3f, max %.3f)\n", lat.p50, lat.p90, lat.p99,
+           lat.min, lat.mean, lat.max);
+    printf("throughput   %.2f inferences/s\n", throughput);
+    printf("host ms      %.4f mean per inference (building inputs + handling outputs); send_input %.4f, "
+           "receive_output %.4f (waits included)\n",
+           host.mean, snd.mean, rcv.mean);
+  }
   return rc;
 }

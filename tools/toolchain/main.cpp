@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   }
   if (args.size() != 2) {
     std::fprintf(stderr, "usage: oaax-vulkan-toolchain <input-path> <output-directory>\n"
-                         "  <input-path>        an ONNX model (.onnx)\n"
+                         "  <input-path>        an ONNX model (.onnx), or a .zip / .tar.gz holding model.onnx\n"
+                         "                      and an optional config.json ({\"input_shapes\": {\"x\": [1, 3, 640, 640]}})\n"
                          "  <output-directory>  created if missing; receives model.oinf and conversion-log.json\n");
     return 2;
   }

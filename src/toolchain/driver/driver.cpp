@@ -1,5 +1,7 @@
 #include "toolchain/driver/driver.h"
 
+#include "toolchain/input/archive.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -88,10 +90,6 @@ std::string HumanError(const Status& s) {
     case StatusCode::kInvalidArgument: return "The model or the command-line arguments are invalid.";
     default: return "An internal error occurred while converting the model.";
   }
-}
-
-bool EndsWith(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
 Status MakeDirs(const std::string& path) {
@@ -200,16 +198,23 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   add("Conversion started", {{"Input path", input_path}, {"Output directory", output_dir},
                              {"Toolchain", std::string("oaax-vulkan-toolchain ") + OAAXVK_VERSION}});
   if (!dir_status.ok()) return fail(dir_status);
-  if (!EndsWith(input_path, ".onnx"))
-    return fail(Unimplemented("input '" + input_path +
-                              "' is not a .onnx file (archives .zip/.tar.gz are not supported yet)"));
+  StatusOr<ResolvedInput> in = ResolveModelInput(input_path);
+  if (!in.ok()) return fail(in.status());
+  if (in->from_archive) {
+    json shapes = json::object();
+    for (const auto& [k, v] : in->config.input_shapes) shapes[k] = v;
+    add("Archive extracted", {{"Entries", in->entries}, {"config.json", in->has_config},
+                              {"Input shapes", shapes}, {"Elapsed ms", ms()}});
+  }
+  ImportOptions iopt;
+  iopt.input_shapes = in->config.input_shapes;
   ImportReport rep;
-  StatusOr<Graph> g = ImportOnnxFile(input_path, ImportOptions{}, &rep);
+  StatusOr<Graph> g = ImportOnnxFile(in->model_path, iopt, &rep);
   if (!g.ok()) return fail(g.status());
   json inputs = json::array(), outputs = json::array();
   for (const GraphIO& io : g->inputs) inputs.push_back({{"Name", io.name}, {"Shape", g->FindTensor(io.tensor)->shape}});
   for (const GraphIO& io : g->outputs) outputs.push_back({{"Name", io.name}});
-  add("Model imported", {{"SHA-256", Sha256File(input_path)}, {"IR version", rep.ir_version}, {"Opset", rep.opset},
+  add("Model imported", {{"SHA-256", Sha256File(input_path)}, {"Model SHA-256", Sha256File(in->model_path)}, {"IR version", rep.ir_version}, {"Opset", rep.opset},
                          {"Producer", rep.producer}, {"ONNX nodes", rep.onnx_nodes}, {"Inputs", inputs},
                          {"Outputs", outputs}, {"Notes", rep.notes}, {"Elapsed ms", ms()}});
   StatusOr<CompileResult> r = CompileGraph(std::move(*g), [&](const std::string& m, const std::string& d) {

@@ -14,7 +14,7 @@
 
 namespace oaaxvk::toolchain {
 
-constexpr const char* kBundleMimeType = "application/x-oaax-vulkan-bundle; device=vulkan";
+constexpr const char* kBundleMimeType = "application/x-oinf; device=vulkan";
 
 // Receives each log entry as it is produced: Message + Data as a JSON text.
 using LogSink = std::function<void(const std::string& message, const std::string& data_json)>;
@@ -31,7 +31,8 @@ struct CompileResult {
 // Compiles an imported graph into bundle bytes (no file I/O).
 StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log = nullptr);
 
-// Full CLI conversion: writes <output_dir>/model.oinf and
+// Full CLI conversion of a .onnx file or a .zip/.tar.gz archive (model.onnx +
+// optional config.json, see toolchain/input/archive.h): writes <output_dir>/model.oinf and
 // <output_dir>/conversion-log.json (also on failure). Returns the exit code
 // (0 success, 1 conversion failure). `console` gets progress lines.
 int RunConversion(const std::string& input_path, const std::string& output_dir,

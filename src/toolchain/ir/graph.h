@@ -61,11 +61,15 @@ struct Attr {
   std::vector<Tensor> t;  // kTensor: exactly one element
 };
 
-// Fused activation carried by Conv/Gemm/MatMul/eltwise nodes after fusion
-// (codes match shaders/common.glsl).
+// Elementwise unary function: the op of a standalone unary dispatch, or the
+// activation fused into a Conv/ConvTranspose/Gemm/MatMul/eltwise node (codes
+// match shaders/common.glsl apply_act). alpha/beta: Clip min/max,
+// HardSigmoid alpha/beta, LeakyRelu alpha, Swish alpha (x * sigmoid(alpha x)).
 enum class Activation : uint32_t {
   kNone = 0, kRelu = 1, kClip = 2, kSigmoid = 3, kHardSigmoid = 4, kHardSwish = 5, kLeakyRelu = 6,
+  kSwish = 7, kSqrt = 8, kNeg = 9, kExp = 10, kAbs = 11, kTanh = 12, kReciprocal = 13,
 };
+constexpr uint32_t kNumActivations = 14;
 
 struct Node {
   std::string name;     // ONNX node name (may be empty in ONNX; import makes it unique)

@@ -1,6 +1,7 @@
 #include "toolchain/ir/shape_infer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace oaaxvk::toolchain {
@@ -12,12 +13,12 @@ const std::set<std::string>& DeviceOps() {
       "Conv", "BatchNormalization", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid",
       "LeakyRelu", "Add", "Sub", "Mul", "Div", "GlobalAveragePool", "MaxPool", "AveragePool",
       "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "MatMul", "Gemm",
-      "Softmax", "Identity", "Dropout"};
+      "Softmax", "Identity", "Dropout", "Pow", "Max", "Min", "Sqrt", "Neg", "Exp", "Abs", "Tanh",
+      "Reciprocal", "Swish", "ReduceMean", "Resize", "ConvTranspose", "Slice", "Cast"};
   return k;
 }
 const std::set<std::string>& FoldOnlyOps() {
-  static const std::set<std::string> k = {"Shape", "Size", "Gather", "Slice", "Cast",
-                                          "ConstantOfShape", "Constant", "Neg", "Sqrt"};
+  static const std::set<std::string> k = {"Shape", "Size", "Gather", "ConstantOfShape", "Constant"};
   return k;
 }
 
@@ -157,7 +158,10 @@ Status InferNodeShapes(Graph& g, Node& n) {
   DType dt = in[0]->dtype;
   int64_t rank = static_cast<int64_t>(x.size());
 
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Max" || op == "Min") {
+    if ((op == "Max" || op == "Min") && n.inputs.size() != 2)
+      return Unimplemented("node '" + n.name + "' (" + op + "): only the two-input form is supported, got " +
+                           std::to_string(n.inputs.size()) + " inputs");
     OAAXVK_RETURN_IF_ERROR(need(1));
     StatusOr<Shape> s = BroadcastShapes(x, in[1]->shape);
     if (!s.ok()) return NodeError(n, s.status().message());
@@ -165,7 +169,8 @@ Status InferNodeShapes(Graph& g, Node& n) {
   }
   if (op == "Relu" || op == "Clip" || op == "HardSigmoid" || op == "HardSwish" || op == "Sigmoid" ||
       op == "LeakyRelu" || op == "Identity" || op == "Dropout" || op == "Softmax" ||
-      op == "BatchNormalization" || op == "Neg" || op == "Sqrt") {
+      op == "BatchNormalization" || op == "Neg" || op == "Sqrt" || op == "Exp" || op == "Abs" || op == "Tanh" ||
+      op == "Reciprocal" || op == "Swish") {
     if (op == "Softmax") {
       int64_t axis = NormAxis(n.GetInt("axis", g.opset >= 13 ? -1 : 1), rank);
       if (axis < 0 || axis >= std::max<int64_t>(rank, 1)) return NodeError(n, "axis out of range");
@@ -174,6 +179,91 @@ Status InferNodeShapes(Graph& g, Node& n) {
   }
   if (op == "Cast") {
     return SetOut(g, n, 0, static_cast<DType>(n.GetInt("to", 1)), x);
+  }
+  if (op == "ConvTranspose") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    const Shape& w = in[1]->shape;
+    if (x.size() != 4 || w.size() != 4)
+      return NodeError(n, "only 2-D ConvTranspose (4-D input and weight) is supported, got input " +
+                              ShapeToString(x) + " weight " + ShapeToString(w));
+    int64_t group = n.GetInt("group", 1);
+    if (group < 1 || x[1] % group != 0 || w[0] != x[1])
+      return NodeError(n, "input channels " + std::to_string(x[1]) + " do not match weight " + ShapeToString(w) +
+                              " with group " + std::to_string(group));
+    if (n.HasAttr("output_shape"))
+      return Unimplemented("node '" + n.name + "' (ConvTranspose): attribute output_shape is not supported (use pads)");
+    std::string ap = n.GetString("auto_pad", "NOTSET");
+    if (ap != "NOTSET" && ap != "VALID")
+      return Unimplemented("node '" + n.name + "' (ConvTranspose): auto_pad " + ap + " is not supported");
+    std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
+                         pd = ap == "VALID" ? std::vector<int64_t>{0, 0, 0, 0} : n.GetInts("pads", {0, 0, 0, 0}),
+                         op_ = n.GetInts("output_padding", {0, 0});
+    if (st.size() != 2 || dl.size() != 2 || pd.size() != 4 || op_.size() != 2)
+      return NodeError(n, "strides/dilations/pads/output_padding must be 2-D");
+    for (int64_t v : st) if (v < 1) return NodeError(n, "strides must be >= 1");
+    for (int64_t v : dl) if (v < 1) return NodeError(n, "dilations must be >= 1");
+    for (int64_t v : pd) if (v < 0) return NodeError(n, "negative pads are not supported");
+    Shape s = {x[0], w[1] * group, 0, 0};
+    for (int i = 0; i < 2; ++i)
+      s[2 + i] = st[i] * (x[2 + i] - 1) + op_[i] + (w[2 + i] - 1) * dl[i] + 1 - pd[i] - pd[i + 2];
+    n.SetInts("_pads", pd);
+    n.SetInts("strides", st);
+    n.SetInts("dilations", dl);
+    return SetOut(g, n, 0, dt, s);
+  }
+  if (op == "ReduceMean") {
+    std::vector<int64_t> axes;
+    if (n.HasAttr("axes")) {
+      axes = n.GetInts("axes", {});
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(axes, ConstInts(g, n, 1, "axes"));
+    }
+    bool keep = n.GetInt("keepdims", 1) != 0;
+    std::set<int64_t> ax;
+    if (axes.empty() && n.GetInt("noop_with_empty_axes", 0) == 0)
+      for (int64_t i = 0; i < rank; ++i) ax.insert(i);
+    for (int64_t a : axes) {
+      int64_t v = NormAxis(a, rank);
+      if (v < 0 || v >= rank) return NodeError(n, "axis " + std::to_string(a) + " out of range");
+      ax.insert(v);
+    }
+    Shape s;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (!ax.count(i)) s.push_back(x[i]);
+      else if (keep) s.push_back(1);
+    }
+    n.SetInts("_axes", std::vector<int64_t>(ax.begin(), ax.end()));
+    return SetOut(g, n, 0, dt, s);
+  }
+  if (op == "Resize") {
+    // opset 10: (X, scales); opset 11+: (X, roi, scales, sizes).
+    size_t si = g.opset < 11 ? 1 : 2, zi = 3;
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ConstInts(g, n, zi, "sizes"));
+    std::vector<double> scales;
+    if (si < n.inputs.size() && !n.inputs[si].empty()) {
+      const Tensor* t = g.FindTensor(n.inputs[si]);
+      if (!t || !t->is_const) return NodeError(n, "scales input is not a compile-time constant");
+      scales = t->AsDoubles();
+    }
+    if (!scales.empty() && !sizes.empty()) return NodeError(n, "both scales and sizes are given");
+    Shape s = x;
+    std::vector<float> eff(rank, 1.f);
+    if (!sizes.empty()) {
+      if (static_cast<int64_t>(sizes.size()) != rank) return NodeError(n, "sizes must have one entry per input dimension");
+      for (int64_t i = 0; i < rank; ++i) { s[i] = sizes[i]; eff[i] = static_cast<float>(s[i]) / static_cast<float>(x[i]); }
+    } else {
+      if (static_cast<int64_t>(scales.size()) != rank) return NodeError(n, "scales must have one entry per input dimension");
+      for (int64_t i = 0; i < rank; ++i) {
+        if (!(scales[i] > 0)) return NodeError(n, "scales must be positive");
+        s[i] = static_cast<int64_t>(std::floor(static_cast<double>(x[i]) * static_cast<float>(scales[i])));
+        eff[i] = static_cast<float>(scales[i]);
+      }
+    }
+    Attr a;
+    a.kind = Attr::kFloats;
+    a.floats = eff;
+    n.attrs["_scales"] = a;
+    return SetOut(g, n, 0, dt, s);
   }
   if (op == "Conv") {
     OAAXVK_RETURN_IF_ERROR(need(1));

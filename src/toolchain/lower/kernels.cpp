@@ -12,13 +12,15 @@ const std::vector<KernelInfo>& Kernels() {
     std::vector<KernelInfo> v = {
         {"eltwise", 3, 23, {256, 1, 1}, 0, {2}},
         {"unary", 2, 4, {256, 1, 1}, 0, {1}},
-        {"conv2d_gemm", 4, 20, {256, 1, 1}, 2 * 16 * 64 * 4, {3}},
-        {"depthwise_conv2d", 4, 18, {256, 1, 1}, 0, {3}},
+        {"conv2d_gemm", 5, 21, {256, 1, 1}, 2 * 16 * 64 * 4, {3}},
+        {"depthwise_conv2d", 5, 19, {256, 1, 1}, 0, {3}},
         {"gemm", 4, 17, {256, 1, 1}, 2 * 16 * 64 * 4, {3}},
         {"pool2d", 2, 17, {256, 1, 1}, 0, {1}},
         {"reduce_mean", 2, 2, {64, 1, 1}, 64 * 4, {1}},
         {"softmax", 2, 3, {64, 1, 1}, 2 * 64 * 4, {1}},
         {"strided_copy", 2, 21, {256, 1, 1}, 0, {1}},
+        {"resize2d", 2, 10, {256, 1, 1}, 0, {1}},
+        {"conv_transpose2d", 4, 20, {256, 1, 1}, 0, {3}},
     };
     for (KernelInfo& ki : v)
       for (const EmbeddedShader& s : EmbeddedShaders())

@@ -1,6 +1,7 @@
 #include "toolchain/lower/lower.h"
 
 #include <cstring>
+#include <map>
 #include <limits>
 
 #include "toolchain/ir/shape_infer.h"
@@ -128,9 +129,27 @@ class Lowerer {
     s->push_back(FBits(n.GetFloat("_act_beta", 0.f)));
   }
   static std::string ActName(const Node& n) {
-    static const char* k[] = {"", "relu", "clip", "sigmoid", "hardsigmoid", "hardswish", "leakyrelu"};
+    static const char* k[kNumActivations] = {"", "relu", "clip", "sigmoid", "hardsigmoid", "hardswish", "leakyrelu",
+                                             "swish", "sqrt", "neg", "exp", "abs", "tanh", "reciprocal"};
     uint32_t a = static_cast<uint32_t>(n.act());
-    return a > 0 && a < 7 ? std::string(" + ") + k[a] : "";
+    return a > 0 && a < kNumActivations ? std::string(" + ") + k[a] : "";
+  }
+
+  // One entry per device operator: add a line here and a member function
+  // below (plus its shader in shaders/ and its row in kernels.cpp).
+  using LowerFn = Status (Lowerer::*)(const Node&);
+  static const std::map<std::string, LowerFn>& Lowerings() {
+    static const std::map<std::string, LowerFn> k = {
+        {"Add", &Lowerer::Eltwise}, {"Sub", &Lowerer::Eltwise}, {"Mul", &Lowerer::Eltwise},
+        {"Div", &Lowerer::Eltwise}, {"Pow", &Lowerer::Eltwise}, {"Max", &Lowerer::Eltwise},
+        {"Min", &Lowerer::Eltwise}, {"Conv", &Lowerer::Conv}, {"ConvTranspose", &Lowerer::ConvTranspose},
+        {"Gemm", &Lowerer::Gemm}, {"MatMul", &Lowerer::Gemm}, {"MaxPool", &Lowerer::Pool},
+        {"AveragePool", &Lowerer::Pool}, {"GlobalAveragePool", &Lowerer::GlobalAvg},
+        {"ReduceMean", &Lowerer::ReduceMean}, {"Softmax", &Lowerer::Softmax},
+        {"Transpose", &Lowerer::Transpose}, {"Concat", &Lowerer::Concat}, {"Slice", &Lowerer::Slice},
+        {"Resize", &Lowerer::Resize},
+    };
+    return k;
   }
 
   Status LowerNode(const Node& n) {
@@ -140,8 +159,15 @@ class Lowerer {
     if (fold_only)
       return NodeError(n, "its inputs are not compile-time constants; " + op +
                               " is only supported on values known at conversion time (static shapes)");
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && g_.FindTensor(o) && T(o).dtype != DType::kFloat && T(o).dtype != DType::kUndefined)
+        return NodeError(n, std::string("output '") + o + "' has data type " + DTypeName(T(o).dtype) +
+                                " on the device; only float32 device values are supported (integer values must fold to constants)");
+    if (op == "Cast" && T(n.inputs[0]).dtype != DType::kFloat)
+      return NodeError(n, std::string("casting ") + DTypeName(T(n.inputs[0]).dtype) +
+                              " to float32 on the device is not supported");
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" ||
-        op == "Dropout") {
+        op == "Dropout" || op == "Cast") {
       OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(n.inputs[0], "node '" + n.name + "'"));
       alias_[n.outputs[0]] = v;
       p_.node_kernels.push_back({n.name, "view (no dispatch)"});
@@ -149,16 +175,128 @@ class Lowerer {
     }
     for (const std::string& o : n.outputs)
       if (!o.empty() && T(o).shape.size() > 6) return NodeError(n, "rank above 6 is not supported");
-    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return Eltwise(n);
     if (IsActivationOp(op)) return Unary(n);
-    if (op == "Conv") return Conv(n);
-    if (op == "Gemm" || op == "MatMul") return Gemm(n);
-    if (op == "MaxPool" || op == "AveragePool") return Pool(n);
-    if (op == "GlobalAveragePool") return GlobalAvg(n);
-    if (op == "Softmax") return Softmax(n);
-    if (op == "Transpose") return Transpose(n);
-    if (op == "Concat") return Concat(n);
-    return NodeError(n, "no lowering");
+    auto it = Lowerings().find(op);
+    if (it == Lowerings().end()) return NodeError(n, "no lowering");
+    return (this->*(it->second))(n);
+  }
+
+  Status ConvTranspose(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    const Shape& ws = T(n.inputs[1]).shape;
+    const Shape& ys = T(n.outputs[0]).shape;
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int w, ValueOf(n.inputs[1], n.name));
+    bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
+    int b = w;
+    if (has_bias) { OAAXVK_ASSIGN_OR_RETURN(b, ValueOf(n.inputs[2], n.name)); }
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
+                         pd = n.GetInts("_pads", {0, 0, 0, 0});
+    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    Dispatch d;
+    d.kernel = "conv_transpose2d";
+    d.bindings = {{x, false}, {w, false}, {b, false}, {y, true}};
+    d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ys[1]), u(ys[2]), u(ys[3]), u(ws[2]), u(ws[3]),
+              u(st[0]), u(st[1]), u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), u(n.GetInt("group", 1)),
+              has_bias ? 1u : 0u};
+    ActSpec(n, &d.spec);
+    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Emit(n, d, StrFormat("%lldx%lld s%lld", static_cast<long long>(ws[2]), static_cast<long long>(ws[3]),
+                         static_cast<long long>(st[0])) + ActName(n));
+    return Status::Ok();
+  }
+
+  Status ReduceMean(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    std::vector<int64_t> axes = n.GetInts("_axes", {});
+    int64_t rank = static_cast<int64_t>(xs.size());
+    // Supported: the reduced axes are the trailing ones (contiguous rows).
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (axes[i] != rank - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i))
+        return NodeError(n, "reducing non-trailing axes " + ShapeToString(axes) + " of " + ShapeToString(xs) +
+                                " is not supported (only the last axes)");
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    int64_t cols = 1;
+    for (int64_t a : axes) cols *= xs[a];
+    int64_t rows = NumElements(xs) / cols;
+    Dispatch d;
+    d.kernel = "reduce_mean";
+    d.bindings = {{x, false}, {y, true}};
+    d.spec = {static_cast<uint32_t>(rows), static_cast<uint32_t>(cols)};
+    Grid1D(rows, d.groups);
+    Emit(n, d, StrFormat("rows=%lld cols=%lld", static_cast<long long>(rows), static_cast<long long>(cols)));
+    return Status::Ok();
+  }
+
+  Status Slice(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    const Shape& ys = T(n.outputs[0]).shape;
+    std::vector<int64_t> st = n.GetInts("_starts", {}), sp = n.GetInts("_steps", {});
+    if (st.size() != xs.size() || sp.size() != xs.size()) return Internal("node '" + n.name + "': Slice bounds missing");
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    std::vector<int64_t> xd = DenseStrides(xs), si(xs.size());
+    int64_t base = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      base += st[i] * xd[i];
+      si[i] = sp[i] * xd[i];  // negative steps wrap in uint32 arithmetic and still index correctly
+    }
+    Dispatch d;
+    d.kernel = "strided_copy";
+    d.bindings = {{x, false}, {y, true}};
+    d.spec = CopySpec(ys, si, DenseStrides(ys), base, 0);
+    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Emit(n, d, "slice");
+    return Status::Ok();
+  }
+
+  Status Resize(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    const Shape& ys = T(n.outputs[0]).shape;
+    std::string mode = n.GetString("mode", "nearest");
+    std::string ctm = n.GetString("coordinate_transformation_mode", g_.opset < 11 ? "asymmetric" : "half_pixel");
+    std::string nm = n.GetString("nearest_mode", "round_prefer_floor");
+    std::vector<float> sc;
+    auto it = n.attrs.find("_scales");
+    if (it != n.attrs.end()) sc = it->second.floats;
+    if (xs.size() < 2 || sc.size() != xs.size()) return NodeError(n, "needs an input of rank >= 2 with static scales");
+    for (size_t i = 0; i + 2 < xs.size(); ++i)
+      if (ys[i] != xs[i]) return NodeError(n, "resizing dimensions other than the last two is not supported");
+    static const std::map<std::string, uint32_t> kCoord = {{"half_pixel", 0}, {"asymmetric", 1}, {"align_corners", 2},
+                                                          {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nearest", 4}};
+    static const std::map<std::string, uint32_t> kNearest = {{"round_prefer_floor", 0}, {"round_prefer_ceil", 1},
+                                                            {"floor", 2}, {"ceil", 3}};
+    if (mode != "nearest" && mode != "linear")
+      return NodeError(n, "mode '" + mode + "' is not supported (nearest, linear)");
+    if (!kCoord.count(ctm))
+      return NodeError(n, "coordinate_transformation_mode '" + ctm + "' is not supported");
+    if (mode == "linear" && ctm == "tf_half_pixel_for_nearest")
+      return NodeError(n, "coordinate_transformation_mode tf_half_pixel_for_nearest with linear mode is not supported");
+    if (!kNearest.count(nm)) return NodeError(n, "nearest_mode '" + nm + "' is not supported");
+    uint32_t nearest = kNearest.at(nm);
+    if (g_.opset < 11 && mode == "nearest") {
+      // Resize-10 has no nearest_mode; ONNX Runtime floors when upsampling
+      // and ceils when downsampling.
+      bool down_h = sc[xs.size() - 2] < 1.f, down_w = sc[xs.size() - 1] < 1.f;
+      if (down_h != down_w) return NodeError(n, "opset-10 nearest resize that upsamples one axis and downsamples the other is not supported");
+      nearest = down_h ? 3u : 2u;
+    }
+    if (n.GetInt("exclude_outside", 0) != 0) return NodeError(n, "exclude_outside=1 is not supported");
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    size_t r = xs.size();
+    int64_t planes = NumElements(Shape(xs.begin(), xs.end() - 2));
+    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    Dispatch d;
+    d.kernel = "resize2d";
+    d.bindings = {{x, false}, {y, true}};
+    d.spec = {u(planes), u(xs[r - 2]), u(xs[r - 1]), u(ys[r - 2]), u(ys[r - 1]), FBits(sc[r - 2]), FBits(sc[r - 1]),
+              kCoord.at(ctm), mode == "nearest" ? 0u : 1u, nearest};
+    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : ""));
+    return Status::Ok();
   }
 
   Status Eltwise(const Node& n) {
@@ -172,7 +310,9 @@ class Lowerer {
     Dispatch d;
     d.kernel = "eltwise";
     d.bindings = {{a, false}, {b, false}, {c, true}};
-    uint32_t opc = n.op_type == "Add" ? 0 : n.op_type == "Sub" ? 1 : n.op_type == "Mul" ? 2 : 3;
+    static const std::map<std::string, uint32_t> kOp = {{"Add", 0}, {"Sub", 1}, {"Mul", 2}, {"Div", 3},
+                                                       {"Pow", 4}, {"Max", 5}, {"Min", 6}};
+    uint32_t opc = kOp.at(n.op_type);
     int64_t N = NumElements(os);
     d.spec = {static_cast<uint32_t>(N), opc};
     ActSpec(n, &d.spec);
@@ -207,27 +347,33 @@ class Lowerer {
     bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
     int b = w;  // unused binding when there is no bias (HAS_BIAS = 0)
     if (has_bias) { OAAXVK_ASSIGN_OR_RETURN(b, ValueOf(n.inputs[2], n.name)); }
+    bool has_res = n.GetInt("_residual", 0) != 0;
+    int res = w;  // unused binding without a fused residual (HAS_RES = 0)
+    if (has_res) { OAAXVK_ASSIGN_OR_RETURN(res, ValueOf(n.inputs.at(3), n.name)); }
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
                          pd = n.GetInts("_pads", {0, 0, 0, 0});
     int64_t group = n.GetInt("group", 1);
     auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
     Dispatch d;
-    d.bindings = {{x, false}, {w, false}, {b, false}, {y, true}};
+    d.bindings = {{x, false}, {w, false}, {b, false}, {y, true}, {res, false}};
     bool depthwise = group == xs[1] && ws[0] == xs[1] && ws[1] == 1 && group > 1;
     std::string detail = StrFormat("%lldx%lld s%lld g%lld", static_cast<long long>(ws[2]), static_cast<long long>(ws[3]),
-                                   static_cast<long long>(st[0]), static_cast<long long>(group)) + ActName(n);
+                                   static_cast<long long>(st[0]), static_cast<long long>(group)) +
+                         (has_res ? " + residual Add" : "") + ActName(n);
     if (depthwise) {
       d.kernel = "depthwise_conv2d";
       d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ys[2]), u(ys[3]), u(ws[2]), u(ws[3]), u(st[0]), u(st[1]),
                 u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), has_bias ? 1u : 0u};
       ActSpec(n, &d.spec);
+      d.spec.push_back(has_res ? 1u : 0u);
       Grid1D((NumElements(ys) + 255) / 256, d.groups);
     } else {
       d.kernel = "conv2d_gemm";
       d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ws[0]), u(ys[2]), u(ys[3]), u(ws[2]), u(ws[3]),
                 u(st[0]), u(st[1]), u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), u(group), has_bias ? 1u : 0u};
       ActSpec(n, &d.spec);
+      d.spec.push_back(has_res ? 1u : 0u);
       int64_t ncol = xs[0] * ys[2] * ys[3], m = ws[0] / group;
       d.groups[0] = u((ncol + 63) / 64);
       d.groups[1] = u((m + 63) / 64);

@@ -1,5 +1,6 @@
 #include "toolchain/passes/passes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -177,7 +178,8 @@ Status DecomposeBatchNorm(Graph& g, PassResult* r) {
 
 bool IsActivationOp(const std::string& op) {
   return op == "Relu" || op == "Clip" || op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish" ||
-         op == "LeakyRelu";
+         op == "LeakyRelu" || op == "Swish" || op == "Sqrt" || op == "Neg" || op == "Exp" || op == "Abs" ||
+         op == "Tanh" || op == "Reciprocal";
 }
 
 StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n) {
@@ -186,6 +188,13 @@ StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n) {
   if (op == "Relu") { p.act = Activation::kRelu; return p; }
   if (op == "Sigmoid") { p.act = Activation::kSigmoid; return p; }
   if (op == "HardSwish") { p.act = Activation::kHardSwish; return p; }
+  if (op == "Swish") { p.act = Activation::kSwish; p.alpha = n.GetFloat("alpha", 1.f); return p; }
+  if (op == "Sqrt") { p.act = Activation::kSqrt; return p; }
+  if (op == "Neg") { p.act = Activation::kNeg; return p; }
+  if (op == "Exp") { p.act = Activation::kExp; return p; }
+  if (op == "Abs") { p.act = Activation::kAbs; return p; }
+  if (op == "Tanh") { p.act = Activation::kTanh; return p; }
+  if (op == "Reciprocal") { p.act = Activation::kReciprocal; return p; }
   if (op == "HardSigmoid") {
     p.act = Activation::kHardSigmoid; p.alpha = n.GetFloat("alpha", 0.2f); p.beta = n.GetFloat("beta", 0.5f);
     return p;
@@ -212,7 +221,8 @@ StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n) {
 
 Status FuseActivations(Graph& g, PassResult* r) {
   Scope s(g, r, "activation fusion");
-  static const std::set<std::string> kHosts = {"Conv", "Gemm", "MatMul", "Add", "Sub", "Mul", "Div"};
+  static const std::set<std::string> kHosts = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Sub",
+                                               "Mul", "Div", "Pow", "Max", "Min"};
   std::vector<bool> dead(g.nodes.size(), false);
   auto consumers = g.Consumers();
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -232,6 +242,156 @@ Status FuseActivations(Graph& g, PassResult* r) {
     host.outputs[0] = a.outputs[0];
     dead[i] = true;
     r->details.push_back("fused " + a.op_type + " '" + a.name + "' into " + host.op_type + " '" + host.name + "'");
+  }
+  EraseNodes(g, dead);
+  return Status::Ok();
+}
+
+namespace {
+
+// The scalar value of a constant single-element float tensor, if `name` is one.
+bool ScalarConst(const Graph& g, const std::string& name, double* v) {
+  const Tensor* t = g.FindTensor(name);
+  if (!t || !t->is_const || t->numel() != 1 || t->dtype != DType::kFloat) return false;
+  *v = t->AsDoubles().at(0);
+  return true;
+}
+
+bool Near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }
+
+}  // namespace
+
+Status FuseElementwiseChains(Graph& g, PassResult* r) {
+  Scope s(g, r, "elementwise-chain fusion");
+  std::vector<bool> dead(g.nodes.size(), false);
+  auto consumers = g.Consumers();
+  // `t` is read only by node `user` and is not a graph output.
+  auto only_use = [&](const std::string& t, size_t user) {
+    auto it = consumers.find(t);
+    return it != consumers.end() && it->second.size() == 1 && it->second[0] == user && !g.IsGraphOutput(t);
+  };
+  // Producer of `t` if it is an op of `type` that is still alive.
+  auto prod = [&](const std::string& t, const char* type) -> int {
+    int p = g.Producer(t);
+    if (p < 0 || dead[p] || g.nodes[p].op_type != type || g.nodes[p].act() != Activation::kNone) return -1;
+    return p;
+  };
+  // Rewrites node i into a unary activation node `op` reading x.
+  auto rewrite = [&](size_t i, const std::string& op, const std::string& x, const std::vector<size_t>& gone,
+                     const std::string& what) {
+    Node& n = g.nodes[i];
+    std::string old = n.op_type + " '" + n.name + "'";
+    n.op_type = op;
+    n.inputs = {x};
+    n.attrs.clear();
+    for (size_t k : gone) {
+      dead[k] = true;
+      g.tensors.erase(g.nodes[k].outputs[0]);
+    }
+    r->details.push_back("fused " + what + " ending at " + old + " into one " + op);
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    if (dead[i] || n.outputs.size() != 1 || n.inputs.size() != 2) continue;
+    if (n.op_type == "Mul") {
+      for (int side = 0; side < 2; ++side) {
+        const std::string& x = n.inputs[side];
+        const std::string& y = n.inputs[1 - side];
+        // x * Sigmoid(x)  or  x * Sigmoid(x * c)  ->  Swish(alpha = c)
+        int sg = prod(y, "Sigmoid");
+        if (sg >= 0 && only_use(y, i)) {
+          const std::string& t = g.nodes[sg].inputs[0];
+          if (t == x) {
+            rewrite(i, "Swish", x, {static_cast<size_t>(sg)}, "x * Sigmoid(x)");
+            n.SetFloat("alpha", 1.f);
+            break;
+          }
+          int mu = prod(t, "Mul");
+          double c;
+          if (mu >= 0 && only_use(t, static_cast<size_t>(sg))) {
+            const Node& m = g.nodes[mu];
+            int ci = m.inputs[0] == x ? 1 : m.inputs[1] == x ? 0 : -1;
+            if (ci >= 0 && ScalarConst(g, m.inputs[ci], &c)) {
+              rewrite(i, "Swish", x, {static_cast<size_t>(sg), static_cast<size_t>(mu)}, "x * Sigmoid(c * x)");
+              n.SetFloat("alpha", static_cast<float>(c));
+              break;
+            }
+          }
+        }
+        // x * HardSigmoid(x; 1/6, 1/2)  ->  HardSwish
+        int hs = prod(y, "HardSigmoid");
+        if (hs >= 0 && only_use(y, i) && g.nodes[hs].inputs[0] == x &&
+            Near(g.nodes[hs].GetFloat("alpha", 0.2f), 1.0 / 6.0) && Near(g.nodes[hs].GetFloat("beta", 0.5f), 0.5)) {
+          rewrite(i, "HardSwish", x, {static_cast<size_t>(hs)}, "x * HardSigmoid(x)");
+          break;
+        }
+      }
+      continue;
+    }
+    // Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6)  ->  HardSwish
+    if (n.op_type == "Div") {
+      double six;
+      if (!ScalarConst(g, n.inputs[1], &six) || !Near(six, 6.0)) continue;
+      int mu = prod(n.inputs[0], "Mul");
+      if (mu < 0 || !only_use(n.inputs[0], i)) continue;
+      const Node& m = g.nodes[mu];
+      for (int side = 0; side < 2; ++side) {
+        const std::string& x = m.inputs[side];
+        const std::string& y = m.inputs[1 - side];
+        int cl = prod(y, "Clip");
+        if (cl < 0 || !only_use(y, static_cast<size_t>(mu))) continue;
+        StatusOr<ActivationParams> cp = GetActivationParams(g, g.nodes[cl]);
+        if (!cp.ok() || !Near(cp->alpha, 0.0) || !Near(cp->beta, 6.0)) continue;
+        const std::string& t = g.nodes[cl].inputs[0];
+        int ad = prod(t, "Add");
+        if (ad < 0 || !only_use(t, static_cast<size_t>(cl))) continue;
+        const Node& a = g.nodes[ad];
+        double three;
+        int ci = a.inputs[0] == x ? 1 : a.inputs[1] == x ? 0 : -1;
+        if (ci < 0 || !ScalarConst(g, a.inputs[ci], &three) || !Near(three, 3.0)) continue;
+        rewrite(i, "HardSwish", x, {static_cast<size_t>(ad), static_cast<size_t>(cl), static_cast<size_t>(mu)},
+                "x * Clip(x + 3, 0, 6) / 6");
+        break;
+      }
+    }
+  }
+  EraseNodes(g, dead);
+  return Status::Ok();
+}
+
+Status FuseResidualAdd(Graph& g, PassResult* r) {
+  Scope s(g, r, "residual Add fusion");
+  std::vector<bool> dead(g.nodes.size(), false);
+  auto consumers = g.Consumers();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& add = g.nodes[i];
+    if (add.op_type != "Add" || add.inputs.size() != 2 || add.act() != Activation::kNone) continue;
+    for (int side = 0; side < 2; ++side) {
+      const std::string& c = add.inputs[side];
+      const std::string& res = add.inputs[1 - side];
+      int p = g.Producer(c);
+      if (p < 0 || dead[p] || c == res) continue;
+      Node& conv = g.nodes[p];
+      // Legal when the Conv output feeds only this Add, the Conv has no
+      // activation yet (it would have to run before the Add), and the other
+      // operand is a device value of exactly the output shape that exists
+      // before the Conv runs.
+      if (conv.op_type != "Conv" || conv.act() != Activation::kNone || conv.GetInt("_residual", 0)) continue;
+      if (consumers[c].size() != 1 || g.IsGraphOutput(c)) continue;
+      const Tensor* rt = g.FindTensor(res);
+      const Tensor* ct = g.FindTensor(c);
+      if (!rt || !ct || rt->is_const || !rt->has_shape || rt->shape != ct->shape || rt->dtype != DType::kFloat) continue;
+      int rp = g.Producer(res);
+      if (rp >= p || (rp < 0 && !g.IsGraphInput(res))) continue;
+      conv.inputs.resize(3);
+      conv.inputs.push_back(res);
+      conv.SetInt("_residual", 1);
+      g.tensors.erase(c);
+      conv.outputs[0] = add.outputs[0];
+      dead[i] = true;
+      r->details.push_back("fused residual Add '" + add.name + "' into Conv '" + conv.name + "'");
+      break;
+    }
   }
   EraseNodes(g, dead);
   return Status::Ok();
@@ -263,7 +423,8 @@ StatusOr<std::vector<PassResult>> RunDefaultPipeline(Graph& g) {
   std::vector<PassResult> results;
   using PassFn = Status (*)(Graph&, PassResult*);
   const PassFn passes[] = {FoldConstants, RemoveIdentities, FoldBatchNormIntoConv, DecomposeBatchNorm,
-                           FuseActivations, EliminateDeadCode, FoldConstants};
+                           FuseElementwiseChains, FuseResidualAdd, FuseActivations, EliminateDeadCode,
+                           FoldConstants};
   for (PassFn fn : passes) {
     PassResult r;
     OAAXVK_RETURN_IF_ERROR(fn(g, &r));

@@ -29,8 +29,23 @@ Status FoldBatchNormIntoConv(Graph& g, PassResult* r);
 // Rewrites any remaining BatchNormalization into Mul + Add with constant
 // per-channel scale and shift.
 Status DecomposeBatchNorm(Graph& g, PassResult* r);
-// Fuses Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu into a
-// producing Conv/Gemm/MatMul/Add/Sub/Mul/Div whose output has no other use.
+// Elementwise-chain fusion: rewrites chains of elementwise nodes whose
+// intermediate values have one consumer into one unary node (one dispatch,
+// which FuseActivations may then fold into its producer):
+//   x * Sigmoid(x), x * Sigmoid(c * x)        -> Swish(alpha = 1 or c)
+//   x * HardSigmoid(x; 1/6, 0.5)              -> HardSwish
+//   Mul(x, Clip(Add(x, 3), 0, 6)) / 6         -> HardSwish
+Status FuseElementwiseChains(Graph& g, PassResult* r);
+// Fuses Add(Conv(x), r) into the Conv (r is added in the Conv's epilogue,
+// before its activation) when the Conv output has no other use, the Conv has
+// no fused activation yet, and r is a non-constant value of exactly the
+// Conv's output shape produced before the Conv. The Conv gets r as input 3
+// and attribute "_residual" = 1.
+Status FuseResidualAdd(Graph& g, PassResult* r);
+// Fuses a unary elementwise node (Relu, Clip, Sigmoid, HardSigmoid,
+// HardSwish, LeakyRelu, Swish, Sqrt, Neg, Exp, Abs, Tanh, Reciprocal) into a
+// producing Conv/ConvTranspose/Gemm/MatMul/Add/Sub/Mul/Div/Pow/Max/Min whose
+// output has no other use.
 Status FuseActivations(Graph& g, PassResult* r);
 // Removes nodes whose outputs reach no graph output, and unused tensors.
 Status EliminateDeadCode(Graph& g, PassResult* r);
@@ -46,7 +61,7 @@ StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n);
 bool IsActivationOp(const std::string& op_type);
 
 // The default pipeline in order: FoldConstants, RemoveIdentities,
-// FoldBatchNormIntoConv, DecomposeBatchNorm, FuseActivations,
+// FoldBatchNormIntoConv, DecomposeBatchNorm, FuseElementwiseChains, FuseResidualAdd, FuseActivations,
 // EliminateDeadCode, then a final FoldConstants (shape re-check).
 StatusOr<std::vector<PassResult>> RunDefaultPipeline(Graph& g);
 

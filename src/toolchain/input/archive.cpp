@@ -1,0 +1,258 @@
+#include "toolchain/input/archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+bool EndsWithCI(const std::string& s, const std::string& suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (size_t i = 0; i < suffix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
+  return true;
+}
+
+int RemoveEntry(const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }
+
+void RemoveTree(const std::string& dir) {
+  if (!dir.empty()) ::nftw(dir.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+// Validates an entry name and returns it normalized (no leading "./", no
+// trailing "/"). Fails for absolute paths, "..", backslashes, empty names.
+StatusOr<std::string> SafeEntryName(const std::string& archive, const char* raw) {
+  if (!raw) return InvalidArgument("archive '" + archive + "' has an entry without a name");
+  std::string name(raw);
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("archive '" + archive + "': entry '" + name + "' rejected: " + why);
+  };
+  if (name.empty()) return bad("empty name");
+  if (name[0] == '/') return bad("absolute path (entries must be relative to the archive root)");
+  if (name.find('\\') != std::string::npos) return bad("backslash in the path");
+  std::vector<std::string> parts;
+  std::stringstream ss(name);
+  std::string part;
+  while (std::getline(ss, part, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return bad("'..' path component (entries must stay inside the archive root)");
+    parts.push_back(part);
+  }
+  if (parts.empty()) return std::string();
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+  return out;
+}
+
+Status MakeDirsUnder(const std::string& root, const std::string& rel) {
+  std::string cur = root;
+  std::stringstream ss(rel);
+  std::string part;
+  while (std::getline(ss, part, '/')) {
+    cur += "/" + part;
+    if (::mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST)
+      return InvalidArgument("cannot create directory '" + cur + "': " + std::strerror(errno));
+    struct stat st;
+    if (::lstat(cur.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return InvalidArgument("'" + cur + "' is not a directory");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+ResolvedInput::~ResolvedInput() { RemoveTree(temp_dir_); }
+
+ResolvedInput::ResolvedInput(ResolvedInput&& o) noexcept { *this = std::move(o); }
+
+ResolvedInput& ResolvedInput::operator=(ResolvedInput&& o) noexcept {
+  if (this != &o) {
+    RemoveTree(temp_dir_);
+    model_path = std::move(o.model_path);
+    from_archive = o.from_archive;
+    has_config = o.has_config;
+    config = std::move(o.config);
+    entries = std::move(o.entries);
+    temp_dir_ = std::move(o.temp_dir_);
+    o.temp_dir_.clear();
+  }
+  return *this;
+}
+
+bool IsArchivePath(const std::string& path) {
+  return EndsWithCI(path, ".zip") || EndsWithCI(path, ".tar.gz") || EndsWithCI(path, ".tgz");
+}
+
+StatusOr<ModelConfig> ParseModelConfig(const std::string& text) {
+  ModelConfig c;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument("config.json is not valid JSON");
+  if (!j.is_object()) return InvalidArgument("config.json must be a JSON object like {\"input_shapes\": {\"x\": [1, 3, 224, 224]}}");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() != "input_shapes")
+      return InvalidArgument("config.json: unknown key '" + it.key() + "' (supported: \"input_shapes\")");
+    if (!it.value().is_object())
+      return InvalidArgument("config.json: \"input_shapes\" must map input names to lists of positive integers");
+    for (auto s = it.value().begin(); s != it.value().end(); ++s) {
+      if (!s.value().is_array() || s.value().empty())
+        return InvalidArgument("config.json: input_shapes['" + s.key() + "'] must be a non-empty list of positive integers");
+      std::vector<int64_t> dims;
+      for (const auto& d : s.value()) {
+        if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t{1} << 31))
+          return InvalidArgument("config.json: input_shapes['" + s.key() + "'] has " + d.dump() +
+                                 "; every dimension must be an integer in [1, 2^31]");
+        dims.push_back(d.get<int64_t>());
+      }
+      c.input_shapes[s.key()] = std::move(dims);
+    }
+  }
+  return c;
+}
+
+StatusOr<ResolvedInput> ResolveModelInput(const std::string& path, const ArchiveLimits& limits) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return NotFound("input '" + path + "' does not exist: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return InvalidArgument("input '" + path + "' is not a regular file");
+  ResolvedInput r;
+  if (EndsWithCI(path, ".onnx")) {
+    r.model_path = path;
+    return r;
+  }
+  if (!IsArchivePath(path))
+    return InvalidArgument("input '" + path + "' is neither a .onnx file nor a .zip / .tar.gz archive");
+
+  const char* tmp_root = std::getenv("TMPDIR");
+  std::string templ = std::string(tmp_root && *tmp_root ? tmp_root : "/tmp") + "/oaax-vulkan-toolchain.XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) return InvalidArgument("cannot create a temporary directory: " + std::string(std::strerror(errno)));
+  r.temp_dir_ = buf.data();
+  r.from_archive = true;
+
+  struct archive* a = archive_read_new();
+  if (!a) return ResourceExhausted("libarchive: out of memory");
+  std::unique_ptr<struct archive, int (*)(struct archive*)> guard(a, archive_read_free);
+  if (EndsWithCI(path, ".zip")) {
+    archive_read_support_format_zip(a);
+  } else {
+    archive_read_support_filter_gzip(a);
+    archive_read_support_format_tar(a);
+    archive_read_support_format_gnutar(a);
+  }
+  auto lib_error = [&](const std::string& what) {
+    const char* m = archive_error_string(a);
+    return InvalidArgument("archive '" + path + "': " + what + (m ? std::string(": ") + m : std::string()));
+  };
+  if (archive_read_open_filename(a, path.c_str(), 1 << 16) != ARCHIVE_OK) return lib_error("cannot open");
+
+  uint64_t count = 0, total = 0;
+  std::set<std::string> seen;
+  bool has_model = false;
+  std::string config_text;
+  for (;;) {
+    struct archive_entry* e = nullptr;
+    int rc = archive_read_next_header(a, &e);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) return lib_error("corrupt or unsupported archive");
+    if (++count > limits.max_entries)
+      return ResourceExhausted(StrFormat("archive '%s' has more than %llu entries", path.c_str(),
+                                         static_cast<unsigned long long>(limits.max_entries)));
+    const char* raw = archive_entry_pathname(e);
+    OAAXVK_ASSIGN_OR_RETURN(std::string name, SafeEntryName(path, raw));
+    if (archive_entry_hardlink(e))
+      return InvalidArgument("archive '" + path + "': entry '" + std::string(raw) + "' rejected: hard links are not allowed");
+    mode_t type = archive_entry_filetype(e);
+    if (type == AE_IFLNK)
+      return InvalidArgument("archive '" + path + "': entry '" + std::string(raw) + "' rejected: symbolic links are not allowed");
+    if (type == AE_IFDIR) {
+      if (!name.empty()) OAAXVK_RETURN_IF_ERROR(MakeDirsUnder(r.temp_dir_, name));
+      continue;
+    }
+    if (type != AE_IFREG)
+      return InvalidArgument("archive '" + path + "': entry '" + std::string(raw) + "' rejected: only regular files and directories are allowed");
+    if (name.empty()) return InvalidArgument("archive '" + path + "': a file entry has an empty name");
+    if (!seen.insert(name).second)
+      return InvalidArgument("archive '" + path + "': entry '" + name + "' appears more than once");
+    if (archive_entry_size_is_set(e) && static_cast<uint64_t>(archive_entry_size(e)) > limits.max_entry_bytes)
+      return ResourceExhausted(StrFormat("archive '%s': entry '%s' is %lld bytes, over the limit of %llu bytes",
+                                         path.c_str(), name.c_str(), static_cast<long long>(archive_entry_size(e)),
+                                         static_cast<unsigned long long>(limits.max_entry_bytes)));
+    size_t slash = name.find_last_of('/');
+    if (slash != std::string::npos) OAAXVK_RETURN_IF_ERROR(MakeDirsUnder(r.temp_dir_, name.substr(0, slash)));
+    std::string out = r.temp_dir_ + "/" + name;
+    int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return InvalidArgument("cannot create '" + out + "': " + std::strerror(errno));
+    uint64_t entry_bytes = 0;
+    std::string keep;  // config.json text
+    char chunk[1 << 16];
+    Status ws = Status::Ok();
+    for (;;) {
+      la_ssize_t n = archive_read_data(a, chunk, sizeof chunk);
+      if (n == 0) break;
+      if (n < 0) { ws = lib_error("cannot read entry '" + name + "'"); break; }
+      entry_bytes += static_cast<uint64_t>(n);
+      total += static_cast<uint64_t>(n);
+      if (entry_bytes > limits.max_entry_bytes) {
+        ws = ResourceExhausted(StrFormat("archive '%s': entry '%s' decompresses to more than %llu bytes", path.c_str(),
+                                         name.c_str(), static_cast<unsigned long long>(limits.max_entry_bytes)));
+        break;
+      }
+      if (total > limits.max_total_bytes) {
+        ws = ResourceExhausted(StrFormat("archive '%s' decompresses to more than %llu bytes in total (at entry '%s')",
+                                         path.c_str(), static_cast<unsigned long long>(limits.max_total_bytes),
+                                         name.c_str()));
+        break;
+      }
+      if (name == "config.json") keep.append(chunk, static_cast<size_t>(n));
+      const char* p = chunk;
+      size_t left = static_cast<size_t>(n);
+      while (left > 0) {
+        ssize_t w = ::write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) { ws = InvalidArgument("cannot write '" + out + "': " + std::strerror(errno)); break; }
+        p += w;
+        left -= static_cast<size_t>(w);
+      }
+      if (!ws.ok()) break;
+    }
+    ::close(fd);
+    OAAXVK_RETURN_IF_ERROR(ws);
+    r.entries.push_back(name);
+    if (name == "model.onnx") has_model = true;
+    if (name == "config.json") { r.has_config = true; config_text = std::move(keep); }
+  }
+  size_t onnx_files = std::count_if(r.entries.begin(), r.entries.end(),
+                                    [](const std::string& n) { return EndsWithCI(n, ".onnx"); });
+  if (!has_model)
+    return InvalidArgument("archive '" + path + "' has no 'model.onnx' at its top level (found " +
+                           std::to_string(r.entries.size()) + " file(s))");
+  if (onnx_files != 1)
+    return InvalidArgument("archive '" + path + "' holds " + std::to_string(onnx_files) +
+                           " .onnx files; it must hold exactly one, named model.onnx");
+  if (r.has_config) {
+    StatusOr<ModelConfig> c = ParseModelConfig(config_text);
+    if (!c.ok()) return c.status().WithContext("archive '" + path + "'");
+    r.config = std::move(*c);
+  }
+  r.model_path = r.temp_dir_ + "/model.onnx";
+  return r;
+}
+
+}  // namespace oaaxvk::toolchain

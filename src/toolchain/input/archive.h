@@ -1,0 +1,79 @@
+// Model input resolution for `oaax-vulkan-toolchain <input-path>`: a plain
+// `.onnx` file, or a `.zip` / `.tar.gz` (`.tgz`) archive holding exactly one
+// `model.onnx` plus an optional `config.json` (and, optionally, the model's
+// ONNX external-data files next to it). Archives are read with libarchive.
+//
+// Archive safety: every entry is checked before anything is written. Entries
+// with an absolute path, a `..` component, a backslash or NUL, symbolic links,
+// hard links and device/FIFO entries are rejected (naming the entry). Limits:
+// at most `max_entries` entries, each regular file at most `max_entry_bytes`
+// and all of them together at most `max_total_bytes` (checked on the bytes
+// actually decompressed, not on the sizes the headers claim). Accepted files
+// are written into a fresh private directory (mkdtemp, mode 0700) which
+// ResolvedInput removes when destroyed.
+#ifndef OAAXVK_TOOLCHAIN_INPUT_ARCHIVE_H_
+#define OAAXVK_TOOLCHAIN_INPUT_ARCHIVE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "oaax_vulkan/status.h"
+
+namespace oaaxvk::toolchain {
+
+struct ArchiveLimits {
+  uint64_t max_entries = 4096;
+  uint64_t max_entry_bytes = 2ull << 30;   // 2 GiB (protobuf's own model limit)
+  uint64_t max_total_bytes = 8ull << 30;   // model + external data together
+};
+
+// The `config.json` of an archive:
+//   {"input_shapes": {"<input name>": [d0, d1, ...], ...}}
+// Unknown top-level keys are an error (so a typo does not go unnoticed).
+struct ModelConfig {
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+// Parses config.json text; errors name the offending key / value.
+StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text);
+
+// A resolved input: the path of the .onnx file to import and the parsed
+// config (empty when none). Owns the extraction directory of an archive.
+class ResolvedInput {
+ public:
+  ResolvedInput() = default;
+  ~ResolvedInput();
+  ResolvedInput(const ResolvedInput&) = delete;
+  ResolvedInput& operator=(const ResolvedInput&) = delete;
+  ResolvedInput(ResolvedInput&& o) noexcept;
+  ResolvedInput& operator=(ResolvedInput&& o) noexcept;
+
+  std::string model_path;           // the .onnx to import
+  bool from_archive = false;
+  bool has_config = false;
+  ModelConfig config;
+  std::vector<std::string> entries;  // archive entries accepted, in archive order
+
+ private:
+  friend StatusOr<ResolvedInput> ResolveModelInput(const std::string&, const ArchiveLimits&);
+  std::string temp_dir_;             // removed (recursively) by the destructor
+};
+
+// True for names ending in .zip, .tar.gz or .tgz (case-insensitive).
+bool IsArchivePath(const std::string& path);
+
+// Resolves `path`: a `.onnx` file is used as is; an archive is validated and
+// extracted as described above. Errors:
+//   kNotFound            the path does not exist
+//   kInvalidArgument     not a regular file, unknown extension, unsafe entry,
+//                        no / several model.onnx, malformed config.json,
+//                        corrupt archive (libarchive's message included)
+//   kResourceExhausted   a limit was exceeded (which one, and the entry)
+StatusOr<ResolvedInput> ResolveModelInput(const std::string& path, const ArchiveLimits& limits = {});
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_INPUT_ARCHIVE_H_

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# oaax-run end to end on test bundles (tests/runtime/write_test_bundle):
+# random and .npy inputs, outputs as .npy checked with numpy, JSON and text
+# reports, manifest mode, and every user-facing error path (exit status and
+# a message naming what is wrong).
+# usage: oaax_run_cli.sh PYTHON OAAX_RUN WRITE_TEST_BUNDLE FAKE_RUNTIME_SO
+set -uo pipefail
+py=$1 run=$2 mkbundle=$3 fake=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# The Vulkan loader unloads drivers at instance destruction, so LeakSanitizer
+# (sanitized build) cannot attribute their allocations; the runtime tests
+# check leaks with the drivers pinned.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+"$mkbundle" affine 13 "$tmp/affine.oinf" || exit 1
+"$mkbundle" two 7 "$tmp/two.oinf" || exit 1
+"$py" - "$tmp" <<'PY' || exit 1
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+np.save(f"{d}/x.npy", rng.uniform(-2, 2, (1, 13)).astype(np.float32))
+np.save(f"{d}/x64.npy", rng.uniform(-2, 2, (1, 13)))
+np.save(f"{d}/x12.npy", rng.uniform(-2, 2, (1, 12)).astype(np.float32))
+np.save(f"{d}/a.npy", rng.uniform(-2, 2, (1, 7)).astype(np.float32))
+np.save(f"{d}/b.npy", rng.uniform(-2, 2, (7,)).astype(np.float32))
+open(f"{d}/garbage.npy", "wb").write(b"hello, not numpy")
+open(f"{d}/model.txt", "w").write("not a model\n")
+PY
+
+# expect_error NAME EXIT_CODE FRAGMENT -- ARGS...: oaax-run exits with EXIT_CODE and stderr holds FRAGMENT.
+expect_error() {
+  local name=$1 code=$2 fragment=$3
+  shift 4
+  "$run" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
+  local rc=$?
+  if [ "$rc" != "$code" ]; then fail "$name: exit $rc, expected $code; stderr: $(cat "$tmp/err.txt")"; return; fi
+  if ! grep -qF -- "$fragment" "$tmp/err.txt"; then fail "$name: '$fragment' not in stderr: $(cat "$tmp/err.txt")"; return; fi
+  echo "ok: $name: $(grep -F -- "$fragment" "$tmp/err.txt" | head -1)"
+}
+
+# ---- successful runs ----
+# Random inputs from the bundle's declared inputs, queued 3 deep, JSON report.
+if "$run" --model "$tmp/affine.oinf" --iterations 40 --warmup 3 --depth 3 --seed 9 --json \
+     --output-dir "$tmp/rand" --arg validation=1 >"$tmp/rand.json" 2>"$tmp/err.txt"; then
+  "$py" - "$tmp" <<'PY' && echo "ok: random inputs, JSON report" || fail "random inputs JSON report"
+import json, sys, numpy as np
+d = sys.argv[1]
+r = json.load(open(f"{d}/rand.json"))
+assert r["iterations"] == 40 and r["warmup"] == 3 and r["depth"] == 3, r
+lat = r["latency_ms"]
+assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"], lat
+assert r["throughput_per_s"] > 0 and r["load_ms"] > 0 and r["host_overhead_ms"]["mean"] >= 0, r
+assert r["runtime"]["name"] == "OAAX Vulkan Runtime", r["runtime"]
+assert r["inputs"] == [{"name": "x", "dtype": "float32", "shape": [1, 13], "source": "random(seed 9)"}], r["inputs"]
+(o,) = r["outputs"]
+assert o["name"] == "y" and o["shape"] == [1, 13] and o["dtype"] == "float32", o
+y = np.load(o["file"])
+assert y.shape == (1, 13) and y.dtype == np.float32 and (y >= 0).all() and (y > 0).any(), y
+PY
+else
+  fail "random inputs: $(cat "$tmp/err.txt")"
+fi
+
+# Same seed, same outputs; text report with percentiles.
+if "$run" --model "$tmp/affine.oinf" --seed 9 --output-dir "$tmp/rand2" --quiet >"$tmp/text.txt" 2>"$tmp/err.txt" &&
+   cmp -s "$tmp/rand/y.npy" "$tmp/rand2/y.npy" && grep -q "latency ms   p50 .* p90 .* p99" "$tmp/text.txt" &&
+   grep -q "throughput" "$tmp/text.txt" && grep -q "loaded in" "$tmp/text.txt"; then
+  echo "ok: seeded random inputs are reproducible; text report"
+else
+  fail "seeded rerun / text report: $(cat "$tmp/err.txt" "$tmp/text.txt")"
+fi
+
+# Given .npy input: y = relu(2x - 1) exactly.
+if "$run" --model "$tmp/affine.oinf" --input "x=$tmp/x.npy" --output-dir "$tmp/given" --quiet >/dev/null 2>"$tmp/err.txt"; then
+  "$py" - "$tmp" <<'PY' && echo "ok: .npy input -> .npy output matches relu(2x - 1)" || fail ".npy round trip values"
+import sys, numpy as np
+d = sys.argv[1]
+x = np.load(f"{d}/x.npy")
+y = np.load(f"{d}/given/y.npy")
+want = np.maximum(np.float32(2) * x - np.float32(1), np.float32(0))
+assert y.dtype == np.float32 and y.shape == x.shape and np.array_equal(y, want), (y, want)
+PY
+else
+  fail ".npy input: $(cat "$tmp/err.txt")"
+fi
+
+# Two inputs and outputs with names that are not file names ("input:0", "画像", "sum/out", "prod:0").
+if "$run" --model "$tmp/two.oinf" --input "画像=$tmp/b.npy" --input "input:0=$tmp/a.npy" --output-dir "$tmp/two" \
+     --iterations 5 --depth 1 --quiet >/dev/null 2>"$tmp/err.txt"; then
+  "$py" - "$tmp" <<'PY' && echo "ok: two named inputs/outputs" || fail "two inputs/outputs values"
+import sys, numpy as np
+d = sys.argv[1]
+a, b = np.load(f"{d}/a.npy"), np.load(f"{d}/b.npy")
+s, p = np.load(f"{d}/two/sum_out.npy"), np.load(f"{d}/two/prod_0.npy")
+assert s.shape == (7,) and p.shape == (1, 7), (s.shape, p.shape)
+assert np.array_equal(s, a.reshape(7) + b) and np.array_equal(p, a * b.reshape(1, 7))
+PY
+else
+  fail "two inputs: $(cat "$tmp/err.txt")"
+fi
+
+# Manifest mode (tools/reference/ort_run.js's form).
+mkdir -p "$tmp/man_in"
+"$py" -c "
+import json, numpy as np, sys
+x = np.load('$tmp/x.npy'); x.tofile('$tmp/man_in/0.bin')
+json.dump([{'name': 'x', 'dtype': 'float32', 'shape': [1, 13], 'file': '0.bin'}], open('$tmp/man_in/manifest.json', 'w'))"
+if "$run" --model "$tmp/affine.oinf" --inputs "$tmp/man_in" --outputs "$tmp/man_out" --quiet >/dev/null 2>"$tmp/err.txt" &&
+   "$py" -c "
+import json, numpy as np
+m = json.load(open('$tmp/man_out/manifest.json'))
+assert m == [{'name': 'y', 'dtype': 'float32', 'shape': [1, 13], 'file': '0.bin'}], m
+y = np.fromfile('$tmp/man_out/0.bin', dtype=np.float32)
+assert np.array_equal(y, np.load('$tmp/given/y.npy').reshape(-1))"; then
+  echo "ok: manifest mode"
+else
+  fail "manifest mode: $(cat "$tmp/err.txt")"
+fi
+
+# ---- errors ----
+expect_error "missing runtime library" 1 "cannot load runtime library '$tmp/nope.so'" -- \
+  --runtime "$tmp/nope.so" --model "$tmp/affine.oinf"
+expect_error "library lacking OAAX symbols" 1 "missing symbol(s) runtime_initialization_with_args, runtime_model_loading, send_input" -- \
+  --runtime "$fake" --model "$tmp/affine.oinf"
+expect_error "model rejected by the runtime" 1 "runtime_model_loading('$tmp/model.txt') failed: the runtime rejects the model" -- \
+  --model "$tmp/model.txt" --input "x=$tmp/x.npy"
+expect_error "non-bundle model without inputs" 1 "give every input with --input NAME=FILE.npy" -- \
+  --model "$tmp/model.txt"
+expect_error "missing model file" 1 "model '$tmp/missing.oinf'" -- --model "$tmp/missing.oinf"
+expect_error "unknown input name" 1 "--input 'z': the model has no input of that name; its inputs are 'x'" -- \
+  --model "$tmp/affine.oinf" --input "z=$tmp/x.npy"
+expect_error "input dtype" 1 "input 'x': $tmp/x64.npy has dtype float64, the model expects float32" -- \
+  --model "$tmp/affine.oinf" --input "x=$tmp/x64.npy"
+expect_error "input shape" 1 "input 'x': $tmp/x12.npy has shape [1, 12], the model expects [1, 13]" -- \
+  --model "$tmp/affine.oinf" --input "x=$tmp/x12.npy"
+expect_error "malformed .npy" 1 "input 'x': $tmp/garbage.npy: not a .npy file" -- \
+  --model "$tmp/affine.oinf" --input "x=$tmp/garbage.npy"
+expect_error "missing .npy" 1 "input 'x': $tmp/none.npy: cannot open" -- \
+  --model "$tmp/affine.oinf" --input "x=$tmp/none.npy"
+expect_error "input given twice" 1 "--input 'x' is given twice" -- \
+  --model "$tmp/affine.oinf" --input "x=$tmp/x.npy" --input "x=$tmp/x.npy"
+expect_error "malformed --input" 1 "is not NAME=FILE.npy" -- --model "$tmp/affine.oinf" --input "x.npy"
+expect_error "runtime argument rejected" 1 "runtime_initialization_with_args failed" -- \
+  --model "$tmp/affine.oinf" --arg frames_in_flight=0
+expect_error "malformed --arg" 2 "is not KEY=VALUE" -- --model "$tmp/affine.oinf" --arg novalue
+expect_error "--input with --inputs" 2 "excludes" -- --model "$tmp/affine.oinf" --input "x=$tmp/x.npy" --inputs "$tmp/man_in"
+expect_error "zero iterations" 2 "iterations" -- --model "$tmp/affine.oinf" --iterations 0
+
+echo "oaax_run_cli: $failures failure(s)"
+[ "$failures" = 0 ]

@@ -1,0 +1,38 @@
+// Writes a test bundle for host-level tests (tests/e2e/oaax_run_cli.sh):
+//   write_test_bundle affine N OUT.oinf   y = relu(2 x - 1), x and y [1, N]
+//   write_test_bundle two N OUT.oinf      "input:0" [1, N], "画像" [N] -> "sum/out", "prod:0"
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "test_bundles.h"
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: write_test_bundle affine|two N OUT.oinf\n");
+    return 2;
+  }
+  const std::string kind = argv[1];
+  const long n = strtol(argv[2], nullptr, 10);
+  if (n < 1 || n > (1 << 24)) {
+    fprintf(stderr, "write_test_bundle: N must be in [1, 2^24]\n");
+    return 2;
+  }
+  const uint32_t un = static_cast<uint32_t>(n);
+  oaaxvk::test::BundleSpec spec;
+  if (kind == "affine") {
+    spec = oaaxvk::test::AffineReluBundle(un, std::vector<float>(un, 2.0f), std::vector<float>(un, -1.0f));
+  } else if (kind == "two") {
+    spec = oaaxvk::test::TwoInTwoOutBundle(un);
+  } else {
+    fprintf(stderr, "write_test_bundle: unknown kind '%s'\n", kind.c_str());
+    return 2;
+  }
+  oaaxvk::Status s = spec.Write(argv[3]);
+  if (!s.ok()) {
+    fprintf(stderr, "write_test_bundle: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

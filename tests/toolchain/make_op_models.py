@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Builds ops_mix.onnx: one small graph whose many outputs exercise the
+device operators added for PP-OCRv4 in their less common modes (Resize
+coordinate / nearest / linear modes, ConvTranspose with groups, pads,
+dilations and output_padding, Pow with negative bases, Max/Min, Slice with
+negative steps, ReduceMean, unary functions, the fused Swish / HardSwish
+chains and a residual Add fused into a Conv), plus its input (manifest dir).
+
+usage: make_op_models.py OUT_DIR
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(os.path.join(out, "in"), exist_ok=True)
+    rng = np.random.default_rng(7)
+    nodes, inits, outputs = [], [], []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def node(op, ins, name, **attrs):
+        nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
+        return name
+
+    def output(name):
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+
+    x = "x"
+    f32 = np.float32
+    # Resize in several modes
+    sc_up = const("sc_up", np.array([1, 1, 2, 2], f32))
+    sc_mix = const("sc_mix", np.array([1, 1, 1.5, 0.5], f32))
+    sizes = const("sizes", np.array([1, 4, 9, 5], np.int64))
+    for i, (mode, ctm, nm, sc, sz) in enumerate([
+            ("nearest", "half_pixel", "round_prefer_floor", sc_up, ""),
+            ("nearest", "asymmetric", "ceil", sc_mix, ""),
+            ("nearest", "align_corners", "round_prefer_ceil", "", sizes),
+            ("nearest", "pytorch_half_pixel", "floor", sc_mix, ""),
+            ("linear", "half_pixel", "round_prefer_floor", sc_mix, ""),
+            ("linear", "align_corners", "round_prefer_floor", "", sizes),
+            ("linear", "pytorch_half_pixel", "round_prefer_floor", sc_up, ""),
+            ("linear", "asymmetric", "round_prefer_floor", sc_mix, "")]):
+        ins = [x, "", sc] if sz == "" else [x, "", "", sz]
+        output(node("Resize", ins, f"resize{i}", mode=mode, coordinate_transformation_mode=ctm, nearest_mode=nm))
+    # ConvTranspose: groups 2, stride 2, pads, dilation 2, output_padding 1, bias
+    wt = const("wt", rng.standard_normal((4, 3, 3, 3)).astype(f32))
+    bt = const("bt", rng.standard_normal((6,)).astype(f32))
+    output(node("ConvTranspose", [x, wt, bt], "convT", group=2, strides=[2, 2], pads=[1, 0, 2, 1],
+                dilations=[2, 1], output_padding=[1, 1]))
+    # Pow / Max / Min
+    output(node("Pow", [x, const("two", np.array(2, f32))], "pow2"))
+    output(node("Pow", [x, const("three", np.array([3], f32))], "pow3"))
+    ax = node("Abs", [x], "absx")
+    output(node("Pow", [ax, const("p07", np.array(0.7, f32))], "pow07"))
+    output(node("Max", [x, const("mx", rng.standard_normal((1, 4, 1, 8)).astype(f32))], "max"))
+    output(node("Min", [x, const("mn", rng.standard_normal((6, 1)).astype(f32))], "min"))
+    # Slice with negative and positive steps (device copy)
+    output(node("Slice", [x, const("st", np.array([-1, 1], np.int64)), const("en", np.array([-100, 6], np.int64)),
+                          const("axs", np.array([3, 2], np.int64)), const("sps", np.array([-2, 2], np.int64))], "slice"))
+    # ReduceMean (opset 13: axes attribute)
+    output(node("ReduceMean", [x], "rmean_last", axes=[-1], keepdims=0))
+    output(node("ReduceMean", [x], "rmean_hw", axes=[2, 3]))
+    # unary functions
+    for op in ["Exp", "Tanh", "Neg", "Sigmoid"]:
+        output(node(op, [x], op.lower()))
+    output(node("Sqrt", [ax], "sqrt"))
+    output(node("Reciprocal", [node("Add", [ax, const("one", np.array(1, f32))], "abs1")], "recip"))
+    # fused chains: x*sigmoid(1.5x), (x+3) clip /6 HardSwish
+    s = node("Sigmoid", [node("Mul", [x, const("c15", np.array([1.5], f32))], "m15")], "sg")
+    output(node("Mul", [x, s], "swish"))
+    t = node("Clip", [node("Add", [x, const("c3", np.array(3, f32))], "a3"), const("z", np.array(0, f32)),
+                      const("six", np.array(6, f32))], "clip6")
+    output(node("Div", [node("Mul", [x, t], "xm"), "six"], "hswish"))
+    # Conv + residual Add + Relu, and a Softmax over a middle axis
+    wc = const("wc", rng.standard_normal((4, 4, 3, 3)).astype(f32) * 0.3)
+    c = node("Conv", [x, wc], "conv", pads=[1, 1, 1, 1])
+    output(node("Relu", [node("Add", [c, x], "resadd")], "res_relu"))
+    output(node("Softmax", [x], "softmax_ax1", axis=1))
+    graph = helper.make_graph(nodes, "ops_mix", [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 4, 6, 8])],
+                              outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_op_models.py")
+    model.ir_version = 7
+    model = onnx.shape_inference.infer_shapes(model)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "ops_mix.onnx"))
+    xv = (rng.standard_normal((1, 4, 6, 8)) * 2).astype(f32)
+    xv.tofile(os.path.join(out, "in", "0.bin"))
+    with open(os.path.join(out, "in", "manifest.json"), "w") as f:
+        json.dump([{"name": "x", "dtype": "float32", "shape": [1, 4, 6, 8], "file": "0.bin"}], f)
+
+
+if __name__ == "__main__":
+    main()
