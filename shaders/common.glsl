@@ -14,6 +14,8 @@
 #define ACT_ABS 11u
 #define ACT_TANH 12u
 #define ACT_RECIPROCAL 13u
+// Float math functions (issue 5; codes 14..38, see graph.h), in float_math.glsl.
+#include "float_math.glsl"
 
 float apply_act(float v, uint act, float a, float b) {
   if (act == ACT_RELU) return max(v, 0.0);
@@ -29,6 +31,7 @@ float apply_act(float v, uint act, float a, float b) {
   if (act == ACT_ABS) return abs(v);
   if (act == ACT_TANH) return tanh(clamp(v, -15.0, 15.0));  // tanh(15) rounds to 1; avoids inf/inf
   if (act == ACT_RECIPROCAL) return 1.0 / v;
+  if (act >= ACT_FLOAT_MATH_FIRST) return apply_float_math(v, act, a, b);
   return v;
 }
 

@@ -10,9 +10,11 @@ layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
 layout(constant_id = 0) const uint OUTER = 1;
 layout(constant_id = 1) const uint AXIS = 1;
 layout(constant_id = 2) const uint INNER = 1;
+layout(constant_id = 3) const uint MODE = 0;  // 0 Softmax, 1 LogSoftmax, 2 Hardmax (1 at the first maximum)
 #include "common.glsl"
 shared float smax[64];
 shared float ssum[64];
+shared uint sfirst;
 void main() {
   uint row = linear_group();
   if (row >= OUTER * INNER) return;  // uniform per workgroup
@@ -37,5 +39,19 @@ void main() {
     barrier();
   }
   float gm = smax[0], inv = 1.0 / ssum[0];
-  for (uint k = t; k < AXIS; k += 64u) y[base + k * INNER] = exp(x[base + k * INNER] - gm) * inv;
+  if (MODE == 1u) {
+    float lse = gm + log(ssum[0]);
+    for (uint k = t; k < AXIS; k += 64u) y[base + k * INNER] = x[base + k * INNER] - lse;
+  } else if (MODE == 2u) {
+    if (t == 0u) {
+      uint first = 0u;
+      while (first + 1u < AXIS && x[base + first * INNER] != gm) ++first;
+      sfirst = first;
+    }
+    barrier();
+    uint f = sfirst;
+    for (uint k = t; k < AXIS; k += 64u) y[base + k * INNER] = k == f ? 1.0 : 0.0;
+  } else {
+    for (uint k = t; k < AXIS; k += 64u) y[base + k * INNER] = exp(x[base + k * INNER] - gm) * inv;
+  }
 }

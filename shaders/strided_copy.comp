@@ -5,8 +5,8 @@
 // Concat (one dispatch per input, output strides of the concatenated tensor)
 // and plain copies.
 layout(local_size_x = 256) in;
-layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
-layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
+layout(set = 0, binding = 0) readonly buffer X_ { uint x[]; };  // 32-bit words: float32 or int32
+layout(set = 0, binding = 1) writeonly buffer Y_ { uint y[]; };
 layout(constant_id = 0) const uint N = 1;
 layout(constant_id = 1) const uint IN_BASE = 0;
 layout(constant_id = 2) const uint OUT_BASE = 0;

@@ -76,6 +76,11 @@ int runtime_initialization(void);
  *   load_warmup        "1" (default): runtime_model_loading runs the program once on zeroed
  *                      inputs, so drivers that compile shaders at their first dispatch
  *                      (lavapipe) do it during loading and send_input only runs; "0" skips it
+ *   profile            "1": time every dispatch with timestamp queries and, when each frame is
+ *                      received, log (info level, so log_level <= 2) one line per dispatch in
+ *                      microseconds (kernel, group counts, ONNX op), the 15 slowest dispatches
+ *                      and per-kernel totals; needs timestampValidBits > 0 on the compute queue
+ *                      (otherwise a warning and no profile); default "0" (nothing recorded)
  * A malformed value of a known key is an error. Returns 0 on success. */
 int runtime_initialization_with_args(int length, const char** keys, const void** values);
 

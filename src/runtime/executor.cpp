@@ -81,15 +81,40 @@ Status Executor::Init() {
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateCommandPool(dev_, &cpi, nullptr, &cmd_pool_), "vkCreateCommandPool"));
   OAAXVK_RETURN_IF_ERROR(UploadWeights());
   OAAXVK_RETURN_IF_ERROR(CreatePipelines());
+  if (options_.profile) SetUpProfiling();
   OAAXVK_RETURN_IF_ERROR(CreateSlots());
   if (options_.warmup) OAAXVK_RETURN_IF_ERROR(WarmUp());
   Log(LogLevel::kInfo, StrFormat("loaded '%s' (model '%s', producer '%s'): %zu inputs, %zu outputs, %zu kernels, "
-                                 "%zu dispatches, %zu pipelines, %zu frame slots%s",
+                                 "%zu dispatches, %zu pipelines, %zu frame slots%s%s",
                                  bundle_.path.c_str(), bundle_.model_name.c_str(), bundle_.producer.c_str(),
                                  bundle_.inputs.size(), bundle_.outputs.size(), bundle_.kernels.size(),
                                  bundle_.dispatches.size(), pipelines_.size(), slots_.size(),
-                                 !slots_.empty() && slots_[0].staged ? ", staged I/O" : ""));
+                                 !slots_.empty() && slots_[0].staged ? ", staged I/O" : "",
+                                 profiling_ ? ", profiling every dispatch" : ""));
   return Status::Ok();
+}
+
+void Executor::SetUpProfiling() {
+  if (!LogEnabled(LogLevel::kInfo)) {
+    Log(LogLevel::kWarn, "profile=1 is ignored: the profile is logged at info level and log_level is above 2");
+    return;
+  }
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(ctx_->physical_device(), &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(ctx_->physical_device(), &n, families.data());
+  const uint32_t family = ctx_->queue_family();
+  const uint32_t bits = family < n ? families[family].timestampValidBits : 0;
+  const float period = ctx_->properties().limits.timestampPeriod;
+  if (bits == 0 || !(period > 0.0f)) {
+    Log(LogLevel::kWarn, StrFormat("profile=1: profiling is unavailable on '%s': queue family %u has "
+                                   "timestampValidBits = %u (timestampPeriod %g ns); running without it",
+                                   ctx_->device_name().c_str(), family, bits, static_cast<double>(period)));
+    return;
+  }
+  profiling_ = true;
+  timestamp_mask_ = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  timestamp_period_ns_ = static_cast<double>(period);
 }
 
 Status Executor::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
@@ -323,6 +348,13 @@ Status Executor::CreateSlots() {
     OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(bundle_.buffer_bytes[kOutputs], false, "outputs buffer", &s).WithContext(ctx));
     VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateFence(dev_, &fci, nullptr, &s.fence), "vkCreateFence").WithContext(ctx));
+    if (profiling_ && nd > 0) {
+      VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qpi.queryCount = static_cast<uint32_t>(2 * nd);
+      OAAXVK_RETURN_IF_ERROR(
+          VkCheck(vkCreateQueryPool(dev_, &qpi, nullptr, &s.queries), "vkCreateQueryPool").WithContext(ctx));
+    }
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = cmd_pool_;
     cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -390,6 +422,8 @@ Status Executor::RecordSlot(Slot* s) {
     barrier(VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT);
   }
+  const uint32_t nq = static_cast<uint32_t>(2 * bundle_.dispatches.size());
+  if (s->queries) vkCmdResetQueryPool(s->cmd, s->queries, 0, nq);
   VkPipeline bound = VK_NULL_HANDLE;
   for (size_t i = 0; i < bundle_.dispatches.size(); ++i) {
     const Dispatch& d = bundle_.dispatches[i];
@@ -403,7 +437,12 @@ Status Executor::RecordSlot(Slot* s) {
     }
     vkCmdBindDescriptorSets(s->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layouts_[d.kernel], 0, 1, &s->sets[i], 0,
                             nullptr);
+    // profile: both timestamps at the bottom of the pipe, i.e. once every
+    // earlier command (the previous dispatch, the barrier) has completed.
+    const uint32_t q = static_cast<uint32_t>(2 * i);
+    if (s->queries) vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q);
     vkCmdDispatch(s->cmd, d.groups[0], d.groups[1], d.groups[2]);
+    if (s->queries) vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q + 1);
   }
   // Shader writes of the outputs → host reads.
   if (s->staged) {
@@ -630,9 +669,70 @@ StatusOr<tensors_struct*> Executor::Harvest(Slot* s, uint64_t timeout_ns) {
   VkResult r = vkWaitForFences(dev_, 1, &s->fence, VK_TRUE, timeout_ns);
   if (r == VK_TIMEOUT) return DeadlineExceeded("vkWaitForFences: VK_TIMEOUT");
   OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkWaitForFences"));
+  if (s->queries) LogProfile(*s);
   tensors_struct* t = BuildOutputs(s->host_out);
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkResetFences(dev_, 1, &s->fence), "vkResetFences"));
   return t;
+}
+
+void Executor::LogProfile(const Slot& s) {
+  const size_t nd = bundle_.dispatches.size();
+  std::vector<uint64_t> ts(2 * nd);
+  // The frame's fence has signaled, so every query is available; WAIT is a
+  // formality that turns a driver bug into a wait instead of garbage.
+  VkResult r = vkGetQueryPoolResults(dev_, s.queries, 0, static_cast<uint32_t>(2 * nd), ts.size() * sizeof(uint64_t),
+                                     ts.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  if (r != VK_SUCCESS) {
+    Log(LogLevel::kWarn, StrFormat("profile frame #%llu: %s", static_cast<unsigned long long>(s.seq),
+                                   VkCheck(r, "vkGetQueryPoolResults").message().c_str()));
+    return;
+  }
+  const unsigned long long frame = static_cast<unsigned long long>(s.seq);
+  auto us = [&](uint64_t from, uint64_t to) {
+    return static_cast<double>((to - from) & timestamp_mask_) * timestamp_period_ns_ / 1000.0;
+  };
+  auto describe = [&](size_t i) {
+    const Dispatch& d = bundle_.dispatches[i];
+    const char* op = d.op < bundle_.op_names.size() ? bundle_.op_names[d.op].c_str() : "";
+    return StrFormat("kernel '%s' (#%u) groups (%u, %u, %u) op '%s'", bundle_.kernels[d.kernel].name.c_str(),
+                     d.kernel, d.groups[0], d.groups[1], d.groups[2], op);
+  };
+  std::vector<double> t(nd);
+  double sum = 0;
+  for (size_t i = 0; i < nd; ++i) {
+    t[i] = us(ts[2 * i], ts[2 * i + 1]);
+    sum += t[i];
+    Log(LogLevel::kInfo, StrFormat("profile frame #%llu dispatch %zu: %.1f us %s", frame, i, t[i], describe(i).c_str()));
+  }
+  const double span = nd ? us(ts[0], ts[2 * nd - 1]) : 0.0;
+  Log(LogLevel::kInfo, StrFormat("profile frame #%llu: %zu dispatches, %.1f us in dispatches, %.1f us from the first "
+                                 "dispatch's start to the last one's end",
+                                 frame, nd, sum, span));
+  std::vector<size_t> order(nd);
+  for (size_t i = 0; i < nd; ++i) order[i] = i;
+  const size_t top = std::min<size_t>(15, nd);
+  std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                    [&](size_t a, size_t b) { return t[a] > t[b] || (t[a] == t[b] && a < b); });
+  for (size_t k = 0; k < top; ++k) {
+    const size_t i = order[k];
+    Log(LogLevel::kInfo, StrFormat("profile frame #%llu top %zu: dispatch %zu %.1f us (%.1f%%) %s", frame, k + 1, i,
+                                   t[i], sum > 0 ? 100.0 * t[i] / sum : 0.0, describe(i).c_str()));
+  }
+  struct Total { double us = 0; size_t count = 0; };
+  std::vector<Total> per_kernel(bundle_.kernels.size());
+  for (size_t i = 0; i < nd; ++i) {
+    per_kernel[bundle_.dispatches[i].kernel].us += t[i];
+    per_kernel[bundle_.dispatches[i].kernel].count++;
+  }
+  std::vector<size_t> korder;
+  for (size_t j = 0; j < per_kernel.size(); ++j)
+    if (per_kernel[j].count) korder.push_back(j);
+  std::stable_sort(korder.begin(), korder.end(), [&](size_t a, size_t b) { return per_kernel[a].us > per_kernel[b].us; });
+  for (size_t j : korder) {
+    Log(LogLevel::kInfo, StrFormat("profile frame #%llu kernel '%s' (#%zu): %.1f us (%.1f%%) in %zu dispatch(es)",
+                                   frame, bundle_.kernels[j].name.c_str(), j, per_kernel[j].us,
+                                   sum > 0 ? 100.0 * per_kernel[j].us / sum : 0.0, per_kernel[j].count));
+  }
 }
 
 tensors_struct* Executor::BuildOutputs(const uint8_t* host_out) const {
@@ -698,6 +798,7 @@ Executor::~Executor() {
     DestroyBuffer(&s.in_stage);
     DestroyBuffer(&s.out_stage);
     if (s.fence) vkDestroyFence(dev_, s.fence, nullptr);
+    if (s.queries) vkDestroyQueryPool(dev_, s.queries, nullptr);
   }
   if (cmd_pool_) vkDestroyCommandPool(dev_, cmd_pool_, nullptr);  // frees the command buffers
   if (pool_) vkDestroyDescriptorPool(dev_, pool_, nullptr);      // frees the sets

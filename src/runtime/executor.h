@@ -32,6 +32,10 @@ struct ExecutorOptions {
   // (Mesa lavapipe/llvmpipe JIT-compiles compute shaders at the first launch)
   // do it during runtime_model_loading, not during the first send_input.
   bool warmup = true;
+  // Per-dispatch GPU timing: a timestamp query before and after every
+  // dispatch (one VkQueryPool per frame slot), logged at info level when each
+  // frame completes. Off: no query pool, nothing extra recorded.
+  bool profile = false;
 };
 
 // Frees a tensors_struct field by field with free() (NULL-tolerant).
@@ -70,6 +74,7 @@ class Executor {
     std::vector<VkDescriptorSet> sets;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
+    VkQueryPool queries = VK_NULL_HANDLE;  // profile: 2 timestamps per dispatch
     SlotState state = SlotState::kFree;
     uint64_t seq = 0;
     uint8_t* host_in = nullptr;   // where the host writes inputs
@@ -87,6 +92,11 @@ class Executor {
   Status CreateSlots();
   Status RecordSlot(Slot* slot);
   Status WarmUp();
+  // profile: decides whether the queue family has timestamps (logs when not).
+  void SetUpProfiling();
+  // profile: reads `slot`'s timestamps (the frame has completed) and logs the
+  // per-dispatch times, the slowest dispatches and the per-kernel totals.
+  void LogProfile(const Slot& slot);
   void SavePipelineCache();
   // Waits (bounded) for `slot`'s fence and copies its outputs into a new
   // tensors_struct (nullptr when host memory ran out).
@@ -107,6 +117,9 @@ class Executor {
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   VkCommandPool cmd_pool_ = VK_NULL_HANDLE;
+  bool profiling_ = false;            // profile requested and timestamps available
+  uint64_t timestamp_mask_ = 0;       // timestampValidBits as a mask
+  double timestamp_period_ns_ = 1.0;  // VkPhysicalDeviceLimits::timestampPeriod
 
   // ---- frame queue (guarded by mu_) ----
   std::mutex mu_;

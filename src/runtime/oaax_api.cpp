@@ -94,7 +94,7 @@ Status Initialize(int length, const char** keys, const void** values) {
     auto known = [&](const char* k) { return strcmp(key, k) == 0; };
     const bool is_known = known("log_level") || known("log_file") || known("device") || known("frames_in_flight") ||
                           known("receive_timeout_ms") || known("validation") || known("pipeline_cache") ||
-                          known("load_warmup") || known("force_staging");
+                          known("load_warmup") || known("force_staging") || known("profile");
     if (!is_known) continue;  // spec 4.2: unknown keys are ignored
     if (!value) return InvalidArgument(StrFormat("value of argument '%s' is NULL", key));
     if (known("log_level")) {
@@ -115,6 +115,8 @@ Status Initialize(int length, const char** keys, const void** values) {
       eopts.pipeline_cache = value;
     } else if (known("load_warmup")) {
       OAAXVK_ASSIGN_OR_RETURN(eopts.warmup, ParseBool(key, value));
+    } else if (known("profile")) {
+      OAAXVK_ASSIGN_OR_RETURN(eopts.profile, ParseBool(key, value));
     } else if (known("force_staging")) {  // undocumented test knob
       OAAXVK_ASSIGN_OR_RETURN(eopts.force_staging, ParseBool(key, value));
     }

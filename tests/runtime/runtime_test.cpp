@@ -656,6 +656,107 @@ TEST_F(Runtime, LogFileAndPipelineCache) {
   EXPECT_EQ(text.find("[validation]"), std::string::npos) << text;
 }
 
+
+// ---------------------------------------------------------------- profile
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The log lines containing `needle`.
+std::vector<std::string> LinesWith(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  std::istringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line))
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  return out;
+}
+
+// "... dispatch 2: 12.5 us kernel ..." → 12.5 (-1 when malformed).
+double MicrosecondsOf(const std::string& line) {
+  const size_t colon = line.find(": ", line.find(" dispatch "));
+  if (colon == std::string::npos) return -1;
+  char* end = nullptr;
+  const double v = strtod(line.c_str() + colon + 2, &end);
+  return end && strncmp(end, " us ", 4) == 0 ? v : -1;
+}
+
+TEST_F(Runtime, ProfileLogsEveryDispatchAndLeavesResultsUnchanged) {
+  const std::string log = g_tmpdir + "/profile.log";
+  ASSERT_EQ(Init({{"profile", "1"}, {"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+  std::vector<float> w, b;
+  LoadAffine(127, &w, &b);
+  for (uint32_t seed = 1; seed <= 2; ++seed) RunAffineOnce(127, w, b, seed);  // checks against the CPU reference
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  if (text.find("profiling is unavailable") != std::string::npos) {
+    // A driver without timestamps on its compute queue: the warning is the contract.
+    GTEST_SKIP() << "the device has no timestamps on its compute queue; the runtime said so: " << text;
+  }
+  EXPECT_NE(text.find("profiling every dispatch"), std::string::npos) << text;
+  const char* kernels[] = {"mul", "add", "relu"};
+  for (int frame = 0; frame < 2; ++frame) {
+    SCOPED_TRACE(frame);
+    const std::string prefix = "profile frame #" + std::to_string(frame);
+    std::vector<std::string> lines = LinesWith(text, prefix + " dispatch ");
+    ASSERT_EQ(lines.size(), 3u) << text;  // one line per dispatch, not the warm-up's
+    for (int i = 0; i < 3; ++i) {
+      const std::string& l = lines[i];
+      EXPECT_NE(l.find("[info]"), std::string::npos) << l;
+      EXPECT_NE(l.find(" dispatch " + std::to_string(i) + ": "), std::string::npos) << l;
+      EXPECT_NE(l.find(std::string("kernel '") + kernels[i] + "' (#" + std::to_string(i) + ")"), std::string::npos) << l;
+      EXPECT_NE(l.find("groups (2, 1, 1)"), std::string::npos) << l;
+      EXPECT_NE(l.find("op '/node/" + std::to_string(i) + "'"), std::string::npos) << l;
+      EXPECT_GE(MicrosecondsOf(l), 0.0) << l;
+    }
+    EXPECT_EQ(LinesWith(text, prefix + ": 3 dispatches").size(), 1u) << text;
+    EXPECT_EQ(LinesWith(text, prefix + " top ").size(), 3u) << text;     // min(15, dispatches)
+    EXPECT_EQ(LinesWith(text, prefix + " kernel '").size(), 3u) << text;  // one total per kernel
+  }
+  EXPECT_TRUE(LinesWith(text, "profile frame #2").empty()) << text;
+}
+
+TEST_F(Runtime, ProfileTimeOfASlowDispatchIsWithinTheFrameWallTime) {
+  using Clock = std::chrono::steady_clock;
+  const std::string log = g_tmpdir + "/profile-spin.log";
+  ASSERT_EQ(Init({{"profile", "1"}, {"log_level", "2"}, {"log_file", log}, {"receive_timeout_ms", "60000"}}), 0)
+      << g_api->error();
+  const uint32_t n = 1024;
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::SpinBundle(n, 20000), "spin-profile").c_str()), 0) << g_api->error();
+  const auto sent = Clock::now();
+  ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {Random(n, 5)})), 0) << g_api->error();
+  tensors_struct* out = nullptr;
+  ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+  const double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - sent).count();
+  DeepFree(out);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  if (text.find("profiling is unavailable") != std::string::npos)
+    GTEST_SKIP() << "the device has no timestamps on its compute queue; the runtime said so: " << text;
+  std::vector<std::string> lines = LinesWith(text, "profile frame #0 dispatch ");
+  ASSERT_EQ(lines.size(), 1u) << text;
+  const double us = MicrosecondsOf(lines[0]);
+  // 20000 dependent multiply-adds per element: far from zero, and it ran
+  // between send_input and receive_output.
+  EXPECT_GT(us, 0.0) << lines[0];
+  EXPECT_LE(us, wall_us) << lines[0];
+}
+
+TEST_F(Runtime, ProfileOffLogsNoProfileAndBadValueIsRejected) {
+  const std::string log = g_tmpdir + "/no-profile.log";
+  ASSERT_EQ(Init({{"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+  std::vector<float> w, b;
+  LoadAffine(13, &w, &b);
+  RunAffineOnce(13, w, b, 1);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("loaded '"), std::string::npos) << text;  // info lines are there
+  EXPECT_EQ(text.find("profil"), std::string::npos) << text;
+  ExpectError(Init({{"profile", "2"}}), {"runtime_initialization_with_args", "'profile'", "'2'", "expected 0 or 1"});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

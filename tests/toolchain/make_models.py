@@ -77,7 +77,7 @@ def mobilenet_like(out):
 def unsupported(out):
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
-        helper.make_node("Erf", ["a"], ["b"], name="bad_erf"),
+        helper.make_node("Einsum", ["a"], ["b"], name="bad_einsum", equation="ij->ij"),
         helper.make_node("TopK", ["b", "k"], ["c", "idx"], name="bad_topk"),
     ]
     graph = helper.make_graph(nodes, "unsupported",

@@ -24,7 +24,7 @@ NODE_PATH="$cache/node/node_modules" node "$root/tools/reference/ort_run.js" "$m
 ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
 "$build/oaax-run" --model "$tmp/bundle/model.oinf" --inputs "$tmp/in" --outputs "$tmp/vk" >/dev/null
 run=$(date +%s%N)
-echo "$kind: conversion $(( (conv - start) / 1000000 )) ms, ORT + oaax-run on lavapipe $(( (run - conv) / 1000000 )) ms"
+echo "$kind: conversion $(( (conv - start) / 1000000 )) ms, ORT + oaax-run $(( (run - conv) / 1000000 )) ms"
 "$py" - "$tmp/ort" "$tmp/vk" "$kind" <<'PY'
 import json, sys
 import numpy as np

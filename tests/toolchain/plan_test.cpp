@@ -100,7 +100,9 @@ TEST(Lower, GraphOutputThatIsAnInputGetsACopy) {
   EXPECT_EQ(p->values[p->outputs[0].value].kind, BufferKind::kOutputs);
 }
 
-TEST(Lower, RejectsRuntimeShapeArithmeticNamingTheNode) {
+// Issue 5: an int64 graph input is converted to the int32 compute format at
+// the boundary, and Cast int64 -> float32 is a `convert` dispatch.
+TEST(Lower, Int64InputIsConvertedAtTheBoundaryAndCast) {
   Graph g;
   g.opset = 13;
   AddInput(g, "x", {3});
@@ -113,8 +115,30 @@ TEST(Lower, RejectsRuntimeShapeArithmeticNamingTheNode) {
   AddOutput(g, "y");
   ASSERT_TRUE(RunDefaultPipeline(g).ok());
   auto p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p->inputs.size(), 2u);
+  EXPECT_EQ(p->inputs[1].nbytes, 24u);  // host bytes: 3 x int64
+  ASSERT_EQ(p->dispatches.size(), 3u);
+  EXPECT_EQ(p->dispatches[0].kernel, "convert");  // int64 -> int32 at the input
+  EXPECT_EQ(p->dispatches[0].spec, (std::vector<uint32_t>{3, 7, 6, 7}));
+  EXPECT_EQ(p->dispatches[1].kernel, "convert");  // Cast int32 -> float32
+  EXPECT_EQ(p->dispatches[1].spec, (std::vector<uint32_t>{3, 6, 1, 1}));
+  EXPECT_EQ(p->dispatches[2].kernel, "eltwise");
+}
+
+// Data types without a device representation are rejected naming the tensor.
+TEST(Lower, RejectsUint32DeviceValuesNamingTheTensor) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {3});
+  AddNode(g, "Cast", "cast", {"x"}, {"u"}).SetInt("to", 12);
+  AddNode(g, "Cast", "back", {"u"}, {"y"}).SetInt("to", 1);
+  AddOutput(g, "y");
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("'i' has data type int64"), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("'u' has data type uint32"), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("node 'cast'"), std::string::npos) << p.status().message();
 }
 
 // CPU mirror of the eltwise kernel's index math (shaders/eltwise.comp):

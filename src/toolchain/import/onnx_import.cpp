@@ -13,6 +13,7 @@
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
+#include "toolchain/ir/shape_infer_int.h"
 #include "toolchain/ir/shape_infer.h"
 
 namespace oaaxvk::toolchain {
@@ -240,9 +241,9 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
     Tensor t;
     t.name = vi.name();
     set_type(vi, &t);
-    if (t.dtype != DType::kFloat)
+    if (!IsDeviceDType(t.dtype))
       return Unimplemented("graph input '" + vi.name() + "' has data type " + DTypeName(t.dtype) +
-                           "; this version exchanges float32 inputs only");
+                           "; supported: float32, float64, int64, int32, int16, int8, uint16, uint8, bool");
     if (!t.has_shape) return InvalidArgument("graph input '" + vi.name() + "' has no static shape after binding");
     g.tensors[t.name] = t;
     g.inputs.push_back({vi.name(), vi.name()});
@@ -282,9 +283,9 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
     Tensor& t = g.tensors[vi.name()];
     t.name = vi.name();
     if (!t.is_const) set_type(vi, &t);
-    if (t.dtype != DType::kFloat)
+    if (!IsDeviceDType(t.dtype))
       return Unimplemented("graph output '" + vi.name() + "' has data type " + DTypeName(t.dtype) +
-                           "; this version exchanges float32 outputs only");
+                           "; supported: float32, float64, int64, int32, int16, int8, uint16, uint8, bool");
     g.outputs.push_back({vi.name(), vi.name()});
   }
   OAAXVK_RETURN_IF_ERROR(g.Validate().WithContext("ONNX graph"));

@@ -119,8 +119,9 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
       for (size_t k = 0; k < idx.size(); ++k) {
         int64_t j = idx[k] < 0 ? idx[k] + len : idx[k];
         if (j < 0 || j >= len) return NodeError(n, "index " + std::to_string(idx[k]) + " out of range");
-        std::memcpy(out.data.data() + (o * idx.size() + k) * chunk,
-                    x.data.data() + (o * len + j) * chunk, chunk);
+        if (chunk != 0) {
+          std::memcpy(out.data.data() + (o * idx.size() + k) * chunk, x.data.data() + (o * len + j) * chunk, chunk);
+        }
       }
     return std::vector<Tensor>{out};
   }
@@ -136,12 +137,14 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
   }
   if (op == "Concat") {
     int64_t axis = n.GetInt("axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(out.shape.size());
     int64_t outer = 1;
     for (int64_t i = 0; i < axis; ++i) outer *= out.shape[i];
     size_t pos = 0;
     for (int64_t o = 0; o < outer; ++o)
       for (const Tensor* t : in) {
         size_t chunk = t->data.size() / static_cast<size_t>(outer);
+        if (chunk == 0) continue;  // empty input: nothing to copy (and data() may be null)
         std::memcpy(out.data.data() + pos, t->data.data() + o * chunk, chunk);
         pos += chunk;
       }

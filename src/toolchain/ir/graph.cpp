@@ -29,7 +29,10 @@ const char* DTypeName(DType t) {
     case DType::kDouble: return "float64";
     case DType::kUint32: return "uint32";
     case DType::kUint64: return "uint64";
-    default: return "undefined";
+    default: {
+      int32_t c = static_cast<int32_t>(t);  // ONNX codes without a device representation
+      return c == 8 ? "string" : c == 14 ? "complex64" : c == 15 ? "complex128" : c == 16 ? "bfloat16" : "undefined";
+    }
   }
 }
 

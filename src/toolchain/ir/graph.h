@@ -68,8 +68,14 @@ struct Attr {
 enum class Activation : uint32_t {
   kNone = 0, kRelu = 1, kClip = 2, kSigmoid = 3, kHardSigmoid = 4, kHardSwish = 5, kLeakyRelu = 6,
   kSwish = 7, kSqrt = 8, kNeg = 9, kExp = 10, kAbs = 11, kTanh = 12, kReciprocal = 13,
+  // Float math functions (issue 5); alpha/beta: Elu/Celu/ThresholdedRelu
+  // alpha, Selu alpha/gamma, Shrink lambd/bias.
+  kLog = 14, kFloor = 15, kCeil = 16, kRound = 17, kSign = 18, kSin = 19, kCos = 20, kTan = 21,
+  kAsin = 22, kAcos = 23, kAtan = 24, kSinh = 25, kCosh = 26, kAsinh = 27, kAcosh = 28, kAtanh = 29,
+  kErf = 30, kSoftplus = 31, kSoftsign = 32, kElu = 33, kSelu = 34, kCelu = 35, kMish = 36,
+  kThresholdedRelu = 37, kShrink = 38,
 };
-constexpr uint32_t kNumActivations = 14;
+constexpr uint32_t kNumActivations = 39;
 
 struct Node {
   std::string name;     // ONNX node name (may be empty in ONNX; import makes it unique)

@@ -1,4 +1,6 @@
 #include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/shape_infer_float.h"
+#include "toolchain/ir/shape_infer_int.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,7 +34,12 @@ int64_t NormAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : a
 
 bool IsSupportedOp(const std::string& domain, const std::string& op_type, bool* fold_only) {
   if (!(domain.empty() || domain == "ai.onnx")) return false;
-  if (DeviceOps().count(op_type)) { if (fold_only) *fold_only = false; return true; }
+  // Gather also runs on the device; IntDeviceOps: shape_infer_int.cpp (issue 5).
+  if (DeviceOps().count(op_type) || FloatDeviceOps().count(op_type) || IntDeviceOps().count(op_type) ||
+      op_type == "Gather") {
+    if (fold_only) *fold_only = false;
+    return true;
+  }
   if (FoldOnlyOps().count(op_type)) { if (fold_only) *fold_only = true; return true; }
   return false;
 }
@@ -40,6 +47,8 @@ bool IsSupportedOp(const std::string& domain, const std::string& op_type, bool* 
 std::vector<std::string> SupportedOps() {
   std::vector<std::string> r(DeviceOps().begin(), DeviceOps().end());
   r.insert(r.end(), FoldOnlyOps().begin(), FoldOnlyOps().end());
+  r.insert(r.end(), FloatDeviceOps().begin(), FloatDeviceOps().end());
+  r.insert(r.end(), IntDeviceOps().begin(), IntDeviceOps().end());
   std::sort(r.begin(), r.end());
   return r;
 }
@@ -141,6 +150,9 @@ static StatusOr<std::vector<int64_t>> ConstInts(const Graph& g, const Node& n, s
 }
 
 Status InferNodeShapes(Graph& g, Node& n) {
+  bool handled = false;
+  OAAXVK_RETURN_IF_ERROR(InferFloatNodeShapes(g, n, &handled));
+  if (handled) return Status::Ok();
   std::vector<const Tensor*> in;
   for (const std::string& name : n.inputs) {
     if (name.empty()) { in.push_back(nullptr); continue; }
@@ -209,30 +221,6 @@ Status InferNodeShapes(Graph& g, Node& n) {
     n.SetInts("_pads", pd);
     n.SetInts("strides", st);
     n.SetInts("dilations", dl);
-    return SetOut(g, n, 0, dt, s);
-  }
-  if (op == "ReduceMean") {
-    std::vector<int64_t> axes;
-    if (n.HasAttr("axes")) {
-      axes = n.GetInts("axes", {});
-    } else {
-      OAAXVK_ASSIGN_OR_RETURN(axes, ConstInts(g, n, 1, "axes"));
-    }
-    bool keep = n.GetInt("keepdims", 1) != 0;
-    std::set<int64_t> ax;
-    if (axes.empty() && n.GetInt("noop_with_empty_axes", 0) == 0)
-      for (int64_t i = 0; i < rank; ++i) ax.insert(i);
-    for (int64_t a : axes) {
-      int64_t v = NormAxis(a, rank);
-      if (v < 0 || v >= rank) return NodeError(n, "axis " + std::to_string(a) + " out of range");
-      ax.insert(v);
-    }
-    Shape s;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (!ax.count(i)) s.push_back(x[i]);
-      else if (keep) s.push_back(1);
-    }
-    n.SetInts("_axes", std::vector<int64_t>(ax.begin(), ax.end()));
     return SetOut(g, n, 0, dt, s);
   }
   if (op == "Resize") {
@@ -473,6 +461,9 @@ Status InferNodeShapes(Graph& g, Node& n) {
     n.SetInts("_steps", sp);
     return SetOut(g, n, 0, dt, s);
   }
+  bool int_handled = false;
+  OAAXVK_RETURN_IF_ERROR(InferIntNodeShapes(g, n, &int_handled));
+  if (int_handled) return Status::Ok();
   return Unimplemented("node '" + n.name + "': operator " + op + " has no shape inference");
 }
 

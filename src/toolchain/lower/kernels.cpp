@@ -17,10 +17,17 @@ const std::vector<KernelInfo>& Kernels() {
         {"gemm", 4, 17, {256, 1, 1}, 2 * 16 * 64 * 4, {3}},
         {"pool2d", 2, 17, {256, 1, 1}, 0, {1}},
         {"reduce_mean", 2, 2, {64, 1, 1}, 64 * 4, {1}},
-        {"softmax", 2, 3, {64, 1, 1}, 2 * 64 * 4, {1}},
+        {"softmax", 2, 4, {64, 1, 1}, 2 * 64 * 4 + 4, {1}},
         {"strided_copy", 2, 21, {256, 1, 1}, 0, {1}},
         {"resize2d", 2, 10, {256, 1, 1}, 0, {1}},
         {"conv_transpose2d", 4, 20, {256, 1, 1}, 0, {3}},
+        // issue 5: data types and integer / logic / indexing operators (lower_int.cpp)
+        {"convert", 2, 4, {256, 1, 1}, 0, {1}},
+        {"binary_int", 3, 22, {256, 1, 1}, 0, {2}},
+        {"where", 4, 25, {256, 1, 1}, 0, {3}},
+        {"gather", 3, 4, {256, 1, 1}, 0, {2}},
+        {"argreduce", 2, 6, {256, 1, 1}, 0, {1}},
+        {"reduce", 2, 27, {256, 1, 1}, 0, {1}},  // issue 5: Reduce* over any axes
     };
     for (KernelInfo& ki : v)
       for (const EmbeddedShader& s : EmbeddedShaders())

@@ -1,12 +1,16 @@
 #include "toolchain/lower/lower.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <limits>
 
 #include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/shape_infer_int.h"
+#include "toolchain/lower/lower_int.h"
 #include "toolchain/lower/kernels.h"
 #include "toolchain/passes/passes.h"
+#include "toolchain/passes/activations_float.h"
 
 namespace oaaxvk::toolchain {
 
@@ -38,8 +42,13 @@ class Lowerer {
       const Tensor& t = *g_.FindTensor(io.tensor);
       OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kInputs));
       p_.values[v].io_index = static_cast<int>(i);
-      p_.inputs.push_back({io.name, t.dtype, t.shape, v, p_.values[v].bytes});
+      p_.inputs.push_back({io.name, t.dtype, t.shape, v, static_cast<uint64_t>(t.numel()) * DTypeSize(t.dtype)});
       alias_[io.tensor] = v;
+      if (t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert to the compute format
+        OAAXVK_ASSIGN_OR_RETURN(int c, NewValue(t, BufferKind::kArena));
+        EmitConvert(io.name, v, c, t.numel(), t.dtype, ComputeDType(t.dtype), t.dtype);
+        alias_[io.tensor] = c;
+      }
     }
     for (const Node& n : g_.nodes) OAAXVK_RETURN_IF_ERROR(LowerNode(n));
     // Graph outputs: claim the producing value (placed in the outputs buffer)
@@ -50,7 +59,11 @@ class Lowerer {
       const Tensor& t = *g_.FindTensor(io.tensor);
       OAAXVK_ASSIGN_OR_RETURN(int src, ValueOf(io.tensor, "graph output '" + io.name + "'"));
       int v = src;
-      if (p_.values[src].kind != BufferKind::kArena || claimed[src]) {
+      if (t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert from the compute format
+        OAAXVK_ASSIGN_OR_RETURN(v, NewValue(t, BufferKind::kOutputs));
+        claimed.resize(p_.values.size(), false);
+        EmitConvert(io.name, src, v, t.numel(), ComputeDType(t.dtype), t.dtype, t.dtype);
+      } else if (p_.values[src].kind != BufferKind::kArena || claimed[src]) {
         OAAXVK_ASSIGN_OR_RETURN(v, NewValue(t, BufferKind::kOutputs));
         claimed.resize(p_.values.size(), false);
         Dispatch d;
@@ -68,7 +81,7 @@ class Lowerer {
       p_.values[v].kind = BufferKind::kOutputs;
       p_.values[v].io_index = static_cast<int>(i);
       claimed[v] = true;
-      p_.outputs.push_back({io.name, t.dtype, t.shape, v, p_.values[v].bytes});
+      p_.outputs.push_back({io.name, t.dtype, t.shape, v, static_cast<uint64_t>(t.numel()) * DTypeSize(t.dtype)});
     }
     return std::move(p_);
   }
@@ -78,10 +91,46 @@ class Lowerer {
     return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
   }
 
+  // Graph-boundary / Cast conversion with the `convert` kernel (lower_int.h).
+  void EmitConvert(const std::string& who, int src, int dst, int64_t n, DType sfmt, DType dfmt, DType sem) {
+    Dispatch d;
+    d.kernel = "convert";
+    d.node = who;
+    d.op_type = "Convert";
+    d.bindings = {{src, false}, {dst, true}};
+    d.spec = ConvertSpec(n, sfmt, dfmt, sem);
+    Grid1D((ConvertUnits(n, dfmt) + 255) / 256, d.groups);
+    p_.dispatches.push_back(d);
+    p_.node_kernels.push_back({who, std::string("convert (") + DTypeName(sfmt) + " -> " + DTypeName(dfmt) + ")"});
+  }
+
+  // A dispatch planned by LowerIntNode: bindings by tensor name, output last.
+  Status EmitPlanned(const Node& n, const IntLowering& il) {
+    if (il.view) {
+      OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(n.inputs[0], "node '" + n.name + "'"));
+      alias_[n.outputs[0]] = v;
+      p_.node_kernels.push_back({n.name, il.view_detail});
+      return Status::Ok();
+    }
+    Dispatch d;
+    d.kernel = il.d.kernel;
+    for (const std::string& in : il.d.inputs) {
+      OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(in, n.name));
+      d.bindings.push_back({v, false});
+    }
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    d.bindings.push_back({y, true});
+    d.spec = il.d.spec;
+    Grid1D((il.d.units + 255) / 256, d.groups);
+    Emit(n, d, il.d.detail);
+    return Status::Ok();
+  }
+
   StatusOr<int> NewValue(const Tensor& t, BufferKind kind) {
-    if (t.dtype != DType::kFloat)
+    if (!IsDeviceDType(t.dtype))
       return Unimplemented("tensor '" + t.name + "' has data type " + DTypeName(t.dtype) +
-                           " on the device; only float32 is supported (int64 shape values must fold to constants)");
+                           ", which is not supported on the device (float32/float64, int64/int32/int16/int8, "
+                           "uint16/uint8, bool)");
     if (!t.has_shape) return InvalidArgument("tensor '" + t.name + "' has no static shape");
     int64_t n = t.numel();
     if (n <= 0) return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
@@ -90,7 +139,9 @@ class Lowerer {
     v.tensor = t.name;
     v.kind = kind;
     v.bytes = static_cast<uint64_t>(n) * 4;
-    if (kind == BufferKind::kWeights) v.data = t.data;
+    if (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)  // raw host bytes, 4-byte aligned
+      v.bytes = (static_cast<uint64_t>(n) * DTypeSize(t.dtype) + 3) / 4 * 4;
+    if (kind == BufferKind::kWeights) { OAAXVK_ASSIGN_OR_RETURN(v.data, DeviceWords(t)); }
     p_.values.push_back(std::move(v));
     return static_cast<int>(p_.values.size() - 1);
   }
@@ -129,10 +180,7 @@ class Lowerer {
     s->push_back(FBits(n.GetFloat("_act_beta", 0.f)));
   }
   static std::string ActName(const Node& n) {
-    static const char* k[kNumActivations] = {"", "relu", "clip", "sigmoid", "hardsigmoid", "hardswish", "leakyrelu",
-                                             "swish", "sqrt", "neg", "exp", "abs", "tanh", "reciprocal"};
-    uint32_t a = static_cast<uint32_t>(n.act());
-    return a > 0 && a < kNumActivations ? std::string(" + ") + k[a] : "";
+    return n.act() != Activation::kNone ? std::string(" + ") + ActivationName(n.act()) : "";
   }
 
   // One entry per device operator: add a line here and a member function
@@ -145,7 +193,10 @@ class Lowerer {
         {"Min", &Lowerer::Eltwise}, {"Conv", &Lowerer::Conv}, {"ConvTranspose", &Lowerer::ConvTranspose},
         {"Gemm", &Lowerer::Gemm}, {"MatMul", &Lowerer::Gemm}, {"MaxPool", &Lowerer::Pool},
         {"AveragePool", &Lowerer::Pool}, {"GlobalAveragePool", &Lowerer::GlobalAvg},
-        {"ReduceMean", &Lowerer::ReduceMean}, {"Softmax", &Lowerer::Softmax},
+        {"ReduceMean", &Lowerer::ReduceMean}, {"ReduceSum", &Lowerer::Reduce}, {"ReduceMax", &Lowerer::Reduce},
+        {"ReduceMin", &Lowerer::Reduce}, {"ReduceProd", &Lowerer::Reduce}, {"ReduceL1", &Lowerer::Reduce},
+        {"ReduceL2", &Lowerer::Reduce}, {"ReduceLogSum", &Lowerer::Reduce}, {"ReduceLogSumExp", &Lowerer::Reduce},
+        {"ReduceSumSquare", &Lowerer::Reduce}, {"Softmax", &Lowerer::Softmax}, {"LogSoftmax", &Lowerer::Softmax}, {"Hardmax", &Lowerer::Softmax},
         {"Transpose", &Lowerer::Transpose}, {"Concat", &Lowerer::Concat}, {"Slice", &Lowerer::Slice},
         {"Resize", &Lowerer::Resize},
     };
@@ -159,13 +210,24 @@ class Lowerer {
     if (fold_only)
       return NodeError(n, "its inputs are not compile-time constants; " + op +
                               " is only supported on values known at conversion time (static shapes)");
-    for (const std::string& o : n.outputs)
-      if (!o.empty() && g_.FindTensor(o) && T(o).dtype != DType::kFloat && T(o).dtype != DType::kUndefined)
-        return NodeError(n, std::string("output '") + o + "' has data type " + DTypeName(T(o).dtype) +
-                                " on the device; only float32 device values are supported (integer values must fold to constants)");
-    if (op == "Cast" && T(n.inputs[0]).dtype != DType::kFloat)
-      return NodeError(n, std::string("casting ") + DTypeName(T(n.inputs[0]).dtype) +
-                              " to float32 on the device is not supported");
+    // Integer / logic / indexing operators, Cast, integer arithmetic (lower_int.cpp).
+    OAAXVK_ASSIGN_OR_RETURN(IntLowering il, LowerIntNode(g_, n));
+    if (il.handled) return EmitPlanned(n, il);
+    // Data movement copies 32-bit words of any device data type; every other
+    // operator computes in float32 (float64 values are carried as float32).
+    bool data_movement = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+                         op == "Identity" || op == "Dropout" || op == "Transpose" || op == "Concat" || op == "Slice";
+    for (size_t k = 0; k < n.inputs.size() + n.outputs.size(); ++k) {
+      bool is_out = k >= n.inputs.size();
+      const std::string& name = is_out ? n.outputs[k - n.inputs.size()] : n.inputs[k];
+      const Tensor* t = name.empty() ? nullptr : g_.FindTensor(name);
+      if (!t || t->dtype == DType::kUndefined || (!is_out && t->is_const && k > 0)) continue;
+      if (data_movement ? !IsDeviceDType(t->dtype) : !IsFloatLike(t->dtype))
+        return NodeError(n, std::string(is_out ? "output '" : "input '") + name + "' has data type " +
+                                DTypeName(t->dtype) + "; " + op +
+                                (data_movement ? " supports float32/float64, int64/int32/int16/int8, uint16/uint8 and bool"
+                                               : " is supported on float32/float64 values only"));
+    }
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" ||
         op == "Dropout" || op == "Cast") {
       OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(n.inputs[0], "node '" + n.name + "'"));
@@ -207,15 +269,15 @@ class Lowerer {
     return Status::Ok();
   }
 
+#include "toolchain/lower/lower_float.inc"
+
   Status ReduceMean(const Node& n) {
     const Shape& xs = T(n.inputs[0]).shape;
     std::vector<int64_t> axes = n.GetInts("_axes", {});
     int64_t rank = static_cast<int64_t>(xs.size());
-    // Supported: the reduced axes are the trailing ones (contiguous rows).
+    // Trailing axes: contiguous rows (reduce_mean); any other set: the reduce kernel.
     for (size_t i = 0; i < axes.size(); ++i)
-      if (axes[i] != rank - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i))
-        return NodeError(n, "reducing non-trailing axes " + ShapeToString(axes) + " of " + ShapeToString(xs) +
-                                " is not supported (only the last axes)");
+      if (axes[i] != rank - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return Reduce(n);
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     int64_t cols = 1;
@@ -498,7 +560,8 @@ class Lowerer {
     Dispatch d;
     d.kernel = "softmax";
     d.bindings = {{x, false}, {y, true}};
-    d.spec = {static_cast<uint32_t>(outer), static_cast<uint32_t>(len), static_cast<uint32_t>(inner)};
+    d.spec = {static_cast<uint32_t>(outer), static_cast<uint32_t>(len), static_cast<uint32_t>(inner),
+              n.op_type == "LogSoftmax" ? 1u : n.op_type == "Hardmax" ? 2u : 0u};
     Grid1D(outer * inner, d.groups);
     Emit(n, d, StrFormat("rows=%lld len=%lld", static_cast<long long>(outer * inner), static_cast<long long>(len)));
     return Status::Ok();

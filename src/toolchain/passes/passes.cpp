@@ -1,4 +1,5 @@
 #include "toolchain/passes/passes.h"
+#include "toolchain/passes/activations_float.h"
 
 #include <algorithm>
 #include <cmath>
@@ -69,6 +70,15 @@ Status RemoveIdentities(Graph& g, PassResult* r) {
     if (n.op_type == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty() &&
         (consumers.count(n.outputs[1]) || g.IsGraphOutput(n.outputs[1])))
       return Unimplemented("node '" + n.name + "' (Dropout): the mask output is used; only inference-mode Dropout is supported");
+    if (n.op_type == "Dropout" && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      // Opset 12+: training_mode is an input; only a constant false means inference.
+      const Tensor* mode = g.FindTensor(n.inputs[2]);
+      const bool inference = mode != nullptr && mode->is_const && mode->numel() == 1 && mode->AsInts()[0] == 0;
+      if (!inference) {
+        return Unimplemented("node '" + n.name +
+                             "' (Dropout): training_mode is not a constant false; only inference-mode Dropout is supported");
+      }
+    }
     g.ReplaceUses(n.outputs[0], n.inputs[0]);
     dead[i] = true;
     r->details.push_back("removed " + n.op_type + " '" + n.name + "'");
@@ -179,12 +189,16 @@ Status DecomposeBatchNorm(Graph& g, PassResult* r) {
 bool IsActivationOp(const std::string& op) {
   return op == "Relu" || op == "Clip" || op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish" ||
          op == "LeakyRelu" || op == "Swish" || op == "Sqrt" || op == "Neg" || op == "Exp" || op == "Abs" ||
-         op == "Tanh" || op == "Reciprocal";
+         op == "Tanh" || op == "Reciprocal" || IsFloatMathActivationOp(op);
 }
 
 StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n) {
   ActivationParams p;
   const std::string& op = n.op_type;
+  if (IsFloatMathActivationOp(op)) {
+    OAAXVK_RETURN_IF_ERROR(GetFloatMathActivation(n, &p.act, &p.alpha, &p.beta));
+    return p;
+  }
   if (op == "Relu") { p.act = Activation::kRelu; return p; }
   if (op == "Sigmoid") { p.act = Activation::kSigmoid; return p; }
   if (op == "HardSwish") { p.act = Activation::kHardSwish; return p; }

@@ -1,0 +1,116 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Data-type conversion at the graph boundary and for Cast. Elements are read
+// from X in the storage format SRC (ONNX TensorProto.DataType code), converted
+// to the semantic type SEM (truncation toward zero for float -> integer,
+// two's-complement wrap to SEM's width, != 0 for bool), and written to Y in the
+// storage format DST. Device compute formats are 1 (float32) and 6 (int32,
+// also bool as 0/1); 8-bit and 16-bit formats are packed little-endian into
+// 32-bit words, int64 as two words (low word read; written sign-extended),
+// float64 as two words converted with integer operations (no shaderFloat64).
+// One invocation per output unit: a 32-bit word for 8/16-bit DST (4 or 2
+// elements), else one element.
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) readonly buffer X_ { uint x[]; };
+layout(set = 0, binding = 1) writeonly buffer Y_ { uint y[]; };
+layout(constant_id = 0) const uint N = 1;    // elements
+layout(constant_id = 1) const uint SRC = 1;  // storage dtype of X
+layout(constant_id = 2) const uint DST = 1;  // storage dtype of Y
+layout(constant_id = 3) const uint SEM = 1;  // semantic target dtype
+#include "common.glsl"
+
+bool is_float_dt(uint t) { return t == 1u || t == 11u; }
+
+// float64 (hi, lo words) -> float32 bits, round to nearest even; float64
+// values below the float32 normal range flush to signed zero.
+uint f64_to_f32(uint lo, uint hi) {
+  uint s = hi & 0x80000000u;
+  int e = int((hi >> 20) & 0x7ffu);
+  uint mhi = hi & 0xfffffu;
+  if (e == 2047) return (mhi | lo) != 0u ? 0x7fc00000u : (s | 0x7f800000u);
+  int fe = e - 1023 + 127;
+  if (e == 0 || fe <= 0) return s;
+  if (fe >= 255) return s | 0x7f800000u;
+  uint m = (mhi << 3) | (lo >> 29);
+  uint rem = lo & 0x1fffffffu;
+  uint r = s | (uint(fe) << 23) | m;
+  if (rem > 0x10000000u || (rem == 0x10000000u && (m & 1u) == 1u)) r += 1u;  // may carry into inf
+  return r;
+}
+// float32 bits -> float64 (lo, hi) exactly.
+uvec2 f32_to_f64(uint b) {
+  uint s = b & 0x80000000u;
+  int e = int((b >> 23) & 0xffu);
+  uint m = b & 0x7fffffu;
+  if (e == 255) return uvec2(m << 29, s | 0x7ff00000u | (m >> 3));
+  if (e == 0) {
+    if (m == 0u) return uvec2(0u, s);
+    e = 1;
+    while ((m & 0x800000u) == 0u) { m <<= 1; e -= 1; }
+    m &= 0x7fffffu;
+  }
+  uint E = uint(e - 127 + 1023);
+  return uvec2(m << 29, s | (E << 20) | (m >> 3));
+}
+
+// Reads element i: as float (isf) or int.
+void load(uint i, out bool isf, out float f, out int v) {
+  isf = false; f = 0.0; v = 0;
+  if (SRC == 1u) { isf = true; f = uintBitsToFloat(x[i]); }
+  else if (SRC == 11u) { isf = true; f = uintBitsToFloat(f64_to_f32(x[2u * i], x[2u * i + 1u])); }
+  else if (SRC == 6u) v = int(x[i]);
+  else if (SRC == 7u) v = int(x[2u * i]);
+  else if (SRC == 2u || SRC == 9u) v = int((x[i >> 2] >> (8u * (i & 3u))) & 0xffu);
+  else if (SRC == 3u) v = bitfieldExtract(int(x[i >> 2]), int(8u * (i & 3u)), 8);
+  else if (SRC == 4u) v = int((x[i >> 1] >> (16u * (i & 1u))) & 0xffffu);
+  else if (SRC == 5u) v = bitfieldExtract(int(x[i >> 1]), int(16u * (i & 1u)), 16);
+}
+
+// Converts to SEM; returns float bits for float SEM, else the wrapped integer.
+uint convert(bool isf, float f, int v) {
+  if (is_float_dt(SEM)) return floatBitsToUint(isf ? f : float(v));
+  if (SEM == 9u) return (isf ? f != 0.0 : v != 0) ? 1u : 0u;
+  int t = v;
+  if (isf) {
+    if (isnan(f)) t = 0;
+    else t = f < 0.0 ? int(max(trunc(f), -2147483648.0)) : int(uint(min(trunc(f), 4294967040.0)));
+  }
+  if (SEM == 2u) return uint(t) & 0xffu;
+  if (SEM == 3u) return uint(bitfieldExtract(t, 0, 8));
+  if (SEM == 4u) return uint(t) & 0xffffu;
+  if (SEM == 5u) return uint(bitfieldExtract(t, 0, 16));
+  return uint(t);
+}
+
+uint elem(uint i) {
+  bool isf; float f; int v;
+  load(i, isf, f, v);
+  return convert(isf, f, v);
+}
+
+void main() {
+  uint u = linear_index_256();
+  uint epw = (DST == 2u || DST == 3u || DST == 9u) ? 4u : ((DST == 4u || DST == 5u) ? 2u : 1u);
+  uint units = (N + epw - 1u) / epw;
+  if (u >= units) return;
+  if (epw > 1u) {
+    uint w = 0u, bits = 32u / epw, mask = epw == 4u ? 0xffu : 0xffffu;
+    for (uint k = 0u; k < epw; ++k) {
+      uint i = u * epw + k;
+      if (i < N) w |= (elem(i) & mask) << (bits * k);
+    }
+    y[u] = w;
+    return;
+  }
+  uint r = elem(u);
+  if (DST == 11u) {
+    uvec2 d = f32_to_f64(r);
+    y[2u * u] = d.x;
+    y[2u * u + 1u] = d.y;
+  } else if (DST == 7u) {
+    y[2u * u] = r;
+    y[2u * u + 1u] = int(r) < 0 ? 0xffffffffu : 0u;
+  } else {
+    y[u] = r;
+  }
+}

@@ -1,0 +1,28 @@
+// Shape inference for the integer / logic / indexing operators of issue 5
+// (comparison, logic, Where, BitShift, Mod, Expand, CastLike, ArgMax/ArgMin).
+#ifndef OAAXVK_TOOLCHAIN_IR_SHAPE_INFER_INT_H_
+#define OAAXVK_TOOLCHAIN_IR_SHAPE_INFER_INT_H_
+
+#include <set>
+#include <string>
+
+#include "toolchain/ir/graph.h"
+
+namespace oaaxvk::toolchain {
+
+// Operators whose shapes InferIntNodeShapes handles and that run on the device.
+const std::set<std::string>& IntDeviceOps();
+
+// Device data types: float32 (also carries float64) and int32 (also carries
+// int64, int16/uint16, int8/uint8 and bool as 0/1). False for the others.
+bool IsDeviceDType(DType t);
+// True when the device compute format of `t` is float32.
+bool IsFloatLike(DType t);
+
+// Sets the output dtype/shape of `n` when it is one of IntDeviceOps() and
+// returns true in *handled; errors name the node.
+Status InferIntNodeShapes(Graph& g, Node& n, bool* handled);
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_IR_SHAPE_INFER_INT_H_

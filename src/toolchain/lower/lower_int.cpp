@@ -1,0 +1,207 @@
+#include "toolchain/lower/lower_int.h"
+
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/shape_infer_int.h"
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+// binary_int OP codes (shaders/binary_int.comp).
+enum IntOp : uint32_t {
+  kOpAdd = 0, kOpSub = 1, kOpMul = 2, kOpDiv = 3, kOpMax = 4, kOpMin = 5, kOpMod = 6, kOpFmod = 7, kOpEq = 8,
+  kOpLt = 9, kOpLe = 10, kOpGt = 11, kOpGe = 12, kOpAnd = 13, kOpOr = 14, kOpXor = 15, kOpShl = 16, kOpShr = 17,
+  kOpAbs = 18, kOpNeg = 19, kOpNot = 20,
+};
+
+Status Err(const Node& n, const std::string& m) {
+  return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
+}
+
+uint32_t U(int64_t v) { return static_cast<uint32_t>(v); }
+
+// 6 right-aligned dims of `out`, then broadcast strides of each input.
+void BroadcastSpec(const Shape& out, const std::vector<Shape>& ins, std::vector<uint32_t>* spec) {
+  Shape o6(6 - out.size(), 1);
+  o6.insert(o6.end(), out.begin(), out.end());
+  for (int64_t d : o6) spec->push_back(U(d));
+  for (const Shape& s : ins)
+    for (int64_t st : BroadcastStrides(s, o6)) spec->push_back(U(st));
+}
+
+Status CheckDevice(const Graph& g, const Node& n) {
+  for (const auto* list : {&n.inputs, &n.outputs})
+    for (const std::string& name : *list) {
+      if (name.empty()) continue;
+      const Tensor* t = g.FindTensor(name);
+      if (!t) continue;
+      if (!IsDeviceDType(t->dtype))
+        return Err(n, "tensor '" + name + "' has data type " + DTypeName(t->dtype) +
+                          ", which is not supported on the device (float32/float64, int64/int32/int16/int8, "
+                          "uint16/uint8, bool)");
+      if (t->shape.size() > 6) return Err(n, "tensor '" + name + "' has rank above 6");
+    }
+  return Status::Ok();
+}
+
+}  // namespace
+
+DType ComputeDType(DType t) { return IsFloatLike(t) ? DType::kFloat : DType::kInt32; }
+
+std::vector<uint32_t> ConvertSpec(int64_t n, DType src, DType dst, DType sem) {
+  return {U(n), static_cast<uint32_t>(src), static_cast<uint32_t>(dst), static_cast<uint32_t>(sem)};
+}
+
+uint64_t ConvertUnits(int64_t n, DType dst) {
+  size_t es = DTypeSize(dst);
+  uint64_t epw = es == 1 ? 4 : es == 2 ? 2 : 1;
+  return (static_cast<uint64_t>(n) + epw - 1) / epw;
+}
+
+StatusOr<std::vector<uint8_t>> DeviceWords(const Tensor& t) {
+  if (!IsDeviceDType(t.dtype))
+    return Unimplemented("constant '" + t.name + "' has data type " + DTypeName(t.dtype) +
+                         ", which is not supported on the device");
+  if (t.dtype == DType::kFloat || t.dtype == DType::kInt32) return t.data;
+  std::vector<uint8_t> out(static_cast<size_t>(t.numel()) * 4);
+  if (t.dtype == DType::kDouble) {
+    std::vector<double> v = t.AsDoubles();
+    for (size_t i = 0; i < v.size(); ++i) {
+      float f = static_cast<float>(v[i]);
+      std::memcpy(&out[i * 4], &f, 4);
+    }
+    return out;
+  }
+  std::vector<int64_t> v = t.AsInts();
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < std::numeric_limits<int32_t>::min() || v[i] > std::numeric_limits<int32_t>::max())
+      return Unimplemented(StrFormat("constant '%s': element %zu = %lld does not fit in int32 (device integers are 32-bit)",
+                                  t.name.c_str(), i, static_cast<long long>(v[i])));
+    int32_t w = static_cast<int32_t>(t.dtype == DType::kBool ? (v[i] != 0) : v[i]);
+    std::memcpy(&out[i * 4], &w, 4);
+  }
+  return out;
+}
+
+StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
+  IntLowering r;
+  const std::string& op = n.op_type;
+  if (n.inputs.empty() || n.outputs.empty() || n.inputs[0].empty()) return r;
+  const Tensor* x = g.FindTensor(n.inputs[0]);
+  const Tensor* y = g.FindTensor(n.outputs[0]);
+  if (!x || !y) return r;
+  static const std::map<std::string, uint32_t> kArith = {{"Add", kOpAdd}, {"Sub", kOpSub}, {"Mul", kOpMul},
+                                                         {"Div", kOpDiv}, {"Max", kOpMax}, {"Min", kOpMin},
+                                                         {"Abs", kOpAbs}, {"Neg", kOpNeg}};
+  bool int_arith = kArith.count(op) && IsDeviceDType(x->dtype) && !IsFloatLike(x->dtype);
+  if (!int_arith && !IntDeviceOps().count(op) && op != "Gather" && op != "Cast") return r;
+  r.handled = true;
+  OAAXVK_RETURN_IF_ERROR(CheckDevice(g, n));
+  const Shape& ys = y->shape;
+  int64_t N = y->numel();
+  PlannedDispatch& d = r.d;
+  d.units = static_cast<uint64_t>(N);
+
+  if (op == "Cast" || op == "CastLike") {
+    DType s = x->dtype, t = y->dtype;
+    bool same_format = ComputeDType(s) == ComputeDType(t);
+    bool exact = s == t || (IsFloatLike(s) && IsFloatLike(t)) ||
+                 (same_format && (t == DType::kInt32 || t == DType::kInt64) ) ||
+                 (s == DType::kBool && same_format);
+    if (exact) {
+      r.view = true;
+      r.view_detail = std::string("view (") + DTypeName(s) + " -> " + DTypeName(t) + ")";
+      return r;
+    }
+    d.kernel = "convert";
+    d.inputs = {n.inputs[0]};
+    d.spec = ConvertSpec(N, ComputeDType(s), ComputeDType(t), t);
+    d.units = ConvertUnits(N, ComputeDType(t));
+    d.detail = std::string(DTypeName(s)) + " -> " + DTypeName(t);
+    return r;
+  }
+  if (op == "Gather") {
+    const Tensor* ind = g.FindTensor(n.inputs.at(1));
+    if (IsFloatLike(ind->dtype)) return Err(n, "indices must be an integer tensor");
+    const Shape& xs = x->shape;
+    int64_t axis = n.GetInt("axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(xs.size());
+    int64_t inner = 1;
+    for (size_t i = static_cast<size_t>(axis) + 1; i < xs.size(); ++i) inner *= xs[i];
+    d.kernel = "gather";
+    d.inputs = {n.inputs[0], n.inputs[1]};
+    d.spec = {U(N), U(xs[axis]), U(inner), U(ind->numel())};
+    d.detail = StrFormat("axis=%lld", static_cast<long long>(axis));
+    return r;
+  }
+  if (op == "ArgMax" || op == "ArgMin") {
+    const Shape& xs = x->shape;
+    int64_t axis = n.GetInt("axis", 0), inner = 1;
+    for (size_t i = static_cast<size_t>(axis) + 1; i < xs.size(); ++i) inner *= xs[i];
+    d.kernel = "argreduce";
+    d.inputs = {n.inputs[0]};
+    d.spec = {U(N), U(xs[axis]), U(inner), op == "ArgMax" ? 1u : 0u, n.GetInt("select_last_index", 0) ? 1u : 0u,
+              IsFloatLike(x->dtype) ? 1u : 0u};
+    d.detail = StrFormat("axis=%lld", static_cast<long long>(axis));
+    return r;
+  }
+  if (op == "Expand") {
+    // strided_copy: N, IN_BASE, OUT_BASE, D[6], SI[6], SO[6].
+    d.kernel = "strided_copy";
+    d.inputs = {n.inputs[0]};
+    d.spec = {U(N), 0, 0};
+    Shape o6(6 - ys.size(), 1);
+    o6.insert(o6.end(), ys.begin(), ys.end());
+    for (int64_t v : o6) d.spec.push_back(U(v));
+    for (int64_t v : BroadcastStrides(x->shape, o6)) d.spec.push_back(U(v));
+    for (int64_t v : DenseStrides(o6)) d.spec.push_back(U(v));
+    d.detail = "expand";
+    return r;
+  }
+  if (op == "Where") {
+    d.kernel = "where";
+    d.inputs = {n.inputs[0], n.inputs.at(1), n.inputs.at(2)};
+    d.spec = {U(N)};
+    BroadcastSpec(ys, {x->shape, g.FindTensor(n.inputs[1])->shape, g.FindTensor(n.inputs[2])->shape}, &d.spec);
+    return r;
+  }
+  // binary_int: N, OP, IN_FLOAT, OUT_DT, D[6], SA[6], SB[6].
+  uint32_t code;
+  bool unary = op == "Not" || op == "Abs" || op == "Neg";
+  bool in_float = IsFloatLike(x->dtype);
+  if (kArith.count(op)) {
+    code = kArith.at(op);
+  } else if (op == "Mod") {
+    bool fmod = n.GetInt("fmod", 0) != 0;
+    if (in_float && !fmod) return Err(n, "fmod=0 on floating-point inputs is invalid (ONNX requires fmod=1)");
+    code = fmod ? kOpFmod : kOpMod;
+  } else if (op == "BitShift") {
+    std::string dir = n.GetString("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT") return Err(n, "direction must be LEFT or RIGHT, got '" + dir + "'");
+    if (in_float) return Err(n, "BitShift needs integer inputs");
+    code = dir == "LEFT" ? kOpShl : kOpShr;
+  } else {
+    static const std::map<std::string, uint32_t> kLogic = {
+        {"Equal", kOpEq}, {"Less", kOpLt}, {"LessOrEqual", kOpLe}, {"Greater", kOpGt}, {"GreaterOrEqual", kOpGe},
+        {"And", kOpAnd}, {"Or", kOpOr}, {"Xor", kOpXor}, {"Not", kOpNot}};
+    code = kLogic.at(op);
+    if (code >= kOpAnd && in_float) return Err(n, "logical operators need bool inputs");
+  }
+  if (in_float && code != kOpFmod && !(code >= kOpEq && code <= kOpGe))
+    return Err(n, "internal: float inputs reached the integer kernel");
+  const Shape& bshape = unary ? x->shape : g.FindTensor(n.inputs.at(1))->shape;
+  if (!unary && IsFloatLike(g.FindTensor(n.inputs[1])->dtype) != in_float)
+    return Err(n, "operands have different data types");
+  d.kernel = "binary_int";
+  d.inputs = {n.inputs[0], unary ? n.inputs[0] : n.inputs[1]};
+  d.spec = {U(N), code, in_float ? 1u : 0u, static_cast<uint32_t>(y->dtype)};
+  BroadcastSpec(ys, {x->shape, bshape}, &d.spec);
+  d.detail = op + (in_float ? " float32" : " int32");
+  return r;
+}
+
+}  // namespace oaaxvk::toolchain
