@@ -6,7 +6,7 @@
 #                               [--build DIR] [--jobs N] [--timeout S] [-- RUNNER_ARGS...]
 #   --swiftshader  run on SwiftShader (third_party/swiftshader) instead of lavapipe
 #   --update       rewrite tests/conformance/expected.txt for the cases that ran
-#   --table        rewrite the per-operator table in docs/conformance.md
+#   --table        rewrite the per-operator table in docs/conformance.md and the README summary
 #   --filter RE    only the cases whose name matches RE (e.g. '^test_conv')
 #   --build DIR    build directory (default build/); it is configured and built if needed
 # Environment: OAAXVK_JOBS (default 2).
@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --swiftshader) driver=swiftshader ;;
     --update) runner_args+=(--update) ;;
-    --table) runner_args+=(--table "$root/docs/conformance.md") ;;
+    --table) runner_args+=(--table "$root/docs/conformance.md"); table=1 ;;
     --filter) [ $# -ge 2 ] || usage; runner_args+=(--filter "$2"); shift ;;
     --build) [ $# -ge 2 ] || usage; build=$(cd "$2" 2>/dev/null && pwd || echo "$2"); shift ;;
     --jobs) [ $# -ge 2 ] || usage; jobs=$2; shift ;;
@@ -53,11 +53,17 @@ if [ "$driver" = swiftshader ]; then
   export VK_ICD_FILENAMES="$icd"
   device_args=(--arg device=swiftshader)
 fi
-exec "$runner" \
+rc=0
+"$runner" \
   --cases "$build/tests/conformance/node_tests/node" \
   --toolchain "$build/oaax-vulkan-toolchain" \
   --runtime "$build/libRuntimeLibrary.so" \
   --expected "$root/tests/conformance/expected.txt" \
   --work "$build/tests/conformance/work-$driver" \
   --jobs "$jobs" --timeout "$timeout" --arg log_level=4 "${device_args[@]}" \
-  "${runner_args[@]}"
+  "${runner_args[@]}" || rc=$?
+# The README's conformance summary follows the per-operator table.
+if [ "${table:-0}" = 1 ] && [ "$rc" -ne 2 ]; then
+  /usr/bin/python3 "$root/tests/conformance/readme_summary.py" "$root"
+fi
+exit $rc
