@@ -18,6 +18,7 @@
 
 #include "oaax_vulkan/interface.h"
 #include "oaax_vulkan/oinf.h"
+#include "oaax_vulkan/tensors_util.h"
 
 extern char** environ;
 
@@ -118,27 +119,9 @@ class OaaxEngine final : public Engine {
       return InvalidArgument("send_input: tensor '" + input.name + "' has " + std::to_string(input.data.size()) +
                              " elements but shape " + ShapeString(input.shape));
     }
-    auto* t = static_cast<tensors_struct*>(std::calloc(1, sizeof(tensors_struct)));
-    if (!t) return ResourceExhausted("send_input: out of host memory");
-    t->num_tensors = 1;
-    t->names = static_cast<char**>(std::calloc(1, sizeof(char*)));
-    t->data_types = static_cast<tensor_data_type*>(std::calloc(1, sizeof(tensor_data_type)));
-    t->ranks = static_cast<size_t*>(std::calloc(1, sizeof(size_t)));
-    t->shapes = static_cast<size_t**>(std::calloc(1, sizeof(size_t*)));
-    t->data = static_cast<void**>(std::calloc(1, sizeof(void*)));
-    if (t->names && t->data_types && t->ranks && t->shapes && t->data) {
-      t->names[0] = strdup(input.name.c_str());
-      t->data_types[0] = DATA_TYPE_FLOAT;
-      t->ranks[0] = input.shape.size();
-      t->shapes[0] = static_cast<size_t*>(std::malloc(sizeof(size_t) * std::max<size_t>(1, input.shape.size())));
-      t->data[0] = std::malloc(std::max<size_t>(1, input.data.size() * sizeof(float)));
-      if (t->shapes[0]) {
-        for (size_t i = 0; i < input.shape.size(); ++i) t->shapes[0][i] = static_cast<size_t>(input.shape[i]);
-      }
-      if (t->data[0]) std::memcpy(t->data[0], input.data.data(), input.data.size() * sizeof(float));
-    }
-    if (!t->names || !t->data_types || !t->ranks || !t->shapes || !t->data || !t->names[0] || !t->shapes[0] ||
-        !t->data[0]) {
+    tensors_struct* t = AllocTensors(1);
+    if (!t || !SetTensor(t, 0, input.name.c_str(), DATA_TYPE_FLOAT, input.shape.data(), input.shape.size(),
+                         input.data.data(), input.data.size() * sizeof(float))) {
       FreeTensors(t);
       return ResourceExhausted("send_input: out of host memory");
     }
@@ -182,21 +165,6 @@ class OaaxEngine final : public Engine {
     *out = reinterpret_cast<F>(dlsym(handle_, name));
     if (*out == nullptr) return NotFound(runtime_ + ": not an OAAX runtime: symbol " + name + " is missing");
     return Status::Ok();
-  }
-
-  static void FreeTensors(tensors_struct* t) {
-    if (!t) return;
-    for (size_t i = 0; i < t->num_tensors; ++i) {
-      if (t->names) std::free(t->names[i]);
-      if (t->shapes) std::free(t->shapes[i]);
-      if (t->data) std::free(t->data[i]);
-    }
-    std::free(t->names);
-    std::free(t->data_types);
-    std::free(t->ranks);
-    std::free(t->shapes);
-    std::free(t->data);
-    std::free(t);
   }
 
   std::string runtime_, describe_;

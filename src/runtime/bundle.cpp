@@ -3,24 +3,9 @@
 #include <cstring>
 #include <set>
 
-namespace oaaxvk::runtime {
+#include "oaax_vulkan/tensors_util.h"
 
-size_t OaaxDtypeSize(uint32_t dtype) {
-  switch (dtype) {
-    case 1: return 4;   // FLOAT
-    case 2: return 1;   // UINT8
-    case 3: return 1;   // INT8
-    case 4: return 2;   // UINT16
-    case 5: return 2;   // INT16
-    case 6: return 4;   // INT32
-    case 7: return 8;   // INT64
-    case 9: return 1;   // BOOL
-    case 11: return 8;  // DOUBLE
-    case 12: return 4;  // UINT32
-    case 13: return 8;  // UINT64
-    default: return 0;  // STRING (8) and unknown values
-  }
-}
+namespace oaaxvk::runtime {
 
 const char* OaaxDtypeName(uint32_t dtype) {
   switch (dtype) {
@@ -164,7 +149,7 @@ Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, std::ve
     OAAXVK_ASSIGN_OR_RETURN(d.shape, r.Shape(p + "shape"));
     OAAXVK_ASSIGN_OR_RETURN(d.offset, r.Unsigned(p + "offset", UINT64_MAX));
     OAAXVK_ASSIGN_OR_RETURN(d.nbytes, r.Unsigned(p + "nbytes", UINT64_MAX));
-    const size_t esize = OaaxDtypeSize(d.dtype);
+    const size_t esize = TensorElementSize(d.dtype);
     if (esize == 0)
       return r.Error(StrFormat("%s '%s': unsupported data type %u (%s)", kind, d.name.c_str(), d.dtype,
                                OaaxDtypeName(d.dtype)));

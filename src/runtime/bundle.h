@@ -21,8 +21,8 @@ inline constexpr uint64_t kBindingAlignment = 256;
 enum BufferKind : uint32_t { kWeights = 0, kArena = 1, kInputs = 2, kOutputs = 3 };
 inline constexpr uint32_t kBufferKinds = 4;
 
-// Bytes per element of an OAAX tensor_data_type; 0 for unsupported (STRING, unknown).
-size_t OaaxDtypeSize(uint32_t dtype);
+// Name of an OAAX tensor_data_type ("FLOAT", ...; "unknown" for undefined values).
+// Its element size is oaaxvk::TensorElementSize (oaax_vulkan/tensors_util.h).
 const char* OaaxDtypeName(uint32_t dtype);
 
 struct IoDesc {

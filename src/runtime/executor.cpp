@@ -11,21 +11,6 @@
 
 namespace oaaxvk::runtime {
 
-void FreeTensors(tensors_struct* t) {
-  if (!t) return;
-  for (size_t i = 0; i < t->num_tensors; ++i) {
-    if (t->names) free(t->names[i]);
-    if (t->shapes) free(t->shapes[i]);
-    if (t->data) free(t->data[i]);
-  }
-  free(t->names);
-  free(t->data_types);
-  free(t->ranks);
-  free(t->shapes);
-  free(t->data);
-  free(t);
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -549,29 +534,17 @@ Status Executor::Send(tensors_struct* in) {
       if (slots_[i].state == SlotState::kFree) { slot = i; break; }
     if (slot < slots_.size()) break;
     if (!inflight_.empty()) {
-      const size_t old = inflight_.front();
-      inflight_.pop_front();
-      Slot& o = slots_[old];
-      o.state = SlotState::kHarvesting;
-      lk.unlock();
-      StatusOr<tensors_struct*> r = Harvest(&o, RemainingNs(deadline));
-      lk.lock();
+      Slot* o = nullptr;
+      StatusOr<tensors_struct*> r = HarvestOldest(lk, deadline, &o);
       if (!r.ok()) {
-        if (r.status().code() == StatusCode::kDeadlineExceeded) {
-          o.state = SlotState::kInFlight;
-          inflight_.push_front(old);
-          cv_.notify_all();
-          return DeadlineExceeded(StrFormat("every frame slot is busy and the oldest frame (#%llu) did not finish "
-                                            "within receive_timeout_ms = %llu",
-                                            static_cast<unsigned long long>(o.seq),
-                                            static_cast<unsigned long long>(options_.timeout_ms)));
-        }
-        lost_ = r.status();
-        cv_.notify_all();
-        return lost_;
+        if (r.status().code() != StatusCode::kDeadlineExceeded) return r.status();
+        return DeadlineExceeded(StrFormat("every frame slot is busy and the oldest frame (#%llu) did not finish "
+                                          "within receive_timeout_ms = %llu",
+                                          static_cast<unsigned long long>(o->seq),
+                                          static_cast<unsigned long long>(options_.timeout_ms)));
       }
-      done_[o.seq] = r.value();
-      o.state = SlotState::kFree;
+      done_[o->seq] = r.value();
+      o->state = SlotState::kFree;
       cv_.notify_all();
       continue;
     }
@@ -630,28 +603,16 @@ StatusOr<tensors_struct*> Executor::Receive() {
     }
     if (next_recv_seq_ == next_send_seq_) return FailedPrecondition("no pending input (send_input first)");
     if (!inflight_.empty() && slots_[inflight_.front()].seq == next_recv_seq_) {
-      const size_t idx = inflight_.front();
-      inflight_.pop_front();
-      Slot& s = slots_[idx];
-      s.state = SlotState::kHarvesting;
-      lk.unlock();
-      StatusOr<tensors_struct*> r = Harvest(&s, RemainingNs(deadline));
-      lk.lock();
+      Slot* s = nullptr;
+      StatusOr<tensors_struct*> r = HarvestOldest(lk, deadline, &s);
       if (!r.ok()) {
-        if (r.status().code() == StatusCode::kDeadlineExceeded) {
-          s.state = SlotState::kInFlight;
-          inflight_.push_front(idx);
-          cv_.notify_all();
-          return DeadlineExceeded(StrFormat("frame #%llu did not finish within receive_timeout_ms = %llu (it stays "
-                                            "queued; call receive_output again)",
-                                            static_cast<unsigned long long>(s.seq),
-                                            static_cast<unsigned long long>(options_.timeout_ms)));
-        }
-        lost_ = r.status();
-        cv_.notify_all();
-        return lost_;
+        if (r.status().code() != StatusCode::kDeadlineExceeded) return r.status();
+        return DeadlineExceeded(StrFormat("frame #%llu did not finish within receive_timeout_ms = %llu (it stays "
+                                          "queued; call receive_output again)",
+                                          static_cast<unsigned long long>(s->seq),
+                                          static_cast<unsigned long long>(options_.timeout_ms)));
       }
-      s.state = SlotState::kFree;
+      s->state = SlotState::kFree;
       ++next_recv_seq_;
       cv_.notify_all();
       if (!r.value()) return ResourceExhausted("out of host memory while copying the outputs of this frame");
@@ -663,6 +624,28 @@ StatusOr<tensors_struct*> Executor::Receive() {
                                         static_cast<unsigned long long>(next_recv_seq_),
                                         static_cast<unsigned long long>(options_.timeout_ms)));
   }
+}
+
+StatusOr<tensors_struct*> Executor::HarvestOldest(std::unique_lock<std::mutex>& lk, Clock::time_point deadline,
+                                                  Slot** slot) {
+  const size_t idx = inflight_.front();
+  inflight_.pop_front();
+  Slot& s = slots_[idx];
+  *slot = &s;
+  s.state = SlotState::kHarvesting;
+  lk.unlock();
+  StatusOr<tensors_struct*> r = Harvest(&s, RemainingNs(deadline));
+  lk.lock();
+  if (r.ok()) return r;
+  if (r.status().code() == StatusCode::kDeadlineExceeded) {
+    s.state = SlotState::kInFlight;
+    inflight_.push_front(idx);
+    cv_.notify_all();
+    return r.status();
+  }
+  lost_ = r.status();
+  cv_.notify_all();
+  return lost_;
 }
 
 StatusOr<tensors_struct*> Executor::Harvest(Slot* s, uint64_t timeout_ns) {
@@ -737,27 +720,15 @@ void Executor::LogProfile(const Slot& s) {
 
 tensors_struct* Executor::BuildOutputs(const uint8_t* host_out) const {
   const size_t n = bundle_.outputs.size();
-  const size_t cap = std::max<size_t>(n, 1);
-  auto* t = static_cast<tensors_struct*>(calloc(1, sizeof(tensors_struct)));
+  tensors_struct* t = AllocTensors(n);
   if (!t) return nullptr;
-  t->num_tensors = n;
-  t->names = static_cast<char**>(calloc(cap, sizeof(char*)));
-  t->data_types = static_cast<tensor_data_type*>(calloc(cap, sizeof(tensor_data_type)));
-  t->ranks = static_cast<size_t*>(calloc(cap, sizeof(size_t)));
-  t->shapes = static_cast<size_t**>(calloc(cap, sizeof(size_t*)));
-  t->data = static_cast<void**>(calloc(cap, sizeof(void*)));
-  if (!t->names || !t->data_types || !t->ranks || !t->shapes || !t->data) { FreeTensors(t); return nullptr; }
   for (size_t i = 0; i < n; ++i) {
     const IoDesc& d = bundle_.outputs[i];
-    t->names[i] = static_cast<char*>(malloc(d.name.size() + 1));
-    t->shapes[i] = static_cast<size_t*>(malloc(std::max<size_t>(d.shape.size(), 1) * sizeof(size_t)));
-    t->data[i] = malloc(std::max<uint64_t>(d.nbytes, 1));
-    if (!t->names[i] || !t->shapes[i] || !t->data[i]) { FreeTensors(t); return nullptr; }
-    memcpy(t->names[i], d.name.c_str(), d.name.size() + 1);
-    t->data_types[i] = static_cast<tensor_data_type>(d.dtype);
-    t->ranks[i] = d.shape.size();
-    for (size_t a = 0; a < d.shape.size(); ++a) t->shapes[i][a] = static_cast<size_t>(d.shape[a]);
-    if (d.nbytes) memcpy(t->data[i], host_out + d.offset, d.nbytes);
+    if (!SetTensor(t, i, d.name.c_str(), static_cast<tensor_data_type>(d.dtype), d.shape.data(), d.shape.size(),
+                   host_out + d.offset, d.nbytes)) {
+      FreeTensors(t);
+      return nullptr;
+    }
   }
   return t;
 }

@@ -6,6 +6,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -17,6 +18,7 @@
 
 #include "oaax_vulkan/interface.h"
 #include "oaax_vulkan/status.h"
+#include "oaax_vulkan/tensors_util.h"
 #include "runtime/bundle.h"
 #include "runtime/vk_context.h"
 
@@ -37,9 +39,6 @@ struct ExecutorOptions {
   // frame completes. Off: no query pool, nothing extra recorded.
   bool profile = false;
 };
-
-// Frees a tensors_struct field by field with free() (NULL-tolerant).
-void FreeTensors(tensors_struct* t);
 
 class Executor {
  public:
@@ -101,6 +100,13 @@ class Executor {
   // Waits (bounded) for `slot`'s fence and copies its outputs into a new
   // tensors_struct (nullptr when host memory ran out).
   StatusOr<tensors_struct*> Harvest(Slot* slot, uint64_t timeout_ns);
+  // Pops the oldest in-flight frame (inflight_ must not be empty) into
+  // *slot and harvests it with mu_ released (`lk` holds mu_ on entry and on
+  // return). On DeadlineExceeded the frame goes back to the front of the
+  // queue, still in flight (the caller words the error); on any other failure
+  // the device is lost (lost_ is set and returned).
+  StatusOr<tensors_struct*> HarvestOldest(std::unique_lock<std::mutex>& lk,
+                                          std::chrono::steady_clock::time_point deadline, Slot** slot);
   tensors_struct* BuildOutputs(const uint8_t* host_out) const;
 
   VkContext* ctx_;

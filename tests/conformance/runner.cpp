@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "oaax_vulkan/interface.h"
+#include "oaax_vulkan/tensors_util.h"
 #include "onnx/onnx_pb.h"
 
 extern char** environ;
@@ -130,15 +131,7 @@ const char* OnnxTypeName(int t) {
 
 // Element size of the ONNX types the OAAX tensors_struct can carry (their
 // tensor_data_type values equal the ONNX ones); 0 for the others.
-size_t OaaxElementSize(int t) {
-  switch (t) {
-    case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: case onnx::TensorProto::UINT32: return 4;
-    case onnx::TensorProto::UINT8: case onnx::TensorProto::INT8: case onnx::TensorProto::BOOL: return 1;
-    case onnx::TensorProto::UINT16: case onnx::TensorProto::INT16: return 2;
-    case onnx::TensorProto::INT64: case onnx::TensorProto::DOUBLE: case onnx::TensorProto::UINT64: return 8;
-    default: return 0;
-  }
-}
+size_t OaaxElementSize(int t) { return t < 0 ? 0 : oaaxvk::TensorElementSize(static_cast<uint32_t>(t)); }
 
 // A dense tensor read from a TensorProto .pb file.
 struct HostTensor {
@@ -370,38 +363,16 @@ std::string LoadApi(const std::string& path, Api* api) {
   return "";
 }
 
-void FreeTensors(tensors_struct* t) {
-  if (t == nullptr) return;
-  for (size_t i = 0; i < t->num_tensors; ++i) {
-    if (t->names) std::free(t->names[i]);
-    if (t->shapes) std::free(t->shapes[i]);
-    if (t->data) std::free(t->data[i]);
-  }
-  std::free(t->names);
-  std::free(t->data_types);
-  std::free(t->ranks);
-  std::free(t->shapes);
-  std::free(t->data);
-  std::free(t);
-}
-
+// Every field a separate malloc, as OAAX hosts build it; nullptr when host
+// memory ran out.
 tensors_struct* MakeTensors(const std::vector<HostTensor>& ts) {
-  auto* t = static_cast<tensors_struct*>(std::calloc(1, sizeof(tensors_struct)));
-  const size_t n = ts.size();
-  t->num_tensors = n;
-  t->names = static_cast<char**>(std::calloc(std::max<size_t>(n, 1), sizeof(char*)));
-  t->data_types = static_cast<tensor_data_type*>(std::calloc(std::max<size_t>(n, 1), sizeof(tensor_data_type)));
-  t->ranks = static_cast<size_t*>(std::calloc(std::max<size_t>(n, 1), sizeof(size_t)));
-  t->shapes = static_cast<size_t**>(std::calloc(std::max<size_t>(n, 1), sizeof(size_t*)));
-  t->data = static_cast<void**>(std::calloc(std::max<size_t>(n, 1), sizeof(void*)));
-  for (size_t i = 0; i < n; ++i) {
-    t->names[i] = strdup(ts[i].name.c_str());
-    t->data_types[i] = static_cast<tensor_data_type>(ts[i].dtype);
-    t->ranks[i] = ts[i].shape.size();
-    t->shapes[i] = static_cast<size_t*>(std::malloc(std::max<size_t>(1, ts[i].shape.size()) * sizeof(size_t)));
-    if (!ts[i].shape.empty()) std::memcpy(t->shapes[i], ts[i].shape.data(), ts[i].shape.size() * sizeof(size_t));
-    t->data[i] = std::malloc(std::max<size_t>(1, ts[i].bytes.size()));
-    if (!ts[i].bytes.empty()) std::memcpy(t->data[i], ts[i].bytes.data(), ts[i].bytes.size());
+  tensors_struct* t = oaaxvk::AllocTensors(ts.size());
+  for (size_t i = 0; t && i < ts.size(); ++i) {
+    if (!oaaxvk::SetTensor(t, i, ts[i].name.c_str(), static_cast<tensor_data_type>(ts[i].dtype), ts[i].shape.data(),
+                           ts[i].shape.size(), ts[i].bytes.data(), ts[i].bytes.size())) {
+      oaaxvk::FreeTensors(t);
+      return nullptr;
+    }
   }
   return t;
 }
@@ -578,7 +549,7 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
     tensors_struct* in = MakeTensors(sets[s].inputs);
     if (api.send(in) != 0) {
       const std::string msg = std::string("send_input (test_data_set_") + std::to_string(s) + "): " + api.error();
-      FreeTensors(in);
+      oaaxvk::FreeTensors(in);
       return fail("runtime-error", msg);
     }
   }
@@ -603,7 +574,7 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
       const std::string d = Compare(exp, static_cast<int>(out->data_types[found]), shape, out->data[found]);
       if (!d.empty()) diff = "test_data_set_" + std::to_string(s) + " output '" + exp.name + "': " + d;
     }
-    FreeTensors(out);
+    oaaxvk::FreeTensors(out);
     if (!diff.empty()) return fail("wrong", diff);
   }
   if (api.destroy() != 0) return Emit("runtime-error", std::string("runtime_destruction: ") + api.error());

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "oaax_vulkan/interface.h"
+#include "oaax_vulkan/tensors_util.h"
 #include "test_bundles.h"
 
 namespace {
@@ -58,44 +59,23 @@ int FramesFromEnv() {
   return e && atoi(e) > 0 ? atoi(e) : 1000;
 }
 
-// A malloc'ed tensors_struct, as a host builds it.
+// A malloc'ed tensors_struct of float32 tensors, as a host builds it
+// (nullptr when host memory ran out).
 tensors_struct* MakeTensors(const std::vector<std::string>& names, const std::vector<std::vector<size_t>>& shapes,
                             const std::vector<std::vector<float>>& data) {
-  const size_t n = names.size();
-  auto* t = static_cast<tensors_struct*>(malloc(sizeof(tensors_struct)));
-  t->num_tensors = n;
-  t->names = static_cast<char**>(malloc(n * sizeof(char*)));
-  t->data_types = static_cast<tensor_data_type*>(malloc(n * sizeof(tensor_data_type)));
-  t->ranks = static_cast<size_t*>(malloc(n * sizeof(size_t)));
-  t->shapes = static_cast<size_t**>(malloc(n * sizeof(size_t*)));
-  t->data = static_cast<void**>(malloc(n * sizeof(void*)));
-  for (size_t i = 0; i < n; ++i) {
-    t->names[i] = strdup(names[i].c_str());
-    t->data_types[i] = DATA_TYPE_FLOAT;
-    t->ranks[i] = shapes[i].size();
-    t->shapes[i] = static_cast<size_t*>(malloc(std::max<size_t>(shapes[i].size(), 1) * sizeof(size_t)));
-    std::copy(shapes[i].begin(), shapes[i].end(), t->shapes[i]);
-    t->data[i] = malloc(std::max<size_t>(data[i].size(), 1) * 4);
-    memcpy(t->data[i], data[i].data(), data[i].size() * 4);
+  tensors_struct* t = oaaxvk::AllocTensors(names.size());
+  for (size_t i = 0; t && i < names.size(); ++i) {
+    if (!oaaxvk::SetTensor(t, i, names[i].c_str(), DATA_TYPE_FLOAT, shapes[i].data(), shapes[i].size(),
+                           data[i].data(), data[i].size() * sizeof(float))) {
+      oaaxvk::FreeTensors(t);
+      return nullptr;
+    }
   }
   return t;
 }
 
 // The host's deep free (what OAAX hosts do with outputs).
-void DeepFree(tensors_struct* t) {
-  if (!t) return;
-  for (size_t i = 0; i < t->num_tensors; ++i) {
-    free(t->names[i]);
-    free(t->shapes[i]);
-    free(t->data[i]);
-  }
-  free(t->names);
-  free(t->data_types);
-  free(t->ranks);
-  free(t->shapes);
-  free(t->data);
-  free(t);
-}
+void DeepFree(tensors_struct* t) { oaaxvk::FreeTensors(t); }
 
 std::vector<float> Random(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);

@@ -43,6 +43,7 @@
 #include "oaax_vulkan/interface.h"
 #include "oaax_vulkan/oinf.h"
 #include "oaax_vulkan/status.h"
+#include "oaax_vulkan/tensors_util.h"
 
 namespace {
 
@@ -121,58 +122,15 @@ struct Tensor {
 // A malloc'ed tensors_struct (every field separately, as OAAX hosts do);
 // nullptr when host memory ran out.
 tensors_struct* ToStruct(const std::vector<Tensor>& ts) {
-  const size_t n = ts.size(), cap = std::max<size_t>(n, 1);
-  auto* t = static_cast<tensors_struct*>(calloc(1, sizeof(tensors_struct)));
-  if (!t) return nullptr;
-  t->num_tensors = n;
-  t->names = static_cast<char**>(calloc(cap, sizeof(char*)));
-  t->data_types = static_cast<tensor_data_type*>(calloc(cap, sizeof(tensor_data_type)));
-  t->ranks = static_cast<size_t*>(calloc(cap, sizeof(size_t)));
-  t->shapes = static_cast<size_t**>(calloc(cap, sizeof(size_t*)));
-  t->data = static_cast<void**>(calloc(cap, sizeof(void*)));
-  bool ok = t->names && t->data_types && t->ranks && t->shapes && t->data;
-  for (size_t i = 0; ok && i < n; ++i) {
-    t->names[i] = strdup(ts[i].name.c_str());
-    t->data_types[i] = ts[i].dtype->type;
-    t->ranks[i] = ts[i].shape.size();
-    t->shapes[i] = static_cast<size_t*>(malloc(std::max<size_t>(ts[i].shape.size(), 1) * sizeof(size_t)));
-    t->data[i] = malloc(std::max<size_t>(ts[i].data.size(), 1));
-    ok = t->names[i] && t->shapes[i] && t->data[i];
-    if (ok) {
-      std::copy(ts[i].shape.begin(), ts[i].shape.end(), t->shapes[i]);
-      if (!ts[i].data.empty()) memcpy(t->data[i], ts[i].data.data(), ts[i].data.size());
+  tensors_struct* t = oaaxvk::AllocTensors(ts.size());
+  for (size_t i = 0; t && i < ts.size(); ++i) {
+    if (!oaaxvk::SetTensor(t, i, ts[i].name.c_str(), ts[i].dtype->type, ts[i].shape.data(), ts[i].shape.size(),
+                           ts[i].data.data(), ts[i].data.size())) {
+      oaaxvk::FreeTensors(t);
+      return nullptr;
     }
-  }
-  if (!ok) {
-    for (size_t i = 0; t->names && t->shapes && t->data && i < n; ++i) {
-      free(t->names[i]);
-      free(t->shapes[i]);
-      free(t->data[i]);
-    }
-    free(t->names);
-    free(t->data_types);
-    free(t->ranks);
-    free(t->shapes);
-    free(t->data);
-    free(t);
-    return nullptr;
   }
   return t;
-}
-
-void FreeStruct(tensors_struct* t) {
-  if (!t) return;
-  for (size_t i = 0; i < t->num_tensors; ++i) {
-    if (t->names) free(t->names[i]);
-    if (t->shapes) free(t->shapes[i]);
-    if (t->data) free(t->data[i]);
-  }
-  free(t->names);
-  free(t->data_types);
-  free(t->ranks);
-  free(t->shapes);
-  free(t->data);
-  free(t);
 }
 
 // Copies a runtime's output struct (checking what a foreign runtime returns).
@@ -545,7 +503,7 @@ int main(int argc, char** argv) {
       const auto t1 = Clock::now();
       sent_at[sent] = t1;
       if (api.send(t) != 0) {
-        FreeStruct(t);  // on failure the caller still owns the inputs
+        oaaxvk::FreeTensors(t);  // on failure the caller still owns the inputs
         return fail("send_input failed (inference #" + std::to_string(sent) + "): " + api.error());
       }
       if (sent >= warmup) {
@@ -567,12 +525,12 @@ int main(int argc, char** argv) {
     if (received + 1 == total) {
       StatusOr<std::vector<Tensor>> o = FromStruct(out);
       if (!o.ok()) {
-        FreeStruct(out);
+        oaaxvk::FreeTensors(out);
         return fail(o.status().message());
       }
       last_outputs = std::move(o).value();
     }
-    FreeStruct(out);
+    oaaxvk::FreeTensors(out);
     if (timed) host_ms[received - warmup] += MsSince(r1);  // the host's share of handling the output
     ++received;
     if (!quiet && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 1.0) {
