@@ -15,6 +15,7 @@
 #include "onnx/shape_inference/implementation.h"
 #include "toolchain/ir/shape_infer_int.h"
 #include "toolchain/ir/shape_infer.h"
+#include "toolchain/passes/decompose.h"
 
 namespace oaaxvk::toolchain {
 
@@ -186,7 +187,7 @@ Status CheckOperatorSupport(const onnx::ModelProto& model) {
   std::vector<std::string> unsupported;
   for (int i = 0; i < gp.node_size(); ++i) {
     const onnx::NodeProto& n = gp.node(i);
-    if (!IsSupportedOp(n.domain(), n.op_type())) {
+    if (!IsSupportedOp(n.domain(), n.op_type()) && !IsDecomposedOp(n.domain(), n.op_type())) {
       int64_t opset = 0;
       for (const auto& os : model.opset_import())
         if (os.domain() == n.domain() || (n.domain() == "ai.onnx" && os.domain().empty())) opset = os.version();

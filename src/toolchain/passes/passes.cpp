@@ -1,5 +1,6 @@
 #include "toolchain/passes/passes.h"
 #include "toolchain/passes/activations_float.h"
+#include "toolchain/passes/decompose.h"
 
 #include <algorithm>
 #include <cmath>
@@ -436,7 +437,7 @@ Status EliminateDeadCode(Graph& g, PassResult* r) {
 StatusOr<std::vector<PassResult>> RunDefaultPipeline(Graph& g) {
   std::vector<PassResult> results;
   using PassFn = Status (*)(Graph&, PassResult*);
-  const PassFn passes[] = {FoldConstants, RemoveIdentities, FoldBatchNormIntoConv, DecomposeBatchNorm,
+  const PassFn passes[] = {DecomposeOps, FoldConstants, RemoveIdentities, FoldBatchNormIntoConv, DecomposeBatchNorm,
                            FuseElementwiseChains, FuseResidualAdd, FuseActivations, EliminateDeadCode,
                            FoldConstants};
   for (PassFn fn : passes) {

@@ -60,7 +60,7 @@ struct ActivationParams {
 StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n);
 bool IsActivationOp(const std::string& op_type);
 
-// The default pipeline in order: FoldConstants, RemoveIdentities,
+// The default pipeline in order: DecomposeOps (decompose.h), FoldConstants, RemoveIdentities,
 // FoldBatchNormIntoConv, DecomposeBatchNorm, FuseElementwiseChains, FuseResidualAdd, FuseActivations,
 // EliminateDeadCode, then a final FoldConstants (shape re-check).
 StatusOr<std::vector<PassResult>> RunDefaultPipeline(Graph& g);
