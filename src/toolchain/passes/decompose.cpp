@@ -6,65 +6,11 @@
 
 #include "toolchain/ir/eval.h"
 #include "toolchain/ir/shape_infer.h"
+#include "toolchain/passes/decompose_builder.h"
 
 namespace oaaxvk::toolchain {
 
 namespace {
-
-Status NodeUnimplemented(const Node& n, const std::string& msg) {
-  return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + msg);
-}
-Status NodeInvalid(const Node& n, const std::string& msg) {
-  return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + msg);
-}
-
-// Collects the replacement nodes of one decomposed node; new tensors get
-// unique names derived from the node's name.
-class Builder {
- public:
-  Builder(Graph& g, const Node& src) : g_(g), src_(src) {}
-
-  std::string NewTensor(const std::string& suffix) {
-    std::string name = g_.UniqueName(src_.name + "/" + suffix);
-    g_.tensors[name].name = name;
-    return name;
-  }
-  std::string AddConst(Tensor t, const std::string& suffix) {
-    std::string name = g_.UniqueName(src_.name + "/" + suffix);
-    t.name = name;
-    g_.tensors[name] = std::move(t);
-    return name;
-  }
-  std::string ConstI64(const std::string& suffix, const std::vector<int64_t>& v) {
-    return AddConst(MakeConstI64("", {static_cast<int64_t>(v.size())}, v), suffix);
-  }
-  // Adds a node; `out` empty: a fresh tensor named after `suffix`.
-  Node& Add(const std::string& op, std::vector<std::string> inputs, const std::string& suffix,
-            std::string out = "") {
-    Node n;
-    n.op_type = op;
-    n.name = src_.name + "/" + suffix;
-    n.inputs = std::move(inputs);
-    n.outputs = {out.empty() ? NewTensor(suffix) : out};
-    nodes_.push_back(std::move(n));
-    return nodes_.back();
-  }
-  const std::string& Out(const Node& n) const { return n.outputs[0]; }
-  std::vector<Node>& nodes() { return nodes_; }
-
- private:
-  Graph& g_;
-  const Node& src_;
-  std::vector<Node> nodes_;
-};
-
-const Tensor* InputWithShape(const Graph& g, const Node& n, size_t k) {
-  if (k >= n.inputs.size() || n.inputs[k].empty()) return nullptr;
-  const Tensor* t = g.FindTensor(n.inputs[k]);
-  return t != nullptr && t->has_shape ? t : nullptr;
-}
-
-std::string OutputOrEmpty(const Node& n, size_t k) { return k < n.outputs.size() ? n.outputs[k] : ""; }
 
 Status LayerNorm(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
@@ -230,12 +176,16 @@ Status Split(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
-using DecomposeFn = Status (*)(Graph&, const Node&, Builder&);
 const std::map<std::string, DecomposeFn>& Decompositions() {
-  static const std::map<std::string, DecomposeFn> k = {
-      {"LayerNormalization", LayerNorm}, {"Trilu", Trilu}, {"DepthToSpace", DepthSpace},
-      {"SpaceToDepth", DepthSpace},      {"Split", Split},
-  };
+  static const std::map<std::string, DecomposeFn> k = [] {
+    std::map<std::string, DecomposeFn> m = {
+        {"LayerNormalization", LayerNorm}, {"Trilu", Trilu}, {"DepthToSpace", DepthSpace},
+        {"SpaceToDepth", DepthSpace},      {"Split", Split},
+    };
+    // Further families, each in its own file (decompose_builder.h).
+    for (const auto* extra : {&LossDecompositions(), &MathDecompositions(), &NnDecompositions()}) m.insert(extra->begin(), extra->end());
+    return m;
+  }();
   return k;
 }
 

@@ -1,0 +1,88 @@
+// Internal to the decomposition pass (decompose*.cpp): the Builder that
+// collects a decomposed node's replacement nodes, small helpers, and the
+// per-file tables of decompositions that DecomposeOps merges.
+#ifndef OAAXVK_TOOLCHAIN_PASSES_DECOMPOSE_BUILDER_H_
+#define OAAXVK_TOOLCHAIN_PASSES_DECOMPOSE_BUILDER_H_
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "toolchain/ir/graph.h"
+
+namespace oaaxvk::toolchain {
+
+inline Status NodeUnimplemented(const Node& n, const std::string& msg) {
+  return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + msg);
+}
+inline Status NodeInvalid(const Node& n, const std::string& msg) {
+  return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + msg);
+}
+
+// Collects the replacement nodes of one decomposed node; new tensors get
+// unique names derived from the node's name.
+class Builder {
+ public:
+  Builder(Graph& g, const Node& src) : g_(g), src_(src) {}
+
+  std::string NewTensor(const std::string& suffix) {
+    std::string name = g_.UniqueName(src_.name + "/" + suffix);
+    g_.tensors[name].name = name;
+    return name;
+  }
+  std::string AddConst(Tensor t, const std::string& suffix) {
+    std::string name = g_.UniqueName(src_.name + "/" + suffix);
+    t.name = name;
+    g_.tensors[name] = std::move(t);
+    return name;
+  }
+  std::string ConstI64(const std::string& suffix, const std::vector<int64_t>& v) {
+    return AddConst(MakeConstI64("", {static_cast<int64_t>(v.size())}, v), suffix);
+  }
+  // Adds a node; `out` empty: a fresh tensor named after `suffix`.
+  Node& Add(const std::string& op, std::vector<std::string> inputs, const std::string& suffix,
+            std::string out = "") {
+    Node n;
+    n.op_type = op;
+    n.name = src_.name + "/" + suffix;
+    n.inputs = std::move(inputs);
+    n.outputs = {out.empty() ? NewTensor(suffix) : out};
+    nodes_.push_back(std::move(n));
+    return nodes_.back();
+  }
+  const std::string& Out(const Node& n) const { return n.outputs[0]; }
+  std::vector<Node>& nodes() { return nodes_; }
+
+ private:
+  Graph& g_;
+  const Node& src_;
+  std::vector<Node> nodes_;
+};
+
+inline const Tensor* InputWithShape(const Graph& g, const Node& n, size_t k) {
+  if (k >= n.inputs.size() || n.inputs[k].empty()) return nullptr;
+  const Tensor* t = g.FindTensor(n.inputs[k]);
+  return t != nullptr && t->has_shape ? t : nullptr;
+}
+
+inline std::string OutputOrEmpty(const Node& n, size_t k) { return k < n.outputs.size() ? n.outputs[k] : ""; }
+
+// Rewrites `n` (already shape-inferred inputs; its own outputs not yet
+// inferred) into nodes added to `b`; the replacement nodes must produce the
+// tensors named in n.outputs. Errors name the node.
+using DecomposeFn = Status (*)(Graph& g, const Node& n, Builder& b);
+
+// Loss functions (decompose_loss.cpp): NegativeLogLikelihoodLoss,
+// SoftmaxCrossEntropyLoss.
+const std::map<std::string, DecomposeFn>& LossDecompositions();
+// Elementwise / math / tensor-construction operators expressed with
+// existing kernels (decompose_math.cpp).
+const std::map<std::string, DecomposeFn>& MathDecompositions();
+// Neural-network and quantization operators expressed with existing
+// kernels (decompose_nn.cpp).
+const std::map<std::string, DecomposeFn>& NnDecompositions();
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_PASSES_DECOMPOSE_BUILDER_H_
