@@ -205,6 +205,22 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
                                    "version %u)", path.c_str(), format.c_str(), version, kBundleFormat,
                                    kBundleFormatVersion));
   if (f.FindMetadata("producer")) { OAAXVK_ASSIGN_OR_RETURN(b.producer, r.String("producer")); }
+  if (f.FindMetadata("bundle.features")) {
+    OAAXVK_ASSIGN_OR_RETURN(std::string list, r.String("bundle.features"));
+    size_t pos = 0;
+    while (pos < list.size()) {
+      size_t end = list.find(' ', pos);
+      if (end == std::string::npos) end = list.size();
+      std::string feature = list.substr(pos, end - pos);
+      pos = end + 1;
+      if (feature.empty()) continue;
+      if (!kKnownFeatures.count(feature))
+        return Unimplemented(StrFormat("bundle '%s' requires feature '%s', which this runtime does not implement "
+                                       "(it knows: %s); use a newer runtime or reconvert with a matching toolchain",
+                                       path.c_str(), feature.c_str(), KnownFeatureList().c_str()));
+      b.features.insert(feature);
+    }
+  }
   if (f.FindMetadata("model.name")) { OAAXVK_ASSIGN_OR_RETURN(b.model_name, r.Utf8("model.name")); }
 
   // ---- device requirements ----

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,16 @@ namespace oaaxvk::runtime {
 
 inline constexpr const char* kBundleFormat = "oaax-vulkan-bundle";
 inline constexpr uint32_t kBundleFormatVersion = 1;
+// Optional features a bundle may require (`bundle.features`, a space-separated
+// list; docs/bundle-format.md "Required features"). A bundle requiring a
+// feature not listed here is rejected at load, naming it.
+inline const std::set<std::string> kKnownFeatures = {};
+// kKnownFeatures as "a, b" ("none" when empty), for messages.
+inline std::string KnownFeatureList() {
+  std::string s;
+  for (const std::string& f : kKnownFeatures) s += (s.empty() ? "" : ", ") + f;
+  return s.empty() ? "none" : s;
+}
 inline constexpr uint64_t kBindingAlignment = 256;
 
 enum BufferKind : uint32_t { kWeights = 0, kArena = 1, kInputs = 2, kOutputs = 3 };
@@ -84,6 +95,7 @@ struct Bundle {
   std::string path;
   std::string producer;
   std::string model_name;
+  std::set<std::string> features;  // `bundle.features`, each one in kKnownFeatures
   const uint8_t* weights = nullptr;
   uint64_t weights_bytes = 0;
   uint64_t buffer_bytes[kBufferKinds] = {0, 0, 0, 0};  // by BufferKind

@@ -37,6 +37,11 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   w->AddMetadata("format", MetadataValue::String(kBundleFormat));
   w->AddMetadata("format_version", MetadataValue::Scalar<uint32_t>(kBundleFormatVersion));
   w->AddMetadata("producer", MetadataValue::String(info.producer));
+  if (!p.features.empty()) {
+    std::string list;
+    for (const std::string& f : p.features) list += (list.empty() ? "" : " ") + f;
+    w->AddMetadata("bundle.features", MetadataValue::String(list));
+  }
   w->AddMetadata("model.name", Utf8Array(info.model_name));
   w->AddMetadata("model.opset", MetadataValue::Scalar<int64_t>(info.opset));
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct Program {
   std::vector<Value> values;
   std::vector<Dispatch> dispatches;
   std::vector<IoDesc> inputs, outputs;
+  // Optional bundle features this program relies on (docs/bundle-format.md,
+  // "Required features"); written as `bundle.features`.
+  std::set<std::string> features;
   // node name -> "kernel (details)" for the conversion log, in node order.
   std::vector<std::pair<std::string, std::string>> node_kernels;
 };
