@@ -16,6 +16,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-onnx python3-numpy python3-pil
   nlohmann-json3-dev libcli11-dev libarchive-dev libspng-dev libjpeg62-turbo-dev
+  python3-torch python3-torchvision gnuplot-nox
 )
 
 SUDO=""

@@ -8,6 +8,13 @@
 // also bool as 0/1); 8-bit and 16-bit formats are packed little-endian into
 // 32-bit words, int64 as two words (low word read; written sign-extended),
 // float64 as two words converted with integer operations (no shaderFloat64).
+// float16 (10) and bfloat16 (16) are packed two per word; they convert to and
+// from float32 with integer operations: exact widening, and narrowing with
+// round-to-nearest-even, overflow to Inf, subnormals and NaN kept (IEEE 754;
+// packHalf2x16's rounding is implementation-defined, so it is not used). A
+// float16/bfloat16 SEM rounds the value to that precision even when DST is
+// float32 (Cast to float16 inside the graph). uint32 (12) is one word, uint64
+// (13) two words like int64 (the runtime checks host values fit int32).
 // One invocation per output unit: a 32-bit word for 8/16-bit DST (4 or 2
 // elements), else one element.
 layout(local_size_x = 256) in;
@@ -19,7 +26,45 @@ layout(constant_id = 2) const uint DST = 1;  // storage dtype of Y
 layout(constant_id = 3) const uint SEM = 1;  // semantic target dtype
 #include "common.glsl"
 
-bool is_float_dt(uint t) { return t == 1u || t == 11u; }
+bool is_float_dt(uint t) { return t == 1u || t == 11u || t == 10u || t == 16u; }
+
+// float16 bits -> float32 bits, exactly (subnormals normalized).
+uint f16_to_f32(uint h) {
+  uint s = (h & 0x8000u) << 16;
+  uint e = (h >> 10) & 0x1fu;
+  uint m = h & 0x3ffu;
+  if (e == 31u) return s | 0x7f800000u | (m << 13);
+  if (e != 0u) return s | ((e + 112u) << 23) | (m << 13);
+  if (m == 0u) return s;
+  int ex = 113;
+  while ((m & 0x400u) == 0u) { m <<= 1; ex -= 1; }
+  return s | (uint(ex) << 23) | ((m & 0x3ffu) << 13);
+}
+// float32 bits -> float16 bits, round to nearest even.
+uint f32_to_f16(uint b) {
+  uint s = (b >> 16) & 0x8000u;
+  uint e = (b >> 23) & 0xffu;
+  uint m = b & 0x7fffffu;
+  if (e == 255u) return s | 0x7c00u | (m != 0u ? (0x200u | (m >> 13)) : 0u);
+  int ue = int(e) - 112;
+  if (ue >= 31) return s | 0x7c00u;
+  uint mant = m, shift = 13u;
+  if (ue <= 0) {
+    if (ue < -10) return s;
+    mant = m | 0x800000u;
+    shift = uint(14 - ue);
+  }
+  uint r = mant >> shift;
+  uint rem = mant & ((1u << shift) - 1u);
+  uint halfway = 1u << (shift - 1u);
+  if (rem > halfway || (rem == halfway && (r & 1u) == 1u)) r += 1u;  // a carry moves into the exponent / Inf
+  return s | (ue <= 0 ? r : ((uint(ue) << 10) + r));
+}
+// float32 bits -> bfloat16 bits, round to nearest even (NaN stays quiet NaN).
+uint f32_to_bf16(uint b) {
+  if ((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0u) return (b >> 16) | 0x40u;
+  return (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+}
 
 // float64 (hi, lo words) -> float32 bits, round to nearest even; float64
 // values below the float32 normal range flush to signed zero.
@@ -58,8 +103,10 @@ void load(uint i, out bool isf, out float f, out int v) {
   isf = false; f = 0.0; v = 0;
   if (SRC == 1u) { isf = true; f = uintBitsToFloat(x[i]); }
   else if (SRC == 11u) { isf = true; f = uintBitsToFloat(f64_to_f32(x[2u * i], x[2u * i + 1u])); }
-  else if (SRC == 6u) v = int(x[i]);
-  else if (SRC == 7u) v = int(x[2u * i]);
+  else if (SRC == 10u) { isf = true; f = uintBitsToFloat(f16_to_f32((x[i >> 1] >> (16u * (i & 1u))) & 0xffffu)); }
+  else if (SRC == 16u) { isf = true; f = uintBitsToFloat(((x[i >> 1] >> (16u * (i & 1u))) & 0xffffu) << 16); }
+  else if (SRC == 6u || SRC == 12u) v = int(x[i]);
+  else if (SRC == 7u || SRC == 13u) v = int(x[2u * i]);
   else if (SRC == 2u || SRC == 9u) v = int((x[i >> 2] >> (8u * (i & 3u))) & 0xffu);
   else if (SRC == 3u) v = bitfieldExtract(int(x[i >> 2]), int(8u * (i & 3u)), 8);
   else if (SRC == 4u) v = int((x[i >> 1] >> (16u * (i & 1u))) & 0xffffu);
@@ -68,7 +115,12 @@ void load(uint i, out bool isf, out float f, out int v) {
 
 // Converts to SEM; returns float bits for float SEM, else the wrapped integer.
 uint convert(bool isf, float f, int v) {
-  if (is_float_dt(SEM)) return floatBitsToUint(isf ? f : float(v));
+  if (is_float_dt(SEM)) {
+    uint b = floatBitsToUint(isf ? f : float(v));
+    if (SEM == 10u) return f16_to_f32(f32_to_f16(b));
+    if (SEM == 16u) return f32_to_bf16(b) << 16;
+    return b;
+  }
   if (SEM == 9u) return (isf ? f != 0.0 : v != 0) ? 1u : 0u;
   int t = v;
   if (isf) {
@@ -90,14 +142,19 @@ uint elem(uint i) {
 
 void main() {
   uint u = linear_index_256();
-  uint epw = (DST == 2u || DST == 3u || DST == 9u) ? 4u : ((DST == 4u || DST == 5u) ? 2u : 1u);
+  uint epw = (DST == 2u || DST == 3u || DST == 9u) ? 4u : ((DST == 4u || DST == 5u || DST == 10u || DST == 16u) ? 2u : 1u);
   uint units = (N + epw - 1u) / epw;
   if (u >= units) return;
   if (epw > 1u) {
     uint w = 0u, bits = 32u / epw, mask = epw == 4u ? 0xffu : 0xffffu;
     for (uint k = 0u; k < epw; ++k) {
       uint i = u * epw + k;
-      if (i < N) w |= (elem(i) & mask) << (bits * k);
+      if (i < N) {
+        uint e = elem(i);
+        if (DST == 10u) e = f32_to_f16(e);
+        else if (DST == 16u) e = f32_to_bf16(e);
+        w |= (e & mask) << (bits * k);
+      }
     }
     y[u] = w;
     return;
@@ -107,7 +164,7 @@ void main() {
     uvec2 d = f32_to_f64(r);
     y[2u * u] = d.x;
     y[2u * u + 1u] = d.y;
-  } else if (DST == 7u) {
+  } else if (DST == 7u || DST == 13u) {
     y[2u * u] = r;
     y[2u * u + 1u] = int(r) < 0 ? 0xffffffffu : 0u;
   } else {

@@ -36,9 +36,11 @@ typedef enum tensor_data_type {
   DATA_TYPE_INT64 = 7,
   DATA_TYPE_STRING = 8,  /* not supported by this runtime */
   DATA_TYPE_BOOL = 9,    /* one byte per element, 0 or 1 */
+  DATA_TYPE_FLOAT16 = 10, /* IEEE-754 binary16 (extension: the ONNX code; not in the OAAX spec) */
   DATA_TYPE_DOUBLE = 11, /* IEEE-754 binary64 */
   DATA_TYPE_UINT32 = 12,
-  DATA_TYPE_UINT64 = 13
+  DATA_TYPE_UINT64 = 13,
+  DATA_TYPE_BFLOAT16 = 16 /* bfloat16: the high half of a binary32 (extension: the ONNX code) */
 } tensor_data_type;
 
 /* A set of tensors (spec 3.2). All arrays have num_tensors elements;

@@ -39,6 +39,8 @@ inline size_t TensorElementSize(uint32_t dtype) noexcept {
     case DATA_TYPE_DOUBLE: return 8;
     case DATA_TYPE_UINT32: return 4;
     case DATA_TYPE_UINT64: return 8;
+    case DATA_TYPE_FLOAT16: return 2;
+    case DATA_TYPE_BFLOAT16: return 2;
     default: return 0;  // DATA_TYPE_STRING (8) and unknown values
   }
 }

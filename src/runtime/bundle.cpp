@@ -18,9 +18,11 @@ const char* OaaxDtypeName(uint32_t dtype) {
     case 7: return "INT64";
     case 8: return "STRING";
     case 9: return "BOOL";
+    case 10: return "FLOAT16";
     case 11: return "DOUBLE";
     case 12: return "UINT32";
     case 13: return "UINT64";
+    case 16: return "BFLOAT16";
     default: return "unknown";
   }
 }
@@ -105,6 +107,8 @@ class Reader {
     return shape;
   }
 
+  bool HasTensor(const std::string& name) const { return f_.FindTensor(name) != nullptr; }
+
   // A tensor with data of `dtype` and rank `rank` (dims checked by caller).
   StatusOr<const Tensor*> DataTensor(const std::string& name, ValueType dtype, size_t rank) const {
     const Tensor* t = f_.FindTensor(name);
@@ -136,7 +140,8 @@ std::string ShapeString(const std::vector<uint64_t>& s) {
   return out + "]";
 }
 
-Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, std::vector<IoDesc>* out) {
+Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, const std::set<std::string>& features,
+               std::vector<IoDesc>* out) {
   const bool is_input = strcmp(kind, "input") == 0;
   OAAXVK_ASSIGN_OR_RETURN(uint64_t count, r.Unsigned(is_input ? "io.inputs" : "io.outputs", 1u << 16));
   std::set<std::string> names;
@@ -173,6 +178,16 @@ Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, std::ve
                                static_cast<unsigned long long>(buffer_bytes)));
     if (!names.insert(d.name).second)
       return r.Error(StrFormat("%s name '%s' appears twice", kind, d.name.c_str()));
+    if (is_input && r.HasTensor(p + "bound")) {
+      if (!features.count("bound_inputs"))
+        return r.Error(StrFormat("tensor '%sbound' needs feature 'bound_inputs' in bundle.features", p.c_str()));
+      OAAXVK_ASSIGN_OR_RETURN(const Tensor* bt, r.DataTensor(p + "bound", ValueType::kU8, 1));
+      if (bt->data.size != d.nbytes)
+        return r.Error(StrFormat("tensor '%sbound' has %llu bytes, input '%s' has %llu", p.c_str(),
+                                 static_cast<unsigned long long>(bt->data.size), d.name.c_str(),
+                                 static_cast<unsigned long long>(d.nbytes)));
+      d.bound = bt->data.data;
+    }
     out->push_back(std::move(d));
   }
   return Status::Ok();
@@ -206,7 +221,7 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
                                    kBundleFormatVersion));
   if (f.FindMetadata("producer")) { OAAXVK_ASSIGN_OR_RETURN(b.producer, r.String("producer")); }
   if (f.FindMetadata("bundle.features")) {
-    OAAXVK_ASSIGN_OR_RETURN(std::string list, r.String("bundle.features"));
+    OAAXVK_ASSIGN_OR_RETURN(std::string list, r.Utf8("bundle.features"));
     size_t pos = 0;
     while (pos < list.size()) {
       size_t end = list.find(' ', pos);
@@ -250,8 +265,8 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kOutputs], r.Unsigned("io.outputs_bytes", UINT64_MAX));
 
   // ---- I/O ----
-  OAAXVK_RETURN_IF_ERROR(ParseIo(r, "input", b.buffer_bytes[kInputs], &b.inputs));
-  OAAXVK_RETURN_IF_ERROR(ParseIo(r, "output", b.buffer_bytes[kOutputs], &b.outputs));
+  OAAXVK_RETURN_IF_ERROR(ParseIo(r, "input", b.buffer_bytes[kInputs], b.features, &b.inputs));
+  OAAXVK_RETURN_IF_ERROR(ParseIo(r, "output", b.buffer_bytes[kOutputs], b.features, &b.outputs));
 
   // ---- kernels ----
   OAAXVK_ASSIGN_OR_RETURN(uint64_t nk, r.Unsigned("kernels.count", 1u << 16));
@@ -325,10 +340,12 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   b.spec.resize(ts->numel);
   if (ts->numel) memcpy(b.spec.data(), ts->data.data, ts->numel * 4);
 
-  for (uint64_t i = 0; i < nd; ++i) {
+  // One row of program.dispatch (or of program.dispatch.cpu: `table`);
+  // messages start "<tname> <row>:".
+  auto parse_row = [&](const Tensor* table, const char* tname, uint64_t i, Dispatch* out) -> Status {
     Dispatch d;
     uint32_t row[8];
-    memcpy(row, td->data.data + 32 * i, 32);
+    memcpy(row, table->data.data + 32 * i, 32);
     d.kernel = row[0];
     d.groups[0] = row[1]; d.groups[1] = row[2]; d.groups[2] = row[3];
     d.first_binding = row[4]; d.n_bindings = row[5];
@@ -337,27 +354,73 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
     d.op = top ? Load<uint32_t>(top->data.data, i) : 0;
     const unsigned long long di = static_cast<unsigned long long>(i);
     if (d.kernel >= b.kernels.size())
-      return r.Error(StrFormat("dispatch %llu: kernel %u out of range (kernels.count %zu)", di, d.kernel, b.kernels.size()));
+      return r.Error(StrFormat("%s %llu: kernel %u out of range (kernels.count %zu)", tname, di, d.kernel,
+                               b.kernels.size()));
     const Kernel& k = b.kernels[d.kernel];
     if (d.groups[0] == 0 || d.groups[1] == 0 || d.groups[2] == 0)
-      return r.Error(StrFormat("dispatch %llu: group count (%u, %u, %u) has a zero", di, d.groups[0], d.groups[1], d.groups[2]));
+      return r.Error(StrFormat("%s %llu: group count (%u, %u, %u) has a zero", tname, di, d.groups[0],
+                               d.groups[1], d.groups[2]));
     if (d.n_bindings != k.bindings)
-      return r.Error(StrFormat("dispatch %llu: n_bindings %u != kernel %u ('%s') bindings %u", di, d.n_bindings,
+      return r.Error(StrFormat("%s %llu: n_bindings %u != kernel %u ('%s') bindings %u", tname, di, d.n_bindings,
                                d.kernel, k.name.c_str(), k.bindings));
     if (static_cast<uint64_t>(d.first_binding) + d.n_bindings > nb)
-      return r.Error(StrFormat("dispatch %llu: bindings [%u, +%u) exceed program.bindings (%llu rows)", di,
+      return r.Error(StrFormat("%s %llu: bindings [%u, +%u) exceed program.bindings (%llu rows)", tname, di,
                                d.first_binding, d.n_bindings, static_cast<unsigned long long>(nb)));
     if (d.n_spec != k.spec_constants)
-      return r.Error(StrFormat("dispatch %llu: n_spec %u != kernel %u ('%s') spec_constants %u", di, d.n_spec,
+      return r.Error(StrFormat("%s %llu: n_spec %u != kernel %u ('%s') spec_constants %u", tname, di, d.n_spec,
                                d.kernel, k.name.c_str(), k.spec_constants));
     if (static_cast<uint64_t>(d.first_spec) + d.n_spec > ts->numel)
-      return r.Error(StrFormat("dispatch %llu: spec values [%u, +%u) exceed program.spec (%llu values)", di,
+      return r.Error(StrFormat("%s %llu: spec values [%u, +%u) exceed program.spec (%llu values)", tname, di,
                                d.first_spec, d.n_spec, static_cast<unsigned long long>(ts->numel)));
     if (barrier > 1) return r.Error(StrFormat("program.barrier[%llu] = %u (must be 0 or 1)", di, barrier));
     d.barrier = barrier == 1;
+    *out = d;
+    return Status::Ok();
+  };
+  for (uint64_t i = 0; i < nd; ++i) {
+    Dispatch d;
+    OAAXVK_RETURN_IF_ERROR(parse_row(td, "dispatch", i, &d));
     b.dispatches.push_back(d);
   }
+  // Feature kernel_variants: the CPU-class table, with the same bindings row
+  // by row so that the memory plan and the barriers hold for either table.
+  if (b.features.count("kernel_variants")) {
+    if (!f.FindTensor("program.dispatch.cpu"))
+      return r.Error("feature kernel_variants is required but tensor 'program.dispatch.cpu' is missing");
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* tcpu, r.DataTensor("program.dispatch.cpu", ValueType::kU32, 2));
+    if (tcpu->dims[0] != nd || tcpu->dims[1] != 8)
+      return r.Error(StrFormat("tensor 'program.dispatch.cpu' must be u32[%llu, 8] like program.dispatch, is "
+                               "[%llu, %llu]", static_cast<unsigned long long>(nd),
+                               static_cast<unsigned long long>(tcpu->dims[0]),
+                               static_cast<unsigned long long>(tcpu->dims[1])));
+    for (uint64_t i = 0; i < nd; ++i) {
+      Dispatch d;
+      OAAXVK_RETURN_IF_ERROR(parse_row(tcpu, "program.dispatch.cpu row", i, &d));
+      const Dispatch& g = b.dispatches[i];
+      if (d.first_binding != g.first_binding || d.n_bindings != g.n_bindings)
+        return r.Error(StrFormat("program.dispatch.cpu row %llu binds rows [%u, +%u) but program.dispatch binds "
+                                 "[%u, +%u); kernel variants must share their bindings",
+                                 static_cast<unsigned long long>(i), d.first_binding, d.n_bindings, g.first_binding,
+                                 g.n_bindings));
+      b.cpu_dispatches.push_back(d);
+    }
+  }
   return b;
+}
+
+StatusOr<KernelVariant> ParseKernelVariant(const std::string& value) {
+  if (value == "auto") return KernelVariant::kAuto;
+  if (value == "gpu") return KernelVariant::kGpu;
+  if (value == "cpu") return KernelVariant::kCpu;
+  return InvalidArgument("runtime argument kernel_variant is '" + value + "' (expected auto, gpu or cpu)");
+}
+
+const char* SelectKernelVariant(Bundle* b, KernelVariant choice, bool device_is_cpu) {
+  const bool cpu = choice == KernelVariant::kCpu || (choice == KernelVariant::kAuto && device_is_cpu);
+  if (!cpu || b->cpu_dispatches.empty()) return "gpu";
+  b->dispatches.swap(b->cpu_dispatches);
+  b->cpu_dispatches.clear();
+  return "cpu";
 }
 
 Status CheckDeviceLimits(const Bundle& b, const DeviceLimits& l) {

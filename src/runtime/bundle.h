@@ -20,7 +20,7 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 // Optional features a bundle may require (`bundle.features`, a space-separated
 // list; docs/bundle-format.md "Required features"). A bundle requiring a
 // feature not listed here is rejected at load, naming it.
-inline const std::set<std::string> kKnownFeatures = {};
+inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "kernel_variants"};
 // kKnownFeatures as "a, b" ("none" when empty), for messages.
 inline std::string KnownFeatureList() {
   std::string s;
@@ -42,6 +42,10 @@ struct IoDesc {
   std::vector<uint64_t> shape; // static shape
   uint64_t offset = 0;         // in the inputs/outputs buffer
   uint64_t nbytes = 0;
+  // Inputs only (feature `bound_inputs`): the value, nbytes bytes, the input
+  // was bound to at conversion (config.json "input_values"); points into the
+  // mapped file. NULL when the input is not bound.
+  const uint8_t* bound = nullptr;
 };
 
 struct Kernel {
@@ -102,6 +106,10 @@ struct Bundle {
   std::vector<IoDesc> inputs, outputs;
   std::vector<Kernel> kernels;
   std::vector<Dispatch> dispatches;
+  // Feature kernel_variants: `program.dispatch.cpu`, one row per dispatch
+  // (same bindings, barrier and op as `dispatches`), run instead of
+  // `dispatches` on CPU-class devices (SelectKernelVariant). Empty otherwise.
+  std::vector<Dispatch> cpu_dispatches;
   std::vector<Binding> bindings;
   std::vector<uint32_t> spec;
   std::vector<std::string> op_names;
@@ -114,6 +122,17 @@ struct Bundle {
 StatusOr<Bundle> LoadBundle(const std::string& path);
 // Same from an already-validated OINF file.
 StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path);
+
+// Kernel variant choice (runtime argument kernel_variant): kAuto picks the
+// CPU table on VK_PHYSICAL_DEVICE_TYPE_CPU devices, kGpu always the default
+// table, kCpu the CPU table whenever the bundle has one.
+enum class KernelVariant { kAuto, kGpu, kCpu };
+// Parses "auto" | "gpu" | "cpu" (InvalidArgument naming the value otherwise).
+StatusOr<KernelVariant> ParseKernelVariant(const std::string& value);
+// Replaces bundle->dispatches by bundle->cpu_dispatches when `choice` (and,
+// for kAuto, `device_is_cpu`) selects the CPU table and the bundle has one.
+// Returns the table in use: "gpu" (default) or "cpu".
+const char* SelectKernelVariant(Bundle* bundle, KernelVariant choice, bool device_is_cpu);
 
 // Fails naming the limit, the bundle's need and the device's value.
 Status CheckDeviceLimits(const Bundle& bundle, const DeviceLimits& limits);

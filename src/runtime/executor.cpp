@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 
 #include "runtime/log.h"
@@ -53,6 +54,14 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
   dl.storage_buffer_16bit = ctx->storage_buffer_16bit();
   dl.max_storage_buffers_per_stage = lim.maxPerStageDescriptorStorageBuffers;
   dl.device_name = ctx->device_name();
+  // Feature kernel_variants: choose the dispatch table before anything is
+  // checked or created for it.
+  const bool has_variants = !bundle.cpu_dispatches.empty();
+  const char* table = SelectKernelVariant(&bundle, options.kernel_variant,
+                                          ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
+  if (has_variants)
+    Log(LogLevel::kInfo, StrFormat("'%s': running the %s kernel variants on '%s'", bundle.path.c_str(), table,
+                                   dl.device_name.c_str()));
   OAAXVK_RETURN_IF_ERROR(CheckDeviceLimits(bundle, dl));
 
   std::unique_ptr<Executor> e(new Executor(ctx, std::move(bundle), options));
@@ -472,6 +481,49 @@ Status Executor::WarmUp() {
   return Status::Ok();
 }
 
+namespace {
+
+// Value checks of send_input (docs/runtime.md, "Input values"): a bound
+// input must carry exactly its conversion-time value; 64-bit and unsigned
+// 32-bit integers, computed as int32 on the device, must fit int32.
+Status CheckInputValues(const IoDesc& d, const uint8_t* data) {
+  if (d.nbytes == 0) return Status::Ok();
+  const size_t es = TensorElementSize(d.dtype);
+  if (d.bound) {
+    if (memcmp(d.bound, data, d.nbytes) == 0) return Status::Ok();
+    size_t k = 0;
+    while (memcmp(d.bound + k * es, data + k * es, es) == 0) ++k;
+    return InvalidArgument(StrFormat("input tensor '%s': element %zu differs from the value bound at conversion by "
+                                     "config.json input_values (the compiled program assumes that value); send the "
+                                     "bound value or reconvert with the new one",
+                                     d.name.c_str(), k));
+  }
+  const uint64_t n = d.nbytes / es;
+  if (d.dtype == DATA_TYPE_INT64) {
+    for (uint64_t k = 0; k < n; ++k) {
+      int64_t v;
+      memcpy(&v, data + 8 * k, 8);
+      if (v < INT32_MIN || v > INT32_MAX)
+        return InvalidArgument(StrFormat("input tensor '%s' (INT64): element %llu = %lld does not fit int32; the device "
+                                    "computes 64-bit integers as int32 (range [-2147483648, 2147483647])",
+                                    d.name.c_str(), static_cast<unsigned long long>(k), static_cast<long long>(v)));
+    }
+  } else if (d.dtype == DATA_TYPE_UINT64 || d.dtype == DATA_TYPE_UINT32) {
+    for (uint64_t k = 0; k < n; ++k) {
+      uint64_t v = 0;
+      memcpy(&v, data + es * k, es);
+      if (v > INT32_MAX)
+        return InvalidArgument(StrFormat("input tensor '%s' (%s): element %llu = %llu does not fit int32; the device "
+                                    "computes unsigned 32/64-bit integers as int32 (range [0, 2147483647])",
+                                    d.name.c_str(), OaaxDtypeName(d.dtype), static_cast<unsigned long long>(k),
+                                    static_cast<unsigned long long>(v)));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status Executor::ValidateInput(const tensors_struct* in, std::vector<size_t>* model_index) const {
   const std::vector<IoDesc>& want = bundle_.inputs;
   if (!in) return InvalidArgument("input_tensors is NULL");
@@ -515,6 +567,7 @@ Status Executor::ValidateInput(const tensors_struct* in, std::vector<size_t>* mo
                                          Shape(in->shapes[i], in->ranks[i]).c_str(), Shape(d.shape).c_str()));
     }
     if (!in->data[i] && d.nbytes > 0) return InvalidArgument(StrFormat("input tensor '%s': data[%zu] is NULL", name, i));
+    OAAXVK_RETURN_IF_ERROR(CheckInputValues(d, static_cast<const uint8_t*>(in->data[i])));
     (*model_index)[i] = m;
   }
   return Status::Ok();

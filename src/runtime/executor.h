@@ -38,6 +38,11 @@ struct ExecutorOptions {
   // dispatch (one VkQueryPool per frame slot), logged at info level when each
   // frame completes. Off: no query pool, nothing extra recorded.
   bool profile = false;
+  // Which dispatch table of a bundle with feature kernel_variants runs
+  // (runtime argument kernel_variant=auto|gpu|cpu): auto = the CPU-class
+  // kernels on VK_PHYSICAL_DEVICE_TYPE_CPU devices (lavapipe, SwiftShader),
+  // the default kernels elsewhere. Bundles without variants ignore it.
+  KernelVariant kernel_variant = KernelVariant::kAuto;
 };
 
 class Executor {

@@ -439,6 +439,82 @@ TEST_F(Runtime, WrongFormatOrVersion) {
   ExpectError(g_api->load(Write(s, "fmt").c_str()), {"format 'something-else'"});
 }
 
+TEST_F(Runtime, UnknownBundleFeatureIsRejectedAtLoad) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w(13, 1.0f), b(13, 0.0f);
+  BundleSpec s = oaaxvk::test::AffineReluBundle(13, w, b);
+  s.features = "bound_inputs warp_drive";
+  ExpectError(g_api->load(Write(s, "feature").c_str()),
+              {"requires feature 'warp_drive'", "does not implement", "bound_inputs"});
+  // A bound tensor without the feature is a contract violation, too.
+  s.features = "";
+  s.inputs[0].bound.assign(s.inputs[0].nbytes, 0);
+  ExpectError(g_api->load(Write(s, "bound_nofeature").c_str()), {"io.input.0.bound", "bound_inputs"});
+  s.features = "bound_inputs";
+  s.inputs[0].bound.assign(s.inputs[0].nbytes - 4, 0);
+  ExpectError(g_api->load(Write(s, "bound_short").c_str()), {"io.input.0.bound", "48 bytes"});
+}
+
+TEST_F(Runtime, BoundInputAcceptsOnlyItsConversionTimeValue) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const uint32_t n = 13;
+  std::vector<float> w = Random(n, 7), b = Random(n, 8), x = Random(n, 9);
+  BundleSpec s = oaaxvk::test::AffineReluBundle(n, w, b);
+  s.features = "bound_inputs";
+  s.inputs[0].bound.resize(4 * n);
+  memcpy(s.inputs[0].bound.data(), x.data(), 4 * n);
+  ASSERT_EQ(g_api->load(Write(s, "bound").c_str()), 0) << g_api->error();
+  ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {x})), 0) << g_api->error();
+  tensors_struct* out = nullptr;
+  ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+  std::vector<float> ref = AffineRelu(x, w, b);
+  for (uint32_t i = 0; i < n; ++i) EXPECT_NEAR(static_cast<const float*>(out->data[0])[i], ref[i], 1e-6f);
+  DeepFree(out);
+  std::vector<float> other = x;
+  other[5] += 1.0f;
+  tensors_struct* t = MakeTensors({"x"}, {{1, n}}, {other});
+  ExpectError(g_api->send(t), {"'x'", "element 5", "bound at conversion by config.json input_values", "reconvert"});
+  DeepFree(t);
+}
+
+TEST_F(Runtime, Int64AndUint32InputsMustFitInt32) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const uint32_t n = 13;
+  std::vector<float> w(n, 1.0f), b(n, 0.0f);
+  BundleSpec s = oaaxvk::test::AffineReluBundle(n, w, b);
+  s.inputs[0].dtype = DATA_TYPE_INT64;
+  s.inputs[0].nbytes = 8 * n;
+  s.inputs_bytes = 8 * n;
+  ASSERT_EQ(g_api->load(Write(s, "int64_in").c_str()), 0) << g_api->error();
+  std::vector<int64_t> v(n, -2147483648LL);
+  v[12] = 2147483647LL;
+  auto make = [&](uint32_t dtype, const void* data, size_t bytes) {
+    tensors_struct* t = oaaxvk::AllocTensors(1);
+    const size_t shape[2] = {1, n};
+    EXPECT_TRUE(oaaxvk::SetTensor(t, 0, "x", static_cast<tensor_data_type>(dtype), shape, 2, data, bytes));
+    return t;
+  };
+  ASSERT_EQ(g_api->send(make(DATA_TYPE_INT64, v.data(), 8 * n)), 0) << g_api->error();  // in range: accepted
+  tensors_struct* out = nullptr;
+  ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+  DeepFree(out);
+  v[7] = 2147483648LL;
+  tensors_struct* t = make(DATA_TYPE_INT64, v.data(), 8 * n);
+  ExpectError(g_api->send(t), {"'x'", "INT64", "element 7 = 2147483648", "does not fit int32"});
+  DeepFree(t);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  s.inputs[0].dtype = DATA_TYPE_UINT32;
+  s.inputs[0].nbytes = 4 * n;
+  s.inputs_bytes = 4 * n;
+  ASSERT_EQ(g_api->load(Write(s, "uint32_in").c_str()), 0) << g_api->error();
+  std::vector<uint32_t> u(n, 2147483647u);
+  u[3] = 4000000000u;
+  t = make(DATA_TYPE_UINT32, u.data(), 4 * n);
+  ExpectError(g_api->send(t), {"'x'", "UINT32", "element 3 = 4000000000", "does not fit int32"});
+  DeepFree(t);
+}
+
 TEST_F(Runtime, InvalidProgramsAreRejectedBeforeAllocation) {
   ASSERT_EQ(Init(), 0) << g_api->error();
   std::vector<float> w(13, 1.0f), b(13, 0.0f);
@@ -469,6 +545,70 @@ TEST_F(Runtime, InvalidProgramsAreRejectedBeforeAllocation) {
     c.mutate(&s);
     ExpectError(g_api->load(Write(s, std::string("bad_") + c.name).c_str()), {c.expect});
   }
+}
+
+// Feature kernel_variants: AffineRelu whose CPU table runs `mul` instead of
+// `add` in dispatch 1 (same bindings), so the output shows which table ran:
+// relu(x * w + b) with the default table, relu(x * w * b) with the CPU one.
+BundleSpec AffineReluWithCpuVariant(uint32_t n, const std::vector<float>& w, const std::vector<float>& b) {
+  BundleSpec s = oaaxvk::test::AffineReluBundle(n, w, b);
+  s.features = "kernel_variants";
+  s.dispatch_cpu = s.dispatch;
+  s.dispatch_cpu[1][0] = 0;  // kernel 0 = mul
+  return s;
+}
+
+TEST_F(Runtime, KernelVariantTableIsChosenByDeviceTypeOrArgument) {
+  const uint32_t n = 127;
+  std::vector<float> w = Random(n, 7), b = Random(n, 8), x = Random(n, 9);
+  // Both test drivers (lavapipe, SwiftShader) are VK_PHYSICAL_DEVICE_TYPE_CPU: auto = cpu.
+  for (const char* variant : {"gpu", "cpu", "auto"}) {
+    SCOPED_TRACE(variant);
+    ASSERT_EQ(Init({{"kernel_variant", variant}}), 0) << g_api->error();
+    ASSERT_EQ(g_api->load(Write(AffineReluWithCpuVariant(n, w, b), "variants").c_str()), 0) << g_api->error();
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {x})), 0) << g_api->error();
+    tensors_struct* out = nullptr;
+    ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+    ASSERT_NE(out, nullptr);
+    const float* y = static_cast<const float*>(out->data[0]);
+    const bool cpu = std::string(variant) != "gpu";
+    for (uint32_t i = 0; i < n; ++i) {
+      float ref = cpu ? std::max(0.0f, x[i] * w[i] * b[i]) : std::max(0.0f, x[i] * w[i] + b[i]);
+      ASSERT_NEAR(y[i], ref, 1e-6f) << "element " << i;
+    }
+    DeepFree(out);
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+  }
+  ExpectError(Init({{"kernel_variant", "fast"}}), {"kernel_variant is 'fast' (expected auto, gpu or cpu)"});
+}
+
+TEST_F(Runtime, InvalidKernelVariantTablesAreRejected) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w(13, 1.0f), b(13, 0.0f);
+  struct Case {
+    const char* name;
+    void (*mutate)(BundleSpec*);
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"missing", [](BundleSpec* s) { s->dispatch_cpu.clear(); }, "tensor 'program.dispatch.cpu' is missing"},
+      {"rows", [](BundleSpec* s) { s->dispatch_cpu.pop_back(); }, "'program.dispatch.cpu' must be u32[3, 8]"},
+      {"bindings", [](BundleSpec* s) { s->dispatch_cpu[1][4] = 0; },
+       "program.dispatch.cpu row 1 binds rows [0, +3) but program.dispatch binds [3, +3)"},
+      {"kernel", [](BundleSpec* s) { s->dispatch_cpu[2][0] = 9; }, "program.dispatch.cpu row 2: kernel 9 out of range"},
+      {"nspec", [](BundleSpec* s) { s->dispatch_cpu[0][7] = 2; }, "program.dispatch.cpu row 0: n_spec 2"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BundleSpec s = AffineReluWithCpuVariant(13, w, b);
+    c.mutate(&s);
+    ExpectError(g_api->load(Write(s, std::string("badvar_") + c.name).c_str()), {c.expect});
+  }
+  // Without the feature the table is not read (an older toolchain never writes it).
+  BundleSpec s = AffineReluWithCpuVariant(13, w, b);
+  s.features.clear();
+  s.dispatch_cpu[2][0] = 9;
+  EXPECT_EQ(g_api->load(Write(s, "novar").c_str()), 0) << g_api->error();
 }
 
 TEST_F(Runtime, DeviceLimitsAreChecked) {

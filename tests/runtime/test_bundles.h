@@ -31,6 +31,7 @@ struct BundleSpec {
     uint32_t dtype = 1;  // FLOAT
     std::vector<int64_t> shape;
     uint64_t offset = 0, nbytes = 0;
+    std::vector<uint8_t> bound{};  // inputs: tensor io.input.<i>.bound when non-empty
   };
   struct Kernel {
     std::string name;
@@ -49,6 +50,9 @@ struct BundleSpec {
   std::vector<uint8_t> barrier;
   uint32_t max_invocations = 64;
   uint32_t max_workgroup_count = 1;
+  std::string features;  // bundle.features ("" = omitted)
+  // Feature kernel_variants: program.dispatch.cpu (written when not empty).
+  std::vector<std::array<uint32_t, 8>> dispatch_cpu;
 
   oaaxvk::Status Write(const std::string& path) const {
     using oinf::MetadataValue;
@@ -60,6 +64,7 @@ struct BundleSpec {
     w.AddMetadata("format", MetadataValue::String(format));
     w.AddMetadata("format_version", MetadataValue::Scalar<uint32_t>(format_version));
     w.AddMetadata("producer", MetadataValue::String("runtime-tests"));
+    if (!features.empty()) w.AddMetadata("bundle.features", u8array(features));  // UTF-8 ndarray
     w.AddMetadata("model.name", u8array("test model"));
     w.AddMetadata("model.opset", MetadataValue::Scalar<int64_t>(17));
     w.AddMetadata("device.max_workgroup_invocations", MetadataValue::Scalar<uint32_t>(max_invocations));
@@ -88,6 +93,7 @@ struct BundleSpec {
         w.AddMetadata(p + "shape", MetadataValue::NdArray(ValueType::kI64, {v[i].shape.size()}, shape));
         w.AddMetadata(p + "offset", MetadataValue::Scalar<uint64_t>(v[i].offset));
         w.AddMetadata(p + "nbytes", MetadataValue::Scalar<uint64_t>(v[i].nbytes));
+        if (!v[i].bound.empty()) w.AddTensor(p + "bound", ValueType::kU8, {v[i].bound.size()}, v[i].bound);
       }
     };
     io("input", inputs);
@@ -102,6 +108,9 @@ struct BundleSpec {
       w.AddMetadata(p + "spec_constants", MetadataValue::Scalar<uint32_t>(kernels[j].spec_constants));
     }
     w.AddTensor("program.dispatch", ValueType::kU32, {dispatch.size(), 8}, dispatch.data(), dispatch.size() * 32);
+    if (!dispatch_cpu.empty())
+      w.AddTensor("program.dispatch.cpu", ValueType::kU32, {dispatch_cpu.size(), 8}, dispatch_cpu.data(),
+                  dispatch_cpu.size() * 32);
     w.AddTensor("program.bindings", ValueType::kU64, {bindings.size(), 3}, bindings.data(), bindings.size() * 24);
     w.AddTensor("program.spec", ValueType::kU32, {spec.size()}, spec.data(), spec.size() * 4);
     w.AddTensor("program.barrier", ValueType::kU8, {barrier.size()}, barrier.data(), barrier.size());

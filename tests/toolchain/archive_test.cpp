@@ -144,6 +144,37 @@ TEST(Archive, ContentErrors) {
   EXPECT_NE(ResolveStatus(p).message().find("neither a .onnx"), std::string::npos);
 }
 
+TEST(Archive, ConfigInputValuesParseAndErrors) {
+  auto c = ParseModelConfig(R"({"input_shapes": {"x": [1, 3]}, "input_values": {"s": [2, -1, 0.5, true]}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->input_values.count("s"), 1u);
+  const auto& v = c->input_values["s"];
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_TRUE(v[0].is_integer);
+  EXPECT_EQ(v[0].integer, 2);
+  EXPECT_EQ(v[1].integer, -1);
+  EXPECT_FALSE(v[2].is_integer);
+  EXPECT_EQ(v[2].value, 0.5);
+  EXPECT_EQ(v[3].integer, 1);
+  auto big = ParseModelConfig(R"({"input_values": {"s": [9007199254740993]}})");
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->input_values["s"][0].integer, 9007199254740993LL) << "integers stay exact beyond 2^53";
+  auto err = [](const std::string& text) {
+    auto r = ParseModelConfig(text);
+    return r.ok() ? std::string("<ok>") : r.status().message();
+  };
+  EXPECT_NE(err(R"({"input_values": [1, 2]})").find("must map graph input names"), std::string::npos);
+  EXPECT_NE(err(R"({"input_values": {"s": 3}})").find("input_values['s'] must be a flat list"), std::string::npos);
+  EXPECT_EQ(err(R"({"input_values": {"s": []}})"), "<ok>") << "an input with zero elements";
+  EXPECT_NE(err(R"({"input_values": {"s": [1, [2]]}})").find("input_values['s'] element 1 is [2]"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"input_values": {"s": [1, "a"]}})").find("expected a number"), std::string::npos);
+  EXPECT_NE(err(R"({"input_values": {"s": [18446744073709551615]}})").find("out of the int64 range"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"input_value": {}})").find("unknown key 'input_value'"), std::string::npos);
+  EXPECT_NE(err(R"({"input_value": {}})").find("\"input_values\""), std::string::npos);
+}
+
 TEST(Archive, Limits) {
   std::string p = Dir() + "/big.tar.gz";
   WriteArchive(p, {{"model.onnx", TinyModel()}, {"pad.bin", std::string(1 << 20, '\0')}});

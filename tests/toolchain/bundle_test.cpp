@@ -9,6 +9,9 @@
 #include "toolchain/lower/kernels.h"
 
 namespace oaaxvk::toolchain {
+
+std::string ReshapeWithShapeInputModel();  // import_test.cpp
+
 namespace {
 
 template <typename T>
@@ -112,7 +115,8 @@ void CheckContract(const std::vector<uint8_t>& bytes) {
     for (uint32_t i = 0; i < n; ++i) {
       std::string pre = std::string("io.") + dir + "." + std::to_string(i) + ".";
       EXPECT_EQ(Scalar<uint64_t>(*f, pre + "offset") % 256, 0u);
-      EXPECT_EQ(Scalar<uint32_t>(*f, pre + "dtype"), 1u);
+      const uint32_t dt = Scalar<uint32_t>(*f, pre + "dtype");  // OAAX codes + float16 (10), bfloat16 (16)
+      EXPECT_TRUE((dt >= 1 && dt <= 13 && dt != 8) || dt == 16) << pre << "dtype = " << dt;
       EXPECT_LE(Scalar<uint64_t>(*f, pre + "offset") + Scalar<uint64_t>(*f, pre + "nbytes"),
                 sizes[dir[0] == 'i' ? 2 : 3]);
     }
@@ -147,6 +151,37 @@ TEST(Bundle, Utf8NamesRoundTripAndPassthroughCopies) {
   EXPECT_EQ(U8(*f, "io.output.0.name"), "out/put");
   EXPECT_EQ(U8(*f, "model.name"), "画像");
   EXPECT_EQ(r.program.dispatches.size(), 1u);
+}
+
+TEST(Bundle, BoundInputRoundTrip) {
+  ImportOptions o;
+  o.input_values["shape"] = {{-1, true, -1}, {2, true, 2}};
+  ImportReport rep;
+  auto g = ImportOnnxBytes(ReshapeWithShapeInputModel(), "", o, &rep);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto r = CompileGraph(std::move(*g), nullptr, rep.bound_inputs);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  CheckContract(r->bundle);
+  auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(U8(*f, "bundle.features"), "bound_inputs");
+  EXPECT_EQ(U8(*f, "io.input.1.name"), "shape");
+  EXPECT_EQ(Scalar<uint32_t>(*f, "io.input.1.dtype"), 7u);
+  EXPECT_EQ(f->FindTensor("io.input.0.bound"), nullptr);
+  const oinf::Tensor* b = f->FindTensor("io.input.1.bound");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->dtype, oinf::ValueType::kU8);
+  ASSERT_EQ(b->data.size, 16u);
+  int64_t v[2];
+  std::memcpy(v, b->data.data, 16);
+  EXPECT_EQ(v[0], -1);
+  EXPECT_EQ(v[1], 2);
+  // Without binding, bound_inputs is not required.
+  CompileResult plain = CompileModel("mobilenet_like.onnx");
+  auto pf = oinf::File::FromMemory(plain.bundle.data(), plain.bundle.size());
+  ASSERT_TRUE(pf.ok());
+  EXPECT_EQ(U8(*pf, "bundle.features").find("bound_inputs"), std::string::npos);
+  EXPECT_EQ(pf->FindTensor("io.input.0.bound"), nullptr);
 }
 
 TEST(Bundle, DeterministicBytes) {

@@ -10,6 +10,11 @@
 
 #include "oaax_vulkan/oinf.h"
 
+namespace oaaxvk::toolchain {
+std::string ReshapeWithShapeInputModel();  // import_test.cpp
+std::string UnsupportedOpsModel();         // import_test.cpp
+}  // namespace oaaxvk::toolchain
+
 namespace {
 
 std::string M(const std::string& n) { return std::string(OAAXVK_TC_MODELS) + "/" + n; }
@@ -69,12 +74,60 @@ void ExpectFailure(const std::string& model, const std::string& needle) {
   EXPECT_FALSE(bundle.good()) << "no bundle on failure";
 }
 
+void WriteText(const std::string& path, const std::string& text);
+
 TEST(Cli, FailuresExitOneWithLog) {
-  ExpectFailure("unsupported.onnx", "bad_topk");
+  WriteText(M("unsupported_ops.onnx"), oaaxvk::toolchain::UnsupportedOpsModel());
+  ExpectFailure("unsupported_ops.onnx", "bad_nms");
   ExpectFailure("dynamic.onnx", "height");
   ExpectFailure("garbage.onnx", "not an ONNX model");
   ExpectFailure("external_escape.onnx", "..");
   ExpectFailure("missing.onnx", "does not exist");
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+}
+
+TEST(Cli, ConfigFileBindsAnInputOfAPlainOnnx) {
+  std::string dir = OutDir("bind");
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+  WriteText(dir + "/reshape.onnx", oaaxvk::toolchain::ReshapeWithShapeInputModel());
+  // Unbound: rejected, and the message says how to bind.
+  EXPECT_EQ(RunCli(dir + "/reshape.onnx " + dir + "/out0"), 1);
+  std::string tech = Log(dir + "/out0").back()["Data"]["Technical Error"];
+  EXPECT_NE(tech.find("input 'shape' is not a compile-time constant"), std::string::npos) << tech;
+  EXPECT_NE(tech.find("input_values"), std::string::npos) << tech;
+  // Bound with --config: converts; the log says which input was bound.
+  WriteText(dir + "/config.json", R"({"input_values": {"shape": [3, 2]}})");
+  ASSERT_EQ(RunCli("--config " + dir + "/config.json " + dir + "/reshape.onnx " + dir + "/out1"), 0);
+  std::string text = Log(dir + "/out1").dump();
+  EXPECT_NE(text.find("Bound at conversion"), std::string::npos) << text;
+  auto f = oaaxvk::oinf::File::Open(dir + "/out1/model.oinf");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_NE(f->FindTensor("io.input.1.bound"), nullptr);
+  // Errors name the file / the input.
+  WriteText(dir + "/bad.json", R"({"input_values": {"shape": [3, 2, 1]}})");
+  EXPECT_EQ(RunCli("--config " + dir + "/bad.json " + dir + "/reshape.onnx " + dir + "/out2"), 1);
+  tech = Log(dir + "/out2").back()["Data"]["Technical Error"];
+  EXPECT_NE(tech.find("input_values['shape'] has 3 value(s)"), std::string::npos) << tech;
+  EXPECT_EQ(RunCli("--config " + dir + "/absent.json " + dir + "/reshape.onnx " + dir + "/out3"), 1);
+  tech = Log(dir + "/out3").back()["Data"]["Technical Error"];
+  EXPECT_NE(tech.find("absent.json"), std::string::npos) << tech;
+  EXPECT_EQ(RunCli("--config"), 2);
+}
+
+TEST(Cli, ConfigFileConflictsWithAnArchiveConfig) {
+  std::string dir = OutDir("bind_zip");
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+  WriteText(dir + "/config.json", R"({"input_values": {"shape": [3, 2]}})");
+  WriteText(dir + "/model.onnx", oaaxvk::toolchain::ReshapeWithShapeInputModel());
+  ASSERT_EQ(std::system(("cd '" + dir + "' && tar czf m.tar.gz model.onnx config.json").c_str()), 0);
+  EXPECT_EQ(RunCli(dir + "/m.tar.gz " + dir + "/out_ok"), 0) << "the archive's own config.json binds the input";
+  EXPECT_EQ(RunCli("--config " + dir + "/config.json " + dir + "/m.tar.gz " + dir + "/out"), 1);
+  std::string tech = Log(dir + "/out").back()["Data"]["Technical Error"];
+  EXPECT_NE(tech.find("also carries a config.json"), std::string::npos) << tech;
 }
 
 TEST(Cli, RejectsNonOnnxInput) {

@@ -74,19 +74,6 @@ def mobilenet_like(out):
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "mobilenet_like.onnx"))
 
 
-def unsupported(out):
-    nodes = [
-        helper.make_node("Relu", ["x"], ["a"], name="ok"),
-        helper.make_node("Einsum", ["a"], ["b"], name="bad_einsum", equation="ij->ij"),
-        helper.make_node("TopK", ["b", "k"], ["c", "idx"], name="bad_topk"),
-    ]
-    graph = helper.make_graph(nodes, "unsupported",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, [1, 2])],
-                              [numpy_helper.from_array(np.array([2], np.int64), "k")])
-    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "unsupported.onnx"))
-
-
 def dynamic(out):
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
     graph = helper.make_graph(nodes, "dynamic",
@@ -122,7 +109,6 @@ if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     mobilenet_like(out)
-    unsupported(out)
     dynamic(out)
     passthrough(out)
     with open(os.path.join(out, "w.bin"), "wb") as f:

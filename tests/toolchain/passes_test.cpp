@@ -335,11 +335,15 @@ TEST(Lowering, RejectsUnsupportedModesNamingNodeAndFeature) {
     g.opset = 13;
     AddInput(g, "x", {1, 2, 4, 4});
     g.tensors["scales"] = MakeConstF32("scales", {4}, {1.f, 1.f, 2.f, 2.f});
-    AddNode(g, "Resize", "rs", {"x", "", "scales"}, {"y"}).SetString("mode", "cubic");
+    // tf_crop_and_resize cropping the channel axis (only the two innermost
+    // axes are resized).
+    g.tensors["roi"] = MakeConstF32("roi", {8}, {0.f, 0.25f, 0.f, 0.f, 1.f, 0.75f, 1.f, 1.f});
+    AddNode(g, "Resize", "rs", {"x", "roi", "scales"}, {"y"})
+        .SetString("coordinate_transformation_mode", "tf_crop_and_resize");
     AddOutput(g, "y");
     std::string m = lower_err(g);
     EXPECT_NE(m.find("'rs'"), std::string::npos) << m;
-    EXPECT_NE(m.find("cubic"), std::string::npos) << m;
+    EXPECT_NE(m.find("crop of the outer dimension 1"), std::string::npos) << m;
   }
   {
     Graph g;

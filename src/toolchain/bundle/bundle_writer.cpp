@@ -40,7 +40,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   if (!p.features.empty()) {
     std::string list;
     for (const std::string& f : p.features) list += (list.empty() ? "" : " ") + f;
-    w->AddMetadata("bundle.features", MetadataValue::String(list));
+    w->AddMetadata("bundle.features", Utf8Array(list));
   }
   w->AddMetadata("model.name", Utf8Array(info.model_name));
   w->AddMetadata("model.opset", MetadataValue::Scalar<int64_t>(info.opset));
@@ -49,11 +49,13 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   std::vector<const KernelInfo*> kernels;
   std::map<std::string, uint32_t> kernel_index;
   for (const Dispatch& d : p.dispatches) {
-    if (kernel_index.count(d.kernel)) continue;
-    const KernelInfo* k = FindKernel(d.kernel);
-    if (!k || !k->spirv) return Internal("kernel '" + d.kernel + "' has no embedded SPIR-V");
-    kernel_index[d.kernel] = static_cast<uint32_t>(kernels.size());
-    kernels.push_back(k);
+    for (const std::string* name : {&d.kernel, &d.cpu_kernel}) {  // cpu_kernel: feature kernel_variants
+      if (name->empty() || kernel_index.count(*name)) continue;
+      const KernelInfo* k = FindKernel(*name);
+      if (!k || !k->spirv) return Internal("kernel '" + *name + "' has no embedded SPIR-V");
+      kernel_index[*name] = static_cast<uint32_t>(kernels.size());
+      kernels.push_back(k);
+    }
   }
   w->AddMetadata("kernels.count", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(kernels.size())));
   BundleSummary s;
@@ -74,6 +76,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
 
   // Program tables.
   std::vector<uint32_t> dispatch, spec, op;
+  std::vector<uint32_t> dispatch_cpu;  // feature kernel_variants: program.dispatch.cpu
+  const bool variants = p.features.count("kernel_variants") != 0;
   std::vector<uint64_t> bindings;
   std::vector<std::string> op_names;
   std::map<std::string, uint32_t> op_index;
@@ -101,6 +105,30 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     }
     spec.insert(spec.end(), d.spec.begin(), d.spec.end());
     pipelines.insert({kj, d.spec});
+    if (variants && d.cpu_kernel.empty()) {  // no CPU-specific kernel: the same row
+      dispatch_cpu.insert(dispatch_cpu.end(), dispatch.end() - 8, dispatch.end());
+    } else if (variants) {
+      const KernelInfo& kc = *FindKernel(d.cpu_kernel);
+      if (kc.bindings != k.bindings || d.cpu_spec.size() != kc.spec_constants)
+        return Internal(StrFormat("dispatch %zu (node '%s'): CPU variant %s wants %u bindings / %u spec constants, "
+                                  "has %zu / %zu", di, d.node.c_str(), d.cpu_kernel.c_str(), kc.bindings,
+                                  kc.spec_constants, d.bindings.size(), d.cpu_spec.size()));
+      for (int a = 0; a < 3; ++a) {
+        if (d.cpu_groups[a] < 1) return Internal("CPU variant with a zero group count at node '" + d.node + "'");
+        s.max_workgroup_count = std::max(s.max_workgroup_count, d.cpu_groups[a]);
+      }
+      uint32_t first_spec = dispatch[dispatch.size() - 2];  // reuse the default row's values when equal
+      if (d.cpu_spec != d.spec) {
+        first_spec = static_cast<uint32_t>(spec.size());
+        spec.insert(spec.end(), d.cpu_spec.begin(), d.cpu_spec.end());
+      }
+      uint32_t kc_index = kernel_index[d.cpu_kernel];
+      dispatch_cpu.insert(dispatch_cpu.end(), {kc_index, d.cpu_groups[0], d.cpu_groups[1], d.cpu_groups[2],
+                                               dispatch[dispatch.size() - 4], dispatch[dispatch.size() - 3],
+                                               first_spec, static_cast<uint32_t>(d.cpu_spec.size())});
+    } else if (!d.cpu_kernel.empty()) {
+      return Internal("dispatch at node '" + d.node + "' has a CPU variant but feature kernel_variants is not set");
+    }
     auto it = op_index.find(d.node);
     if (it == op_index.end()) {
       it = op_index.emplace(d.node, static_cast<uint32_t>(op_names.size())).first;
@@ -111,6 +139,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   }
   uint64_t D = p.dispatches.size();
   w->AddTensor("program.dispatch", ValueType::kU32, {D, 8}, Bytes(dispatch));
+  if (variants) w->AddTensor("program.dispatch.cpu", ValueType::kU32, {D, 8}, Bytes(dispatch_cpu));
   w->AddTensor("program.bindings", ValueType::kU64, {bindings.size() / 3, 3}, Bytes(bindings));
   w->AddTensor("program.spec", ValueType::kU32, {spec.size()}, Bytes(spec));
   w->AddTensor("program.barrier", ValueType::kU8, {D}, plan.barrier);
@@ -125,6 +154,10 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   w->AddMetadata("io.outputs_bytes", MetadataValue::Scalar<uint64_t>(plan.outputs_bytes));
 
   // I/O descriptors.
+  for (const IoDesc& d : p.inputs)
+    if (!d.bound.empty() && (d.bound.size() != d.nbytes || !p.features.count("bound_inputs")))
+      return Internal("input '" + d.name + "' is bound with " + std::to_string(d.bound.size()) + " bytes for " +
+                      std::to_string(d.nbytes) + " (or feature bound_inputs is missing)");
   auto io = [&](const char* plural, const char* single, const std::vector<IoDesc>& v) {
     w->AddMetadata(std::string("io.") + plural, MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v.size())));
     for (size_t i = 0; i < v.size(); ++i) {
@@ -134,6 +167,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       w->AddMetadata(pre + "shape", ShapeArray(v[i].shape));
       w->AddMetadata(pre + "offset", MetadataValue::Scalar<uint64_t>(p.values[v[i].value].offset));
       w->AddMetadata(pre + "nbytes", MetadataValue::Scalar<uint64_t>(v[i].nbytes));
+      if (!v[i].bound.empty())  // feature bound_inputs: the value assumed at conversion
+        w->AddTensor(pre + "bound", ValueType::kU8, {v[i].bound.size()}, v[i].bound);
     }
   };
   io("inputs", "input", p.inputs);

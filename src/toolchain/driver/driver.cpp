@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -141,7 +142,8 @@ std::string Sha256File(const std::string& path) {
   return h.Hex();
 }
 
-StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log) {
+StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
+                                     const std::map<std::string, std::vector<uint8_t>>& bound_inputs) {
   auto emit = [&](const std::string& m, const json& d) { if (log) log(m, d.dump()); };
   CompileResult r;
   r.nodes_before = g.nodes.size();
@@ -153,6 +155,19 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log) {
   }
   r.nodes_after = g.nodes.size();
   OAAXVK_ASSIGN_OR_RETURN(r.program, Lower(g));
+  size_t bound_found = 0;
+  for (IoDesc& in : r.program.inputs) {
+    auto b = bound_inputs.find(in.name);
+    if (b == bound_inputs.end()) continue;
+    if (b->second.size() != in.nbytes)
+      return Internal(StrFormat("bound input '%s' has %zu bytes, the program's input %llu", in.name.c_str(),
+                                b->second.size(), static_cast<unsigned long long>(in.nbytes)));
+    in.bound = b->second;
+    r.program.features.insert("bound_inputs");
+    ++bound_found;
+  }
+  if (bound_found != bound_inputs.size())
+    return Internal("a bound input is not an input of the compiled program");
   json kernels = json::array();
   for (const auto& [node, k] : r.program.node_kernels) kernels.push_back({{"Node", node}, {"Kernel", k}});
   emit("Kernels selected", {{"Dispatches", r.program.dispatches.size()}, {"Nodes", kernels}});
@@ -173,7 +188,7 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log) {
 }
 
 int RunConversion(const std::string& input_path, const std::string& output_dir,
-                  const std::function<void(const std::string&)>& console) {
+                  const std::function<void(const std::string&)>& console, const std::string& config_path) {
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   json log = json::array();
@@ -200,26 +215,45 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   if (!dir_status.ok()) return fail(dir_status);
   StatusOr<ResolvedInput> in = ResolveModelInput(input_path);
   if (!in.ok()) return fail(in.status());
+  if (!config_path.empty()) {
+    if (in->has_config)
+      return fail(InvalidArgument("--config '" + config_path + "' was given, but the archive '" + input_path +
+                                  "' also carries a config.json; use one of them"));
+    std::ifstream cf(config_path, std::ios::binary);
+    if (!cf) return fail(NotFound("--config file '" + config_path + "' cannot be read: " + std::strerror(errno)));
+    std::string text((std::istreambuf_iterator<char>(cf)), std::istreambuf_iterator<char>());
+    StatusOr<ModelConfig> c = ParseModelConfig(text);
+    if (!c.ok()) return fail(c.status().WithContext("--config '" + config_path + "'"));
+    in->config = std::move(*c);
+    in->has_config = true;
+  }
+  json shapes = json::object(), values = json::object();
+  for (const auto& [k, v] : in->config.input_shapes) shapes[k] = v;
+  for (const auto& [k, v] : in->config.input_values) values[k] = v.size();
   if (in->from_archive) {
-    json shapes = json::object();
-    for (const auto& [k, v] : in->config.input_shapes) shapes[k] = v;
     add("Archive extracted", {{"Entries", in->entries}, {"config.json", in->has_config},
                               {"Input shapes", shapes}, {"Elapsed ms", ms()}});
   }
+  if (!config_path.empty())
+    add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Input values (count)", values}});
   ImportOptions iopt;
   iopt.input_shapes = in->config.input_shapes;
+  iopt.input_values = in->config.input_values;
   ImportReport rep;
   StatusOr<Graph> g = ImportOnnxFile(in->model_path, iopt, &rep);
   if (!g.ok()) return fail(g.status());
   json inputs = json::array(), outputs = json::array();
-  for (const GraphIO& io : g->inputs) inputs.push_back({{"Name", io.name}, {"Shape", g->FindTensor(io.tensor)->shape}});
+  for (const GraphIO& io : g->inputs) {
+    json e = {{"Name", io.name}, {"Shape", g->FindTensor(io.tensor)->shape}};
+    if (rep.bound_inputs.count(io.name)) e["Bound at conversion"] = true;
+    inputs.push_back(std::move(e));
+  }
   for (const GraphIO& io : g->outputs) outputs.push_back({{"Name", io.name}});
   add("Model imported", {{"SHA-256", Sha256File(input_path)}, {"Model SHA-256", Sha256File(in->model_path)}, {"IR version", rep.ir_version}, {"Opset", rep.opset},
                          {"Producer", rep.producer}, {"ONNX nodes", rep.onnx_nodes}, {"Inputs", inputs},
                          {"Outputs", outputs}, {"Notes", rep.notes}, {"Elapsed ms", ms()}});
-  StatusOr<CompileResult> r = CompileGraph(std::move(*g), [&](const std::string& m, const std::string& d) {
-    add(m, json::parse(d));
-  });
+  StatusOr<CompileResult> r = CompileGraph(
+      std::move(*g), [&](const std::string& m, const std::string& d) { add(m, json::parse(d)); }, rep.bound_inputs);
   if (!r.ok()) return fail(r.status());
   std::string out = output_dir + "/model.oinf";
   Status ws = WriteBytes(out, r->bundle.data(), r->bundle.size());

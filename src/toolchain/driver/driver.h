@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,15 +29,21 @@ struct CompileResult {
   size_t nodes_before = 0, nodes_after = 0;
 };
 
-// Compiles an imported graph into bundle bytes (no file I/O).
-StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log = nullptr);
+// Compiles an imported graph into bundle bytes (no file I/O). `bound_inputs`:
+// ImportReport::bound_inputs of the import (inputs bound at conversion by
+// config.json "input_values"); they are recorded in the bundle (feature
+// `bound_inputs`) so the runtime can reject any other value.
+StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log = nullptr,
+                                     const std::map<std::string, std::vector<uint8_t>>& bound_inputs = {});
 
 // Full CLI conversion of a .onnx file or a .zip/.tar.gz archive (model.onnx +
 // optional config.json, see toolchain/input/archive.h): writes <output_dir>/model.oinf and
 // <output_dir>/conversion-log.json (also on failure). Returns the exit code
 // (0 success, 1 conversion failure). `console` gets progress lines.
+// `config_path`: optional config.json given with `--config FILE` (an error
+// when the input is an archive that carries its own config.json).
 int RunConversion(const std::string& input_path, const std::string& output_dir,
-                  const std::function<void(const std::string&)>& console);
+                  const std::function<void(const std::string&)>& console, const std::string& config_path = "");
 
 // Lower-case hex SHA-256 of a file ("" when unreadable).
 std::string Sha256File(const std::string& path);

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -151,6 +153,7 @@ StatusOr<Attr> ConvertAttr(const onnx::AttributeProto& a, const std::string& nod
     case onnx::AttributeProto::STRING: r.kind = Attr::kString; r.s = a.s(); break;
     case onnx::AttributeProto::INTS: r.kind = Attr::kInts; r.ints.assign(a.ints().begin(), a.ints().end()); break;
     case onnx::AttributeProto::FLOATS: r.kind = Attr::kFloats; r.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case onnx::AttributeProto::STRINGS: r.kind = Attr::kStrings; r.strings.assign(a.strings().begin(), a.strings().end()); break;
     case onnx::AttributeProto::TENSOR: {
       r.kind = Attr::kTensor;
       uint64_t budget = 0;
@@ -179,6 +182,74 @@ StatusOr<Tensor> ConstantNodeValue(const onnx::NodeProto& n, const std::string& 
     if (a.name() == "value_ints") return MakeConstI64(n.output(0), {static_cast<int64_t>(a.ints_size())}, {a.ints().begin(), a.ints().end()});
   }
   return Unimplemented("Constant node '" + name + "' has no supported value attribute");
+}
+
+constexpr const char* kIoDTypes =
+    "float32, float64, float16, bfloat16, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool";
+
+template <typename T>
+void AppendLE(std::vector<uint8_t>* out, T v) {
+  uint8_t b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  out->insert(out->end(), b, b + sizeof(T));
+}
+
+// config.json input_values for graph input `t` -> host-dtype bytes, checking
+// count, integrality and range (messages name the input and the element).
+StatusOr<std::vector<uint8_t>> EncodeBoundValue(const Tensor& t, const std::vector<ConfigNumber>& vals) {
+  const std::string where = "config.json input_values['" + t.name + "']";
+  if (static_cast<int64_t>(vals.size()) != t.numel())
+    return InvalidArgument(StrFormat("%s has %zu value(s), but graph input '%s' has shape %s (%lld elements); "
+                                     "give them flat, row-major",
+                                     where.c_str(), vals.size(), t.name.c_str(), ShapeToString(t.shape).c_str(),
+                                     static_cast<long long>(t.numel())));
+  std::vector<uint8_t> out;
+  out.reserve(vals.size() * DTypeSize(t.dtype));
+  for (size_t i = 0; i < vals.size(); ++i) {
+    const ConfigNumber& v = vals[i];
+    auto bad = [&](const std::string& why) {
+      return InvalidArgument(StrFormat("%s element %zu = %.17g %s (graph input '%s' is %s)", where.c_str(), i, v.value,
+                                       why.c_str(), t.name.c_str(), DTypeName(t.dtype)));
+    };
+    if (IsFloatLike(t.dtype)) {
+      if (t.dtype == DType::kDouble) { AppendLE<double>(&out, v.value); continue; }
+      // JSON has no Inf/NaN; a finite value that rounds to Inf is out of range.
+      if (std::fabs(v.value) >= 3.4028235677973366e38)  // rounds to Inf in float32
+        return bad("is out of the range of " + std::string(DTypeName(t.dtype)));
+      float f = static_cast<float>(v.value);
+      uint16_t h = t.dtype == DType::kFloat16 ? FloatToHalf(f) : FloatToBfloat(f);
+      bool inf = std::isinf(f) || (t.dtype == DType::kFloat16 && (h & 0x7fffu) == 0x7c00u) ||
+                 (t.dtype == DType::kBfloat16 && (h & 0x7fffu) == 0x7f80u);
+      if (inf) return bad("is out of the range of " + std::string(DTypeName(t.dtype)));
+      if (t.dtype == DType::kFloat) AppendLE<float>(&out, f);
+      else AppendLE<uint16_t>(&out, h);
+      continue;
+    }
+    int64_t x;
+    if (v.is_integer) x = v.integer;
+    else if (v.value == std::trunc(v.value) && std::fabs(v.value) < 9007199254740992.0) x = static_cast<int64_t>(v.value);
+    else return bad("is not an integer");
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    switch (t.dtype) {
+      case DType::kBool: lo = 0; hi = 1; break;
+      case DType::kInt8: lo = INT8_MIN; hi = INT8_MAX; break;
+      case DType::kUint8: lo = 0; hi = UINT8_MAX; break;
+      case DType::kInt16: lo = INT16_MIN; hi = INT16_MAX; break;
+      case DType::kUint16: lo = 0; hi = UINT16_MAX; break;
+      case DType::kInt32: lo = INT32_MIN; hi = INT32_MAX; break;
+      case DType::kUint32: lo = 0; hi = UINT32_MAX; break;
+      case DType::kUint64: lo = 0; break;
+      default: break;
+    }
+    if (x < lo || x > hi) return bad("is out of the range of " + std::string(DTypeName(t.dtype)));
+    switch (DTypeSize(t.dtype)) {
+      case 1: AppendLE<uint8_t>(&out, static_cast<uint8_t>(x)); break;
+      case 2: AppendLE<uint16_t>(&out, static_cast<uint16_t>(x)); break;
+      case 4: AppendLE<uint32_t>(&out, static_cast<uint32_t>(x)); break;
+      default: AppendLE<int64_t>(&out, x); break;
+    }
+  }
+  return out;
 }
 
 Status CheckOperatorSupport(const onnx::ModelProto& model) {
@@ -237,17 +308,40 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
     t->shape = s;
     t->has_shape = true;
   };
+  std::set<std::string> onnx_names;  // every tensor name the ONNX graph uses
+  for (const onnx::NodeProto& np : gp.node()) {
+    onnx_names.insert(np.input().begin(), np.input().end());
+    onnx_names.insert(np.output().begin(), np.output().end());
+  }
+  for (const onnx::ValueInfoProto& vi : gp.output()) onnx_names.insert(vi.name());
   for (const onnx::ValueInfoProto& vi : gp.input()) {
     if (init_names.count(vi.name())) continue;  // IR < 4: initializers listed as inputs
     Tensor t;
     t.name = vi.name();
     set_type(vi, &t);
     if (!IsDeviceDType(t.dtype))
-      return Unimplemented("graph input '" + vi.name() + "' has data type " + DTypeName(t.dtype) +
-                           "; supported: float32, float64, int64, int32, int16, int8, uint16, uint8, bool");
+      return Unimplemented("graph input '" + vi.name() + "' has data type " + DTypeName(t.dtype) + "; supported: " +
+                           kIoDTypes);
     if (!t.has_shape) return InvalidArgument("graph input '" + vi.name() + "' has no static shape after binding");
-    g.tensors[t.name] = t;
-    g.inputs.push_back({vi.name(), vi.name()});
+    auto bv = options.input_values.find(vi.name());
+    if (bv == options.input_values.end()) {
+      g.tensors[t.name] = t;
+      g.inputs.push_back({vi.name(), vi.name()});
+      continue;
+    }
+    // Bound at conversion: the nodes read a constant of the input's name; the
+    // host-facing input keeps its signature through a placeholder tensor.
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, EncodeBoundValue(t, bv->second));
+    Tensor c = t;
+    c.is_const = true;
+    c.data = bytes;
+    std::string ph = vi.name() + "#bound_input";
+    while (g.tensors.count(ph) || onnx_names.count(ph)) ph += "_";
+    t.name = ph;
+    g.tensors[ph] = t;
+    g.tensors[vi.name()] = std::move(c);
+    g.inputs.push_back({vi.name(), ph});
+    report->bound_inputs[vi.name()] = std::move(bytes);
   }
   for (const onnx::ValueInfoProto& vi : gp.value_info()) {
     Tensor& t = g.tensors[vi.name()];
@@ -285,8 +379,8 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
     t.name = vi.name();
     if (!t.is_const) set_type(vi, &t);
     if (!IsDeviceDType(t.dtype))
-      return Unimplemented("graph output '" + vi.name() + "' has data type " + DTypeName(t.dtype) +
-                           "; supported: float32, float64, int64, int32, int16, int8, uint16, uint8, bool");
+      return Unimplemented("graph output '" + vi.name() + "' has data type " + DTypeName(t.dtype) + "; supported: " +
+                           kIoDTypes);
     g.outputs.push_back({vi.name(), vi.name()});
   }
   OAAXVK_RETURN_IF_ERROR(g.Validate().WithContext("ONNX graph"));
@@ -303,6 +397,11 @@ Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, Im
     bool found = false;
     for (const auto& vi : gp->input()) found |= vi.name() == name;
     if (!found) return InvalidArgument("input_shapes names '" + name + "', which is not a graph input");
+  }
+  for (const auto& [name, vals] : options.input_values) {
+    bool found = false;
+    for (const auto& vi : gp->input()) found |= vi.name() == name && !inits.count(name);
+    if (!found) return InvalidArgument("config.json input_values names '" + name + "', which is not a graph input");
   }
   for (auto& vi : *gp->mutable_input()) {
     if (inits.count(vi.name())) continue;

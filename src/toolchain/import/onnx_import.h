@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "toolchain/input/config.h"
 #include "toolchain/ir/graph.h"
 
 namespace oaaxvk::toolchain {
@@ -19,6 +20,12 @@ struct ImportOptions {
   uint64_t max_external_bytes = 8ull << 30;        // all external data together
   // Shapes bound by the user (config.json "input_shapes"): input name -> dims.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Values bound by the user (config.json "input_values"): graph input name ->
+  // flat row-major numbers, numel of the input's static shape, each exactly
+  // representable in the input's dtype (integers in range, bools 0/1). A
+  // bound input becomes a constant for the compiler but stays a graph input:
+  // see ImportReport::bound_inputs.
+  InputValues input_values;
 };
 
 // Notes the importer wants logged (e.g. "batch dimension of 'x' set to 1").
@@ -28,6 +35,11 @@ struct ImportReport {
   std::string producer;
   size_t onnx_nodes = 0;
   std::vector<std::string> notes;
+  // Bound inputs: graph input name -> its value as host-dtype bytes
+  // (little-endian, row-major). The graph keeps the input (GraphIO.name) but
+  // points it at a placeholder tensor no node reads; the nodes read a
+  // constant tensor of the input's name. Pass this map to CompileGraph.
+  std::map<std::string, std::vector<uint8_t>> bound_inputs;
 };
 
 // Reads `path` (a .onnx file). External data files are resolved relative to

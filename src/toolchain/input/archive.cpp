@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -99,27 +100,76 @@ bool IsArchivePath(const std::string& path) {
   return EndsWithCI(path, ".zip") || EndsWithCI(path, ".tar.gz") || EndsWithCI(path, ".tgz");
 }
 
+namespace {
+
+Status ParseInputShapes(const nlohmann::json& v, ModelConfig* c) {
+  if (!v.is_object())
+    return InvalidArgument("config.json: \"input_shapes\" must map input names to lists of positive integers");
+  for (auto s = v.begin(); s != v.end(); ++s) {
+    if (!s.value().is_array() || s.value().empty())
+      return InvalidArgument("config.json: input_shapes['" + s.key() + "'] must be a non-empty list of positive integers");
+    std::vector<int64_t> dims;
+    for (const auto& d : s.value()) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t{1} << 31))
+        return InvalidArgument("config.json: input_shapes['" + s.key() + "'] has " + d.dump() +
+                               "; every dimension must be an integer in [1, 2^31]");
+      dims.push_back(d.get<int64_t>());
+    }
+    c->input_shapes[s.key()] = std::move(dims);
+  }
+  return Status::Ok();
+}
+
+Status ParseInputValues(const nlohmann::json& v, ModelConfig* c) {
+  if (!v.is_object())
+    return InvalidArgument("config.json: \"input_values\" must map graph input names to flat lists of numbers, "
+                           "e.g. {\"input_values\": {\"shape\": [1, 3, 224, 224]}}");
+  for (auto s = v.begin(); s != v.end(); ++s) {
+    if (!s.value().is_array())  // [] binds an input with zero elements
+      return InvalidArgument("config.json: input_values['" + s.key() + "'] must be a flat list of numbers (row-major)");
+    std::vector<ConfigNumber> vals;
+    size_t k = 0;
+    for (const auto& d : s.value()) {
+      ConfigNumber n;
+      if (d.is_number_unsigned() && d.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+        return InvalidArgument("config.json: input_values['" + s.key() + "'] element " + std::to_string(k) + " = " +
+                               d.dump() + " is out of the int64 range");
+      } else if (d.is_number_integer()) {
+        n.is_integer = true;
+        n.integer = d.get<int64_t>();
+        n.value = static_cast<double>(n.integer);
+      } else if (d.is_number_float()) {
+        n.value = d.get<double>();
+      } else if (d.is_boolean()) {
+        n.is_integer = true;
+        n.integer = d.get<bool>() ? 1 : 0;
+        n.value = static_cast<double>(n.integer);
+      } else {
+        return InvalidArgument("config.json: input_values['" + s.key() + "'] element " + std::to_string(k) + " is " +
+                               d.dump() + "; expected a number (the list must be flat, row-major)");
+      }
+      vals.push_back(n);
+      ++k;
+    }
+    c->input_values[s.key()] = std::move(vals);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<ModelConfig> ParseModelConfig(const std::string& text) {
   ModelConfig c;
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgument("config.json is not valid JSON");
   if (!j.is_object()) return InvalidArgument("config.json must be a JSON object like {\"input_shapes\": {\"x\": [1, 3, 224, 224]}}");
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it.key() != "input_shapes")
-      return InvalidArgument("config.json: unknown key '" + it.key() + "' (supported: \"input_shapes\")");
-    if (!it.value().is_object())
-      return InvalidArgument("config.json: \"input_shapes\" must map input names to lists of positive integers");
-    for (auto s = it.value().begin(); s != it.value().end(); ++s) {
-      if (!s.value().is_array() || s.value().empty())
-        return InvalidArgument("config.json: input_shapes['" + s.key() + "'] must be a non-empty list of positive integers");
-      std::vector<int64_t> dims;
-      for (const auto& d : s.value()) {
-        if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t{1} << 31))
-          return InvalidArgument("config.json: input_shapes['" + s.key() + "'] has " + d.dump() +
-                                 "; every dimension must be an integer in [1, 2^31]");
-        dims.push_back(d.get<int64_t>());
-      }
-      c.input_shapes[s.key()] = std::move(dims);
+    if (it.key() == "input_shapes") {
+      OAAXVK_RETURN_IF_ERROR(ParseInputShapes(it.value(), &c));
+    } else if (it.key() == "input_values") {
+      OAAXVK_RETURN_IF_ERROR(ParseInputValues(it.value(), &c));
+    } else {
+      return InvalidArgument("config.json: unknown key '" + it.key() + "' (supported: \"input_shapes\", \"input_values\")");
     }
   }
   return c;

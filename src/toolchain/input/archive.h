@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "oaax_vulkan/status.h"
+#include "toolchain/input/config.h"
 
 namespace oaaxvk::toolchain {
 
@@ -30,11 +31,15 @@ struct ArchiveLimits {
   uint64_t max_total_bytes = 8ull << 30;   // model + external data together
 };
 
-// The `config.json` of an archive:
-//   {"input_shapes": {"<input name>": [d0, d1, ...], ...}}
-// Unknown top-level keys are an error (so a typo does not go unnoticed).
+// The `config.json` of an archive (or of `--config FILE`):
+//   {"input_shapes": {"<input name>": [d0, d1, ...], ...},
+//    "input_values": {"<input name>": [v0, v1, ...], ...}}
+// input_values binds a graph input to a value at conversion (flat row-major
+// numbers; non-finite floats are not representable in JSON). Unknown
+// top-level keys are an error (so a typo does not go unnoticed).
 struct ModelConfig {
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  InputValues input_values;
 };
 
 // Parses config.json text; errors name the offending key / value.

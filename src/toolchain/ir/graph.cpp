@@ -9,7 +9,7 @@ size_t DTypeSize(DType t) {
   switch (t) {
     case DType::kFloat: case DType::kInt32: case DType::kUint32: return 4;
     case DType::kUint8: case DType::kInt8: case DType::kBool: return 1;
-    case DType::kUint16: case DType::kInt16: case DType::kFloat16: return 2;
+    case DType::kUint16: case DType::kInt16: case DType::kFloat16: case DType::kBfloat16: return 2;
     case DType::kInt64: case DType::kDouble: case DType::kUint64: return 8;
     default: return 0;
   }
@@ -29,6 +29,7 @@ const char* DTypeName(DType t) {
     case DType::kDouble: return "float64";
     case DType::kUint32: return "uint32";
     case DType::kUint64: return "uint64";
+    case DType::kBfloat16: return "bfloat16";
     default: {
       int32_t c = static_cast<int32_t>(t);  // ONNX codes without a device representation
       return c == 8 ? "string" : c == 14 ? "complex64" : c == 15 ? "complex128" : c == 16 ? "bfloat16" : "undefined";
@@ -55,6 +56,61 @@ static T Load(const uint8_t* p) {
   return v;
 }
 
+float HalfToFloat(uint16_t h) {
+  uint32_t s = uint32_t{h & 0x8000u} << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, b;
+  if (e == 31) {
+    b = s | 0x7f800000u | (m << 13);
+  } else if (e != 0) {
+    b = s | ((e + 112) << 23) | (m << 13);
+  } else if (m == 0) {
+    b = s;
+  } else {  // subnormal: normalize
+    int ex = 113;
+    while ((m & 0x400u) == 0) { m <<= 1; --ex; }
+    b = s | (static_cast<uint32_t>(ex) << 23) | ((m & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+float BfloatToFloat(uint16_t h) {
+  uint32_t b = uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+uint16_t FloatToHalf(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  uint32_t s = (b >> 16) & 0x8000u, e = (b >> 23) & 0xffu, m = b & 0x7fffffu;
+  if (e == 255) return static_cast<uint16_t>(s | 0x7c00u | (m ? 0x200u | (m >> 13) : 0u));
+  int ue = static_cast<int>(e) - 127 + 15;
+  if (ue >= 31) return static_cast<uint16_t>(s | 0x7c00u);
+  uint32_t mant, shift;
+  if (ue <= 0) {  // subnormal half (or underflow to zero)
+    if (ue < -10) return static_cast<uint16_t>(s);
+    mant = m | 0x800000u;
+    shift = static_cast<uint32_t>(14 - ue);
+  } else {
+    mant = m;
+    shift = 13;
+  }
+  uint32_t r = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (r & 1u))) ++r;  // round to nearest even; may carry into the exponent
+  uint32_t out = ue <= 0 ? r : ((static_cast<uint32_t>(ue) << 10) + r);
+  return static_cast<uint16_t>(s | out);
+}
+
+uint16_t FloatToBfloat(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  if ((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu)) return static_cast<uint16_t>((b >> 16) | 0x40u);
+  uint32_t r = b + 0x7fffu + ((b >> 16) & 1u);  // round to nearest even (overflow carries into Inf)
+  return static_cast<uint16_t>(r >> 16);
+}
+
 std::vector<double> Tensor::AsDoubles() const {
   std::vector<double> r;
   size_t es = DTypeSize(dtype);
@@ -74,6 +130,8 @@ std::vector<double> Tensor::AsDoubles() const {
       case DType::kUint16: r[i] = Load<uint16_t>(p); break;
       case DType::kInt8: r[i] = Load<int8_t>(p); break;
       case DType::kUint8: case DType::kBool: r[i] = *p; break;
+      case DType::kFloat16: r[i] = HalfToFloat(Load<uint16_t>(p)); break;
+      case DType::kBfloat16: r[i] = BfloatToFloat(Load<uint16_t>(p)); break;
       default: r[i] = 0; break;
     }
   }
@@ -132,6 +190,8 @@ Tensor MakeConstFromDoubles(const std::string& name, DType dtype, const Shape& s
       case DType::kInt8: Store<int8_t>(p, static_cast<int8_t>(x)); break;
       case DType::kUint8: Store<uint8_t>(p, static_cast<uint8_t>(x)); break;
       case DType::kBool: Store<uint8_t>(p, x != 0 ? 1 : 0); break;
+      case DType::kFloat16: Store<uint16_t>(p, FloatToHalf(static_cast<float>(x))); break;
+      case DType::kBfloat16: Store<uint16_t>(p, FloatToBfloat(static_cast<float>(x))); break;
       default: break;
     }
   }

@@ -21,8 +21,15 @@ namespace oaaxvk::toolchain {
 enum class DType : int32_t {
   kUndefined = 0, kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5,
   kInt32 = 6, kInt64 = 7, kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13,
+  kBfloat16 = 16,
 };
 size_t DTypeSize(DType t);   // 0 for unsupported/undefined
+// IEEE binary16 / bfloat16 bit patterns <-> float32. float32 -> 16-bit rounds
+// to nearest even, overflows to Inf, keeps NaN a (quiet) NaN, makes subnormals.
+float HalfToFloat(uint16_t h);
+float BfloatToFloat(uint16_t h);
+uint16_t FloatToHalf(float f);
+uint16_t FloatToBfloat(float f);
 const char* DTypeName(DType t);
 
 using Shape = std::vector<int64_t>;
@@ -52,12 +59,13 @@ Tensor MakeConstFromDoubles(const std::string& name, DType dtype, const Shape& s
                             const std::vector<double>& v);
 
 struct Attr {
-  enum Kind { kInt, kFloat, kString, kInts, kFloats, kTensor } kind = kInt;
+  enum Kind { kInt, kFloat, kString, kInts, kFloats, kTensor, kStrings } kind = kInt;
   int64_t i = 0;
   float f = 0.f;
   std::string s;
   std::vector<int64_t> ints;
   std::vector<float> floats;
+  std::vector<std::string> strings;  // kStrings (e.g. RNN activations)
   std::vector<Tensor> t;  // kTensor: exactly one element
 };
 

@@ -1,6 +1,7 @@
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_float.h"
 #include "toolchain/ir/shape_infer_int.h"
+#include "toolchain/ir/shape_infer_index.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +17,7 @@ const std::set<std::string>& DeviceOps() {
       "LeakyRelu", "Add", "Sub", "Mul", "Div", "GlobalAveragePool", "MaxPool", "AveragePool",
       "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "MatMul", "Gemm",
       "Softmax", "Identity", "Dropout", "Pow", "Max", "Min", "Sqrt", "Neg", "Exp", "Abs", "Tanh",
-      "Reciprocal", "Swish", "ReduceMean", "Resize", "ConvTranspose", "Slice", "Cast"};
+      "Reciprocal", "Swish", "ReduceMean", "Resize", "ConvTranspose", "Slice", "Cast", "GridSample", "ReverseSequence", "Det", "RoiAlign"};
   return k;
 }
 const std::set<std::string>& FoldOnlyOps() {
@@ -36,6 +37,7 @@ bool IsSupportedOp(const std::string& domain, const std::string& op_type, bool* 
   if (!(domain.empty() || domain == "ai.onnx")) return false;
   // Gather also runs on the device; IntDeviceOps: shape_infer_int.cpp (issue 5).
   if (DeviceOps().count(op_type) || FloatDeviceOps().count(op_type) || IntDeviceOps().count(op_type) ||
+      IndexDeviceOps().count(op_type) ||  // issue 5 indexing/scanning: shape_infer_index.cpp
       op_type == "Gather") {
     if (fold_only) *fold_only = false;
     return true;
@@ -49,6 +51,7 @@ std::vector<std::string> SupportedOps() {
   r.insert(r.end(), FoldOnlyOps().begin(), FoldOnlyOps().end());
   r.insert(r.end(), FloatDeviceOps().begin(), FloatDeviceOps().end());
   r.insert(r.end(), IntDeviceOps().begin(), IntDeviceOps().end());
+  r.insert(r.end(), IndexDeviceOps().begin(), IndexDeviceOps().end());
   std::sort(r.begin(), r.end());
   return r;
 }
@@ -140,18 +143,30 @@ static Status Window2D(Node& n, const Shape& x, int64_t kh, int64_t kw, bool cei
   return Status::Ok();
 }
 
+// "<what> input '<name>' is not a compile-time constant (...)", with the
+// config.json input_values hint when <name> is a graph input (the conformance
+// runner and users bind such inputs at conversion).
+static std::string NotConstantMessage(const Graph& g, const std::string& what, const std::string& name) {
+  std::string m = what + " input '" + name + "' is not a compile-time constant (dynamic shapes are not supported)";
+  for (const GraphIO& io : g.inputs)
+    if (io.name == name)
+      return m + "; bind it at conversion with config.json {\"input_values\": {\"" + name + "\": [...]}}";
+  return m;
+}
+
 static StatusOr<std::vector<int64_t>> ConstInts(const Graph& g, const Node& n, size_t idx, const char* what) {
   if (idx >= n.inputs.size() || n.inputs[idx].empty()) return std::vector<int64_t>{};
   const Tensor* t = g.FindTensor(n.inputs[idx]);
   if (!t || !t->is_const)
-    return NodeError(n, std::string(what) + " input '" + n.inputs[idx] +
-                            "' is not a compile-time constant (dynamic shapes are not supported)");
+    return NodeError(n, NotConstantMessage(g, what, n.inputs[idx]));
   return t->AsInts();
 }
 
 Status InferNodeShapes(Graph& g, Node& n) {
   bool handled = false;
   OAAXVK_RETURN_IF_ERROR(InferFloatNodeShapes(g, n, &handled));
+  if (handled) return Status::Ok();
+  OAAXVK_RETURN_IF_ERROR(InferIndexNodeShapes(g, n, &handled));  // issue 5: shape_infer_index.cpp
   if (handled) return Status::Ok();
   std::vector<const Tensor*> in;
   for (const std::string& name : n.inputs) {
@@ -202,18 +217,41 @@ Status InferNodeShapes(Graph& g, Node& n) {
     if (group < 1 || x[1] % group != 0 || w[0] != x[1])
       return NodeError(n, "input channels " + std::to_string(x[1]) + " do not match weight " + ShapeToString(w) +
                               " with group " + std::to_string(group));
-    if (n.HasAttr("output_shape"))
-      return Unimplemented("node '" + n.name + "' (ConvTranspose): attribute output_shape is not supported (use pads)");
     std::string ap = n.GetString("auto_pad", "NOTSET");
-    if (ap != "NOTSET" && ap != "VALID")
-      return Unimplemented("node '" + n.name + "' (ConvTranspose): auto_pad " + ap + " is not supported");
+    if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
+      return NodeError(n, "unknown auto_pad '" + ap + "'");
     std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
-                         pd = ap == "VALID" ? std::vector<int64_t>{0, 0, 0, 0} : n.GetInts("pads", {0, 0, 0, 0}),
+                         pd = ap == "NOTSET" ? n.GetInts("pads", {0, 0, 0, 0}) : std::vector<int64_t>{0, 0, 0, 0},
                          op_ = n.GetInts("output_padding", {0, 0});
     if (st.size() != 2 || dl.size() != 2 || pd.size() != 4 || op_.size() != 2)
       return NodeError(n, "strides/dilations/pads/output_padding must be 2-D");
     for (int64_t v : st) if (v < 1) return NodeError(n, "strides must be >= 1");
     for (int64_t v : dl) if (v < 1) return NodeError(n, "dilations must be >= 1");
+    // output_shape / SAME auto_pad: pads from the ONNX formula
+    // total = stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - out,
+    // SAME_UPPER puts the odd unit at the end; a negative end pad (output
+    // larger than the full result) becomes extra output_padding.
+    if (n.HasAttr("output_shape") || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      std::vector<int64_t> os = n.GetInts("output_shape", {});
+      if (os.size() == 4) os = {os[2], os[3]};
+      if (!os.empty() && os.size() != 2) return NodeError(n, "output_shape must have 2 (spatial) entries");
+      if (os.empty()) os = {x[2] * st[0], x[3] * st[1]};
+      for (int i = 0; i < 2; ++i) {
+        int64_t total = st[i] * (x[2 + i] - 1) + op_[i] + (w[2 + i] - 1) * dl[i] + 1 - os[i];
+        int64_t half = total / 2;
+        bool upper = ap != "SAME_LOWER";
+        pd[i] = upper ? half : total - half;
+        pd[i + 2] = total - pd[i];
+        if (pd[i + 2] < 0) {
+          op_[i] -= pd[i + 2];
+          pd[i + 2] = 0;
+        }
+        if (pd[i] < 0)
+          return NodeError(n, "output_shape " + std::to_string(os[i]) + " needs a negative start pad on spatial axis " +
+                                  std::to_string(i));
+      }
+      n.SetInts("output_padding", op_);
+    }
     for (int64_t v : pd) if (v < 0) return NodeError(n, "negative pads are not supported");
     Shape s = {x[0], w[1] * group, 0, 0};
     for (int i = 0; i < 2; ++i)
@@ -223,6 +261,36 @@ Status InferNodeShapes(Graph& g, Node& n) {
     n.SetInts("dilations", dl);
     return SetOut(g, n, 0, dt, s);
   }
+  if (op == "ReverseSequence") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    const int64_t ta = n.GetInt("time_axis", 0), ba = n.GetInt("batch_axis", 1);
+    if (x.size() < 2 || !((ta == 0 && ba == 1) || (ta == 1 && ba == 0)))
+      return NodeError(n, "needs rank >= 2 with time_axis/batch_axis 0 and 1");
+    if (in[1]->shape != Shape{x[ba]}) return NodeError(n, "sequence_lens must have shape [batch]");
+    return SetOut(g, n, 0, dt, x);
+  }
+  if (op == "Det") {
+    if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+      return NodeError(n, "needs [..., M, M] matrices, got " + ShapeToString(x));
+    return SetOut(g, n, 0, dt, Shape(x.begin(), x.end() - 2));
+  }
+  if (op == "RoiAlign") {
+    OAAXVK_RETURN_IF_ERROR(need(2));
+    const Shape& rs = in[1]->shape;
+    if (x.size() != 4 || rs.size() != 2 || rs[1] != 4 || in[2]->shape != Shape{rs[0]})
+      return NodeError(n, "needs X [N, C, H, W], rois [R, 4] and batch_indices [R]");
+    const int64_t oh = n.GetInt("output_height", 1), ow = n.GetInt("output_width", 1);
+    if (oh < 1 || ow < 1) return NodeError(n, "output_height/output_width must be >= 1");
+    return SetOut(g, n, 0, dt, {rs[0], x[1], oh, ow});
+  }
+  if (op == "GridSample") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    const Shape& gs = in[1]->shape;
+    if (x.size() != 4 || gs.size() != 4 || gs[0] != x[0] || gs[3] != 2)
+      return NodeError(n, "needs X [N, C, H, W] and grid [N, H_out, W_out, 2], got " + ShapeToString(x) + " and " +
+                              ShapeToString(gs));
+    return SetOut(g, n, 0, dt, {x[0], x[1], gs[1], gs[2]});
+  }
   if (op == "Resize") {
     // opset 10: (X, scales); opset 11+: (X, roi, scales, sizes).
     size_t si = g.opset < 11 ? 1 : 2, zi = 3;
@@ -230,27 +298,53 @@ Status InferNodeShapes(Graph& g, Node& n) {
     std::vector<double> scales;
     if (si < n.inputs.size() && !n.inputs[si].empty()) {
       const Tensor* t = g.FindTensor(n.inputs[si]);
-      if (!t || !t->is_const) return NodeError(n, "scales input is not a compile-time constant");
+      if (!t || !t->is_const)
+        return NodeError(n, "scales input '" + n.inputs[si] +
+                                "' is not a compile-time constant (dynamic shapes are not supported)");
       scales = t->AsDoubles();
+    }
+    // roi: only tf_crop_and_resize reads it (opset 11+).
+    std::vector<float> roi;
+    if (g.opset >= 11 && n.GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+      if (n.inputs.size() < 2 || n.inputs[1].empty()) return NodeError(n, "tf_crop_and_resize needs the roi input");
+      const Tensor* t = g.FindTensor(n.inputs[1]);
+      if (!t || !t->is_const)
+        return NodeError(n, "roi input '" + n.inputs[1] +
+                                "' is not a compile-time constant (dynamic shapes are not supported)");
+      std::vector<double> r = t->AsDoubles();
+      if (static_cast<int64_t>(r.size()) != 2 * rank) return NodeError(n, "roi must have 2 * rank entries");
+      for (double v : r) roi.push_back(static_cast<float>(v));
     }
     if (!scales.empty() && !sizes.empty()) return NodeError(n, "both scales and sizes are given");
     Shape s = x;
-    std::vector<float> eff(rank, 1.f);
+    // eff: the scale of each axis; len: its resized length before rounding
+    // (what align_corners / tf_crop_and_resize divide by in the ONNX reference).
+    std::vector<float> eff(rank, 1.f), len(rank, 1.f);
     if (!sizes.empty()) {
       if (static_cast<int64_t>(sizes.size()) != rank) return NodeError(n, "sizes must have one entry per input dimension");
-      for (int64_t i = 0; i < rank; ++i) { s[i] = sizes[i]; eff[i] = static_cast<float>(s[i]) / static_cast<float>(x[i]); }
+      for (int64_t i = 0; i < rank; ++i) {
+        s[i] = sizes[i];
+        eff[i] = static_cast<float>(s[i]) / static_cast<float>(x[i]);
+        len[i] = static_cast<float>(s[i]);
+      }
     } else {
       if (static_cast<int64_t>(scales.size()) != rank) return NodeError(n, "scales must have one entry per input dimension");
       for (int64_t i = 0; i < rank; ++i) {
         if (!(scales[i] > 0)) return NodeError(n, "scales must be positive");
         s[i] = static_cast<int64_t>(std::floor(static_cast<double>(x[i]) * static_cast<float>(scales[i])));
         eff[i] = static_cast<float>(scales[i]);
+        len[i] = static_cast<float>(static_cast<double>(x[i]) * scales[i]);
       }
     }
-    Attr a;
-    a.kind = Attr::kFloats;
-    a.floats = eff;
-    n.attrs["_scales"] = a;
+    auto floats_attr = [&](const char* key, std::vector<float> v) {
+      Attr a;
+      a.kind = Attr::kFloats;
+      a.floats = std::move(v);
+      n.attrs[key] = std::move(a);
+    };
+    floats_attr("_scales", eff);
+    floats_attr("_lengths", len);
+    if (!roi.empty()) floats_attr("_roi", roi);
     return SetOut(g, n, 0, dt, s);
   }
   if (op == "Conv") {

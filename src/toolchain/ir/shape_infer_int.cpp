@@ -35,13 +35,16 @@ bool IsDeviceDType(DType t) {
   switch (t) {
     case DType::kFloat: case DType::kDouble: case DType::kInt32: case DType::kInt64: case DType::kInt16:
     case DType::kUint16: case DType::kInt8: case DType::kUint8: case DType::kBool:
+    case DType::kFloat16: case DType::kBfloat16: case DType::kUint32: case DType::kUint64:  // I/O contract (issue 5)
       return true;
     default:
       return false;
   }
 }
 
-bool IsFloatLike(DType t) { return t == DType::kFloat || t == DType::kDouble; }
+bool IsFloatLike(DType t) {
+  return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 || t == DType::kBfloat16;
+}
 
 Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
   *handled = false;

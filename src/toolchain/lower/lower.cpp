@@ -8,6 +8,7 @@
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_int.h"
 #include "toolchain/lower/lower_int.h"
+#include "toolchain/lower/lower_index.h"
 #include "toolchain/lower/kernels.h"
 #include "toolchain/passes/passes.h"
 #include "toolchain/passes/activations_float.h"
@@ -31,6 +32,27 @@ uint32_t FBits(float f) {
 }
 
 constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
+
+// CPU-class kernel variants (bundle feature kernel_variants): register block
+// per invocation (rows x columns) and local size. Must match
+// shaders/conv2d_cpu.comp (4 x 4), shaders/gemm_cpu.comp (8 x 8) and
+// kernels.cpp.
+constexpr int64_t kConvCpuBlock = 4, kGemmCpuBlock = 8, kCpuLocalSize = 64;
+
+// Sets `d`'s CPU variant: `kernel` with d's spec values on a grid of
+// (ceil(rows / block), ceil(cols / (kCpuLocalSize * block)), z).
+// Leaves d without a variant when a group count would exceed 65535 (the
+// default kernel then runs on CPU-class devices too).
+bool SetCpuVariant(Dispatch* d, const char* kernel, int64_t block, int64_t rows, int64_t cols, int64_t z) {
+  int64_t gx = (rows + block - 1) / block, gy = (cols + kCpuLocalSize * block - 1) / (kCpuLocalSize * block);
+  if (gx > 65535 || gy > 65535 || z > 65535) return false;
+  d->cpu_kernel = kernel;
+  d->cpu_groups[0] = static_cast<uint32_t>(gx);
+  d->cpu_groups[1] = static_cast<uint32_t>(gy);
+  d->cpu_groups[2] = static_cast<uint32_t>(z);
+  d->cpu_spec = d->spec;
+  return true;
+}
 
 class Lowerer {
  public:
@@ -126,6 +148,29 @@ class Lowerer {
     return Status::Ok();
   }
 
+  // Dispatches planned by LowerIndexNode: inputs by tensor name (read), then
+  // the listed node outputs (written; allocated on first use).
+  Status EmitIndex(const Node& n, const IndexLowering& xl) {
+    for (const IndexDispatch& p : xl.dispatches) {
+      Dispatch d;
+      d.kernel = p.kernel;
+      for (const std::string& in : p.inputs) {
+        OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(in, n.name));
+        d.bindings.push_back({v, false});
+      }
+      for (size_t k : p.outputs) {
+        auto it = alias_.find(n.outputs.at(k));
+        int v = it != alias_.end() ? it->second : -1;
+        if (v < 0) { OAAXVK_ASSIGN_OR_RETURN(v, Out(n, k)); }
+        d.bindings.push_back({v, true});
+      }
+      d.spec = p.spec;
+      Grid1D((p.units + 255) / 256, d.groups);
+      Emit(n, d, p.detail);
+    }
+    return Status::Ok();
+  }
+
   StatusOr<int> NewValue(const Tensor& t, BufferKind kind) {
     if (!IsDeviceDType(t.dtype))
       return Unimplemented("tensor '" + t.name + "' has data type " + DTypeName(t.dtype) +
@@ -198,7 +243,8 @@ class Lowerer {
         {"ReduceL2", &Lowerer::Reduce}, {"ReduceLogSum", &Lowerer::Reduce}, {"ReduceLogSumExp", &Lowerer::Reduce},
         {"ReduceSumSquare", &Lowerer::Reduce}, {"Softmax", &Lowerer::Softmax}, {"LogSoftmax", &Lowerer::Softmax}, {"Hardmax", &Lowerer::Softmax},
         {"Transpose", &Lowerer::Transpose}, {"Concat", &Lowerer::Concat}, {"Slice", &Lowerer::Slice},
-        {"Resize", &Lowerer::Resize},
+        {"Resize", &Lowerer::Resize}, {"GridSample", &Lowerer::GridSample},
+        {"ReverseSequence", &Lowerer::ReverseSequence}, {"Det", &Lowerer::Det}, {"RoiAlign", &Lowerer::RoiAlign},
     };
     return k;
   }
@@ -210,13 +256,17 @@ class Lowerer {
     if (fold_only)
       return NodeError(n, "its inputs are not compile-time constants; " + op +
                               " is only supported on values known at conversion time (static shapes)");
+    // Indexing / scanning operators, MaxPool with Indices (lower_index.cpp).
+    OAAXVK_ASSIGN_OR_RETURN(IndexLowering xl, LowerIndexNode(g_, n));
+    if (xl.handled) return EmitIndex(n, xl);
     // Integer / logic / indexing operators, Cast, integer arithmetic (lower_int.cpp).
     OAAXVK_ASSIGN_OR_RETURN(IntLowering il, LowerIntNode(g_, n));
     if (il.handled) return EmitPlanned(n, il);
     // Data movement copies 32-bit words of any device data type; every other
     // operator computes in float32 (float64 values are carried as float32).
     bool data_movement = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-                         op == "Identity" || op == "Dropout" || op == "Transpose" || op == "Concat" || op == "Slice";
+                         op == "Identity" || op == "Dropout" || op == "Transpose" || op == "Concat" || op == "Slice" ||
+                         op == "ReverseSequence" || op == "RoiAlign";  // RoiAlign checks its float inputs itself
     for (size_t k = 0; k < n.inputs.size() + n.outputs.size(); ++k) {
       bool is_out = k >= n.inputs.size();
       const std::string& name = is_out ? n.outputs[k - n.inputs.size()] : n.inputs[k];
@@ -314,6 +364,90 @@ class Lowerer {
     return Status::Ok();
   }
 
+  Status ReverseSequence(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    const int64_t time_axis = n.GetInt("time_axis", 0);
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int lens, ValueOf(n.inputs[1], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    const int64_t inner = NumElements(Shape(xs.begin() + 2, xs.end()));
+    const int64_t t = xs[time_axis], b = xs[1 - time_axis];
+    Dispatch d;
+    d.kernel = "reverse_sequence";
+    d.bindings = {{x, false}, {lens, false}, {y, true}};
+    d.spec = {static_cast<uint32_t>(t), static_cast<uint32_t>(b), static_cast<uint32_t>(inner),
+              static_cast<uint32_t>(time_axis)};
+    Grid1D((NumElements(xs) + 255) / 256, d.groups);
+    Emit(n, d, StrFormat("time_axis=%lld", static_cast<long long>(time_axis)));
+    return Status::Ok();
+  }
+
+  Status Det(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    const int64_t dim = xs.back();
+    if (dim > 16) return NodeError(n, "matrices larger than 16x16 are not supported, got " + ShapeToString(xs));
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    const int64_t batch = NumElements(xs) / (dim * dim);
+    Dispatch d;
+    d.kernel = "det";
+    d.bindings = {{x, false}, {y, true}};
+    d.spec = {static_cast<uint32_t>(batch), static_cast<uint32_t>(dim)};
+    Grid1D((batch + 63) / 64, d.groups);
+    Emit(n, d, StrFormat("%lld matrices %lldx%lld", static_cast<long long>(batch), static_cast<long long>(dim),
+                         static_cast<long long>(dim)));
+    return Status::Ok();
+  }
+
+  Status RoiAlign(const Node& n) {
+    for (size_t k = 0; k < 2; ++k)
+      if (!IsFloatLike(T(n.inputs[k]).dtype))
+        return NodeError(n, "input '" + n.inputs[k] + "' must be float32/float64, got " + DTypeName(T(n.inputs[k]).dtype));
+    const Shape& xs = T(n.inputs[0]).shape;
+    const Shape& ys = T(n.outputs[0]).shape;
+    std::string mode = n.GetString("mode", "avg"), ctm = n.GetString("coordinate_transformation_mode", "half_pixel");
+    if (mode != "avg" && mode != "max") return NodeError(n, "mode '" + mode + "' is not supported (avg, max)");
+    if (ctm != "half_pixel" && ctm != "output_half_pixel")
+      return NodeError(n, "coordinate_transformation_mode '" + ctm + "' is not supported");
+    const int64_t sr = n.GetInt("sampling_ratio", 0);
+    if (sr < 0) return NodeError(n, "sampling_ratio must be >= 0");
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int rois, ValueOf(n.inputs[1], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int bi, ValueOf(n.inputs[2], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    Dispatch d;
+    d.kernel = "roi_align";
+    d.bindings = {{x, false}, {rois, false}, {bi, false}, {y, true}};
+    d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ys[0]), u(ys[2]), u(ys[3]), u(sr),
+              FBits(n.GetFloat("spatial_scale", 1.f)), ctm == "half_pixel" ? 1u : 0u, mode == "avg" ? 0u : 1u};
+    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Emit(n, d, mode + " " + ctm);
+    return Status::Ok();
+  }
+
+  Status GridSample(const Node& n) {
+    const Shape& xs = T(n.inputs[0]).shape;
+    const Shape& ys = T(n.outputs[0]).shape;
+    static const std::map<std::string, uint32_t> kMode = {{"bilinear", 0}, {"nearest", 1}, {"bicubic", 2}};
+    static const std::map<std::string, uint32_t> kPad = {{"zeros", 0}, {"border", 1}, {"reflection", 2}};
+    std::string mode = n.GetString("mode", "bilinear"), pad = n.GetString("padding_mode", "zeros");
+    if (!kMode.count(mode)) return NodeError(n, "mode '" + mode + "' is not supported (bilinear, nearest, bicubic)");
+    if (!kPad.count(pad)) return NodeError(n, "padding_mode '" + pad + "' is not supported (zeros, border, reflection)");
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int grid, ValueOf(n.inputs[1], n.name));
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    Dispatch d;
+    d.kernel = "grid_sample";
+    d.bindings = {{x, false}, {grid, false}, {y, true}};
+    d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ys[2]), u(ys[3]), kMode.at(mode), kPad.at(pad),
+              n.GetInt("align_corners", 0) != 0 ? 1u : 0u};
+    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Emit(n, d, mode + " " + pad + (n.GetInt("align_corners", 0) != 0 ? " align_corners" : ""));
+    return Status::Ok();
+  }
+
   Status Resize(const Node& n) {
     const Shape& xs = T(n.inputs[0]).shape;
     const Shape& ys = T(n.outputs[0]).shape;
@@ -327,15 +461,16 @@ class Lowerer {
     for (size_t i = 0; i + 2 < xs.size(); ++i)
       if (ys[i] != xs[i]) return NodeError(n, "resizing dimensions other than the last two is not supported");
     static const std::map<std::string, uint32_t> kCoord = {{"half_pixel", 0}, {"asymmetric", 1}, {"align_corners", 2},
-                                                          {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nearest", 4}};
+                                                          {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nearest", 4},
+                                                          {"tf_crop_and_resize", 5}};
     static const std::map<std::string, uint32_t> kNearest = {{"round_prefer_floor", 0}, {"round_prefer_ceil", 1},
                                                             {"floor", 2}, {"ceil", 3}};
-    if (mode != "nearest" && mode != "linear")
-      return NodeError(n, "mode '" + mode + "' is not supported (nearest, linear)");
+    if (mode != "nearest" && mode != "linear" && mode != "cubic")
+      return NodeError(n, "mode '" + mode + "' is not supported (nearest, linear, cubic)");
     if (!kCoord.count(ctm))
       return NodeError(n, "coordinate_transformation_mode '" + ctm + "' is not supported");
-    if (mode == "linear" && ctm == "tf_half_pixel_for_nearest")
-      return NodeError(n, "coordinate_transformation_mode tf_half_pixel_for_nearest with linear mode is not supported");
+    if (mode != "nearest" && ctm == "tf_half_pixel_for_nearest")
+      return NodeError(n, "coordinate_transformation_mode tf_half_pixel_for_nearest with " + mode + " mode is not supported");
     if (!kNearest.count(nm)) return NodeError(n, "nearest_mode '" + nm + "' is not supported");
     uint32_t nearest = kNearest.at(nm);
     if (g_.opset < 11 && mode == "nearest") {
@@ -345,7 +480,20 @@ class Lowerer {
       if (down_h != down_w) return NodeError(n, "opset-10 nearest resize that upsamples one axis and downsamples the other is not supported");
       nearest = down_h ? 3u : 2u;
     }
-    if (n.GetInt("exclude_outside", 0) != 0) return NodeError(n, "exclude_outside=1 is not supported");
+    std::vector<float> len, roi;
+    if (auto l = n.attrs.find("_lengths"); l != n.attrs.end()) len = l->second.floats;
+    if (len.size() != xs.size()) return NodeError(n, "needs static resized lengths");
+    if (ctm == "tf_crop_and_resize") {
+      if (auto rt = n.attrs.find("_roi"); rt != n.attrs.end()) roi = rt->second.floats;
+      if (roi.size() != 2 * xs.size()) return NodeError(n, "tf_crop_and_resize needs a constant roi");
+      for (size_t i = 0; i + 2 < xs.size(); ++i)
+        if (xs[i] != 1 && (roi[i] != 0.f || roi[i + xs.size()] != 1.f))
+          return NodeError(n, "tf_crop_and_resize with a crop of the outer dimension " + std::to_string(i) +
+                                  " is not supported (only the last two dimensions are resized)");
+    } else {
+      roi.assign(2 * xs.size(), 0.f);
+      for (size_t i = 0; i < xs.size(); ++i) roi[i + xs.size()] = 1.f;
+    }
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     size_t r = xs.size();
@@ -355,7 +503,10 @@ class Lowerer {
     d.kernel = "resize2d";
     d.bindings = {{x, false}, {y, true}};
     d.spec = {u(planes), u(xs[r - 2]), u(xs[r - 1]), u(ys[r - 2]), u(ys[r - 1]), FBits(sc[r - 2]), FBits(sc[r - 1]),
-              kCoord.at(ctm), mode == "nearest" ? 0u : 1u, nearest};
+              kCoord.at(ctm), mode == "nearest" ? 0u : mode == "linear" ? 1u : 2u, nearest,
+              FBits(n.GetFloat("cubic_coeff_a", -0.75f)), n.GetInt("exclude_outside", 0) != 0 ? 1u : 0u,
+              FBits(roi[r - 2]), FBits(roi[2 * r - 2]), FBits(roi[r - 1]), FBits(roi[2 * r - 1]),
+              FBits(n.GetFloat("extrapolation_value", 0.f)), FBits(len[r - 2]), FBits(len[r - 1])};
     Grid1D((NumElements(ys) + 255) / 256, d.groups);
     Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : ""));
     return Status::Ok();
@@ -442,6 +593,10 @@ class Lowerer {
       d.groups[2] = u(group);
       if (d.groups[0] > 65535 || d.groups[1] > 65535 || d.groups[2] > 65535)
         return NodeError(n, "workgroup count above 65535");
+      if (SetCpuVariant(&d, "conv2d_cpu", kConvCpuBlock, m, ncol, group)) {
+        p_.features.insert("kernel_variants");
+        detail += " [cpu: conv2d_cpu]";
+      }
     }
     Emit(n, d, detail);
     return Status::Ok();
@@ -504,8 +659,11 @@ class Lowerer {
     d.groups[2] = u(batch);
     if (d.groups[0] > 65535 || d.groups[1] > 65535 || d.groups[2] > 65535)
       return NodeError(n, "workgroup count above 65535");
+    bool cpu = SetCpuVariant(&d, "gemm_cpu", kGemmCpuBlock, M, N, batch);
+    if (cpu) p_.features.insert("kernel_variants");
     Emit(n, d, StrFormat("M=%lld N=%lld K=%lld batch=%lld", static_cast<long long>(M), static_cast<long long>(N),
-                         static_cast<long long>(K), static_cast<long long>(batch)) + ActName(n));
+                         static_cast<long long>(K), static_cast<long long>(batch)) + ActName(n) +
+                   (cpu ? " [cpu: gemm_cpu]" : ""));
     return Status::Ok();
   }
 

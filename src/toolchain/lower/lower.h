@@ -39,6 +39,13 @@ struct Dispatch {
   std::vector<uint32_t> spec;     // constant_id 0..S-1
   std::string node;               // ONNX node name (for program.op)
   std::string op_type;
+  // Kernel variant for CPU-class devices (VK_PHYSICAL_DEVICE_TYPE_CPU), the
+  // bundle feature `kernel_variants` (docs/bundle-format.md): empty = none,
+  // the dispatch above runs everywhere. Same bindings (so the memory plan and
+  // barriers hold for both); own kernel, group counts and spec values.
+  std::string cpu_kernel;
+  uint32_t cpu_groups[3] = {1, 1, 1};
+  std::vector<uint32_t> cpu_spec;
 };
 
 struct IoDesc {
@@ -47,6 +54,11 @@ struct IoDesc {
   Shape shape;
   int value = -1;
   uint64_t nbytes = 0;
+  // Inputs only: non-empty when the input was bound at conversion
+  // (config.json "input_values"): its nbytes host-dtype bytes. The compiled
+  // program assumes this value; the runtime rejects any other
+  // (bundle feature `bound_inputs`).
+  std::vector<uint8_t> bound{};
 };
 
 struct Program {

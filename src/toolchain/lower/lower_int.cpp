@@ -68,7 +68,7 @@ StatusOr<std::vector<uint8_t>> DeviceWords(const Tensor& t) {
                          ", which is not supported on the device");
   if (t.dtype == DType::kFloat || t.dtype == DType::kInt32) return t.data;
   std::vector<uint8_t> out(static_cast<size_t>(t.numel()) * 4);
-  if (t.dtype == DType::kDouble) {
+  if (IsFloatLike(t.dtype)) {  // float64 / float16 / bfloat16 constants -> float32
     std::vector<double> v = t.AsDoubles();
     for (size_t i = 0; i < v.size(); ++i) {
       float f = static_cast<float>(v[i]);
@@ -109,7 +109,10 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
   if (op == "Cast" || op == "CastLike") {
     DType s = x->dtype, t = y->dtype;
     bool same_format = ComputeDType(s) == ComputeDType(t);
-    bool exact = s == t || (IsFloatLike(s) && IsFloatLike(t)) ||
+    // Float compute is float32: a cast between float types is a view unless it
+    // narrows to float16/bfloat16, which must round (the convert kernel).
+    bool narrow16 = (t == DType::kFloat16 || t == DType::kBfloat16) && s != t;
+    bool exact = s == t || (IsFloatLike(s) && IsFloatLike(t) && !narrow16) ||
                  (same_format && (t == DType::kInt32 || t == DType::kInt64) ) ||
                  (s == DType::kBool && same_format);
     if (exact) {

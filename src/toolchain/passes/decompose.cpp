@@ -176,6 +176,14 @@ Status Split(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// The table key of an operator: its name in the default domain,
+// "<domain>::<name>" in ai.onnx.preview.training, "" (no entry) elsewhere.
+std::string DecompositionKey(const std::string& domain, const std::string& op_type) {
+  if (domain.empty() || domain == "ai.onnx") return op_type;
+  if (domain == "ai.onnx.preview.training") return domain + "::" + op_type;
+  return "";
+}
+
 const std::map<std::string, DecomposeFn>& Decompositions() {
   static const std::map<std::string, DecomposeFn> k = [] {
     std::map<std::string, DecomposeFn> m = {
@@ -183,7 +191,8 @@ const std::map<std::string, DecomposeFn>& Decompositions() {
         {"SpaceToDepth", DepthSpace},      {"Split", Split},
     };
     // Further families, each in its own file (decompose_builder.h).
-    for (const auto* extra : {&LossDecompositions(), &MathDecompositions(), &NnDecompositions()}) m.insert(extra->begin(), extra->end());
+    for (const auto* extra : {&LossDecompositions(), &MathDecompositions(), &NnDecompositions(), &RnnDecompositions(), &SignalDecompositions(),
+                              &StaticDecompositions()}) m.insert(extra->begin(), extra->end());
     return m;
   }();
   return k;
@@ -205,7 +214,7 @@ StatusOr<bool> InferAndFold(Graph& g, Node& n) {
 }  // namespace
 
 bool IsDecomposedOp(const std::string& domain, const std::string& op_type) {
-  return (domain.empty() || domain == "ai.onnx") && Decompositions().count(op_type) != 0;
+  return Decompositions().count(DecompositionKey(domain, op_type)) != 0;
 }
 
 Status DecomposeOps(Graph& g, PassResult* r) {
@@ -216,8 +225,7 @@ Status DecomposeOps(Graph& g, PassResult* r) {
   g.nodes.clear();
   std::map<std::string, size_t> by_op;
   for (Node& n : old) {
-    auto it = (n.domain.empty() || n.domain == "ai.onnx") ? Decompositions().find(n.op_type)
-                                                          : Decompositions().end();
+    auto it = Decompositions().find(DecompositionKey(n.domain, n.op_type));
     if (it == Decompositions().end()) {
       OAAXVK_ASSIGN_OR_RETURN(bool folded, InferAndFold(g, n));
       if (!folded) g.nodes.push_back(std::move(n));

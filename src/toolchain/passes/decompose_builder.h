@@ -79,6 +79,17 @@ const std::map<std::string, DecomposeFn>& LossDecompositions();
 // Elementwise / math / tensor-construction operators expressed with
 // existing kernels (decompose_math.cpp).
 const std::map<std::string, DecomposeFn>& MathDecompositions();
+// Recurrent layers (RNN, GRU, LSTM) unrolled over the sequence, and the
+// signal windows (decompose_rnn.cpp).
+const std::map<std::string, DecomposeFn>& RnnDecompositions();
+// DFT / STFT as MatMuls with constant twiddle matrices, and the training
+// optimizers of ai.onnx.preview.training (Adagrad, Adam, Momentum; keyed
+// "ai.onnx.preview.training::<op>") as elementwise chains
+// (decompose_signal.cpp).
+const std::map<std::string, DecomposeFn>& SignalDecompositions();
+// Compress with a constant condition (-> Gather) and MelWeightMatrix (a
+// constant) (decompose_static.cpp).
+const std::map<std::string, DecomposeFn>& StaticDecompositions();
 // Neural-network and quantization operators expressed with existing
 // kernels (decompose_nn.cpp).
 const std::map<std::string, DecomposeFn>& NnDecompositions();

@@ -1,9 +1,450 @@
+// Elementwise / math / tensor-construction operators expressed with
+// operators the toolchain already lowers (issue 5). Each function rewrites one
+// node; the replacement nodes are shape-inferred and constant-folded by
+// DecomposeOps as they are added.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/shape_infer_int.h"
 #include "toolchain/passes/decompose_builder.h"
 
 namespace oaaxvk::toolchain {
 
+namespace {
+
+bool HasInput(const Node& n, size_t k) { return k < n.inputs.size() && !n.inputs[k].empty(); }
+
+// A parameter input that must be known at conversion. The wording of the
+// error is shared with ConstInts (shape_infer.cpp): tools that bind graph
+// inputs at conversion recognize "input '<name>' is not a compile-time constant".
+StatusOr<const Tensor*> ConstInput(const Graph& g, const Node& n, size_t k, const std::string& what,
+                                   const std::string& why = "dynamic shapes are not supported") {
+  const Tensor* t = g.FindTensor(n.inputs[k]);
+  if (t && t->is_const) return t;
+  std::string m = what + " input '" + n.inputs[k] + "' is not a compile-time constant (" + why + ")";
+  for (const GraphIO& io : g.inputs)
+    if (io.tensor == n.inputs[k])
+      m += "; bind it at conversion with config.json {\"input_values\": {\"" + io.name + "\": [...]}}";
+  return NodeInvalid(n, m);
+}
+
+StatusOr<const Tensor*> ShapedInput(const Graph& g, const Node& n, size_t k) {
+  const Tensor* t = InputWithShape(g, n, k);
+  if (!t) {
+    if (!HasInput(n, k)) return NodeInvalid(n, "missing input " + std::to_string(k));
+    return NodeInvalid(n, "input '" + n.inputs[k] + "' has no static shape");
+  }
+  return t;
+}
+
+// A constant of `dtype` with every element `v`.
+std::string Fill(Builder& b, DType dtype, const Shape& shape, double v, const std::string& suffix) {
+  return b.AddConst(MakeConstFromDoubles("", dtype, shape, std::vector<double>(NumElements(shape), v)), suffix);
+}
+
+// Makes `out` carry `val`: renames the last node's output when it produced
+// `val`, otherwise adds an Identity (folded when `val` is a constant).
+void Finish(Graph& g, Builder& b, const std::string& val, const std::string& out, const std::string& name) {
+  if (!b.nodes().empty() && b.nodes().back().outputs[0] == val) {
+    b.nodes().back().outputs[0] = out;
+    g.tensors.erase(val);
+    return;
+  }
+  Node& id = b.Add("Identity", {val}, "identity", out);
+  id.name = name;
+}
+
+// Re-emits `n` unchanged (a form the toolchain lowers directly).
+void PassThrough(const Node& n, Builder& b) {
+  Node& m = b.Add(n.op_type, n.inputs, "same", n.outputs.empty() ? "" : n.outputs[0]);
+  m.outputs = n.outputs;
+  m.attrs = n.attrs;
+  m.name = n.name;
+}
+
+// Sum / Mean / Max / Min with 1..N inputs: a left-to-right chain of the
+// binary operator (ONNX multidirectional broadcasting at every step).
+Status Variadic(Graph& g, const Node& n, Builder& b) {
+  if (n.inputs.empty()) return NodeInvalid(n, "needs at least one input");
+  for (size_t k = 0; k < n.inputs.size(); ++k) OAAXVK_RETURN_IF_ERROR(ShapedInput(g, n, k).status());
+  const std::string& op = n.op_type;
+  if ((op == "Max" || op == "Min") && n.inputs.size() == 2) {
+    PassThrough(n, b);
+    return Status::Ok();
+  }
+  const std::string bin = op == "Sum" || op == "Mean" ? "Add" : op;
+  std::string acc = n.inputs[0];
+  for (size_t k = 1; k < n.inputs.size(); ++k)
+    acc = b.Out(b.Add(bin, {acc, n.inputs[k]}, "acc" + std::to_string(k)));
+  if (op == "Mean" && n.inputs.size() > 1) {
+    const Tensor* x = g.FindTensor(n.inputs[0]);
+    std::string cnt = Fill(b, x->dtype, {}, static_cast<double>(n.inputs.size()), "count");
+    acc = b.Out(b.Add("Div", {acc, cnt}, "mean"));
+  }
+  Finish(g, b, acc, n.outputs[0], n.name);
+  return Status::Ok();
+}
+
+// Clip with runtime min/max or integer values: Max(x, min) then Min(., max);
+// an absent bound is no bound. Float Clip with constant bounds stays a Clip
+// (a fusable activation).
+Status Clip(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  bool const_bounds = true;
+  for (size_t k = 1; k < 3; ++k) {
+    if (!HasInput(n, k)) continue;
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, ShapedInput(g, n, k));
+    if (t->numel() != 1)
+      return NodeInvalid(n, std::string(k == 1 ? "min" : "max") + " input '" + n.inputs[k] +
+                                "' must be a scalar, got shape " + ShapeToString(t->shape));
+    if (t->dtype != x->dtype)
+      return NodeInvalid(n, "input '" + n.inputs[k] + "' has data type " + DTypeName(t->dtype) + ", input '" +
+                                n.inputs[0] + "' has " + DTypeName(x->dtype));
+    const_bounds &= t->is_const;
+  }
+  if (IsFloatLike(x->dtype) && const_bounds) {
+    PassThrough(n, b);
+    return Status::Ok();
+  }
+  if (n.HasAttr("min") || n.HasAttr("max"))
+    return NodeUnimplemented(n, "min/max attributes on data type " + std::string(DTypeName(x->dtype)));
+  std::string acc = n.inputs[0];
+  if (HasInput(n, 1)) acc = b.Out(b.Add("Max", {acc, n.inputs[1]}, "lower_bound"));
+  if (HasInput(n, 2)) acc = b.Out(b.Add("Min", {acc, n.inputs[2]}, "upper_bound"));
+  Finish(g, b, acc, n.outputs[0], n.name);
+  return Status::Ok();
+}
+
+// Integer Pow with a runtime exponent: square-and-multiply over the exponent
+// bits (bit k = (y / 2^k) mod 2, selected with Where), wrapping like
+// two's-complement multiplication of the device's 32-bit integers. Negative
+// exponents give ONNX Runtime's integer result of x^y truncated toward zero:
+// 1 for x = 1, +-1 for x = -1 (by the exponent's parity), 0 otherwise.
+Status IntPowRuntimeExponent(Graph& g, const Node& n, Builder& b, const Tensor& x, const Tensor& y) {
+  OAAXVK_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShapes(x.shape, y.shape));
+  const int bits = static_cast<int>(std::min<size_t>(31, 8 * DTypeSize(y.dtype)));
+  auto cst = [&](DType t, double v, const std::string& sfx) { return Fill(b, t, {}, v, sfx); };
+  auto op = [&](const std::string& o, std::vector<std::string> in, const std::string& sfx) {
+    return b.Out(b.Add(o, std::move(in), sfx));
+  };
+  const std::string e = op("Max", {n.inputs[1], cst(y.dtype, 0, "zero_e")}, "exponent_nonneg");
+  const std::string two = cst(y.dtype, 2, "two"), one_e = cst(y.dtype, 1, "one_e");
+  std::string acc = Fill(b, x.dtype, out_shape, 1, "ones"), p = n.inputs[0];
+  for (int k = 0; k < bits; ++k) {
+    const std::string ks = std::to_string(k);
+    if (k > 0) p = op("Mul", {p, p}, "square" + ks);
+    std::string shifted = k == 0 ? e : op("Div", {e, cst(y.dtype, double(int64_t{1} << k), "pow2_" + ks)}, "shift" + ks);
+    std::string bit = op("Equal", {op("Mod", {shifted, two}, "mod" + ks), one_e}, "bit" + ks);
+    acc = op("Where", {bit, op("Mul", {acc, p}, "times" + ks), acc}, "select" + ks);
+  }
+  // Negative exponents.
+  std::string one_x = cst(x.dtype, 1, "one_x"), minus_one_x = cst(x.dtype, -1, "minus_one_x");
+  std::string odd = op("Equal", {op("Mod", {op("Abs", {n.inputs[1]}, "abs_e"), two}, "parity"), one_e}, "odd");
+  std::string neg_val = op(
+      "Where", {op("Equal", {n.inputs[0], one_x}, "x_is_one"), one_x,
+                op("Where", {op("Equal", {n.inputs[0], minus_one_x}, "x_is_minus_one"),
+                             op("Where", {odd, minus_one_x, one_x}, "sign"), cst(x.dtype, 0, "zero_x")},
+                   "neg_rest")},
+      "negative_exponent_value");
+  std::string neg = op("Less", {n.inputs[1], cst(y.dtype, 0, "zero_e2")}, "exponent_negative");
+  acc = op("Where", {neg, neg_val, acc}, "result");
+  Finish(g, b, acc, n.outputs[0], n.name);
+  return Status::Ok();
+}
+
+// Pow with an integer operand. Float base, integer exponent: the exponent is
+// cast to the base's type (Pow's output type). Integer base: exact integer
+// exponentiation by squaring with a compile-time exponent (wrapping like
+// two's-complement multiplication); per-element exponents select the
+// squarings with constant bit masks.
+Status Pow(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* y, ShapedInput(g, n, 1));
+  if (IsFloatLike(x->dtype)) {
+    if (IsFloatLike(y->dtype)) {
+      PassThrough(n, b);
+      return Status::Ok();
+    }
+    Node& c = b.Add("Cast", {n.inputs[1]}, "exponent_as_float");
+    c.SetInt("to", static_cast<int64_t>(x->dtype));
+    b.Add("Pow", {n.inputs[0], b.Out(c)}, "pow", n.outputs[0]).name = n.name;
+    return Status::Ok();
+  }
+  // Integer exponents may be runtime data; a float exponent of an integer
+  // base must be known at conversion (and integral).
+  if (!y->is_const && !IsFloatLike(y->dtype)) return IntPowRuntimeExponent(g, n, b, *x, *y);
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* yc,
+                          ConstInput(g, n, 1, "exponent",
+                                     "Pow on an integer base with a float exponent is computed exactly only for "
+                                     "exponents known at conversion"));
+  const std::vector<double> ev = yc->AsDoubles();
+  int64_t emax = 0;
+  for (double e : ev) {
+    if (!(e >= 0) || e != std::floor(e) || e > 1e9)
+      return NodeUnimplemented(n, "exponent value " + std::to_string(e) + " of input '" + n.inputs[1] +
+                                      "': integer Pow supports non-negative integral exponents only");
+    emax = std::max(emax, static_cast<int64_t>(e));
+  }
+  OAAXVK_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShapes(x->shape, y->shape));
+  std::string p = n.inputs[0], acc;
+  Shape acc_shape;
+  for (int k = 0; (int64_t{1} << k) <= emax; ++k) {
+    if (k > 0) p = b.Out(b.Add("Mul", {p, p}, "square" + std::to_string(k)));
+    std::vector<double> bit(ev.size());
+    size_t set = 0;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      bit[i] = (static_cast<int64_t>(ev[i]) >> k) & 1;
+      set += bit[i] != 0;
+    }
+    if (set == 0) continue;
+    std::string term = p;
+    Shape term_shape = x->shape;
+    if (set != ev.size()) {
+      std::string mask = b.AddConst(MakeConstFromDoubles("", DType::kBool, y->shape, bit), "bit" + std::to_string(k));
+      term = b.Out(b.Add("Where", {mask, p, Fill(b, x->dtype, {}, 1, "one")}, "select" + std::to_string(k)));
+      term_shape = out_shape;
+    }
+    if (acc.empty()) {
+      acc = term;
+      acc_shape = term_shape;
+    } else {
+      acc = b.Out(b.Add("Mul", {acc, term}, "product" + std::to_string(k)));
+      OAAXVK_ASSIGN_OR_RETURN(acc_shape, BroadcastShapes(acc_shape, term_shape));
+    }
+  }
+  if (acc.empty()) {  // every exponent is 0
+    acc = Fill(b, x->dtype, out_shape, 1, "ones");
+    acc_shape = out_shape;
+  }
+  if (acc_shape != out_shape)
+    acc = b.Out(b.Add("Expand", {acc, b.ConstI64("out_shape", out_shape)}, "broadcast"));
+  Finish(g, b, acc, n.outputs[0], n.name);
+  return Status::Ok();
+}
+
+// PRelu: Where(x < 0, x * slope, x); slope broadcasts to x (unidirectional).
+Status PRelu(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* s, ShapedInput(g, n, 1));
+  StatusOr<Shape> bs = BroadcastShapes(x->shape, s->shape);
+  if (!bs.ok() || *bs != x->shape)
+    return NodeInvalid(n, "slope shape " + ShapeToString(s->shape) + " does not broadcast to input shape " +
+                              ShapeToString(x->shape));
+  std::string neg = b.Out(b.Add("Less", {n.inputs[0], Fill(b, x->dtype, {}, 0, "zero")}, "negative"));
+  std::string scaled = b.Out(b.Add("Mul", {n.inputs[0], n.inputs[1]}, "scaled"));
+  b.Add("Where", {neg, scaled, n.inputs[0]}, "select", n.outputs[0]).name = n.name;
+  return Status::Ok();
+}
+
+// GlobalMaxPool: ReduceMax over the spatial axes, keepdims.
+Status GlobalMaxPool(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  if (x->shape.size() < 3)
+    return NodeInvalid(n, "input '" + n.inputs[0] + "' must have rank >= 3, got " + ShapeToString(x->shape));
+  std::vector<int64_t> axes;
+  for (size_t a = 2; a < x->shape.size(); ++a) axes.push_back(static_cast<int64_t>(a));
+  Node& r = b.Add("ReduceMax", {n.inputs[0]}, "reduce", n.outputs[0]);
+  r.SetInts("axes", axes);
+  r.SetInt("keepdims", 1);
+  r.name = n.name;
+  return Status::Ok();
+}
+
+// IsNaN: NaN is the only value that compares unequal to itself.
+// IsInf: comparisons with +/-Inf (|x| == Inf when both signs are detected).
+Status IsNaNInf(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  if (!IsFloatLike(x->dtype))
+    return NodeInvalid(n, "input '" + n.inputs[0] + "' has data type " + DTypeName(x->dtype) +
+                              "; " + n.op_type + " needs a floating-point input");
+  if (n.op_type == "IsNaN") {
+    std::string eq = b.Out(b.Add("Equal", {n.inputs[0], n.inputs[0]}, "self_equal"));
+    b.Add("Not", {eq}, "not", n.outputs[0]).name = n.name;
+    return Status::Ok();
+  }
+  const bool pos = n.GetInt("detect_positive", 1) != 0, neg = n.GetInt("detect_negative", 1) != 0;
+  const double inf = std::numeric_limits<double>::infinity();
+  if (!pos && !neg) {
+    Finish(g, b, Fill(b, DType::kBool, x->shape, 0, "none"), n.outputs[0], n.name);
+    return Status::Ok();
+  }
+  std::string v = n.inputs[0];
+  if (pos && neg) v = b.Out(b.Add("Abs", {v}, "abs"));
+  b.Add("Equal", {v, Fill(b, x->dtype, {}, neg && !pos ? -inf : inf, "inf")}, "equal", n.outputs[0]).name = n.name;
+  return Status::Ok();
+}
+
+// EyeLike: a constant (the input's shape is static).
+Status EyeLike(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  if (x->shape.size() != 2)
+    return NodeInvalid(n, "input '" + n.inputs[0] + "' must be 2-D, got " + ShapeToString(x->shape));
+  const DType dt = n.HasAttr("dtype") ? static_cast<DType>(n.GetInt("dtype", 1)) : x->dtype;
+  if (DTypeSize(dt) == 0 || !IsDeviceDType(dt))
+    return NodeUnimplemented(n, std::string("output data type ") + DTypeName(dt) + " is not supported");
+  const int64_t rows = x->shape[0], cols = x->shape[1], k = n.GetInt("k", 0);
+  std::vector<double> v(static_cast<size_t>(rows * cols), 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    if (i + k >= 0 && i + k < cols) v[static_cast<size_t>(i * cols + i + k)] = 1.0;
+  Finish(g, b, b.AddConst(MakeConstFromDoubles("", dt, x->shape, v), "eye"), n.outputs[0], n.name);
+  return Status::Ok();
+}
+
+// OneHot: Where(Unsqueeze(wrapped indices, axis) == iota, on, off).
+Status OneHot(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* ind, ShapedInput(g, n, 0));
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* vals, ShapedInput(g, n, 2));
+  if (!HasInput(n, 1)) return NodeInvalid(n, "missing input 1 (depth)");
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* dt, ConstInput(g, n, 1, "depth"));
+  if (dt->numel() != 1) return NodeInvalid(n, "depth must have one element, got shape " + ShapeToString(dt->shape));
+  const double depth_v = dt->AsDoubles().at(0);
+  if (!(depth_v >= 1 && depth_v <= static_cast<double>(int64_t{1} << 24)))
+    return NodeInvalid(n, StrFormat("depth must be in [1, 2^24], got %g", depth_v));
+  const int64_t depth = static_cast<int64_t>(depth_v);
+  if (vals->numel() != 2) return NodeInvalid(n, "values must have 2 elements, got shape " + ShapeToString(vals->shape));
+  const int64_t rank = static_cast<int64_t>(ind->shape.size());
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < -(rank + 1) || axis > rank)
+    return NodeInvalid(n, "axis " + std::to_string(axis) + " out of range for output rank " + std::to_string(rank + 1));
+  if (axis < 0) axis += rank + 1;
+  std::string idx = n.inputs[0];
+  DType it = ind->dtype;
+  if (IsFloatLike(it)) {  // ONNX: non-integer indices are cast to int64
+    Node& c = b.Add("Cast", {idx}, "indices_as_int");
+    c.SetInt("to", static_cast<int64_t>(DType::kInt64));
+    idx = b.Out(c);
+    it = DType::kInt64;
+  }
+  std::string negative = b.Out(b.Add("Less", {idx, Fill(b, it, {}, 0, "zero")}, "negative"));
+  std::string shifted = b.Out(b.Add("Add", {idx, Fill(b, it, {}, static_cast<double>(depth), "depth")}, "shifted"));
+  std::string wrapped = b.Out(b.Add("Where", {negative, shifted, idx}, "wrapped"));
+  Shape us = ind->shape;
+  us.insert(us.begin() + axis, 1);
+  std::string u = b.Out(b.Add("Reshape", {wrapped, b.ConstI64("unsqueezed_shape", us)}, "unsqueeze"));
+  Shape is(static_cast<size_t>(rank + 1), 1);
+  is[static_cast<size_t>(axis)] = depth;
+  std::vector<double> iota(static_cast<size_t>(depth));
+  for (int64_t i = 0; i < depth; ++i) iota[static_cast<size_t>(i)] = static_cast<double>(i);
+  std::string mask = b.Out(b.Add("Equal", {u, b.AddConst(MakeConstFromDoubles("", it, is, iota), "iota")}, "mask"));
+  std::string flat = n.inputs[2];
+  if (vals->shape.size() != 1) flat = b.Out(b.Add("Reshape", {flat, b.ConstI64("values_shape", {2})}, "values"));
+  std::string axes = b.ConstI64("axes", {0});
+  std::string off = b.Out(b.Add("Slice", {flat, b.ConstI64("off_start", {0}), b.ConstI64("off_end", {1}), axes}, "off"));
+  std::string on = b.Out(b.Add("Slice", {flat, b.ConstI64("on_start", {1}), b.ConstI64("on_end", {2}), axes}, "on"));
+  b.Add("Where", {mask, on, off}, "select", n.outputs[0]).name = n.name;
+  return Status::Ok();
+}
+
+// Tile with constant repeats: per tiled axis, Reshape to [outer, 1, d, inner],
+// Expand to [outer, r, d, inner], Reshape back with the axis multiplied.
+Status Tile(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  if (!HasInput(n, 1)) return NodeInvalid(n, "missing input 1 (repeats)");
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* rt, ConstInput(g, n, 1, "repeats"));
+  const std::vector<int64_t> reps = rt->AsInts();
+  if (reps.size() != x->shape.size())
+    return NodeInvalid(n, "repeats has " + std::to_string(reps.size()) + " entries for input rank " +
+                              std::to_string(x->shape.size()));
+  for (int64_t r : reps)
+    if (r < 1) return NodeUnimplemented(n, "repeats must be >= 1 (empty outputs are not supported), got " + std::to_string(r));
+  Shape cur = x->shape;
+  std::string acc = n.inputs[0];
+  for (size_t a = 0; a < cur.size(); ++a) {
+    if (reps[a] == 1) continue;
+    int64_t outer = 1, inner = 1;
+    for (size_t i = 0; i < a; ++i) outer *= cur[i];
+    for (size_t i = a + 1; i < cur.size(); ++i) inner *= cur[i];
+    const std::string s = std::to_string(a);
+    std::string r4 = b.Out(b.Add("Reshape", {acc, b.ConstI64("shape4_" + s, {outer, 1, cur[a], inner})}, "split" + s));
+    std::string e = b.Out(b.Add("Expand", {r4, b.ConstI64("expand_" + s, {outer, reps[a], cur[a], inner})}, "repeat" + s));
+    cur[a] *= reps[a];
+    acc = b.Out(b.Add("Reshape", {e, b.ConstI64("shape_" + s, cur)}, "merge" + s));
+  }
+  Finish(g, b, acc, n.outputs[0], n.name);
+  return Status::Ok();
+}
+
+// Dropout: the identity in inference mode, and in training mode with ratio 0;
+// the mask output is then all true. Random dropout is not supported.
+Status Dropout(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  bool training = false;
+  if (g.opset >= 12 && HasInput(n, 2)) {
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, ConstInput(g, n, 2, "training_mode", "random dropout is not supported"));
+    training = t->numel() == 1 && t->AsInts()[0] != 0;
+  }
+  if (training) {
+    double ratio = n.GetFloat("ratio", 0.5f);
+    if (HasInput(n, 1)) {
+      OAAXVK_ASSIGN_OR_RETURN(const Tensor* r, ConstInput(g, n, 1, "ratio", "random dropout is not supported"));
+      ratio = r->AsDoubles().at(0);
+    }
+    if (ratio != 0)
+      return NodeUnimplemented(n, StrFormat("training_mode is true with ratio %g", ratio) +
+                                      ": random dropout is not supported (only inference or ratio 0)");
+  }
+  Node& id = b.Add("Identity", {n.inputs[0]}, "identity", n.outputs[0]);
+  id.name = n.name;
+  const std::string mask = OutputOrEmpty(n, 1);
+  if (!mask.empty()) {
+    const Tensor* declared = g.FindTensor(mask);
+    DType mdt = declared && declared->dtype != DType::kUndefined ? declared->dtype
+                : g.opset >= 10                                     ? DType::kBool
+                                                                    : x->dtype;
+    std::string ones = Fill(b, mdt, x->shape, 1, "mask_all_true");
+    b.Add("Identity", {ones}, "mask", mask);
+  }
+  return Status::Ok();
+}
+
+// Range with constant start/limit/delta: a constant.
+Status Range(Graph& g, const Node& n, Builder& b) {
+  if (n.inputs.size() < 3) return NodeInvalid(n, "needs inputs start, limit, delta");
+  static const char* kWhat[3] = {"start", "limit", "delta"};
+  const Tensor* v[3];
+  for (size_t k = 0; k < 3; ++k) {
+    OAAXVK_ASSIGN_OR_RETURN(v[k], ConstInput(g, n, k, kWhat[k]));
+    if (v[k]->numel() != 1) return NodeInvalid(n, std::string(kWhat[k]) + " must be a scalar");
+  }
+  const DType dt = v[0]->dtype;
+  const bool integer = !IsFloatLike(dt);
+  std::vector<double> out;
+  if (integer) {
+    const int64_t s = v[0]->AsInts()[0], l = v[1]->AsInts()[0], d = v[2]->AsInts()[0];
+    if (d == 0) return NodeInvalid(n, "delta is 0");
+    // 128-bit: limit - start may overflow int64.
+    const __int128 span = static_cast<__int128>(l) - s;
+    const __int128 c128 = (span + d + (d > 0 ? -1 : 1)) / d;
+    if (c128 > (int64_t{1} << 24))
+      return NodeUnimplemented(n, "the range has more than 2^24 elements");
+    const int64_t cnt = c128 < 0 ? 0 : static_cast<int64_t>(c128);
+    for (int64_t i = 0; i < cnt; ++i) out.push_back(static_cast<double>(s + i * d));
+  } else {
+    const double s = v[0]->AsDoubles()[0], l = v[1]->AsDoubles()[0], d = v[2]->AsDoubles()[0];
+    if (d == 0 || !std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d))
+      return NodeInvalid(n, "start/limit/delta must be finite and delta non-zero");
+    const double cnt = std::max(0.0, std::ceil((l - s) / d));
+    if (cnt > static_cast<double>(int64_t{1} << 24))
+      return NodeUnimplemented(n, "the range has " + std::to_string(cnt) + " elements (limit 2^24)");
+    for (int64_t i = 0; i < static_cast<int64_t>(cnt); ++i) out.push_back(s + static_cast<double>(i) * d);
+  }
+  if (out.empty()) return NodeUnimplemented(n, "the range is empty (empty outputs are not supported)");
+  const Shape shape = {static_cast<int64_t>(out.size())};
+  Finish(g, b, b.AddConst(MakeConstFromDoubles("", dt, shape, out), "range"), n.outputs[0], n.name);
+  return Status::Ok();
+}
+
+}  // namespace
+
 const std::map<std::string, DecomposeFn>& MathDecompositions() {
-  static const std::map<std::string, DecomposeFn> k = {};
+  static const std::map<std::string, DecomposeFn> k = {
+      {"Sum", Variadic},     {"Mean", Variadic},   {"Max", Variadic},       {"Min", Variadic},
+      {"Clip", Clip},        {"Pow", Pow},         {"PRelu", PRelu},        {"GlobalMaxPool", GlobalMaxPool},
+      {"IsNaN", IsNaNInf},   {"IsInf", IsNaNInf},  {"EyeLike", EyeLike},    {"OneHot", OneHot},
+      {"Tile", Tile},        {"Dropout", Dropout}, {"Range", Range},
+  };
   return k;
 }
 

@@ -1,9 +1,950 @@
+// Neural-network and quantization operators expressed with operators the
+// toolchain already lowers (issue 5); see docs/toolchain.md, "Decomposed
+// neural-network and quantization operators".
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "toolchain/passes/decompose_builder.h"
 
 namespace oaaxvk::toolchain {
 
+namespace {
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+bool HasInput(const Node& n, size_t k) { return k < n.inputs.size() && !n.inputs[k].empty(); }
+
+// The wording the conformance runner's input binding recognizes
+// (shape_infer.cpp ConstInts).
+Status NotConstant(const Node& n, const std::string& what, const std::string& input) {
+  return NodeInvalid(n, what + " input '" + input + "' is not a compile-time constant (dynamic shapes are not supported)");
+}
+
+// Adds a copy of `n` (same name, attributes and outputs) to `b`.
+void Keep(const Node& n, Builder& b) {
+  Node& c = b.Add(n.op_type, n.inputs, "kept", n.outputs.empty() ? "" : n.outputs[0]);
+  c.name = n.name;
+  c.domain = n.domain;
+  c.outputs = n.outputs;
+  c.attrs = n.attrs;
+}
+
+std::string Reshape(Builder& b, const std::string& x, const std::vector<int64_t>& shape, const std::string& suffix,
+                    const std::string& out = "") {
+  return b.Out(b.Add("Reshape", {x, b.ConstI64(suffix + "_shape", shape)}, suffix, out));
+}
+
+std::string Reduce(Builder& b, const std::string& op, const std::string& x, const std::vector<int64_t>& axes,
+                   bool keepdims, const std::string& suffix, const std::string& out = "") {
+  Node& r = b.Add(op, {x}, suffix, out);
+  r.SetInts("axes", axes);
+  r.SetInt("keepdims", keepdims ? 1 : 0);
+  return b.Out(r);
+}
+
+std::string CastTo(Builder& b, const std::string& x, DType to, const std::string& suffix, const std::string& out = "") {
+  Node& c = b.Add("Cast", {x}, suffix, out);
+  c.SetInt("to", static_cast<int64_t>(to));
+  return b.Out(c);
+}
+
+std::string ScalarF(Builder& b, float v, const std::string& suffix) {
+  return b.AddConst(MakeConstF32("", {}, {v}), suffix);
+}
+
+// ---------------------------------------------------------------------------
+// 1-D Conv / ConvTranspose / MaxPool / AveragePool: run the 2-D operator on
+// [N, C, 1, L] (H = 1) and reshape back. Other ranks pass through unchanged
+// (2-D is lowered directly; other ranks are rejected by shape inference with
+// a message naming the node).
+
+// `x_shape`/`w_shape` (optional) give the input shapes when the inputs are
+// produced by nodes of the same decomposition (not yet shape-inferred).
+Status EmitWindow(Graph& g, const Node& n, Builder& b, const Shape* x_shape = nullptr,
+                  const Shape* w_shape = nullptr) {
+  const Tensor* xt = InputWithShape(g, n, 0);
+  const bool has_w = n.op_type == "Conv" || n.op_type == "ConvTranspose";
+  const Tensor* wt = has_w ? InputWithShape(g, n, 1) : nullptr;
+  if (!x_shape && xt) x_shape = &xt->shape;
+  if (!w_shape && wt) w_shape = &wt->shape;
+  if (!x_shape || x_shape->size() != 3 || (has_w && (!w_shape || w_shape->size() != 3))) {
+    Keep(n, b);
+    return Status::Ok();
+  }
+  if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
+    return NodeUnimplemented(n, "the Indices output of a 1-D MaxPool is not supported");
+  const Shape& xs = *x_shape;
+  Node m;
+  m.op_type = n.op_type;
+  m.attrs = n.attrs;
+  auto extend = [&](const char* key, int64_t h_value) {
+    if (!n.HasAttr(key)) return;
+    std::vector<int64_t> v = n.GetInts(key, {});
+    v.insert(v.begin(), h_value);
+    m.SetInts(key, v);
+  };
+  extend("kernel_shape", 1);
+  extend("strides", 1);
+  extend("dilations", 1);
+  extend("output_padding", 0);
+  extend("output_shape", 1);
+  if (n.HasAttr("pads")) {
+    std::vector<int64_t> p = n.GetInts("pads", {});
+    if (p.size() != 2) return NodeInvalid(n, "pads must have 2 entries for a 1-D window, got " + Str(p.size()));
+    m.SetInts("pads", {0, p[0], 0, p[1]});
+  }
+  std::vector<std::string> ins = n.inputs;
+  ins[0] = Reshape(b, n.inputs[0], {xs[0], xs[1], 1, xs[2]}, "x_2d");
+  if (has_w) ins[1] = Reshape(b, n.inputs[1], {(*w_shape)[0], (*w_shape)[1], 1, (*w_shape)[2]}, "w_2d");
+  Node& k = b.Add(n.op_type, ins, "2d");
+  k.attrs = m.attrs;
+  std::string y2 = b.Out(k);
+  Reshape(b, y2, {0, 0, -1}, "y_1d", n.outputs[0]);
+  return Status::Ok();
+}
+
+// 3-D MaxPool / AveragePool: the window is a box, so the pool separates
+// into a 2-D pool over (H, W) on [N, C*D, H, W] followed by a (kd, 1) pool
+// over D on [N, C, D, OH*OW] (max of maxes; for averages the element count
+// of a box, with or without padding, is the product of the per-axis counts).
+Status Pool3d(const Node& n, Builder& b, const Shape& xs) {
+  if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
+    return NodeUnimplemented(n, "the Indices output of a 3-D MaxPool is not supported");
+  const std::string ap = n.GetString("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "VALID")
+    return NodeUnimplemented(n, "auto_pad " + ap + " is not supported for 3-D pooling (use pads)");
+  std::vector<int64_t> k = n.GetInts("kernel_shape", {});
+  std::vector<int64_t> st = n.GetInts("strides", {1, 1, 1}), dl = n.GetInts("dilations", {1, 1, 1});
+  std::vector<int64_t> pd = ap == "VALID" ? std::vector<int64_t>(6, 0) : n.GetInts("pads", std::vector<int64_t>(6, 0));
+  if (k.size() != 3 || st.size() != 3 || dl.size() != 3 || pd.size() != 6)
+    return NodeInvalid(n, "kernel_shape/strides/dilations must have 3 entries and pads 6 for 3-D pooling");
+  for (size_t i = 0; i < 3; ++i)
+    if (k[i] < 1 || st[i] < 1 || dl[i] < 1 || pd[i] < 0 || pd[i + 3] < 0)
+      return NodeInvalid(n, "kernel_shape, strides and dilations must be >= 1 and pads >= 0");
+  auto pool = [&](const std::string& in, std::vector<int64_t> kk, std::vector<int64_t> ss, std::vector<int64_t> dd,
+                  std::vector<int64_t> pp, const std::string& suffix) {
+    Node& m = b.Add(n.op_type, {in}, suffix);
+    for (const char* key : {"ceil_mode", "count_include_pad"})
+      if (n.HasAttr(key)) m.SetInt(key, n.GetInt(key, 0));
+    m.SetInts("kernel_shape", kk);
+    m.SetInts("strides", ss);
+    m.SetInts("pads", pp);
+    if (n.HasAttr("dilations")) m.SetInts("dilations", dd);
+    return b.Out(m);
+  };
+  const int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4];
+  std::string hw_in = Reshape(b, n.inputs[0], {N, C * D, H, W}, "x_hw");
+  std::string hw = pool(hw_in, {k[1], k[2]}, {st[1], st[2]}, {dl[1], dl[2]}, {pd[1], pd[2], pd[4], pd[5]}, "pool_hw");
+  // [N, C*D, OH, OW] -> [N, C, D, OH*OW]
+  std::string d_in = Reshape(b, hw, {N, C, D, -1}, "x_d");
+  std::string dpool = pool(d_in, {k[0], 1}, {st[0], 1}, {dl[0], 1}, {pd[0], 0, pd[3], 0}, "pool_d");
+  // OH, OW as shape inference computes them (ONNX output size rule).
+  const bool ceil_mode = n.GetInt("ceil_mode", 0) != 0;
+  auto out_size = [&](int64_t in, int i) {
+    const int64_t num = in + pd[i] + pd[i + 3] - ((k[i] - 1) * dl[i] + 1);
+    if (num < 0) return int64_t{-1};
+    int64_t o = ceil_mode ? (num + st[i] - 1) / st[i] + 1 : num / st[i] + 1;
+    if (ceil_mode && (o - 1) * st[i] >= in + pd[i]) --o;
+    return o;
+  };
+  const int64_t OH = out_size(H, 1), OW = out_size(W, 2);
+  if (OH < 1 || OW < 1) return NodeInvalid(n, "the window does not fit the input " + ShapeToString(xs));
+  Reshape(b, dpool, {N, C, -1, OH, OW}, "y_3d", n.outputs[0]);
+  return Status::Ok();
+}
+
+// 3-D ConvTranspose as one 2-D ConvTranspose per kernel depth slice kd on
+// [N*D, C, H, W]; each result is placed along depth at id*stride + kd*dilation
+// (Concat with zero blocks, interleaved for strides > 1), the slices are
+// summed, the depth pads are cut away and the bias added.
+Status ConvTranspose3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape& ws) {
+  const std::string ap = n.GetString("auto_pad", "NOTSET");
+  if (n.HasAttr("output_shape") || (ap != "NOTSET" && ap != "VALID"))
+    return NodeUnimplemented(n, "output_shape and SAME auto_pad are not supported for 3-D ConvTranspose (use pads)");
+  std::vector<int64_t> st = n.GetInts("strides", {1, 1, 1}), dl = n.GetInts("dilations", {1, 1, 1});
+  std::vector<int64_t> pd = ap == "VALID" ? std::vector<int64_t>(6, 0) : n.GetInts("pads", std::vector<int64_t>(6, 0));
+  std::vector<int64_t> op = n.GetInts("output_padding", {0, 0, 0});
+  if (st.size() != 3 || dl.size() != 3 || pd.size() != 6 || op.size() != 3)
+    return NodeInvalid(n, "strides/dilations/output_padding must have 3 entries and pads 6");
+  for (size_t i = 0; i < 3; ++i)
+    if (st[i] < 1 || dl[i] < 1 || pd[i] < 0 || pd[i + 3] < 0 || op[i] < 0)
+      return NodeInvalid(n, "strides and dilations must be >= 1, pads and output_padding >= 0");
+  const int64_t group = n.GetInt("group", 1);
+  if (group < 1 || xs[1] % group != 0 || ws[0] != xs[1])
+    return NodeInvalid(n, "input channels " + Str(xs[1]) + " do not match weight " + ShapeToString(ws));
+  const Tensor* xt = g.FindTensor(n.inputs[0]);
+  if (xt->dtype != DType::kFloat) return NodeUnimplemented(n, "3-D ConvTranspose is supported on float32 only");
+  if (g.opset < 10) return NodeUnimplemented(n, "3-D ConvTranspose needs opset >= 10 (Slice with inputs)");
+  const int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4], M = ws[1] * group, KD = ws[2];
+  int64_t o[3];
+  for (int i = 0; i < 3; ++i)
+    o[i] = st[i] * (xs[2 + i] - 1) + op[i] + (ws[2 + i] - 1) * dl[i] + 1 - pd[i] - pd[i + 3];
+  if (o[0] < 1 || o[1] < 1 || o[2] < 1) return NodeInvalid(n, "the output would be empty");
+  const int64_t F = M * o[1] * o[2];
+  const int64_t full = st[0] * (D - 1) + op[0] + (KD - 1) * dl[0] + 1;  // depth before cutting pads
+  int64_t len = full;
+  for (int64_t kd = 0; kd < KD; ++kd) len = std::max(len, kd * dl[0] + D * st[0]);
+  Node& tx = b.Add("Transpose", {n.inputs[0]}, "x_ndchw");
+  tx.SetInts("perm", {0, 2, 1, 3, 4});
+  const std::string xt_out = b.Out(tx);
+  std::string x2 = Reshape(b, xt_out, {N * D, C, H, W}, "x_2d");
+  auto zeros = [&](int64_t rows, const std::string& suffix) {
+    return b.AddConst(MakeConstFromDoubles("", DType::kFloat, {N, rows, F}, std::vector<double>(static_cast<size_t>(N * rows * F), 0.0)),
+                      suffix);
+  };
+  std::string acc;
+  for (int64_t kd = 0; kd < KD; ++kd) {
+    const std::string t = "kd" + Str(kd);
+    std::string wk = b.Out(b.Add("Slice", {n.inputs[1], b.ConstI64(t + "_start", {kd}), b.ConstI64(t + "_end", {kd + 1}),
+                                           b.ConstI64(t + "_axis", {2})}, t + "_w"));
+    wk = Reshape(b, wk, {ws[0], ws[1], ws[3], ws[4]}, t + "_w2d");
+    Node& ct = b.Add("ConvTranspose", {x2, wk}, t + "_convt");
+    ct.SetInts("strides", {st[1], st[2]});
+    ct.SetInts("dilations", {dl[1], dl[2]});
+    ct.SetInts("pads", {pd[1], pd[2], pd[4], pd[5]});
+    ct.SetInts("output_padding", {op[1], op[2]});
+    ct.SetInt("group", group);
+    std::string z = Reshape(b, b.Out(ct), {N, D, F}, t + "_rows");
+    if (st[0] > 1) {  // rows at id * stride
+      Node& cat = b.Add("Concat", {z, zeros(D * (st[0] - 1), t + "_gap")}, t + "_strided");
+      cat.SetInt("axis", 2);
+      z = Reshape(b, b.Out(cat), {N, D * st[0], F}, t + "_interleaved");
+    }
+    std::vector<std::string> parts;
+    const int64_t before = kd * dl[0], after = len - before - D * st[0];
+    if (before > 0) parts.push_back(zeros(before, t + "_before"));
+    parts.push_back(z);
+    if (after > 0) parts.push_back(zeros(after, t + "_after"));
+    if (parts.size() > 1) {
+      Node& cat = b.Add("Concat", parts, t + "_placed");
+      cat.SetInt("axis", 1);
+      z = b.Out(cat);
+    }
+    acc = acc.empty() ? z : b.Out(b.Add("Add", {acc, z}, t + "_sum"));
+  }
+  std::string cut = b.Out(b.Add("Slice", {acc, b.ConstI64("depth_start", {pd[0]}), b.ConstI64("depth_end", {pd[0] + o[0]}),
+                                          b.ConstI64("depth_axis", {1})}, "depth_cut"));
+  std::string y5 = Reshape(b, cut, {N, o[0], M, o[1], o[2]}, "y_ndchw");
+  Node& ty = b.Add("Transpose", {y5}, "y_ncdhw", HasInput(n, 2) ? "" : n.outputs[0]);
+  ty.SetInts("perm", {0, 2, 1, 3, 4});
+  const std::string yt = b.Out(ty);  // `ty` dangles once more nodes are added
+  if (HasInput(n, 2)) {
+    std::string bias = Reshape(b, n.inputs[2], {M, 1, 1, 1}, "bias_c111");
+    b.Add("Add", {yt, bias}, "biased", n.outputs[0]);
+  }
+  return Status::Ok();
+}
+
+Status Window(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  const bool pool = n.op_type == "MaxPool" || n.op_type == "AveragePool";
+  // MaxPool on 8/16-bit integers: every value is exact in float32 and the
+  // maximum selects one of them, so it runs in float32 between two Casts.
+  const bool small_int = x && (x->dtype == DType::kUint8 || x->dtype == DType::kInt8 || x->dtype == DType::kUint16 ||
+                               x->dtype == DType::kInt16);
+  if (n.op_type == "MaxPool" && small_int) {
+    if (n.outputs.size() > 1 && !n.outputs[1].empty())
+      return NodeUnimplemented(n, std::string("the Indices output of MaxPool on ") + DTypeName(x->dtype) +
+                                      " values is not supported");
+    Node m = n;
+    m.name = n.name + "/float";
+    m.inputs[0] = CastTo(b, n.inputs[0], DType::kFloat, "x_f");
+    m.outputs = {b.NewTensor("y_f")};
+    if (x->shape.size() == 5) {
+      OAAXVK_RETURN_IF_ERROR(Pool3d(m, b, x->shape));
+    } else {
+      OAAXVK_RETURN_IF_ERROR(EmitWindow(g, m, b, &x->shape));
+    }
+    CastTo(b, m.outputs[0], x->dtype, "y_cast", n.outputs[0]);
+    return Status::Ok();
+  }
+  if (pool && x && x->shape.size() == 5) return Pool3d(n, b, x->shape);
+  const Tensor* w = n.op_type == "ConvTranspose" ? InputWithShape(g, n, 1) : nullptr;
+  if (x && w && x->shape.size() == 5 && w->shape.size() == 5) return ConvTranspose3d(g, n, b, x->shape, w->shape);
+  return EmitWindow(g, n, b);
+}
+
+// ---------------------------------------------------------------------------
+// Normalizations.
+
+// [C] -> [C, 1, ..., 1] so that it broadcasts against [N, C, d1..dk].
+std::string PerChannel(Builder& b, const std::string& t, int64_t C, size_t rank, const std::string& suffix) {
+  std::vector<int64_t> s(rank > 1 ? rank - 1 : 1, 1);
+  s[0] = C;
+  return Reshape(b, t, s, suffix);
+}
+
+Status CheckFloat(const Node& n, const Tensor* x, size_t k) {
+  if (x->dtype != DType::kFloat && x->dtype != DType::kDouble && x->dtype != DType::kFloat16)
+    return NodeUnimplemented(n, "input '" + n.inputs[k] + "' has data type " + DTypeName(x->dtype) + "; " +
+                                    n.op_type + " is supported on floating-point values only");
+  return Status::Ok();
+}
+
+Status InstanceNorm(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x || !HasInput(n, 1) || !HasInput(n, 2)) return NodeInvalid(n, "needs inputs input, scale and B with static shapes");
+  OAAXVK_RETURN_IF_ERROR(CheckFloat(n, x, 0));
+  const size_t rank = x->shape.size();
+  if (rank < 3) return NodeInvalid(n, "input must have rank >= 3, got " + ShapeToString(x->shape));
+  std::vector<int64_t> axes;
+  for (size_t a = 2; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
+  const int64_t C = x->shape[1];
+  std::string mean = Reduce(b, "ReduceMean", n.inputs[0], axes, true, "mean");
+  std::string d = b.Out(b.Add("Sub", {n.inputs[0], mean}, "centered"));
+  std::string var = Reduce(b, "ReduceMean", b.Out(b.Add("Mul", {d, d}, "squared")), axes, true, "variance");
+  std::string ve = b.Out(b.Add("Add", {var, ScalarF(b, n.GetFloat("epsilon", 1e-5f), "epsilon")}, "variance_eps"));
+  std::string sd = b.Out(b.Add("Sqrt", {ve}, "stddev"));
+  std::string normalized = b.Out(b.Add("Div", {d, sd}, "normalized"));
+  std::string scale = PerChannel(b, n.inputs[1], C, rank, "scale_c11");
+  std::string bias = PerChannel(b, n.inputs[2], C, rank, "bias_c11");
+  std::string scaled = b.Out(b.Add("Mul", {normalized, scale}, "scaled"));
+  b.Add("Add", {scaled, bias}, "biased", n.outputs[0]);
+  return Status::Ok();
+}
+
+// Y = (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9), the ONNX function body.
+Status MeanVarianceNorm(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  OAAXVK_RETURN_IF_ERROR(CheckFloat(n, x, 0));
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  std::vector<int64_t> axes = n.GetInts("axes", {0, 2, 3});
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank)
+      return NodeInvalid(n, "axis " + Str(a) + " is out of range for input " + ShapeToString(x->shape));
+    if (a < 0) a += rank;
+  }
+  std::string mean = Reduce(b, "ReduceMean", n.inputs[0], axes, true, "mean");
+  std::string mean_sq = b.Out(b.Add("Mul", {mean, mean}, "mean_squared"));
+  std::string sq = b.Out(b.Add("Mul", {n.inputs[0], n.inputs[0]}, "squared"));
+  std::string sq_mean = Reduce(b, "ReduceMean", sq, axes, true, "squared_mean");
+  std::string var = b.Out(b.Add("Sub", {sq_mean, mean_sq}, "variance"));
+  std::string sd = b.Out(b.Add("Sqrt", {var}, "stddev"));
+  std::string sde = b.Out(b.Add("Add", {sd, ScalarF(b, 1e-9f, "epsilon")}, "stddev_eps"));
+  std::string d = b.Out(b.Add("Sub", {n.inputs[0], mean}, "centered"));
+  b.Add("Div", {d, sde}, "normalized", n.outputs[0]);
+  return Status::Ok();
+}
+
+// y = x / (bias + alpha / size * square_sum) ^ beta, square_sum over the
+// channel window [c - floor((size-1)/2), c + ceil((size-1)/2)]: an
+// AveragePool over [N, 1, C, prod(spatial)] with a (size, 1) window, zero
+// channel padding and count_include_pad gives square_sum / size.
+Status Lrn(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  OAAXVK_RETURN_IF_ERROR(CheckFloat(n, x, 0));
+  const Shape& xs = x->shape;
+  if (xs.size() < 2) return NodeInvalid(n, "input must have rank >= 2, got " + ShapeToString(xs));
+  const int64_t size = n.GetInt("size", 0);
+  if (size < 1) return NodeInvalid(n, "attribute size must be >= 1, got " + Str(size));
+  int64_t spatial = 1;
+  for (size_t i = 2; i < xs.size(); ++i) spatial *= xs[i];
+  std::string sq = b.Out(b.Add("Mul", {n.inputs[0], n.inputs[0]}, "squared"));
+  std::string sq4 = Reshape(b, sq, {xs[0], 1, xs[1], spatial}, "squared_4d");
+  Node& pool = b.Add("AveragePool", {sq4}, "window_mean");
+  pool.SetInts("kernel_shape", {size, 1});
+  pool.SetInts("pads", {(size - 1) / 2, 0, size - 1 - (size - 1) / 2, 0});
+  pool.SetInt("count_include_pad", 1);
+  std::string mean4 = b.Out(pool);
+  std::string mean = Reshape(b, mean4, xs, "window_mean_nd");
+  std::string scaled = b.Out(b.Add("Mul", {mean, ScalarF(b, n.GetFloat("alpha", 1e-4f), "alpha")}, "scaled"));
+  std::string base = b.Out(b.Add("Add", {scaled, ScalarF(b, n.GetFloat("bias", 1.0f), "bias")}, "base"));
+  std::string den = b.Out(b.Add("Pow", {base, ScalarF(b, n.GetFloat("beta", 0.75f), "beta")}, "denominator"));
+  b.Add("Div", {n.inputs[0], den}, "normalized", n.outputs[0]);
+  return Status::Ok();
+}
+
+// Inference BatchNormalization whose scale/B/mean/var are computed at run
+// time: y = (x - mean) * (scale / sqrt(var + epsilon)) + B. Constant
+// parameters and training mode keep the node (folded into Conv or Mul/Add,
+// or rejected by the BatchNormalization pass).
+Status BatchNorm(Graph& g, const Node& n, Builder& b) {
+  bool all_const = true, outputs_used = false;
+  for (size_t k = 1; k < 5; ++k) all_const = all_const && HasInput(n, k) && g.IsConst(n.inputs[k]);
+  for (size_t k = 1; k < n.outputs.size(); ++k) outputs_used = outputs_used || !n.outputs[k].empty();
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (all_const || outputs_used || n.GetInt("training_mode", 0) != 0 || !x || n.inputs.size() < 5) {
+    Keep(n, b);
+    return Status::Ok();
+  }
+  OAAXVK_RETURN_IF_ERROR(CheckFloat(n, x, 0));
+  const size_t rank = x->shape.size();
+  if (rank < 2) return NodeInvalid(n, "input must have rank >= 2, got " + ShapeToString(x->shape));
+  const int64_t C = x->shape[1];
+  for (size_t k = 1; k < 5; ++k) {
+    const Tensor* p = InputWithShape(g, n, k);
+    if (!p || p->shape != Shape{C})
+      return NodeInvalid(n, "input '" + n.inputs[k] + "' must have shape [" + Str(C) + "]");
+  }
+  std::string ve = b.Out(b.Add("Add", {n.inputs[4], ScalarF(b, n.GetFloat("epsilon", 1e-5f), "epsilon")}, "var_eps"));
+  std::string sd = b.Out(b.Add("Sqrt", {ve}, "stddev"));
+  std::string k = b.Out(b.Add("Div", {n.inputs[1], sd}, "multiplier"));
+  std::string kc = PerChannel(b, k, C, rank, "multiplier_c11");
+  std::string mc = PerChannel(b, n.inputs[3], C, rank, "mean_c11");
+  std::string bc = PerChannel(b, n.inputs[2], C, rank, "bias_c11");
+  std::string d = b.Out(b.Add("Sub", {n.inputs[0], mc}, "centered"));
+  std::string s = b.Out(b.Add("Mul", {d, kc}, "scaled"));
+  b.Add("Add", {s, bc}, "biased", n.outputs[0]);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Quantization. Integers are carried as float32 values: exact for |v| <= 2^24.
+
+bool IsQuantType(DType t) { return t == DType::kUint8 || t == DType::kInt8; }
+
+// Largest |v - zp| for v of tensor `v` and its zero point `zp` ("" absent):
+// from the constant data when both are constant, else from the dtype range.
+double MaxAbsCentered(const Graph& g, const std::string& v, const std::string& zp) {
+  const Tensor* t = g.FindTensor(v);
+  const Tensor* z = zp.empty() ? nullptr : g.FindTensor(zp);
+  if (t && t->is_const && (zp.empty() || (z && z->is_const))) {
+    std::vector<double> d = t->AsDoubles();
+    std::vector<double> zs = z ? z->AsDoubles() : std::vector<double>{0.0};
+    double m = 0;
+    for (double a : d)
+      for (double c : zs) m = std::max(m, std::fabs(a - c));
+    return m;
+  }
+  return 255.0;  // uint8 and int8 values and zero points differ by at most 255
+}
+
+// Per-tensor (scalar or [1]) or per-axis ([C] at `axis` of rank `rank`)
+// parameter, reshaped to broadcast against the data.
+StatusOr<std::string> QuantParam(Graph& g, const Node& n, Builder& b, size_t k, const Shape& xs, int64_t axis,
+                                 const std::string& suffix) {
+  const Tensor* p = InputWithShape(g, n, k);
+  if (!p) return NodeInvalid(n, "input " + Str(k) + " has no static shape");
+  if (p->numel() == 1 && p->shape.size() <= 1) return p->shape.empty() ? n.inputs[k] : Reshape(b, n.inputs[k], {}, suffix);
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  if (axis < -rank || axis >= rank) return NodeInvalid(n, "axis " + Str(axis) + " is out of range for rank " + Str(rank));
+  if (axis < 0) axis += rank;
+  if (p->shape.size() != 1 || p->shape[0] != xs[axis])
+    return NodeUnimplemented(n, "input '" + n.inputs[k] + "' has shape " + ShapeToString(p->shape) +
+                                    "; only per-tensor (scalar) or per-axis ([" + Str(xs[axis]) +
+                                    "]) quantization parameters are supported");
+  std::vector<int64_t> s(static_cast<size_t>(rank - axis), 1);
+  s[0] = xs[axis];
+  return Reshape(b, n.inputs[k], s, suffix);
+}
+
+// Requantizes float `v` (integer-valued or real) to `to`:
+// saturate(round_half_to_even(v) + zp).
+void Requantize(Builder& b, const std::string& v, const std::string& zp_f, DType to, const std::string& out) {
+  std::string r = b.Out(b.Add("Round", {v}, "rounded"));
+  std::string z = zp_f.empty() ? r : b.Out(b.Add("Add", {r, zp_f}, "plus_zero_point"));
+  const float lo = to == DType::kUint8 ? 0.f : -128.f, hi = to == DType::kUint8 ? 255.f : 127.f;
+  std::string c1 = b.Out(b.Add("Max", {z, ScalarF(b, lo, "qmin")}, "saturate_low"));
+  std::string c2 = b.Out(b.Add("Min", {c1, ScalarF(b, hi, "qmax")}, "saturate_high"));
+  CastTo(b, c2, to, "cast", out);
+}
+
+Status QuantizeLinear(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x || !HasInput(n, 1)) return NodeInvalid(n, "needs inputs x and y_scale with static shapes");
+  if (x->dtype != DType::kFloat)
+    return NodeUnimplemented(n, std::string("input x has data type ") + DTypeName(x->dtype) + "; only float32 is supported");
+  DType to = DType::kUint8;
+  std::string zp;
+  const int64_t axis = n.GetInt("axis", 1);
+  if (HasInput(n, 2)) {
+    const Tensor* z = InputWithShape(g, n, 2);
+    if (!z) return NodeInvalid(n, "y_zero_point has no static shape");
+    to = z->dtype;
+    if (!IsQuantType(to))
+      return NodeUnimplemented(n, std::string("y_zero_point has data type ") + DTypeName(to) + "; only uint8/int8 are supported");
+    OAAXVK_ASSIGN_OR_RETURN(std::string zr, QuantParam(g, n, b, 2, x->shape, axis, "zero_point_b"));
+    zp = CastTo(b, zr, DType::kFloat, "zero_point_f");
+  }
+  OAAXVK_ASSIGN_OR_RETURN(std::string scale, QuantParam(g, n, b, 1, x->shape, axis, "scale_b"));
+  std::string q = b.Out(b.Add("Div", {n.inputs[0], scale}, "scaled"));
+  Requantize(b, q, zp, to, n.outputs[0]);
+  return Status::Ok();
+}
+
+Status DequantizeLinear(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x || !HasInput(n, 1)) return NodeInvalid(n, "needs inputs x and x_scale with static shapes");
+  if (!IsQuantType(x->dtype) && x->dtype != DType::kInt32)
+    return NodeUnimplemented(n, std::string("input x has data type ") + DTypeName(x->dtype) +
+                                    "; only uint8/int8/int32 are supported");
+  const int64_t axis = n.GetInt("axis", 1);
+  std::string xf = CastTo(b, n.inputs[0], DType::kFloat, "x_f");
+  if (x->dtype == DType::kInt32) {
+    // |x| may exceed 2^24, where float32 cannot hold every integer.
+    const Tensor* xt = g.FindTensor(n.inputs[0]);
+    double m = xt->is_const ? MaxAbsCentered(g, n.inputs[0], "") : std::ldexp(1.0, 31);
+    if (m > std::ldexp(1.0, 24))
+      return NodeUnimplemented(n, "int32 input x may exceed 2^24 in magnitude, which float32 cannot represent exactly");
+  }
+  if (HasInput(n, 2)) {
+    OAAXVK_ASSIGN_OR_RETURN(std::string zr, QuantParam(g, n, b, 2, x->shape, axis, "zero_point_b"));
+    std::string zf = CastTo(b, zr, DType::kFloat, "zero_point_f");
+    xf = b.Out(b.Add("Sub", {xf, zf}, "centered"));
+  }
+  OAAXVK_ASSIGN_OR_RETURN(std::string scale, QuantParam(g, n, b, 1, x->shape, axis, "scale_b"));
+  b.Add("Mul", {xf, scale}, "scaled", n.outputs[0]);
+  return Status::Ok();
+}
+
+// The ONNX function body: scale = (max(x_max, 0) - min(x_min, 0)) / 255,
+// zero_point = round(clip(0 - min(x_min, 0) / scale, 0, 255)), y = QuantizeLinear.
+Status DynamicQuantizeLinear(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  if (x->dtype != DType::kFloat)
+    return NodeUnimplemented(n, std::string("input x has data type ") + DTypeName(x->dtype) + "; only float32 is supported");
+  std::vector<int64_t> all;
+  for (size_t i = 0; i < x->shape.size(); ++i) all.push_back(static_cast<int64_t>(i));
+  std::string zero = ScalarF(b, 0.f, "zero");
+  std::string qmax = ScalarF(b, 255.f, "qmax");
+  std::string mn = Reduce(b, "ReduceMin", n.inputs[0], all, false, "x_min");
+  std::string mx = Reduce(b, "ReduceMax", n.inputs[0], all, false, "x_max");
+  std::string mna = b.Out(b.Add("Min", {mn, zero}, "x_min_adjusted"));
+  std::string mxa = b.Out(b.Add("Max", {mx, zero}, "x_max_adjusted"));
+  std::string range = b.Out(b.Add("Sub", {mxa, mna}, "x_range"));
+  std::string scale = b.Out(b.Add("Div", {range, qmax}, "scale", OutputOrEmpty(n, 1)));
+  std::string ms = b.Out(b.Add("Div", {mna, scale}, "min_scaled"));
+  std::string zp0 = b.Out(b.Add("Sub", {zero, ms}, "initial_zero_point"));
+  std::string zc1 = b.Out(b.Add("Max", {zp0, zero}, "zero_point_low"));
+  std::string zc2 = b.Out(b.Add("Min", {zc1, qmax}, "zero_point_high"));
+  std::string zr = b.Out(b.Add("Round", {zc2}, "zero_point_rounded"));
+  std::string zp_out = OutputOrEmpty(n, 2);
+  if (!zp_out.empty()) CastTo(b, zr, DType::kUint8, "zero_point_u8", zp_out);
+  std::string q = b.Out(b.Add("Div", {n.inputs[0], scale}, "scaled"));
+  Requantize(b, q, zr, DType::kUint8, n.outputs[0]);
+  return Status::Ok();
+}
+
+// Checks that an integer dot product of `k` terms with |a| <= ma, |b| <= mb
+// stays exact in float32 (every partial sum <= 2^24).
+Status CheckExactSum(const Node& n, int64_t k, double ma, double mb, double bias = 0) {
+  const double bound = static_cast<double>(k) * ma * mb + bias;
+  if (bound > std::ldexp(1.0, 24))
+    return NodeUnimplemented(n, "integer accumulation of " + Str(k) + " products bounded by " +
+                                    Str(static_cast<int64_t>(ma)) + " x " + Str(static_cast<int64_t>(mb)) +
+                                    (bias > 0 ? " plus a bias up to " + Str(static_cast<int64_t>(bias)) : std::string()) +
+                                    " may exceed 2^24, which the float32 device arithmetic cannot represent exactly");
+  return Status::Ok();
+}
+
+// (v - zp) as float; zp optional (input index zk). `per` selects how a
+// non-scalar zero point broadcasts: 'r' per row of a [.., M, K] matrix,
+// 'c' per column of [.., K, N] / per output channel of a weight [M, ...].
+StatusOr<std::string> Centered(Graph& g, const Node& n, Builder& b, size_t vk, size_t zk, char per,
+                               const std::string& suffix) {
+  const Tensor* v = InputWithShape(g, n, vk);
+  if (!v) return NodeInvalid(n, "input " + Str(vk) + " has no static shape");
+  if (!IsQuantType(v->dtype))
+    return NodeUnimplemented(n, "input '" + n.inputs[vk] + "' has data type " + DTypeName(v->dtype) +
+                                    "; only uint8/int8 are supported");
+  std::string vf = CastTo(b, n.inputs[vk], DType::kFloat, suffix + "_f");
+  if (!HasInput(n, zk)) return vf;
+  const Tensor* z = InputWithShape(g, n, zk);
+  if (!z) return NodeInvalid(n, "input " + Str(zk) + " has no static shape");
+  std::string zf = CastTo(b, n.inputs[zk], DType::kFloat, suffix + "_zero_point_f");
+  if (z->numel() != 1 || z->shape.size() > 1) {
+    const Shape& vs = v->shape;
+    if (z->shape.size() != 1 || vs.size() < 2)
+      return NodeUnimplemented(n, "zero point '" + n.inputs[zk] + "' of shape " + ShapeToString(z->shape) +
+                                      " is not supported (scalar or 1-D only)");
+    if (per == 'r') {
+      if (z->shape[0] != vs[vs.size() - 2])
+        return NodeInvalid(n, "zero point '" + n.inputs[zk] + "' must have " + Str(vs[vs.size() - 2]) + " entries");
+      zf = Reshape(b, zf, {z->shape[0], 1}, suffix + "_zero_point_rows");
+    } else if (per == 'c') {
+      if (z->shape[0] != vs.back())
+        return NodeInvalid(n, "zero point '" + n.inputs[zk] + "' must have " + Str(vs.back()) + " entries");
+    } else {
+      if (z->shape[0] != vs[0])
+        return NodeInvalid(n, "zero point '" + n.inputs[zk] + "' must have " + Str(vs[0]) + " entries");
+      std::vector<int64_t> s(vs.size(), 1);
+      s[0] = vs[0];
+      zf = Reshape(b, zf, s, suffix + "_zero_point_channels");
+    }
+  } else if (!z->shape.empty()) {
+    zf = Reshape(b, zf, {}, suffix + "_zero_point_scalar");
+  }
+  return b.Out(b.Add("Sub", {vf, zf}, suffix + "_centered"));
+}
+
+// Integer MatMul of (a - a_zp) and (b - b_zp) in float32; `ai/azi`,
+// `bi/bzi` are input indices. Returns the float product.
+StatusOr<std::string> IntMatMul(Graph& g, const Node& n, Builder& b, size_t ai, size_t azi, size_t bi, size_t bzi) {
+  const Tensor* a = InputWithShape(g, n, ai);
+  const Tensor* w = InputWithShape(g, n, bi);
+  if (!a || !w || a->shape.empty() || w->shape.empty())
+    return NodeInvalid(n, "inputs A and B need static shapes of rank >= 1");
+  const int64_t k = a->shape.back();
+  OAAXVK_RETURN_IF_ERROR(CheckExactSum(n, k, MaxAbsCentered(g, n.inputs[ai], HasInput(n, azi) ? n.inputs[azi] : ""),
+                                       MaxAbsCentered(g, n.inputs[bi], HasInput(n, bzi) ? n.inputs[bzi] : "")));
+  OAAXVK_ASSIGN_OR_RETURN(std::string af, Centered(g, n, b, ai, azi, 'r', "a"));
+  OAAXVK_ASSIGN_OR_RETURN(std::string bf, Centered(g, n, b, bi, bzi, 'c', "b"));
+  return b.Out(b.Add("MatMul", {af, bf}, "matmul_f"));
+}
+
+Status MatMulInteger(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(std::string p, IntMatMul(g, n, b, 0, 2, 1, 3));
+  CastTo(b, p, DType::kInt32, "cast", n.outputs[0]);
+  return Status::Ok();
+}
+
+// Real multiplier a_scale * b_scale / y_scale, broadcast like the product.
+StatusOr<std::string> Multiplier(Graph& g, const Node& n, Builder& b, size_t as, size_t bs, size_t ys, char a_per,
+                                 char b_per, int64_t out_rank) {
+  std::string r[3];
+  const size_t idx[3] = {as, bs, ys};
+  const char per[3] = {a_per, b_per, 's'};
+  for (int i = 0; i < 3; ++i) {
+    const Tensor* t = InputWithShape(g, n, idx[i]);
+    if (!t) return NodeInvalid(n, "scale input " + Str(idx[i]) + " has no static shape");
+    if (t->dtype != DType::kFloat)
+      return NodeUnimplemented(n, "scale '" + n.inputs[idx[i]] + "' must be float32, got " + DTypeName(t->dtype));
+    if (t->numel() == 1 && t->shape.size() <= 1) {
+      r[i] = t->shape.empty() ? n.inputs[idx[i]] : Reshape(b, n.inputs[idx[i]], {}, "scale" + Str(i) + "_scalar");
+    } else if (t->shape.size() == 1 && per[i] == 'r') {
+      r[i] = Reshape(b, n.inputs[idx[i]], {t->shape[0], 1}, "scale" + Str(i) + "_rows");
+    } else if (t->shape.size() == 1 && per[i] == 'c') {
+      r[i] = n.inputs[idx[i]];
+    } else if (t->shape.size() == 1 && per[i] == 'o') {
+      std::vector<int64_t> s(static_cast<size_t>(out_rank - 1), 1);
+      s[0] = t->shape[0];
+      r[i] = Reshape(b, n.inputs[idx[i]], s, "scale" + Str(i) + "_channels");
+    } else {
+      return NodeUnimplemented(n, "scale '" + n.inputs[idx[i]] + "' of shape " + ShapeToString(t->shape) +
+                                      " is not supported (per-tensor or per-row/column/channel only)");
+    }
+  }
+  std::string ab = b.Out(b.Add("Mul", {r[0], r[1]}, "scale_product"));
+  return b.Out(b.Add("Div", {ab, r[2]}, "multiplier"));
+}
+
+StatusOr<std::string> OutputZeroPoint(Graph& g, const Node& n, Builder& b, size_t zk, DType* to) {
+  *to = DType::kUint8;
+  if (!HasInput(n, zk)) return std::string();
+  const Tensor* z = InputWithShape(g, n, zk);
+  if (!z || z->numel() != 1 || z->shape.size() > 1)
+    return NodeUnimplemented(n, "y_zero_point must be a scalar (per-tensor) zero point");
+  if (!IsQuantType(z->dtype))
+    return NodeUnimplemented(n, std::string("y_zero_point has data type ") + DTypeName(z->dtype) + "; only uint8/int8 are supported");
+  *to = z->dtype;
+  std::string zs = z->shape.empty() ? n.inputs[zk] : Reshape(b, n.inputs[zk], {}, "y_zero_point_scalar");
+  return CastTo(b, zs, DType::kFloat, "y_zero_point_f");
+}
+
+// QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp).
+Status QLinearMatMul(Graph& g, const Node& n, Builder& b) {
+  if (n.inputs.size() < 8) return NodeInvalid(n, "needs 8 inputs");
+  OAAXVK_ASSIGN_OR_RETURN(std::string p, IntMatMul(g, n, b, 0, 2, 3, 5));
+  const Tensor* a = InputWithShape(g, n, 0);
+  OAAXVK_ASSIGN_OR_RETURN(std::string m,
+                          Multiplier(g, n, b, 1, 4, 6, 'r', 'c', static_cast<int64_t>(a->shape.size())));
+  DType to;
+  OAAXVK_ASSIGN_OR_RETURN(std::string zp, OutputZeroPoint(g, n, b, 7, &to));
+  std::string y = b.Out(b.Add("Mul", {p, m}, "requantize_scaled"));
+  Requantize(b, y, zp, to, n.outputs[0]);
+  return Status::Ok();
+}
+
+// Integer convolution in float32 through the Conv (1-D or 2-D) path.
+StatusOr<std::string> IntConv(Graph& g, const Node& n, Builder& b, size_t xi, size_t xzi, size_t wi, size_t wzi,
+                              const std::string& bias, double bias_max = 0) {
+  const Tensor* x = InputWithShape(g, n, xi);
+  const Tensor* w = InputWithShape(g, n, wi);
+  if (!x || !w || w->shape.size() < 3) return NodeInvalid(n, "inputs x and w need static shapes of rank >= 3");
+  int64_t k = 1;
+  for (size_t i = 1; i < w->shape.size(); ++i) k *= w->shape[i];
+  OAAXVK_RETURN_IF_ERROR(CheckExactSum(n, k, MaxAbsCentered(g, n.inputs[xi], HasInput(n, xzi) ? n.inputs[xzi] : ""),
+                                       MaxAbsCentered(g, n.inputs[wi], HasInput(n, wzi) ? n.inputs[wzi] : ""),
+                                       bias_max));
+  if (HasInput(n, xzi)) {
+    const Tensor* z = InputWithShape(g, n, xzi);
+    if (!z || z->numel() != 1) return NodeUnimplemented(n, "x_zero_point must be a scalar (per-tensor) zero point");
+  }
+  OAAXVK_ASSIGN_OR_RETURN(std::string xf, Centered(g, n, b, xi, xzi, 's', "x"));
+  OAAXVK_ASSIGN_OR_RETURN(std::string wf, Centered(g, n, b, wi, wzi, 'o', "w"));
+  // Zero padding of (x - x_zp) is padding x with its zero point, as ONNX specifies.
+  Node conv;
+  conv.op_type = "Conv";
+  conv.name = n.name + "/conv_f";
+  conv.attrs = n.attrs;
+  conv.inputs = {xf, wf};
+  if (!bias.empty()) conv.inputs.push_back(bias);
+  conv.outputs = {b.NewTensor("conv_f")};
+  OAAXVK_RETURN_IF_ERROR(EmitWindow(g, conv, b, &x->shape, &w->shape));
+  return conv.outputs[0];
+}
+
+Status ConvInteger(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(std::string p, IntConv(g, n, b, 0, 2, 1, 3, ""));
+  CastTo(b, p, DType::kInt32, "cast", n.outputs[0]);
+  return Status::Ok();
+}
+
+// QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B).
+Status QLinearConv(Graph& g, const Node& n, Builder& b) {
+  if (n.inputs.size() < 8) return NodeInvalid(n, "needs at least 8 inputs");
+  std::string bias;
+  double bias_max = 0;
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input x has no static shape");
+  if (HasInput(n, 8)) {
+    const Tensor* bt = InputWithShape(g, n, 8);
+    if (!bt || bt->dtype != DType::kInt32) return NodeInvalid(n, "bias B must be an int32 tensor");
+    // A runtime int32 bias is unbounded; a constant one counts into the 2^24 bound.
+    if (!bt->is_const)
+      return NodeUnimplemented(n, "bias input '" + n.inputs[8] +
+                                      "' is not a constant: an arbitrary int32 bias cannot be accumulated exactly "
+                                      "in float32");
+    bias_max = MaxAbsCentered(g, n.inputs[8], "");
+    bias = CastTo(b, n.inputs[8], DType::kFloat, "bias_f");
+  }
+  OAAXVK_ASSIGN_OR_RETURN(std::string p, IntConv(g, n, b, 0, 2, 3, 5, bias, bias_max));
+  OAAXVK_ASSIGN_OR_RETURN(std::string m,
+                          Multiplier(g, n, b, 1, 4, 6, 's', 'o', static_cast<int64_t>(x->shape.size())));
+  DType to;
+  OAAXVK_ASSIGN_OR_RETURN(std::string zp, OutputZeroPoint(g, n, b, 7, &to));
+  std::string y = b.Out(b.Add("Mul", {p, m}, "requantize_scaled"));
+  Requantize(b, y, zp, to, n.outputs[0]);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Einsum with one or two operands: diagonals by Where with an identity mask,
+// products by broadcast Mul over a common letter order, contractions by
+// ReduceSum, the result order by Transpose.
+
+StatusOr<std::vector<std::string>> ParseEinsum(const Node& n, const std::string& eq, const std::vector<const Tensor*>& ins,
+                                               std::string* out) {
+  std::string s;
+  for (char c : eq)
+    if (c != ' ') s += c;
+  const size_t arrow = s.find("->");
+  std::string lhs = arrow == std::string::npos ? s : s.substr(0, arrow);
+  std::vector<std::string> terms;
+  size_t start = 0;
+  while (true) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != ins.size())
+    return NodeInvalid(n, "equation '" + eq + "' has " + Str(terms.size()) + " operands, the node " + Str(ins.size()) + " inputs");
+  // Ellipsis dimensions: private labels '0'.. (aligned from the right).
+  size_t ell_rank = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const size_t dots = terms[i].find("...");
+    std::string named = terms[i];
+    if (dots != std::string::npos) named.erase(dots, 3);
+    for (char c : named)
+      if (!std::isalpha(static_cast<unsigned char>(c)))
+        return NodeInvalid(n, "equation '" + eq + "' has an invalid label in term '" + terms[i] + "'");
+    const size_t rank = ins[i]->shape.size();
+    if (dots == std::string::npos ? named.size() != rank : named.size() > rank)
+      return NodeInvalid(n, "equation '" + eq + "' term '" + terms[i] + "' does not match input rank " + Str(rank));
+    if (dots != std::string::npos) ell_rank = std::max(ell_rank, rank - named.size());
+  }
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const size_t dots = terms[i].find("...");
+    if (dots == std::string::npos) continue;
+    const size_t e = ins[i]->shape.size() - (terms[i].size() - 3);
+    std::string ell;
+    for (size_t k = 0; k < e; ++k) ell += static_cast<char>('0' + (ell_rank - e) + k);
+    terms[i] = terms[i].substr(0, dots) + ell + terms[i].substr(dots + 3);
+  }
+  std::string ell_all;
+  for (size_t k = 0; k < ell_rank; ++k) ell_all += static_cast<char>('0' + k);
+  if (arrow != std::string::npos) {
+    std::string o = s.substr(arrow + 2);
+    const size_t dots = o.find("...");
+    if (dots != std::string::npos) o = o.substr(0, dots) + ell_all + o.substr(dots + 3);
+    *out = o;
+  } else {
+    std::map<char, int> count;
+    for (const std::string& t : terms)
+      for (char c : t) ++count[c];
+    std::string o = ell_all;
+    for (const auto& [c, k] : count)
+      if (k == 1 && std::isalpha(static_cast<unsigned char>(c))) o += c;
+    *out = o;
+  }
+  std::set<char> seen;
+  for (char c : *out) {
+    if (!seen.insert(c).second) return NodeInvalid(n, "equation '" + eq + "' repeats a label in the output");
+    bool found = false;
+    for (const std::string& t : terms) found = found || t.find(c) != std::string::npos;
+    if (!found) return NodeInvalid(n, "equation '" + eq + "' has an output label that is in no operand");
+  }
+  return terms;
+}
+
+// Removes repeated labels of one operand (diagonals): keeps x where the
+// repeated indices are equal (Where with a constant identity mask, so that
+// Inf/NaN elsewhere do not leak) and sums the second axis away. Updates
+// `letters` (each label once, first occurrence kept) and `shape`.
+std::string EinsumDiagonal(Builder& b, const std::string& x, DType dt, std::string* letters, Shape* shape,
+                           const std::string& tag) {
+  std::string cur = x;
+  for (size_t i = 0; i < letters->size(); ++i) {
+    for (size_t j = letters->find((*letters)[i], i + 1); j != std::string::npos;
+         j = letters->find((*letters)[i], i + 1)) {
+      Shape ms(shape->size(), 1);
+      ms[i] = (*shape)[i];
+      ms[j] = (*shape)[j];
+      std::vector<double> mask(static_cast<size_t>(ms[i] * ms[j]), 0.0);
+      for (int64_t p = 0; p < ms[i]; ++p) mask[static_cast<size_t>(p * ms[j] + p)] = 1.0;
+      std::string m = b.AddConst(MakeConstFromDoubles("", DType::kBool, ms, mask), tag + "_diag_mask");
+      std::string zero = b.AddConst(MakeConstFromDoubles("", dt, {}, {0.0}), tag + "_zero");
+      std::string sel = b.Out(b.Add("Where", {m, cur, zero}, tag + "_diag_select"));
+      cur = Reduce(b, "ReduceSum", sel, {static_cast<int64_t>(j)}, false, tag + "_diag_sum");
+      letters->erase(j, 1);
+      shape->erase(shape->begin() + static_cast<std::ptrdiff_t>(j));
+    }
+  }
+  return cur;
+}
+
+Status Einsum(Graph& g, const Node& n, Builder& b) {
+  const std::string eq = n.GetString("equation", "");
+  std::vector<const Tensor*> ins;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const Tensor* t = InputWithShape(g, n, k);
+    if (!t) return NodeInvalid(n, "input " + Str(k) + " has no static shape");
+    ins.push_back(t);
+  }
+  if (ins.empty() || ins.size() > 2)
+    return NodeUnimplemented(n, "equation '" + eq + "' with " + Str(ins.size()) +
+                                    " operands is not supported (1 or 2 operands only)");
+  const DType dt = ins[0]->dtype;
+  if ((dt != DType::kFloat && dt != DType::kDouble && dt != DType::kFloat16) ||
+      (ins.size() == 2 && ins[1]->dtype != dt))
+    return NodeUnimplemented(n, "equation '" + eq + "' on data type " + DTypeName(dt) +
+                                    " is not supported (floating-point operands only)");
+  std::string out;
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<std::string> terms, ParseEinsum(n, eq, ins, &out));
+  // Label sizes (1 broadcasts, as for ellipsis dimensions).
+  std::map<char, int64_t> dim;
+  for (size_t k = 0; k < ins.size(); ++k)
+    for (size_t i = 0; i < terms[k].size(); ++i) {
+      const int64_t d = ins[k]->shape[i];
+      auto it = dim.find(terms[k][i]);
+      if (it == dim.end() || it->second == 1) {
+        dim[terms[k][i]] = d;
+      } else if (d != 1 && d != it->second) {
+        return NodeInvalid(n, "equation '" + eq + "': label '" + std::string(1, terms[k][i]) + "' has sizes " +
+                                  Str(it->second) + " and " + Str(d));
+      }
+    }
+  // Common label order: the output labels, then the contracted ones.
+  std::string all = out;
+  for (const std::string& t : terms)
+    for (char c : t)
+      if (all.find(c) == std::string::npos) all += c;
+  if (all.size() > 6)
+    return NodeUnimplemented(n, "equation '" + eq + "' uses " + Str(all.size()) + " labels (at most 6 are supported)");
+  std::vector<std::string> aligned;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const std::string tag = "operand" + Str(k);
+    std::string letters = terms[k];
+    Shape shape = ins[k]->shape;
+    std::string cur = EinsumDiagonal(b, n.inputs[k], dt, &letters, &shape, tag);
+    // Transpose to the order of `all`, then insert 1s for missing labels.
+    std::vector<int64_t> perm;
+    std::string sorted;
+    for (char c : all) {
+      size_t p = letters.find(c);
+      if (p == std::string::npos) continue;
+      perm.push_back(static_cast<int64_t>(p));
+      sorted += c;
+    }
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (!identity) {
+      Node& t = b.Add("Transpose", {cur}, tag + "_transpose");
+      t.SetInts("perm", perm);
+      cur = b.Out(t);
+    }
+    std::vector<int64_t> full;
+    for (char c : all) {
+      const size_t p = sorted.find(c);
+      full.push_back(p == std::string::npos ? 1 : shape[static_cast<size_t>(perm[p])]);
+    }
+    if (sorted.size() != all.size()) cur = Reshape(b, cur, full, tag + "_aligned");
+    aligned.push_back(cur);
+  }
+  std::string prod = aligned[0];
+  if (aligned.size() == 2) prod = b.Out(b.Add("Mul", {aligned[0], aligned[1]}, "product"));
+  std::vector<int64_t> sum_axes;
+  for (size_t i = out.size(); i < all.size(); ++i) sum_axes.push_back(static_cast<int64_t>(i));
+  if (!sum_axes.empty()) prod = Reduce(b, "ReduceSum", prod, sum_axes, false, "contract");
+  std::vector<int64_t> out_shape;
+  for (char c : out) out_shape.push_back(dim[c]);
+  Reshape(b, prod, out_shape, "result", n.outputs[0]);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Upsample (opset 7: scales attribute; 9: scales input) -> Resize with the
+// same scales, asymmetric coordinates, nearest floor or linear.
+Status Upsample(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  std::string scales;
+  if (HasInput(n, 1)) {
+    const Tensor* s = g.FindTensor(n.inputs[1]);
+    if (!s || !s->is_const) return NotConstant(n, "scales", n.inputs[1]);
+    scales = n.inputs[1];
+  } else if (n.HasAttr("scales")) {
+    const Attr& a = n.attrs.at("scales");
+    std::vector<float> v = a.floats;
+    scales = b.AddConst(MakeConstF32("", {static_cast<int64_t>(v.size())}, v), "scales");
+  } else {
+    return NodeInvalid(n, "needs scales (attribute or input)");
+  }
+  const std::string mode = n.GetString("mode", "nearest");
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+    return NodeUnimplemented(n, "mode '" + mode + "' is not supported (nearest, linear)");
+  std::vector<std::string> ins = {n.inputs[0], scales};
+  if (g.opset >= 11) ins = {n.inputs[0], "", scales};
+  Node& r = b.Add("Resize", ins, "resize", n.outputs[0]);
+  r.SetString("mode", mode == "nearest" ? "nearest" : "linear");
+  r.SetString("coordinate_transformation_mode", "asymmetric");
+  if (mode == "nearest") r.SetString("nearest_mode", "floor");
+  return Status::Ok();
+}
+
+}  // namespace
+
 const std::map<std::string, DecomposeFn>& NnDecompositions() {
-  static const std::map<std::string, DecomposeFn> k = {};
+  static const std::map<std::string, DecomposeFn> k = {
+      {"Conv", Window},
+      {"ConvTranspose", Window},
+      {"MaxPool", Window},
+      {"AveragePool", Window},
+      {"InstanceNormalization", InstanceNorm},
+      {"MeanVarianceNormalization", MeanVarianceNorm},
+      {"LRN", Lrn},
+      {"BatchNormalization", BatchNorm},
+      {"QuantizeLinear", QuantizeLinear},
+      {"DequantizeLinear", DequantizeLinear},
+      {"DynamicQuantizeLinear", DynamicQuantizeLinear},
+      {"MatMulInteger", MatMulInteger},
+      {"ConvInteger", ConvInteger},
+      {"QLinearMatMul", QLinearMatMul},
+      {"QLinearConv", QLinearConv},
+      {"Einsum", Einsum},
+      {"Upsample", Upsample},
+  };
   return k;
 }
 

@@ -1,0 +1,242 @@
+#include "toolchain/ir/shape_infer_index.h"
+
+#include <algorithm>
+
+#include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/shape_infer_int.h"
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+Status IdxError(const Node& n, const std::string& msg) {
+  return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + msg);
+}
+Status IdxUnsupported(const Node& n, const std::string& msg) {
+  return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + msg);
+}
+
+Status SetOutputK(Graph& g, const Node& n, size_t k, DType dt, Shape s) {
+  if (k >= n.outputs.size() || n.outputs[k].empty()) return Status::Ok();
+  for (int64_t d : s)
+    if (d < 0) return IdxError(n, "inferred a negative dimension in " + ShapeToString(s));
+  Tensor& t = g.tensors[n.outputs[k]];
+  t.name = n.outputs[k];
+  t.dtype = dt;
+  t.shape = std::move(s);
+  t.has_shape = true;
+  return Status::Ok();
+}
+
+// A parameter input that must be known at conversion (empty when omitted).
+StatusOr<std::vector<int64_t>> ConstParam(const Graph& g, const Node& n, size_t idx, const char* what) {
+  if (idx >= n.inputs.size() || n.inputs[idx].empty()) return std::vector<int64_t>{};
+  const Tensor* t = g.FindTensor(n.inputs[idx]);
+  if (!t || !t->is_const)
+  {
+    std::string m = std::string(what) + " input '" + n.inputs[idx] +
+                    "' is not a compile-time constant (dynamic shapes are not supported)";
+    for (const GraphIO& io : g.inputs)
+      if (io.name == n.inputs[idx])
+        m += "; bind it at conversion with config.json {\"input_values\": {\"" + io.name + "\": [...]}}";
+    return IdxError(n, m);
+  }
+  return t->AsInts();
+}
+
+StatusOr<int64_t> Axis(const Node& n, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return IdxError(n, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+Status NeedIntegerIndices(const Node& n, const Tensor& t) {
+  if (IsFloatLike(t.dtype) || t.dtype == DType::kBool || !IsDeviceDType(t.dtype))
+    return IdxError(n, "indices '" + t.name + "' must be an integer tensor, got " + DTypeName(t.dtype));
+  return Status::Ok();
+}
+
+StatusOr<int64_t> Reduction(const Node& n) {
+  std::string r = n.GetString("reduction", "none");
+  if (r == "none") return 0;
+  if (r == "add") return 1;
+  if (r == "mul") return 2;
+  if (r == "max") return 3;
+  if (r == "min") return 4;
+  return IdxUnsupported(n, "reduction '" + r + "' is not supported (none, add, mul, max, min)");
+}
+
+Status InferMaxPoolIndices(Graph& g, Node& n) {
+  // Shapes and pads as for MaxPool without Indices; Indices has Y's shape.
+  Node plain = n;
+  plain.outputs.resize(1);
+  OAAXVK_RETURN_IF_ERROR(InferNodeShapes(g, plain));
+  n.attrs = plain.attrs;
+  const Tensor* y = g.FindTensor(n.outputs[0]);
+  if (!y || !y->has_shape) return IdxError(n, "output Y has no shape");
+  int64_t so = n.GetInt("storage_order", 0);
+  if (so != 0 && so != 1) return IdxError(n, "storage_order must be 0 or 1");
+  return SetOutputK(g, n, 1, DType::kInt64, y->shape);
+}
+
+}  // namespace
+
+const std::set<std::string>& IndexDeviceOps() {
+  static const std::set<std::string> k = {"GatherElements", "GatherND", "ScatterElements", "Scatter",
+                                          "ScatterND", "CumSum", "TopK", "Pad"};
+  return k;
+}
+
+Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
+  *handled = false;
+  const std::string& op = n.op_type;
+  bool maxpool_indices = op == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty();
+  if (!IndexDeviceOps().count(op) && !maxpool_indices) return Status::Ok();
+  *handled = true;
+  std::vector<const Tensor*> in;
+  for (const std::string& name : n.inputs) {
+    const Tensor* t = name.empty() ? nullptr : g.FindTensor(name);
+    if (!name.empty() && (!t || !t->has_shape)) return IdxError(n, "input '" + name + "' has no static shape");
+    in.push_back(t);
+  }
+  auto need = [&](size_t k) -> Status {
+    if (in.size() <= k || !in[k]) return IdxError(n, "missing input " + std::to_string(k));
+    return Status::Ok();
+  };
+  OAAXVK_RETURN_IF_ERROR(need(0));
+  if (maxpool_indices) return InferMaxPoolIndices(g, n);
+  const Shape& x = in[0]->shape;
+  const DType dt = in[0]->dtype;
+  const int64_t rank = static_cast<int64_t>(x.size());
+
+  if (op == "GatherElements" || op == "ScatterElements" || op == "Scatter") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    const Shape& is = in[1]->shape;
+    OAAXVK_RETURN_IF_ERROR(NeedIntegerIndices(n, *in[1]));
+    if (rank < 1) return IdxError(n, "data must have rank >= 1");
+    if (static_cast<int64_t>(is.size()) != rank)
+      return IdxError(n, "indices " + ShapeToString(is) + " and data " + ShapeToString(x) + " have different ranks");
+    OAAXVK_ASSIGN_OR_RETURN(int64_t axis, Axis(n, n.GetInt("axis", 0), rank));
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != axis && is[i] > x[i])
+        return IdxError(n, "indices " + ShapeToString(is) + " exceed data " + ShapeToString(x) + " on dimension " +
+                               std::to_string(i));
+    n.SetInt("_axis", axis);
+    if (op == "GatherElements") return SetOutputK(g, n, 0, dt, is);
+    OAAXVK_RETURN_IF_ERROR(need(2));
+    if (in[2]->shape != is)
+      return IdxError(n, "updates " + ShapeToString(in[2]->shape) + " and indices " + ShapeToString(is) +
+                             " have different shapes");
+    OAAXVK_ASSIGN_OR_RETURN(int64_t red, Reduction(n));
+    n.SetInt("_reduction", red);
+    return SetOutputK(g, n, 0, dt, x);
+  }
+  if (op == "GatherND" || op == "ScatterND") {
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    const Shape& is = in[1]->shape;
+    OAAXVK_RETURN_IF_ERROR(NeedIntegerIndices(n, *in[1]));
+    int64_t b = op == "GatherND" ? n.GetInt("batch_dims", 0) : 0;
+    int64_t q = static_cast<int64_t>(is.size());
+    if (rank < 1 || q < 1) return IdxError(n, "data and indices must have rank >= 1");
+    if (b < 0 || b >= std::min(rank, q)) return IdxError(n, "batch_dims " + std::to_string(b) + " is out of range");
+    int64_t K = is.back();
+    if (K < 1 || K > rank - b)
+      return IdxError(n, "the last indices dimension (" + std::to_string(K) + ") must be in [1, " +
+                             std::to_string(rank - b) + "]");
+    for (int64_t i = 0; i < b; ++i)
+      if (is[i] != x[i]) return IdxError(n, "batch dimensions of data " + ShapeToString(x) + " and indices " +
+                                                ShapeToString(is) + " differ");
+    Shape rows(is.begin(), is.end() - 1), tail(x.begin() + b + K, x.end());
+    if (op == "GatherND") {
+      Shape s = rows;
+      s.insert(s.end(), tail.begin(), tail.end());
+      return SetOutputK(g, n, 0, dt, s);
+    }
+    OAAXVK_RETURN_IF_ERROR(need(2));
+    Shape us = rows;
+    us.insert(us.end(), tail.begin(), tail.end());
+    if (in[2]->shape != us)
+      return IdxError(n, "updates have shape " + ShapeToString(in[2]->shape) + ", expected " + ShapeToString(us));
+    OAAXVK_ASSIGN_OR_RETURN(int64_t red, Reduction(n));
+    n.SetInt("_reduction", red);
+    return SetOutputK(g, n, 0, dt, x);
+  }
+  if (op == "CumSum") {
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> ax, ConstParam(g, n, 1, "axis"));
+    if (ax.size() != 1) return IdxError(n, "axis must hold exactly one value");
+    if (rank < 1) return IdxError(n, "input must have rank >= 1");
+    OAAXVK_ASSIGN_OR_RETURN(int64_t axis, Axis(n, ax[0], rank));
+    n.SetInt("_axis", axis);
+    return SetOutputK(g, n, 0, dt, x);
+  }
+  if (op == "TopK") {
+    std::vector<int64_t> kv;
+    if (g.opset < 10) {
+      kv = {n.GetInt("k", -1)};
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(kv, ConstParam(g, n, 1, "K"));
+    }
+    if (kv.size() != 1) return IdxError(n, "K must hold exactly one value");
+    if (rank < 1) return IdxError(n, "input must have rank >= 1");
+    OAAXVK_ASSIGN_OR_RETURN(int64_t axis, Axis(n, n.GetInt("axis", -1), rank));
+    if (kv[0] < 1 || kv[0] > x[axis])
+      return IdxUnsupported(n, "K = " + std::to_string(kv[0]) + " must be in [1, " + std::to_string(x[axis]) +
+                                   "] (the axis extent; K = 0 gives empty outputs, which the device cannot hold)");
+    n.SetInt("_axis", axis);
+    n.SetInt("_k", kv[0]);
+    Shape s = x;
+    s[axis] = kv[0];
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, dt, s));
+    return SetOutputK(g, n, 1, DType::kInt64, s);
+  }
+  if (op == "Pad") {
+    std::string mode = n.GetString("mode", "constant");
+    int64_t m = mode == "constant" ? 0 : mode == "reflect" ? 1 : mode == "edge" ? 2 : -1;
+    if (m < 0) return IdxUnsupported(n, "mode '" + mode + "' is not supported (constant, reflect, edge)");
+    std::vector<int64_t> pads, axes;
+    if (g.opset < 11) {
+      pads = n.GetInts("pads", {});
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(pads, ConstParam(g, n, 1, "pads"));
+      OAAXVK_ASSIGN_OR_RETURN(axes, ConstParam(g, n, 3, "axes"));
+      if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        const Tensor* v = in[2];
+        if (v->numel() != 1) return IdxError(n, "constant_value must hold one value");
+        if (IsFloatLike(v->dtype) != IsFloatLike(dt))
+          return IdxError(n, "constant_value has data type " + std::string(DTypeName(v->dtype)) +
+                                 ", the data " + DTypeName(dt));
+      }
+    }
+    if (axes.empty())
+      for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+    if (pads.size() != 2 * axes.size())
+      return IdxError(n, "pads has " + std::to_string(pads.size()) + " entries, expected " +
+                             std::to_string(2 * axes.size()));
+    std::vector<int64_t> pb(rank, 0), pe(rank, 0);
+    size_t na = axes.size();
+    for (size_t i = 0; i < na; ++i) {
+      OAAXVK_ASSIGN_OR_RETURN(int64_t a, Axis(n, axes[i], rank));
+      pb[a] = pads[i];
+      pe[a] = pads[i + na];
+    }
+    Shape s = x;
+    for (int64_t i = 0; i < rank; ++i) {
+      s[i] = x[i] + pb[i] + pe[i];
+      if (s[i] < 0) return IdxError(n, "pads crop dimension " + std::to_string(i) + " below zero");
+      if (m == 1 && (pb[i] > x[i] - 1 || pe[i] > x[i] - 1))
+        return IdxUnsupported(n, "reflect pads of dimension " + std::to_string(i) + " must be below its extent " +
+                                     std::to_string(x[i]));
+      if (m != 0 && std::min(pb[i], pe[i]) < 0 && std::max(pb[i], pe[i]) > 0)
+        return IdxUnsupported(n, "mode '" + mode + "' with both cropping and padding on dimension " +
+                                     std::to_string(i) + " is not supported");
+    }
+    std::vector<int64_t> both = pb;
+    both.insert(both.end(), pe.begin(), pe.end());
+    n.SetInts("_pads", both);
+    n.SetInt("_mode", m);
+    return SetOutputK(g, n, 0, dt, s);
+  }
+  return IdxError(n, "internal: no shape inference");
+}
+
+}  // namespace oaaxvk::toolchain

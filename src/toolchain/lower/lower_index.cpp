@@ -1,0 +1,236 @@
+#include "toolchain/lower/lower_index.h"
+
+#include <cstring>
+
+#include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/shape_infer_index.h"
+#include "toolchain/ir/shape_infer_int.h"
+#include "toolchain/lower/lower_int.h"
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+Status LErr(const Node& n, const std::string& m) {
+  return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
+}
+
+uint32_t U(int64_t v) { return static_cast<uint32_t>(v); }
+
+// Right-aligns `v` (one entry per dimension) to 6 entries, padding with `fill`.
+std::vector<int64_t> Align6(const std::vector<int64_t>& v, int64_t fill) {
+  std::vector<int64_t> r(6 - v.size(), fill);
+  r.insert(r.end(), v.begin(), v.end());
+  return r;
+}
+void Push(std::vector<uint32_t>* spec, const std::vector<int64_t>& v) {
+  for (int64_t x : v) spec->push_back(U(x));
+}
+
+Status CheckTensors(const Graph& g, const Node& n) {
+  for (const auto* list : {&n.inputs, &n.outputs})
+    for (const std::string& name : *list) {
+      if (name.empty()) continue;
+      const Tensor* t = g.FindTensor(name);
+      if (!t) return LErr(n, "unknown tensor '" + name + "'");
+      if (!IsDeviceDType(t->dtype))
+        return LErr(n, "tensor '" + name + "' has data type " + DTypeName(t->dtype) +
+                           ", which is not supported on the device (float32/float64, int64/int32/int16/int8, "
+                           "uint16/uint8, bool)");
+      if (t->shape.size() > 6) return LErr(n, "tensor '" + name + "' has rank above 6");
+    }
+  return Status::Ok();
+}
+
+// Constant indices: every entry must lie in [-extent(j), extent(j)) where
+// extent(j) gives the extent for flat entry j.
+template <typename ExtentFn>
+Status CheckConstIndices(const Graph& g, const Node& n, const std::string& name, ExtentFn extent) {
+  const Tensor* t = g.FindTensor(name);
+  if (!t || !t->is_const) return Status::Ok();
+  std::vector<int64_t> v = t->AsInts();
+  for (size_t j = 0; j < v.size(); ++j) {
+    int64_t e = extent(j);
+    if (v[j] < -e || v[j] >= e)
+      return InvalidArgument(StrFormat("node '%s' (%s): index %lld at position %zu of '%s' is out of range [-%lld, %lld)",
+                                       n.name.c_str(), n.op_type.c_str(), static_cast<long long>(v[j]), j,
+                                       name.c_str(), static_cast<long long>(e), static_cast<long long>(e)));
+  }
+  return Status::Ok();
+}
+
+// Scatter step 1: Y = data (strided_copy: N, IN_BASE, OUT_BASE, D[6], SI[6], SO[6]).
+IndexDispatch CopyDispatch(const Node& n, int64_t numel) {
+  IndexDispatch c;
+  c.kernel = "strided_copy";
+  c.inputs = {n.inputs[0]};
+  c.outputs = {0};
+  c.units = static_cast<uint64_t>(numel);
+  c.spec = {U(numel), 0, 0, 1, 1, 1, 1, 1, U(numel), 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+  c.detail = "scatter: copy data";
+  return c;
+}
+
+}  // namespace
+
+void AppendIndexKernels(std::vector<KernelInfo>* table) {
+  // name, bindings, spec constants, local size, shared bytes, written bindings
+  std::vector<KernelInfo> v = {
+      {"gather_elements", 3, 15, {256, 1, 1}, 0, {2}},
+      {"scatter_elements", 3, 16, {256, 1, 1}, 0, {2}},
+      {"gather_nd", 3, 17, {256, 1, 1}, 0, {2}},
+      {"scatter_nd", 3, 11, {256, 1, 1}, 0, {2}},
+      {"cumsum", 2, 6, {256, 1, 1}, 0, {1}},
+      {"topk", 3, 6, {256, 1, 1}, 0, {1, 2}},
+      {"pad", 3, 22, {256, 1, 1}, 0, {2}},
+      {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
+  };
+  table->insert(table->end(), v.begin(), v.end());
+}
+
+StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
+  IndexLowering r;
+  const std::string& op = n.op_type;
+  bool maxpool_indices = op == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty();
+  if (!IndexDeviceOps().count(op) && !maxpool_indices) return r;
+  r.handled = true;
+  OAAXVK_RETURN_IF_ERROR(CheckTensors(g, n));
+  if (n.inputs.empty() || n.inputs[0].empty() || n.outputs.empty() || n.outputs[0].empty())
+    return LErr(n, "missing data input or output");
+  const Tensor& x = *g.FindTensor(n.inputs[0]);
+  const Tensor& y = *g.FindTensor(n.outputs[0]);
+  const Shape& xs = x.shape;
+  const uint32_t in_float = IsFloatLike(x.dtype) ? 1u : 0u;
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  IndexDispatch d;
+  d.inputs = {n.inputs[0]};
+  d.outputs = {0};
+  d.units = static_cast<uint64_t>(y.numel());
+
+  if (op == "GatherElements" || op == "ScatterElements" || op == "Scatter") {
+    const Tensor& ind = *g.FindTensor(n.inputs.at(1));
+    if (ind.numel() == 0) return LErr(n, "empty indices '" + ind.name + "' are not supported");
+    int64_t axis = n.GetInt("_axis", 0);
+    OAAXVK_RETURN_IF_ERROR(CheckConstIndices(g, n, ind.name, [&](size_t) { return xs[axis]; }));
+    int64_t ax6 = axis + 6 - rank;
+    if (op == "GatherElements") {
+      d.kernel = "gather_elements";
+      d.inputs.push_back(ind.name);
+      d.spec = {U(y.numel())};
+      Push(&d.spec, Align6(ind.shape, 1));
+      Push(&d.spec, Align6(DenseStrides(xs), 0));
+      d.spec.push_back(U(ax6));
+      d.spec.push_back(U(xs[axis]));
+    } else {
+      if (IsFloatLike(g.FindTensor(n.inputs.at(2))->dtype) != (in_float != 0))
+        return LErr(n, "updates and data have different data types");
+      r.dispatches.push_back(CopyDispatch(n, y.numel()));
+      d.kernel = "scatter_elements";
+      d.inputs = {ind.name, n.inputs[2]};
+      d.units = static_cast<uint64_t>(ind.numel() / ind.shape[axis]);
+      d.spec = {U(d.units)};
+      Push(&d.spec, Align6(xs, 1));
+      Push(&d.spec, Align6(ind.shape, 1));
+      d.spec.push_back(U(ax6));
+      d.spec.push_back(U(n.GetInt("_reduction", 0)));
+      d.spec.push_back(in_float);
+    }
+    d.detail = StrFormat("axis=%lld", static_cast<long long>(axis));
+  } else if (op == "GatherND" || op == "ScatterND") {
+    const Tensor& ind = *g.FindTensor(n.inputs.at(1));
+    const Shape& is = ind.shape;
+    if (ind.numel() == 0) return LErr(n, "empty indices '" + ind.name + "' are not supported");
+    int64_t b = op == "GatherND" ? n.GetInt("batch_dims", 0) : 0;
+    int64_t K = is.back();
+    if (K > 6) return LErr(n, "index tuples longer than 6 are not supported");
+    std::vector<int64_t> kd(xs.begin() + b, xs.begin() + b + K);
+    OAAXVK_RETURN_IF_ERROR(
+        CheckConstIndices(g, n, ind.name, [&](size_t j) { return kd[j % static_cast<size_t>(K)]; }));
+    int64_t slice = 1, kprod = 1, batch = 1, tuples = ind.numel() / K;
+    for (int64_t i = b + K; i < rank; ++i) slice *= xs[i];
+    for (int64_t v : kd) kprod *= v;
+    for (int64_t i = 0; i < b; ++i) batch *= xs[i];
+    d.inputs.push_back(ind.name);
+    std::vector<int64_t> kd6 = kd, ks6;
+    kd6.resize(6, 1);
+    if (op == "GatherND") {
+      int64_t s = slice;
+      ks6.assign(6, 0);
+      for (int64_t t = K - 1; t >= 0; --t) { ks6[t] = s; s *= kd[t]; }
+      d.kernel = "gather_nd";
+      d.spec = {U(y.numel()), U(K), U(tuples / batch), U(slice), U(kprod * slice)};
+      Push(&d.spec, kd6);
+      Push(&d.spec, ks6);
+      d.detail = StrFormat("batch_dims=%lld K=%lld", static_cast<long long>(b), static_cast<long long>(K));
+    } else {
+      if (IsFloatLike(g.FindTensor(n.inputs.at(2))->dtype) != (in_float != 0))
+        return LErr(n, "updates and data have different data types");
+      r.dispatches.push_back(CopyDispatch(n, y.numel()));
+      d.kernel = "scatter_nd";
+      d.inputs = {ind.name, n.inputs[2]};
+      d.units = static_cast<uint64_t>(slice);
+      d.spec = {U(slice), U(K), U(tuples)};
+      Push(&d.spec, kd6);
+      d.spec.push_back(U(n.GetInt("_reduction", 0)));
+      d.spec.push_back(in_float);
+      d.detail = StrFormat("K=%lld updates=%lld", static_cast<long long>(K), static_cast<long long>(tuples));
+    }
+  } else if (op == "CumSum") {
+    int64_t axis = n.GetInt("_axis", 0), inner = 1;
+    for (int64_t i = axis + 1; i < rank; ++i) inner *= xs[i];
+    d.kernel = "cumsum";
+    d.units = static_cast<uint64_t>(y.numel() / xs[axis]);  // one invocation per row
+    d.spec = {U(y.numel() / xs[axis]), U(xs[axis]), U(inner), n.GetInt("exclusive", 0) ? 1u : 0u,
+              n.GetInt("reverse", 0) ? 1u : 0u, in_float};
+    d.detail = StrFormat("axis=%lld", static_cast<long long>(axis));
+  } else if (op == "TopK") {
+    if (n.outputs.size() < 2 || n.outputs[1].empty()) return LErr(n, "both outputs (Values, Indices) must be named");
+    int64_t axis = n.GetInt("_axis", rank - 1), inner = 1, k = n.GetInt("_k", 1);
+    for (int64_t i = axis + 1; i < rank; ++i) inner *= xs[i];
+    d.kernel = "topk";
+    d.outputs = {0, 1};
+    d.units = static_cast<uint64_t>(x.numel());
+    d.spec = {U(x.numel()), U(xs[axis]), U(inner), U(k), n.GetInt("largest", 1) ? 1u : 0u, in_float};
+    d.detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
+                         n.GetInt("largest", 1) ? "largest" : "smallest");
+  } else if (op == "Pad") {
+    std::vector<int64_t> pads = n.GetInts("_pads", {});
+    if (static_cast<int64_t>(pads.size()) != 2 * rank) return Internal("node '" + n.name + "': Pad pads missing");
+    bool has_value = g.opset >= 11 && n.inputs.size() > 2 && !n.inputs[2].empty();
+    uint32_t value_bits = 0;
+    if (g.opset < 11) {
+      float f = n.GetFloat("value", 0.f);
+      if (in_float) std::memcpy(&value_bits, &f, 4);
+      else value_bits = U(static_cast<int64_t>(f));
+    }
+    d.kernel = "pad";
+    d.inputs.push_back(has_value ? n.inputs[2] : n.inputs[0]);
+    d.spec = {U(y.numel()), U(n.GetInt("_mode", 0)), has_value ? 1u : 0u, value_bits};
+    Push(&d.spec, Align6(y.shape, 1));
+    Push(&d.spec, Align6(xs, 1));
+    Push(&d.spec, Align6(std::vector<int64_t>(pads.begin(), pads.begin() + rank), 0));
+    d.detail = n.GetString("mode", "constant");
+  } else {  // MaxPool with Indices
+    if (xs.size() != 4) return LErr(n, "only 2-D pooling (4-D input) is supported");
+    const Shape& ys = y.shape;
+    std::vector<int64_t> k = n.GetInts("kernel_shape", {}), st = n.GetInts("strides", {1, 1}),
+                         dl = n.GetInts("dilations", {1, 1}), pd = n.GetInts("_pads", {0, 0, 0, 0});
+    if (k.size() != 2 || st.size() != 2 || dl.size() != 2 || pd.size() != 4)
+      return Internal("node '" + n.name + "': MaxPool window attributes missing");
+    int64_t so = n.GetInt("storage_order", 0);
+    d.kernel = "maxpool_indices";
+    d.outputs = {0, 1};
+    d.spec = {U(xs[0] * xs[1]), U(xs[2]), U(xs[3]), U(ys[2]), U(ys[3]), U(k[0]), U(k[1]), U(st[0]), U(st[1]),
+              U(pd[0]), U(pd[1]), U(dl[0]), U(dl[1]), so ? 1u : 0u, in_float};
+    d.detail = StrFormat("%lldx%lld storage_order=%lld", static_cast<long long>(k[0]), static_cast<long long>(k[1]),
+                         static_cast<long long>(so));
+  }
+  for (size_t o : d.outputs)
+    if (o < n.outputs.size() && !n.outputs[o].empty() &&
+        IsFloatLike(g.FindTensor(n.outputs[o])->dtype) != (o == 0 ? in_float != 0 : false))
+      return LErr(n, "output '" + n.outputs[o] + "' has an unexpected data type");
+  r.dispatches.push_back(std::move(d));
+  return r;
+}
+
+}  // namespace oaaxvk::toolchain

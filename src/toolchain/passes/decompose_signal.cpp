@@ -1,0 +1,288 @@
+// DFT and STFT (opset 17) as MatMuls with constant twiddle matrices, and the
+// ai.onnx.preview.training optimizers (Adagrad, Adam, Momentum) as chains of
+// elementwise operators.
+//
+// DFT along `axis` of a real ([..., 1]) or complex ([..., 2]) signal with
+// L = dft_length points (the axis length when absent; shorter signals are
+// zero-padded, longer ones truncated):
+//   forward  re = xr C + xi S,      im = xi C - xr S
+//   inverse  re = (xr C - xi S)/L,  im = (xi C + xr S)/L
+// with C[n][k] = cos(2 pi n k / L), S[n][k] = sin(2 pi n k / L), k < K
+// (K = L, or L/2 + 1 with onesided). The axis is moved last (Transpose) so
+// each product is one MatMul with a constant [N, K] matrix.
+// STFT gathers the frames with a constant index table (Gather), multiplies
+// by the window and applies the same DFT to the frame axis.
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+
+#include "toolchain/passes/decompose_builder.h"
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+class Ops {
+ public:
+  explicit Ops(Builder& b) : b_(b) {}
+  std::string Op(const std::string& op, std::vector<std::string> in, const std::string& sfx) {
+    return b_.Out(b_.Add(op, std::move(in), sfx));
+  }
+  std::string Reshape(const std::string& x, const std::vector<int64_t>& shape, const std::string& sfx) {
+    return Op("Reshape", {x, b_.ConstI64(sfx + "_shape", shape)}, sfx);
+  }
+  std::string SliceAxis(const std::string& x, int64_t axis, int64_t start, int64_t end, const std::string& sfx) {
+    return Op("Slice", {x, b_.ConstI64(sfx + "_starts", {start}), b_.ConstI64(sfx + "_ends", {end}),
+                        b_.ConstI64(sfx + "_axes", {axis})},
+              sfx);
+  }
+  std::string Transpose(const std::string& x, const std::vector<int64_t>& perm, const std::string& sfx) {
+    Node& t = b_.Add("Transpose", {x}, sfx);
+    t.SetInts("perm", perm);
+    return t.outputs[0];
+  }
+  std::string ConstF(const std::string& sfx, const Shape& shape, const std::vector<double>& v) {
+    return b_.AddConst(MakeConstFromDoubles("", DType::kFloat, shape, v), sfx);
+  }
+  std::string Scalar(const std::string& sfx, double v) { return ConstF(sfx, {}, {v}); }
+
+ private:
+  Builder& b_;
+};
+
+// The DFT core: x [..., N, c] (c = 1 real, 2 complex) along `axis` (< rank-1)
+// into `out` [..., K, 2].
+Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs, int64_t axis, int64_t L,
+               bool inverse, bool onesided, const std::string& out) {
+  Ops o(b);
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  const int64_t c = xs[rank - 1];
+  if (c != 1 && c != 2) return NodeInvalid(n, "the last dimension must be 1 (real) or 2 (complex), got " + std::to_string(c));
+  const int64_t N = xs[axis];
+  if (L < 1) return NodeInvalid(n, "dft_length must be positive");
+  const int64_t K = onesided ? L / 2 + 1 : L;
+  if (N * K > (int64_t{1} << 24)) return NodeUnimplemented(n, "the twiddle matrix would exceed 2^24 elements");
+  // Matrices [N, K]; rows n >= L (truncation) are zero.
+  const double scale = inverse ? 1.0 / double(L) : 1.0;
+  std::vector<double> cm(static_cast<size_t>(N * K)), sm(cm.size());
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t k = 0; k < K; ++k) {
+      if (i >= L) continue;
+      double th = 2.0 * kPi * double((i * k) % L) / double(L);
+      cm[i * K + k] = std::cos(th) * scale;
+      sm[i * K + k] = std::sin(th) * scale;
+    }
+  std::string C = o.ConstF("cos", {N, K}, cm), S = o.ConstF("sin", {N, K}, sm);
+  // Split real / imaginary parts and move `axis` last.
+  Shape inner(xs.begin(), xs.end() - 1);
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank - 1; ++i)
+    if (i != axis) perm.push_back(i);
+  perm.push_back(axis);
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
+  auto part = [&](int64_t k, const std::string& sfx) {
+    std::string p = o.Reshape(c == 1 ? x : o.SliceAxis(x, rank - 1, k, k + 1, sfx + "_slice"), inner, sfx);
+    return o.Transpose(p, perm, sfx + "_t");
+  };
+  std::string xr = part(0, "re_in");
+  std::string re = o.Op("MatMul", {xr, C}, "xr_c");
+  std::string im = o.Op("MatMul", {xr, S}, "xr_s");
+  // forward: im = -xr S (+ xi C); inverse: im = xr S (+ xi C)
+  if (!inverse) im = o.Op("Neg", {im}, "neg_xr_s");
+  if (c == 2) {
+    std::string xi = part(1, "im_in");
+    std::string xi_s = o.Op("MatMul", {xi, S}, "xi_s");
+    re = o.Op(inverse ? "Sub" : "Add", {re, xi_s}, "re");
+    im = o.Op("Add", {im, o.Op("MatMul", {xi, C}, "xi_c")}, "im");
+  }
+  Shape moved;
+  for (int64_t p : perm) moved.push_back(p == axis ? K : inner[p]);
+  moved.push_back(1);
+  std::vector<int64_t> perm_back = inv;
+  perm_back.push_back(rank - 1);
+  auto finish = [&](const std::string& v, const std::string& sfx) {
+    return o.Transpose(o.Reshape(v, moved, sfx + "_r"), perm_back, sfx);
+  };
+  Node& cat = b.Add("Concat", {finish(re, "re_out"), finish(im, "im_out")}, "complex", out);
+  cat.SetInt("axis", rank - 1);
+  return Status::Ok();
+}
+
+StatusOr<int64_t> ScalarInput(const Graph& g, const Node& n, size_t k, const char* what) {
+  const Tensor* t = g.FindTensor(n.inputs[k]);
+  if (!t || !t->is_const)
+    return NodeInvalid(n, std::string(what) + " input '" + n.inputs[k] +
+                              "' is not a compile-time constant (dynamic shapes are not supported)");
+  if (t->numel() != 1) return NodeInvalid(n, std::string(what) + " must be a scalar");
+  return t->AsInts()[0];
+}
+
+Status Dft(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  if (x->dtype != DType::kFloat) return NodeUnimplemented(n, "only float32 signals are supported");
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  if (rank < 3) return NodeInvalid(n, "input must have rank >= 3 ([batch, ..., 1 or 2])");
+  int64_t axis = n.GetInt("axis", 1);
+  if (axis < 0) axis += rank - 1;
+  if (axis < 1 || axis >= rank - 1) return NodeInvalid(n, "axis " + std::to_string(n.GetInt("axis", 1)) + " out of range");
+  int64_t L = x->shape[axis];
+  if (n.inputs.size() > 1 && !n.inputs[1].empty()) { OAAXVK_ASSIGN_OR_RETURN(L, ScalarInput(g, n, 1, "dft_length")); }
+  return DftCore(n, b, n.inputs[0], x->shape, axis, L, n.GetInt("inverse", 0) != 0, n.GetInt("onesided", 0) != 0,
+                 n.outputs[0]);
+}
+
+Status Stft(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  if (x->dtype != DType::kFloat) return NodeUnimplemented(n, "only float32 signals are supported");
+  if (x->shape.size() != 3) return NodeInvalid(n, "signal must be [batch, signal_length, 1 or 2]");
+  OAAXVK_ASSIGN_OR_RETURN(int64_t step, ScalarInput(g, n, 1, "frame_step"));
+  const bool has_window = n.inputs.size() > 2 && !n.inputs[2].empty();
+  int64_t len = -1;
+  if (has_window) {
+    const Tensor* w = InputWithShape(g, n, 2);
+    if (!w || w->shape.size() != 1) return NodeInvalid(n, "window must be 1-D");
+    len = w->shape[0];
+  }
+  if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
+    OAAXVK_ASSIGN_OR_RETURN(int64_t fl, ScalarInput(g, n, 3, "frame_length"));
+    if (len >= 0 && fl != len) return NodeInvalid(n, "frame_length differs from the window length");
+    len = fl;
+  }
+  if (len < 1) return NodeInvalid(n, "needs a window or a frame_length");
+  const int64_t L = x->shape[1];
+  if (step < 1 || len > L) return NodeInvalid(n, "frame_step must be >= 1 and the frame no longer than the signal");
+  const int64_t frames = (L - len) / step + 1;
+  std::vector<int64_t> idx(static_cast<size_t>(frames * len));
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t k = 0; k < len; ++k) idx[f * len + k] = f * step + k;
+  std::string table = b.AddConst(MakeConstI64("", {frames, len}, idx), "frame_index");
+  Node& gather = b.Add("Gather", {n.inputs[0], table}, "frames");
+  gather.SetInt("axis", 1);
+  std::string fr = b.Out(gather);  // [batch, frames, len, c]
+  Ops o(b);
+  if (has_window) fr = o.Op("Mul", {fr, o.Reshape(n.inputs[2], {len, 1}, "window_col")}, "windowed");
+  Shape fs = {x->shape[0], frames, len, x->shape[2]};
+  return DftCore(n, b, fr, fs, 2, len, false, n.GetInt("onesided", 1) != 0, n.outputs[0]);
+}
+
+// ---- training optimizers (ai.onnx.preview.training, opset 1) ----
+
+// Splits inputs [R, T, groups...] into `groups` lists of n tensors each.
+StatusOr<std::vector<std::vector<std::string>>> OptimizerGroups(const Graph& g, const Node& n, size_t groups) {
+  if (n.inputs.size() < 2 || (n.inputs.size() - 2) % groups != 0 ||
+      n.outputs.size() != (n.inputs.size() - 2) / groups * (groups - 1))
+    return NodeInvalid(n, "expects R, T and " + std::to_string(groups) + " equally long tensor lists, and " +
+                              std::to_string(groups - 1) + " output lists of the same length");
+  for (size_t k = 2; k < n.inputs.size(); ++k) {
+    const Tensor* t = InputWithShape(g, n, k);
+    if (!t || t->dtype != DType::kFloat) return NodeUnimplemented(n, "only float32 static-shape tensors are supported");
+  }
+  const size_t count = (n.inputs.size() - 2) / groups;
+  std::vector<std::vector<std::string>> r(groups);
+  for (size_t j = 0; j < groups; ++j)
+    r[j].assign(n.inputs.begin() + 2 + j * count, n.inputs.begin() + 2 + (j + 1) * count);
+  return r;
+}
+
+Status Adagrad(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(auto grp, OptimizerGroups(g, n, 3));
+  Ops o(b);
+  const size_t count = grp[0].size();
+  // r = R / (1 + T * decay_factor)
+  std::string tf = b.Out(b.Add("Cast", {n.inputs[1]}, "t_float"));
+  b.nodes().back().SetInt("to", static_cast<int64_t>(DType::kFloat));
+  std::string denom = o.Op("Add", {o.Scalar("one", 1.0), o.Op("Mul", {tf, o.Scalar("decay", n.GetFloat("decay_factor", 0.f))}, "t_decay")}, "denom");
+  std::string r = o.Op("Div", {n.inputs[0], denom}, "r");
+  std::string norm = o.Scalar("norm", n.GetFloat("norm_coefficient", 0.f)), eps = o.Scalar("eps", n.GetFloat("epsilon", 0.f));
+  for (size_t i = 0; i < count; ++i) {
+    const std::string s = std::to_string(i);
+    const std::string &X = grp[0][i], &G = grp[1][i], &H = grp[2][i];
+    std::string greg = o.Op("Add", {o.Op("Mul", {norm, X}, "nx" + s), G}, "greg" + s);
+    b.Add("Add", {H, o.Op("Mul", {greg, greg}, "g2" + s)}, "h_new" + s, n.outputs[count + i]);
+    std::string hadapt = o.Op("Add", {o.Op("Sqrt", {n.outputs[count + i]}, "hsqrt" + s), eps}, "hadapt" + s);
+    std::string step = o.Op("Div", {o.Op("Mul", {r, greg}, "rg" + s), hadapt}, "step" + s);
+    b.Add("Sub", {X, step}, "x_new" + s, n.outputs[i]);
+  }
+  return Status::Ok();
+}
+
+// beta_adjusted / R_adjusted selection: T > 0.
+std::string TPositive(const Node& n, Builder& b) {
+  std::string zero = b.AddConst(MakeConstFromDoubles("", DType::kInt64, {}, {0.0}), "t_zero");
+  return b.Out(b.Add("Greater", {n.inputs[1], zero}, "t_positive"));
+}
+
+Status Momentum(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(auto grp, OptimizerGroups(g, n, 3));
+  const std::string mode = n.GetString("mode", "standard");
+  if (mode != "standard" && mode != "nesterov") return NodeInvalid(n, "unknown mode '" + mode + "'");
+  Ops o(b);
+  const size_t count = grp[0].size();
+  const float alpha = n.GetFloat("alpha", 0.f), beta = n.GetFloat("beta", 0.f);
+  std::string beta_adj = o.Op("Where", {TPositive(n, b), o.Scalar("beta", beta), o.Scalar("one", 1.0)}, "beta_adj");
+  std::string a = o.Scalar("alpha", alpha), norm = o.Scalar("norm", n.GetFloat("norm_coefficient", 0.f));
+  for (size_t i = 0; i < count; ++i) {
+    const std::string s = std::to_string(i);
+    const std::string &X = grp[0][i], &G = grp[1][i], &V = grp[2][i];
+    std::string greg = o.Op("Add", {o.Op("Mul", {norm, X}, "nx" + s), G}, "greg" + s);
+    const std::string& v_new = n.outputs[count + i];
+    b.Add("Add", {o.Op("Mul", {a, V}, "av" + s), o.Op("Mul", {beta_adj, greg}, "bg" + s)}, "v_new" + s, v_new);
+    std::string dir = v_new;
+    if (mode == "nesterov") dir = o.Op("Add", {greg, o.Op("Mul", {a, v_new}, "av_new" + s)}, "nesterov" + s);
+    b.Add("Sub", {X, o.Op("Mul", {n.inputs[0], dir}, "rstep" + s)}, "x_new" + s, n.outputs[i]);
+  }
+  return Status::Ok();
+}
+
+Status Adam(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(auto grp, OptimizerGroups(g, n, 4));
+  Ops o(b);
+  const size_t count = grp[0].size();
+  const float alpha = n.GetFloat("alpha", 0.9f), beta = n.GetFloat("beta", 0.999f);
+  const float post = n.GetFloat("norm_coefficient_post", 0.f);
+  std::string norm = o.Scalar("norm", n.GetFloat("norm_coefficient", 0.f)), eps = o.Scalar("eps", n.GetFloat("epsilon", 1e-6f));
+  // R_adjusted = T > 0 ? R * sqrt(1 - beta^T) / (1 - alpha^T) : R
+  std::string tf = b.Out(b.Add("Cast", {n.inputs[1]}, "t_float"));
+  b.nodes().back().SetInt("to", static_cast<int64_t>(DType::kFloat));
+  std::string one = o.Scalar("one", 1.0);
+  std::string bt = o.Op("Sub", {one, o.Op("Pow", {o.Scalar("beta", beta), tf}, "beta_t")}, "one_m_beta_t");
+  std::string at = o.Op("Sub", {one, o.Op("Pow", {o.Scalar("alpha", alpha), tf}, "alpha_t")}, "one_m_alpha_t");
+  std::string radj = o.Op("Div", {o.Op("Mul", {n.inputs[0], o.Op("Sqrt", {bt}, "sqrt_bt")}, "r_sqrt"), at}, "r_adj_t");
+  radj = o.Op("Where", {TPositive(n, b), radj, n.inputs[0]}, "r_adj");
+  std::string a = o.Scalar("alpha_c", alpha), oma = o.Scalar("one_m_alpha", 1.0 - double(alpha));
+  std::string bb = o.Scalar("beta_c", beta), omb = o.Scalar("one_m_beta", 1.0 - double(beta));
+  for (size_t i = 0; i < count; ++i) {
+    const std::string s = std::to_string(i);
+    const std::string &X = grp[0][i], &G = grp[1][i], &V = grp[2][i], &H = grp[3][i];
+    std::string greg = o.Op("Add", {o.Op("Mul", {norm, X}, "nx" + s), G}, "greg" + s);
+    const std::string& v_new = n.outputs[count + i];
+    const std::string& h_new = n.outputs[2 * count + i];
+    b.Add("Add", {o.Op("Mul", {a, V}, "av" + s), o.Op("Mul", {oma, greg}, "ag" + s)}, "v_new" + s, v_new);
+    b.Add("Add", {o.Op("Mul", {bb, H}, "bh" + s), o.Op("Mul", {omb, o.Op("Mul", {greg, greg}, "g2" + s)}, "bg2" + s)},
+          "h_new" + s, h_new);
+    std::string hs = o.Op("Add", {o.Op("Sqrt", {h_new}, "hsqrt" + s), eps}, "hs" + s);
+    std::string xn = o.Op("Sub", {X, o.Op("Mul", {radj, o.Op("Div", {v_new, hs}, "vh" + s)}, "step" + s)}, "xn" + s);
+    b.Add("Mul", {o.Scalar("post" + s, 1.0 - double(post)), xn}, "x_new" + s, n.outputs[i]);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::map<std::string, DecomposeFn>& SignalDecompositions() {
+  static const std::map<std::string, DecomposeFn> k = {
+      {"DFT", Dft},
+      {"STFT", Stft},
+      {"ai.onnx.preview.training::Adagrad", Adagrad},
+      {"ai.onnx.preview.training::Momentum", Momentum},
+      {"ai.onnx.preview.training::Adam", Adam},
+  };
+  return k;
+}
+
+}  // namespace oaaxvk::toolchain
