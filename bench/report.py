@@ -15,6 +15,282 @@ def _mib(b):
     return None if b is None else b / 2**20
 
 
+# gemm_probe variants (bench/roofline/gemm_probe.glsl): where W (the
+# workgroup-uniform operand, gemm_cpu's A) and L (the lane-varying one,
+# gemm_cpu's B) come from.
+PROBE_VARIANTS = {
+    "ssbo": ("SSBO vec4 (= gemm_cpu)", "SSBO vec4"), "w_scalar": ("SSBO scalar", "SSBO vec4"),
+    "l_scalar": ("SSBO vec4", "SSBO scalar"), "ubo": ("UBO vec4", "SSBO vec4"),
+    "shared": ("shared (filled once)", "SSBO vec4"), "w_regs": ("registers", "SSBO vec4"),
+    "l_regs": ("SSBO vec4", "registers"), "ubo_l_regs": ("UBO vec4", "registers"),
+    "shared_l_regs": ("shared", "registers"), "no_loads": ("registers", "registers"),
+}
+ISSUE_RESNET50_MS = 430.0  # issue 7: ResNet-50 at >= 20% of the roofline is "<= about 430 ms"
+
+
+def _probe(r):
+    """{variant: entry} of the probe variants that have a time, or {}."""
+    return {v["name"]: v for v in r.get("gemm_probe", {}).get("variants", []) if v.get("ms")}
+
+
+def _device(r):
+    dev = r["machine"].get("vulkan_device", {})
+    return f"{dev.get('name', '?')}, {dev.get('driver_info', '?')}"
+
+
+def _not_run(r, part):
+    """Why `part` ("gemm_probe", a kernel or model name) has no figures in this run."""
+    if part == "gemm_probe":
+        g = r.get("gemm_probe")
+        if not g:
+            return "the GEMM load-path probe was not part of this run"
+        return g.get("skipped") or g.get("error") or "the probe wrote no variant times"
+    for e in r.get("kernels", []) + r.get("models", []):
+        if e.get("name") == part:
+            return e.get("error", "no figure recorded")
+    return "not part of this run" + (" (--only)" if r["suite"].get("only") else
+                                      " (--quick)" if r["suite"].get("quick") else "")
+
+
+def probe_cause(r):
+    """The measured cause of the compute kernels' speed, from the probe's
+    numbers of the same run (None-safe: says when the probe did not run)."""
+    v = _probe(r)
+    if "ssbo" not in v or "no_loads" not in v:
+        return f"no probe figures in this run ({_not_run(r, 'gemm_probe')})"
+
+    def pct(n):
+        return v[n].get("pct_fma_roofline")
+    t0, t_ssbo = v["no_loads"]["ms"], v["ssbo"]["ms"]
+    if pct("ssbo") is None or pct("no_loads") is None:
+        return "no FMA roofline in this run to compare the probe with"
+    if pct("no_loads") < 2 * pct("ssbo"):
+        return (f"the GEMM load-path probe does not show a load bound in this run: `ssbo` (gemm_cpu's operand "
+                f"sources) reaches {pct('ssbo'):.1f}% of the FMA roofline and `no_loads` {pct('no_loads'):.1f}%")
+    s = (f"the GEMM load-path probe (same run) puts gemm_cpu's inner loop with both operands from storage buffers "
+         f"(`ssbo`) at {pct('ssbo'):.1f}% of the FMA roofline while the same FMAs with no loads (`no_loads`) reach "
+         f"{pct('no_loads'):.1f}%: {100 * (1 - t0 / t_ssbo):.0f}% of the time goes to loads, so the kernels are bound "
+         f"by per-lane storage-buffer loads on {_device(r)}, not by FMAs")
+    if "l_regs" in v and "ubo_l_regs" in v:
+        w_ssbo, w_ubo = v["l_regs"]["ms"] - t0, v["ubo_l_regs"]["ms"] - t0
+        if w_ubo > 0 and w_ssbo > 0:
+            s += (f"; a UBO for the workgroup-uniform operand makes those loads {w_ssbo / w_ubo:.0f}× cheaper "
+                  f"({w_ssbo:.1f} → {w_ubo:.2f} ms, `l_regs` vs `ubo_l_regs` minus `no_loads`)")
+        elif w_ssbo > 0:
+            s += f"; from a UBO the workgroup-uniform operand's loads cost no measurable time (SSBO: {w_ssbo:.1f} ms)"
+        if "ubo" in v and pct("ubo") is not None:
+            s += f" but the per-lane operand still bounds the kernel at {pct('ubo'):.1f}% (`ubo`)"
+    return s
+
+
+def probe_load_ns(r):
+    """GPU ns per lane-varying SSBO vec4 load in the probe (`w_regs` - `no_loads`
+    over its M*N*K/32 L loads), or None."""
+    v, st = _probe(r), r.get("gemm_probe", {}).get("settings", {})
+    if "w_regs" not in v or "no_loads" not in v or not all(k in st for k in "mnk"):
+        return None
+    d = v["w_regs"]["ms"] - v["no_loads"]["ms"]
+    return d * 1e6 / (st["m"] * st["n"] * st["k"] / 32) if d > 0 else None
+
+
+def _yes(ok):
+    return "—" if ok is None else ("yes" if ok else "no")
+
+
+def targets(r):
+    """Issue 7's "Make it fast" targets against this run's figures: a list of
+    {target, measured, met (True / False / None = not measured), note}."""
+    rf, T = r["roofline"], []
+    peak, bw = rf.get("fma_f32_gflops"), rf.get("copy_gbs")
+    kern = {k["name"]: k for k in r.get("kernels", [])}
+    mods = {e["name"]: e for e in r.get("models", [])}
+    dev = r["machine"].get("vulkan_device", {})
+
+    def row(target, measured, met, note):
+        T.append({"target": target, "measured": measured, "met": met, "note": note})
+
+    def kpct(name):
+        k = kern.get(name, {})
+        return k.get("pct_roofline") if "error" not in k else None
+
+    # ResNet-50 end to end.
+    e = mods.get("resnet50", {})
+    if e.get("pct_roofline") is not None:
+        p50, ok = e["latency_ms"]["p50"], e["pct_roofline"] >= 20.0
+        ms20 = e["flops"] / (0.2 * peak * 1e9) * 1e3
+        kp = ", ".join(f"{n} {kpct(n):.1f}%" for n in kern if kpct(n) is not None and kern[n].get("roofline") == "fma_f32")
+        row("ResNet-50 ≥ 20% of the FMA roofline (issue: ≤ ~430 ms at its ~95 GFLOP/s)",
+            f"p50 {p50:.0f} ms = {e['pct_roofline']:.1f}% of {peak:.1f} GFLOP/s ({e['gflops']:.2f} GFLOP/s); 20% of "
+            f"this run's roofline = ≤ {ms20:.0f} ms (issue's ≤ {ISSUE_RESNET50_MS:.0f} ms)", ok,
+            "" if ok else f"{p50 / ms20:.0f}× too slow; compute kernels in this run: {kp or 'none measured'}; "
+            + probe_cause(r) + ". Peer (issue 7): ncnn Vulkan fp16 ≈ 0.95 s, about 9%")
+    else:
+        row("ResNet-50 ≥ 20% of the FMA roofline (issue: ≤ ~430 ms)", "—", None,
+            f"not measured in this run: {_not_run(r, 'resnet50')}")
+
+    # GEMM / implicit-GEMM convolution.
+    gemm = ["matmul_1024"] + [n for n, k in kern.items() if n.startswith("conv") and k.get("kind") == "compute"]
+    got = [(n, kpct(n)) for n in gemm if kpct(n) is not None]
+    if kpct("matmul_1024") is not None:
+        ok = all(p >= 30.0 for _, p in got)
+        row("GEMM / implicit-GEMM Conv ≥ 30% of the FMA roofline at 1024³-class sizes",
+            "; ".join(f"{n} {p:.1f}% ({kern[n]['gflops']:.2f} GFLOP/s)" for n, p in got), ok,
+            "" if ok else probe_cause(r))
+    else:
+        row("GEMM / implicit-GEMM Conv ≥ 30% of the FMA roofline at 1024³-class sizes", "—", None,
+            f"not measured in this run: matmul_1024: {_not_run(r, 'matmul_1024')}")
+
+    # Depthwise and elementwise vs the copy bandwidth.
+    mem = [n for n, k in kern.items() if k.get("kind") != "compute"]
+    got = [(n, kpct(n)) for n in mem if kpct(n) is not None]
+    if got and bw:
+        low = [n for n, p in got if p < 50.0]
+        ns = probe_load_ns(r)
+        note = ""
+        if low:
+            note = (f"below: {', '.join(low)}. The copy roofline is itself per-lane SSBO loads and stores; "
+                    + (f"the probe prices one lane-varying SSBO vec4 load at ≈ {ns:.0f} ns of GPU time in this run "
+                       f"(`w_regs` − `no_loads`)" if ns else f"no probe load cost in this run ({_not_run(r, 'gemm_probe')})")
+                    + ("; a 3×3 depthwise window loads each input up to 9 times where GB/s counts it once"
+                       if any(n.startswith("dw") for n in low) else ""))
+        missing = [f"{n}: not measured ({_not_run(r, n)})" for n in mem if kpct(n) is None]
+        row("depthwise and elementwise kernels ≥ 50% of the copy bandwidth",
+            "; ".join(f"{n} {p:.1f}% of {bw:.2f} GB/s" for n, p in got), not low and not missing,
+            "; ".join(x for x in [note] + missing if x))
+    else:
+        row("depthwise and elementwise kernels ≥ 50% of the copy bandwidth", "—", None,
+            "not measured in this run: " + ("; ".join(f"{n}: {_not_run(r, n)}" for n in mem) or "no such kernel ran"))
+
+    # Per-model graph figures.
+    def per_model(target, have, fmt, good, note_bad, why_none, why=lambda e: e.get("error", "no figure")):
+        ms = [e for e in r.get("models", []) if have(e)]
+        skipped = [f"{e['name']}: not measured ({why(e)})" for e in r.get("models", []) if not have(e)]
+        if not ms:
+            row(target, "—", None, f"not measured in this run: {why_none}" + (f" ({'; '.join(skipped)})" if skipped else ""))
+            return
+        bad = [e for e in ms if not good(e)]
+        row(target, "; ".join(fmt(e) for e in ms), not bad,
+            "; ".join(([note_bad(bad)] if bad else []) + skipped))
+
+    per_model("dispatches ≤ ONNX Runtime's optimized-graph nodes (per model)",
+              lambda e: e.get("dispatches") is not None and e.get("ort_optimized_nodes") is not None,
+              lambda e: f"{e['name']} {e['dispatches']} vs {e['ort_optimized_nodes']}",
+              lambda e: e["dispatches"] <= e["ort_optimized_nodes"],
+              lambda b: "more dispatches than ORT nodes: " + ", ".join(
+                  f"{e['name']} (+{e['dispatches'] - e['ort_optimized_nodes']})" for e in b),
+              "no model was converted")
+    ms = [e for e in r.get("models", []) if e.get("barriers") is not None and e.get("dispatches")]
+    row("zero avoidable barriers",
+        "; ".join(f"{e['name']} {e['barriers']} barriers / {e['dispatches']} dispatches" for e in ms) or "—", None,
+        "not measured in this run: the run counts barriers and dispatches, not how many barriers a different "
+        "dispatch order or arena placement would avoid; the toolchain places one only before a dispatch that "
+        "touches a range written (or reads a range overwritten) since the last barrier"
+        + (f"; {sum(e['barriers'] == e['dispatches'] - 1 for e in ms)} of {len(ms)} models have one at every "
+           "dispatch boundary" if ms else ""))
+    per_model("activation arena ≤ 1.2× the liveness lower bound (per model)",
+              lambda e: e.get("arena_bytes") is not None and e.get("peak_live_bytes"),
+              lambda e: f"{e['name']} {e['arena_bytes'] / e['peak_live_bytes']:.2f}×",
+              lambda e: e["arena_bytes"] <= 1.2 * e["peak_live_bytes"],
+              lambda b: "above 1.2×: " + ", ".join(e["name"] for e in b),
+              "no model was converted")
+    T[-1]["note"] = ("bound used: the peak live intermediate bytes of the ONNX graph in its node order (shape "
+                     "inference), not of the toolchain's fused program, whose liveness bound this run does not "
+                     "measure" + (f"; {T[-1]['note']}" if T[-1]["note"] else ""))
+    prof = lambda e: any("profile=1" in n for n in e.get("notes", []))  # noqa: E731
+    per_model("frames_in_flight = 2 gives more throughput than 1 (on a model; per model)",
+              lambda e: e.get("throughput", {}).get("1") and e["throughput"].get("2"),
+              lambda e: f"{e['name']} {e['throughput']['2'] / e['throughput']['1']:.2f}×" + ("¹" if prof(e) else ""),
+              lambda e: e["throughput"]["2"] > e["throughput"]["1"],
+              lambda b: "depth 2 ≤ depth 1: " + ", ".join(e["name"] for e in b), "no model ran at depth 1 and 2",
+              lambda e: e.get("error") or next((n for n in e.get("notes", []) if n.startswith("depth 2")),
+                                               "no depth-2 figure"))
+    # The issue asks for one model (where host copies matter) with more
+    # throughput at 2; a depth-1 figure taken with timestamps on does not count.
+    gain = [e for e in r.get("models", []) if e.get("throughput", {}).get("2")
+            and e["throughput"].get("1") and e["throughput"]["2"] > e["throughput"]["1"]]
+    if T[-1]["met"] is not None:
+        T[-1]["met"] = any(not prof(e) for e in gain)
+    if any(prof(e) for e in r.get("models", []) if e.get("throughput", {}).get("2")):
+        T[-1]["note"] = ("¹ depth 1 measured with profile=1 (timestamps on), depth 2 without, so ¹ ratios do not "
+                         "count" + (f"; {T[-1]['note']}" if T[-1]["note"] else ""))
+
+    h = r.get("host_overhead", {})
+    if h.get("ratio_p50") is not None:
+        ok = h["ratio_p50"] <= 2.0
+        row("host overhead per inference ≤ 2× ONNX Runtime's (one-node model)",
+            f"{h['oaax_round_trip_us_p50']:.1f} µs vs {h['ort_run_us_p50']:.1f} µs p50 = {h['ratio_p50']:.2f}×", ok,
+            "" if ok else (f"of the round trip, host work (building inputs, freeing outputs) is "
+                           f"{h['oaax_host_us_mean']:.1f} µs (mean); the rest is submission, the device's run of the "
+                           "dispatch and the fence wait, not separated in this run"))
+    else:
+        row("host overhead per inference ≤ 2× ONNX Runtime's (one-node model)", "—", None,
+            "not measured in this run: " + h.get("error", "the host-overhead part did not run (--only)"))
+
+    f = r["machine"].get("device_features", {})
+    if f and "error" not in f:
+        def yn(x):
+            return "?" if x is None else ("yes" if x else "no")
+        row("device-specific variants chosen at load time (fp16 storage, subgroups, cooperative matrix)",
+            f"device exposes: storageBuffer16BitAccess {yn(f.get('storage_buffer_16bit_access'))}, shaderFloat16 "
+            f"{yn(f.get('shader_float16'))}, subgroups of {f.get('subgroup_size', '?')} "
+            f"({', '.join(f.get('subgroup_operations') or []) or 'no operations'}), VK_KHR_cooperative_matrix "
+            f"{yn(f.get('cooperative_matrix'))}", False,
+            "no fp16-storage, subgroup or cooperative-matrix kernel variant exists: the only device-specific "
+            "variant is the CPU-class kernel table (chosen at load time on CPU devices), so none of these is used")
+    else:
+        row("device-specific variants chosen at load time (fp16 storage, subgroups, cooperative matrix)", "—", False,
+            "what the device exposes was not measured in this run (" + f.get("error", "no vulkaninfo query")
+            + "); no fp16-storage, subgroup or cooperative-matrix kernel variant exists: the only device-specific "
+            "variant is the CPU-class kernel table")
+    if dev.get("vendor_id") == 0x10DE:
+        row("the suite on an NVIDIA GPU beside PyTorch (cuDNN)", f"this run is on {_device(r)}", None,
+            "not measured in this run: the PyTorch (cuDNN) side is not part of the suite")
+    else:
+        row("the suite on an NVIDIA GPU beside PyTorch (cuDNN)", "—", None,
+            f"not measured in this run: its Vulkan device is {_device(r)} (no NVIDIA GPU)")
+    return T
+
+
+def targets_section(r):
+    L = ["## Targets (issue 7)\n",
+         "Issue 7's \"Make it fast\" targets against this run's figures (every number below is from this run; "
+         "`—`: not measured).\n",
+         "| target | measured (this run) | met? | cause / note |", "|---|---|---|---|"]
+    for t in targets(r):
+        L.append(f"| {t['target']} | {t['measured']} | {_yes(t['met'])} | {t['note'].replace('|', '/')} |")
+    L.append("")
+    return L
+
+
+def probe_section(r):
+    g = r.get("gemm_probe", {})
+    L = ["## GEMM load-path probe\n"]
+    v = g.get("variants") or []
+    if not v:
+        L.append(f"not measured in this run: {_not_run(r, 'gemm_probe')}\n")
+        return L
+    st = g.get("settings", {})
+    L.append(f"`oaaxvk-roofline --gemm-probe`, {st.get('m')}×{st.get('n')}×{st.get('k')} (M×N×K), "
+             f"{st.get('repetitions')} repetition(s) of ≥ {st.get('benchmark_min_time')} s, "
+             f"{st.get('statistic')}: gemm_cpu's inner loop with the same FLOPs in every variant, only the operands' "
+             "source changes (W: workgroup-uniform operand, L: lane-varying; see docs/benchmarks.md). % is of this "
+             f"run's FMA roofline ({_f(g.get('roofline_fma_f32_gflops'))} GFLOP/s); the probe's own `fma_f32` "
+             f"(256 iterations, run beside it) reached {_f(g.get('probe_fma_f32_gflops'))} GFLOP/s.\n")
+    L.append("| variant | W from | L from | ms | GFLOP/s | % of FMA roofline | % of the probe's fma_f32 |")
+    L.append("|---|---|---|---|---|---|---|")
+    for x in v:
+        w, l = PROBE_VARIANTS.get(x["name"], ("?", "?"))
+        if "error" in x:
+            L.append(f"| `{x['name']}` | {w} | {l} | failed: {x['error']} | | | |")
+            continue
+        L.append(f"| `{x['name']}` | {w} | {l} | {_f(x.get('ms'), '{:.2f}')} | {_f(x.get('gflops'), '{:.2f}')} | "
+                 f"{_f(x.get('pct_fma_roofline'))}% | {_f(x.get('pct_probe_fma_f32'))}% |")
+    if g.get("error"):
+        L.append(f"\nThe probe run reported: {g['error']}")
+    L.append(f"\nReading: {probe_cause(r)}.\n")
+    return L
+
+
 def markdown(r, png="roofline.png"):
     m, rf, L = r["machine"], r["roofline"], []
     dev = m.get("vulkan_device", {})
@@ -38,6 +314,7 @@ def markdown(r, png="roofline.png"):
              "every figure is what was left to this run) |")
     L.append(f"| kernel | Linux {m.get('kernel')} |\n")
 
+    L.extend(targets_section(r))
     L.append("## Device roofline (oaaxvk-roofline, GPU timestamps)\n")
     L.append("| figure | value |\n|---|---|")
     L.append(f"| fp32 FMA rate | {_f(rf.get('fma_f32_gflops'))} GFLOP/s |")
@@ -66,6 +343,7 @@ def markdown(r, png="roofline.png"):
                  f"{_f(k.get('ort_gflops'), '{:.2f}')} |")
     L.append("")
 
+    L.extend(probe_section(r))
     L.append("## Models: latency and throughput beside ONNX Runtime CPU\n")
     L.append("Speed-up = ONNX Runtime time ÷ oaax-vulkan time (> 1: oaax-vulkan is faster).\n")
     L.append("| model | input | p50 ms (depth 1) | ORT p50 ms | speed-up | GFLOP/s | % of FMA roofline | "
@@ -121,6 +399,8 @@ def markdown(r, png="roofline.png"):
     L.append("## Host overhead (16-element Relu, depth 1)\n")
     if "error" in h:
         L.append(f"failed: {h['error']}\n")
+    elif "ratio_p50" not in h:
+        L.append("not measured in this run (--only without host_overhead)\n")
     else:
         L.append("| figure | oaax-vulkan | ONNX Runtime | ratio |\n|---|---|---|---|")
         L.append(f"| send_input → receive_output round trip vs run(), p50 | {h['oaax_round_trip_us_p50']:.1f} µs | "

@@ -10,6 +10,7 @@ One run measures, on the default Vulkan device (lavapipe here; SwiftShader with
              latency p50 (depth 1), throughput (depth 2-4), arena vs intermediates,
              dispatches vs ONNX nodes, each beside ONNX Runtime CPU
   overhead   send -> receive round trip of a 16-element Relu vs ORT run()
+  probe      oaaxvk-roofline --gemm-probe: the GEMM inner loop per load path
 and writes bench/RESULTS.md, bench/results.json and bench/roofline.png.
 Iteration counts are adaptive: every figure is measured for about --seconds
 (at least 3 iterations), and a model whose single inference is slow gets
@@ -244,6 +245,92 @@ class Suite:
                 r[name + "_gbs"] = b["GBs"]  # copy_gbs (the roofline), transfer_copy_gbs
         log(f"roofline: {r}")
 
+    def device_features(self):
+        """What the device exposes for issue 7's device-specific variants
+        (fp16 storage, subgroups, cooperative matrix), from vulkaninfo; the
+        section of the device the roofline program picked (by name)."""
+        feat = {"source": "vulkaninfo"}
+        want = self.results["machine"].get("vulkan_device", {}).get("name")
+        try:
+            txt = run(["vulkaninfo"], timeout=60, env=self.env)
+        except (Failure, OSError) as e:
+            feat["error"] = f"vulkaninfo: {e}"
+            return feat
+        sections = re.split(r"^GPU\d+:\s*$", txt, flags=re.M)[1:]
+        sec = next((x for x in sections if want and re.search(r"deviceName\s*=\s*" + re.escape(want), x)),
+                   sections[0] if sections else "")
+        if not sec:
+            feat["error"] = "vulkaninfo listed no device"
+            return feat
+
+        def flag(name):
+            m = re.search(r"^\s*" + name + r"\s*=\s*(true|false)", sec, flags=re.M)
+            return None if m is None else m.group(1) == "true"
+        feat["storage_buffer_16bit_access"] = flag("storageBuffer16BitAccess")
+        feat["shader_float16"] = flag("shaderFloat16")
+        m = re.search(r"^\s*subgroupSize\s*=\s*(\d+)", sec, flags=re.M)
+        feat["subgroup_size"] = int(m.group(1)) if m else None
+        m = re.search(r"subgroupSupportedOperations: count = \d+\n((?:\t\t\S+\n)*)", sec)
+        feat["subgroup_operations"] = [o.strip().replace("SUBGROUP_FEATURE_", "").replace("_BIT", "").lower()
+                                       for o in m.group(1).splitlines()] if m else []
+        feat["cooperative_matrix"] = bool(re.search(r"^\s*VK_KHR_cooperative_matrix\b", sec, flags=re.M))
+        return feat
+
+    def gemm_probe(self):
+        """The GEMM load-path probe (docs/benchmarks.md, "GEMM load-path probe"):
+        oaaxvk-roofline --gemm-probe with the documented settings, beside its
+        own fma_f32 run. Every variant's % is against the suite's FMA roofline
+        (the denominator of every other figure); the probe run's own fma_f32
+        best is kept too."""
+        g = self.results["gemm_probe"] = {}
+        m, n, k = 64, 2048, 256
+        reps, min_time = (1, 0.05) if self.a.quick else (3, 0.3)
+        g["settings"] = {"m": m, "n": n, "k": k, "fma_iterations": 256, "benchmark_min_time": min_time,
+                         "repetitions": reps, "statistic": "median" if reps > 1 else "single run"}
+        log(f"gemm probe: {m}x{n}x{k}, {reps} repetition(s)")
+        out = os.path.join(self.work, "gemm_probe.json")
+        if os.path.exists(out):
+            os.remove(out)
+        cmd = [self.tool("oaaxvk-roofline"), "--gemm-probe", "--fma-iterations=256", f"--gemm-m={m}",
+               f"--gemm-n={n}", f"--gemm-k={k}", "--benchmark_filter=^(fma_f32|gemm_probe)/",
+               f"--benchmark_min_time={min_time}", f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        if reps > 1:
+            cmd += [f"--benchmark_repetitions={reps}", "--benchmark_report_aggregates_only=true"]
+        t = time.time()
+        try:
+            run(cmd, timeout=600, env=self.env)
+        except Failure as e:
+            g["error"] = str(e)  # a failed variant: the others (if written) are still recorded
+            log(f"gemm probe: FAILED {e}")
+        g["wall_s"] = time.time() - t
+        try:
+            with open(out) as f:
+                bm = json.load(f)["benchmarks"]
+        except (OSError, ValueError, KeyError) as e:
+            g.setdefault("error", f"no probe output: {e}")
+            return
+        stat = [b for b in bm if (b.get("aggregate_name") == "median") == (reps > 1)]
+        fma = [b["GFLOPs"] for b in stat if b.get("run_name", b["name"]).startswith("fma_f32/") and "GFLOPs" in b]
+        g["probe_fma_f32_gflops"] = max(fma) if fma else None
+        peak = self.results["roofline"].get("fma_f32_gflops")
+        g["roofline_fma_f32_gflops"] = peak
+        g["variants"] = []
+        for b in stat:
+            name = b.get("run_name", b["name"]).replace("/manual_time", "")
+            if not name.startswith("gemm_probe/"):
+                continue
+            v = {"name": name.split("/", 1)[1]}
+            if b.get("error_occurred"):
+                v["error"] = b.get("error_message", "failed")
+            elif "GFLOPs" in b:
+                scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b.get("time_unit", "ms")]
+                v["ms"] = b["real_time"] * scale  # manual time: GPU timestamps
+                v["gflops"] = b["GFLOPs"]
+                v["pct_fma_roofline"] = 100.0 * b["GFLOPs"] / peak if peak else None
+                v["pct_probe_fma_f32"] = b.get("pct_fma_roofline")
+            g["variants"].append(v)
+        log("gemm probe: " + ", ".join(f"{v['name']} {v.get('gflops', 0):.2f}" for v in g["variants"]))
+
     def kernels(self):
         names = models.QUICK_KERNELS if self.a.quick else list(models.KERNELS)
         if self.a.only:
@@ -476,6 +563,11 @@ class Suite:
     def go(self):
         self.machine()
         self.roofline()
+        self.results["machine"]["device_features"] = self.device_features()
+        if not self.a.only or "gemm_probe" in self.a.only:
+            self.gemm_probe()
+        else:
+            self.results["gemm_probe"] = {"skipped": "--only without gemm_probe"}
         self.kernels()
         if not self.a.only or "host_overhead" in self.a.only:
             self.host_overhead()
@@ -499,7 +591,7 @@ def main():
     p.add_argument("--seconds", type=float, default=None, help="measuring time per figure (default 10, quick 1)")
     p.add_argument("--budget", type=float, default=None, help="wall-time budget in s (default 1380, quick 170)")
     p.add_argument("--only", default="", help="development: comma-separated kernel / model names (and "
-                   "'host_overhead') to run; the roofline always runs")
+                   "'host_overhead', 'gemm_probe') to run; the roofline always runs")
     a = p.parse_args()
     a.only = set(x for x in a.only.split(",") if x)
     if a.out_dir is None:

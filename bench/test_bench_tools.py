@@ -96,5 +96,123 @@ class Report(unittest.TestCase):
             self.assertIn(s, md)
 
 
+
+def _probe_results():
+    """A synthetic run: roofline 20 GFLOP/s, a probe at 64x2048x256 whose
+    times make the arithmetic checkable by hand, and kernels / models that
+    miss some targets and meet others."""
+    t = {"ssbo": 100.0, "ubo": 55.0, "w_regs": 50.0, "l_regs": 52.0, "ubo_l_regs": 4.0, "no_loads": 2.0}
+    flops = 2.0 * 64 * 2048 * 256
+    variants = [{"name": n, "ms": ms, "gflops": flops / (ms * 1e-3) * 1e-9,
+                 "pct_fma_roofline": 100.0 * flops / (ms * 1e-3) * 1e-9 / 20.0} for n, ms in t.items()]
+    variants.append({"name": "shared", "error": "boom"})
+    return {
+        "suite": {"quick": False, "swiftshader": False, "wall_s": 600},
+        "machine": {"cpu": "Test CPU", "cores": 2, "date": "d", "git_commit": "abc", "icd": "x",
+                    "load_average_start": [1, 1, 1], "load_average_end": [2, 2, 2],
+                    "vulkan_device": {"name": "llvmpipe", "driver_info": "Mesa 22.3.6", "vendor_id": 65541},
+                    "device_features": {"storage_buffer_16bit_access": True, "shader_float16": True,
+                                        "subgroup_size": 8, "subgroup_operations": ["basic", "vote"],
+                                        "cooperative_matrix": False}},
+        "roofline": {"fma_f32_gflops": 20.0, "copy_gbs": 1.0},
+        "gemm_probe": {"settings": {"m": 64, "n": 2048, "k": 256, "repetitions": 3, "benchmark_min_time": 0.3,
+                                    "statistic": "median"},
+                       "roofline_fma_f32_gflops": 20.0, "probe_fma_f32_gflops": 21.0, "variants": variants},
+        "kernels": [
+            {"name": "matmul_1024", "description": "d", "kind": "compute", "roofline": "fma_f32", "dispatches": 1,
+             "gpu_us": 1e6, "gflops": 2.0, "gbs": 0.1, "pct_roofline": 10.0},
+            {"name": "conv3x3", "description": "d", "kind": "compute", "roofline": "fma_f32", "dispatches": 1,
+             "gpu_us": 1e6, "gflops": 8.0, "gbs": 0.1, "pct_roofline": 40.0},
+            {"name": "dwconv3x3", "description": "d", "kind": "memory", "roofline": "copy", "dispatches": 1,
+             "gpu_us": 1e6, "gbs": 0.6, "pct_roofline": 60.0},
+            {"name": "relu_4M", "description": "d", "kind": "memory", "error": "oaax-run exit 1: x"}],
+        "models": [
+            {"name": "resnet50", "input_shapes": None, "flops": 8e9, "latency_ms": {"p50": 4000.0},
+             "gflops": 2.0, "pct_roofline": 10.0, "onnx_nodes": 169, "ort_optimized_nodes": 58, "dispatches": 60,
+             "barriers": 59, "arena_bytes": 130, "peak_live_bytes": 100, "throughput": {"1": 0.25},
+             "notes": ["depth 2 not measured: ~599 s needed, 285 s of budget left"],
+             "ort": {"latency_ms": {"p50": 400.0}, "throughput": {}}},
+            {"name": "mobilenet_v2", "input_shapes": None, "flops": 6e8, "latency_ms": {"p50": 100.0},
+             "gflops": 6.0, "pct_roofline": 30.0, "onnx_nodes": 209, "ort_optimized_nodes": 56, "dispatches": 54,
+             "barriers": 50, "arena_bytes": 110, "peak_live_bytes": 100, "throughput": {"1": 10.0, "2": 12.0},
+             "ort": {"latency_ms": {"p50": 50.0}, "throughput": {}}},
+            {"name": "ppocr_cls", "error": "skipped: the suite's time budget (1380 s) is spent"}],
+        "host_overhead": {"error": "oaax-run timed out after 900 s"}}
+
+
+class Targets(unittest.TestCase):
+    def setUp(self):
+        self.r = _probe_results()
+        self.t = {row["target"].split(" ")[0]: row for row in report.targets(self.r)}
+
+    def test_probe_arithmetic(self):
+        # W loads: l_regs - no_loads = 50 ms from an SSBO, ubo_l_regs - no_loads = 2 ms from a UBO: 25x.
+        # Loads take 1 - 2/100 = 98% of ssbo's time. ssbo: 0.671 GFLOP/s = 3.4% of 20; no_loads 167.8%.
+        c = report.probe_cause(self.r)
+        for s in ("`ssbo`) at 3.4% of the FMA roofline", "(`no_loads`) reach 167.8%", "98% of the time",
+                  "25× cheaper", "50.0 → 2.00 ms", "bounds the kernel at 6.1% (`ubo`)", "llvmpipe, Mesa 22.3.6"):
+            self.assertIn(s, c)
+        # L loads: w_regs - no_loads = 48 ms over 64*2048*256/32 = 1048576 loads = 45.8 ns.
+        self.assertAlmostEqual(report.probe_load_ns(self.r), 48e6 / 1048576, places=6)
+
+    def test_probe_without_a_load_bound_says_so(self):
+        for v in self.r["gemm_probe"]["variants"]:
+            if v["name"] == "no_loads":
+                v["pct_fma_roofline"] = 5.0
+        self.assertIn("does not show a load bound", report.probe_cause(self.r))
+
+    def test_targets_met_and_unmet(self):
+        t = self.t
+        self.assertIs(t["ResNet-50"]["met"], False)
+        # 20% of 20 GFLOP/s = 4 GFLOP/s: 8 GFLOP in 2000 ms.
+        self.assertIn("≤ 2000 ms", t["ResNet-50"]["measured"])
+        self.assertIn("4000 ms = 10.0%", t["ResNet-50"]["measured"])
+        self.assertIn("3.4% of the FMA roofline", t["ResNet-50"]["note"])  # quotes the probe
+        self.assertIs(t["GEMM"]["met"], False)  # matmul 10% < 30 although conv3x3 is at 40%
+        self.assertIn("167.8%", t["GEMM"]["note"])
+        self.assertIs(t["depthwise"]["met"], False)  # relu_4M failed: not all measured
+        self.assertIn("relu_4M: not measured (oaax-run exit 1: x)", t["depthwise"]["note"])
+        self.assertIs(t["dispatches"]["met"], False)  # resnet50 60 > 58
+        self.assertIn("resnet50 (+2)", t["dispatches"]["note"])
+        self.assertIn("ppocr_cls: not measured (skipped: the suite's time budget", t["dispatches"]["note"])
+        self.assertIsNone(t["zero"]["met"])
+        self.assertIn("resnet50 59 barriers / 60 dispatches", t["zero"]["measured"])
+        self.assertIs(t["activation"]["met"], False)  # resnet50 1.30x
+        self.assertIn("resnet50 1.30×; mobilenet_v2 1.10×", t["activation"]["measured"])
+        self.assertIn("bound used: the peak live", t["activation"]["note"])
+        self.assertIs(t["frames_in_flight"]["met"], True)  # mobilenet_v2 1.20x, no profile=1 bias
+        self.assertIn("resnet50: not measured (depth 2 not measured: ~599 s", t["frames_in_flight"]["note"])
+        self.assertIsNone(t["host"]["met"])
+        self.assertIn("not measured in this run: oaax-run timed out", t["host"]["note"])
+        self.assertIs(t["device-specific"]["met"], False)
+        self.assertIn("storageBuffer16BitAccess yes", t["device-specific"]["measured"])
+        self.assertIn("VK_KHR_cooperative_matrix no", t["device-specific"]["measured"])
+
+    def test_biased_fif_gain_does_not_count(self):
+        self.r["models"][1]["notes"] = ["depth-1 latency measured with profile=1 (timestamps on)"]
+        t = {row["target"].split(" ")[0]: row for row in report.targets(self.r)}
+        self.assertIs(t["frames_in_flight"]["met"], False)
+        self.assertIn("1.20×¹", t["frames_in_flight"]["measured"])
+
+    def test_markdown_sections(self):
+        md = report.markdown(self.r)
+        self.assertIn("## Targets (issue 7)", md)
+        self.assertIn("| host overhead per inference ≤ 2× ONNX Runtime's (one-node model) | — | — | not measured", md)
+        self.assertIn("## GEMM load-path probe", md)
+        self.assertIn("| `ssbo` | SSBO vec4 (= gemm_cpu) | SSBO vec4 | 100.00 | 0.67 | 3.4% |", md)
+        self.assertIn("| `shared` | shared (filled once) | SSBO vec4 | failed: boom |", md)
+        self.assertLess(md.index("## Targets"), md.index("## GEMM load-path probe"))
+
+    def test_missing_probe_and_model(self):
+        del self.r["gemm_probe"]
+        self.r["models"] = [m for m in self.r["models"] if m["name"] != "resnet50"]
+        t = {row["target"].split(" ")[0]: row for row in report.targets(self.r)}
+        self.assertIsNone(t["ResNet-50"]["met"])
+        self.assertIn("not measured in this run", t["ResNet-50"]["note"])
+        self.assertIn("no probe figures in this run", t["GEMM"]["note"])
+        self.assertIn("not measured in this run: the GEMM load-path probe was not part of this run",
+                      report.markdown(self.r))
+
+
 if __name__ == "__main__":
     unittest.main()
