@@ -75,7 +75,8 @@ class Suite:
             self.env["VK_ICD_FILENAMES"] = os.path.join(ROOT, "third_party", "swiftshader", "vk_swiftshader_icd.json")
         self.cores = os.cpu_count() or 1
         self.t0 = time.time()
-        self.results = {"suite": {"quick": a.quick, "swiftshader": a.swiftshader, "seconds_per_figure": a.seconds},
+        self.results = {"suite": {"quick": a.quick, "swiftshader": a.swiftshader, "seconds_per_figure": a.seconds,
+                                  "only": sorted(a.only)},
                         "machine": {}, "roofline": {}, "kernels": [], "models": [], "host_overhead": {},
                         "notes": []}
 
@@ -309,7 +310,15 @@ class Suite:
         except (OSError, ValueError, KeyError) as e:
             g.setdefault("error", f"no probe output: {e}")
             return
-        stat = [b for b in bm if (b.get("aggregate_name") == "median") == (reps > 1)]
+        # The medians (or the single runs); a failed variant has no aggregate,
+        # only its failed repetitions: keep one of those.
+        stat, seen = [], set()
+        for b in bm:
+            name = b.get("run_name", b["name"])
+            if (b.get("error_occurred") and name not in seen) or (
+                    not b.get("error_occurred") and (b.get("aggregate_name") == "median") == (reps > 1)):
+                stat.append(b)
+                seen.add(name)
         fma = [b["GFLOPs"] for b in stat if b.get("run_name", b["name"]).startswith("fma_f32/") and "GFLOPs" in b]
         g["probe_fma_f32_gflops"] = max(fma) if fma else None
         peak = self.results["roofline"].get("fma_f32_gflops")

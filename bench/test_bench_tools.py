@@ -170,8 +170,9 @@ class Targets(unittest.TestCase):
         self.assertIn("3.4% of the FMA roofline", t["ResNet-50"]["note"])  # quotes the probe
         self.assertIs(t["GEMM"]["met"], False)  # matmul 10% < 30 although conv3x3 is at 40%
         self.assertIn("167.8%", t["GEMM"]["note"])
-        self.assertIs(t["depthwise"]["met"], False)  # relu_4M failed: not all measured
+        self.assertIsNone(t["depthwise"]["met"])  # dwconv3x3 at 60%, but relu_4M failed and the real dwconv absent
         self.assertIn("relu_4M: not measured (oaax-run exit 1: x)", t["depthwise"]["note"])
+        self.assertIn("dwconv3x3_112x112x96: not measured (not part of this run)", t["depthwise"]["note"])
         self.assertIs(t["dispatches"]["met"], False)  # resnet50 60 > 58
         self.assertIn("resnet50 (+2)", t["dispatches"]["note"])
         self.assertIn("ppocr_cls: not measured (skipped: the suite's time budget", t["dispatches"]["note"])
@@ -187,6 +188,19 @@ class Targets(unittest.TestCase):
         self.assertIs(t["device-specific"]["met"], False)
         self.assertIn("storageBuffer16BitAccess yes", t["device-specific"]["measured"])
         self.assertIn("VK_KHR_cooperative_matrix no", t["device-specific"]["measured"])
+
+    def test_memory_bound_below_half_of_copy(self):
+        self.r["kernels"][3] = {"name": "relu_4M", "description": "d", "kind": "memory", "roofline": "copy",
+                                "dispatches": 1, "gpu_us": 1e6, "gbs": 0.4, "pct_roofline": 40.0}
+        self.r["kernels"][2]["name"] = "dwconv3x3_112x112x96"
+        t = {row["target"].split(" ")[0]: row for row in report.targets(self.r)}
+        self.assertIs(t["depthwise"]["met"], False)
+        # probe: (50 - 2) ms over 64*2048*256/32 L loads = 45.8 ns per lane-varying SSBO vec4 load.
+        self.assertIn("below: relu_4M", t["depthwise"]["note"])
+        self.assertIn("≈ 46 ns of GPU time", t["depthwise"]["note"])
+        self.r["kernels"][3]["pct_roofline"] = 55.0
+        t = {row["target"].split(" ")[0]: row for row in report.targets(self.r)}
+        self.assertIs(t["depthwise"]["met"], True)
 
     def test_biased_fif_gain_does_not_count(self):
         self.r["models"][1]["notes"] = ["depth-1 latency measured with profile=1 (timestamps on)"]

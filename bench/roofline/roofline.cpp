@@ -916,7 +916,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark("fma_f16", BM_Fma, true)->Arg(2)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("copy", BM_Copy)->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("transfer_copy", BM_TransferCopy)->UseManualTime()->Unit(benchmark::kMillisecond);
-  // Opt-in (bench/run_bench.py does not pass it): registered after fma_f32,
+  // Opt-in (bench/run_bench.py passes it in the full run: "GEMM load-path probe"): registered after fma_f32,
   // whose best figure of the same run is the pct_fma_roofline denominator.
   if (g_gemm_probe)
     for (const GemmVariant& v : kGemmVariants)

@@ -52,6 +52,24 @@ class Builder {
     return nodes_.back();
   }
   const std::string& Out(const Node& n) const { return n.outputs[0]; }
+  // One-output conveniences; each returns the new node's output tensor.
+  std::string Op(const std::string& op, std::vector<std::string> inputs, const std::string& suffix) {
+    return Out(Add(op, std::move(inputs), suffix));
+  }
+  std::string Reshape(const std::string& x, const std::vector<int64_t>& shape, const std::string& suffix) {
+    return Op("Reshape", {x, ConstI64(suffix + "_shape", shape)}, suffix);
+  }
+  // Slice of [start, end) on one axis.
+  std::string SliceAxis(const std::string& x, int64_t axis, int64_t start, int64_t end, const std::string& suffix) {
+    return Op("Slice", {x, ConstI64(suffix + "_starts", {start}), ConstI64(suffix + "_ends", {end}),
+                        ConstI64(suffix + "_axes", {axis})},
+              suffix);
+  }
+  std::string Transpose(const std::string& x, const std::vector<int64_t>& perm, const std::string& suffix) {
+    Node& t = Add("Transpose", {x}, suffix);
+    t.SetInts("perm", perm);
+    return t.outputs[0];
+  }
   std::vector<Node>& nodes() { return nodes_; }
 
  private:

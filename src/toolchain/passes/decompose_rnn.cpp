@@ -290,20 +290,16 @@ class Unroller {
   }
 
   std::string Add(const std::string& op, std::vector<std::string> in, const std::string& sfx) {
-    return b_.Out(b_.Add(op, std::move(in), sfx));
+    return b_.Op(op, std::move(in), sfx);
   }
   std::string Reshape(const std::string& x, const std::vector<int64_t>& shape, const std::string& sfx) {
-    return Add("Reshape", {x, b_.ConstI64(sfx + "_shape", shape)}, sfx);
+    return b_.Reshape(x, shape, sfx);
   }
   std::string SliceAxis(const std::string& x, int64_t axis, int64_t start, int64_t end, const std::string& sfx) {
-    return Add("Slice", {x, b_.ConstI64(sfx + "_starts", {start}), b_.ConstI64(sfx + "_ends", {end}),
-                         b_.ConstI64(sfx + "_axes", {axis})},
-               sfx);
+    return b_.SliceAxis(x, axis, start, end, sfx);
   }
   std::string Transpose(const std::string& x, const std::vector<int64_t>& perm, const std::string& sfx) {
-    Node& t = b_.Add("Transpose", {x}, sfx);
-    t.SetInts("perm", perm);
-    return t.outputs[0];
+    return b_.Transpose(x, perm, sfx);
   }
   void TransposeTo(const std::string& x, const std::vector<int64_t>& perm, const std::string& sfx,
                    const std::string& out) {
