@@ -7,6 +7,19 @@ import shutil
 import subprocess
 
 
+def host_overhead_cause(h, submit_us):
+    """Why the one-node round trip exceeds 2x ONNX Runtime's run(), from this run's figures."""
+    text = (f"of the round trip, host work (building inputs, freeing outputs) is "
+            f"{h['oaax_host_us_mean']:.1f} µs (mean)")
+    if submit_us is None:
+        return text + "; the rest is submission, the device's run of the dispatch and the fence wait, not separated in this run"
+    share = 100.0 * submit_us / h["oaax_round_trip_us_p50"] if h.get("oaax_round_trip_us_p50") else 0.0
+    return (text + f"; an empty command buffer submitted and waited for with a fence takes {submit_us:.1f} µs on this "
+            f"device (roofline `submit_round_trip`, same run) = {share:.0f}% of the round trip, already "
+            f"{submit_us / h['ort_run_us_p50']:.1f}× ONNX Runtime's whole run(): the driver's submission latency "
+            "is the floor")
+
+
 def _f(v, fmt="{:.1f}", none="—"):
     return none if v is None else fmt.format(v)
 
@@ -222,9 +235,7 @@ def targets(r):
         ok = h["ratio_p50"] <= 2.0
         row("host overhead per inference ≤ 2× ONNX Runtime's (one-node model)",
             f"{h['oaax_round_trip_us_p50']:.1f} µs vs {h['ort_run_us_p50']:.1f} µs p50 = {h['ratio_p50']:.2f}×", ok,
-            "" if ok else (f"of the round trip, host work (building inputs, freeing outputs) is "
-                           f"{h['oaax_host_us_mean']:.1f} µs (mean); the rest is submission, the device's run of the "
-                           "dispatch and the fence wait, not separated in this run"))
+            "" if ok else host_overhead_cause(h, r["roofline"].get("submit_round_trip_us")))
     else:
         row("host overhead per inference ≤ 2× ONNX Runtime's (one-node model)", "—", None,
             "not measured in this run: " + h.get("error", "the host-overhead part did not run (--only)"))
@@ -331,6 +342,8 @@ def markdown(r, png="roofline.png"):
              + ("GFLOP/s |" if 'fma_f16_gflops' in rf else "|"))
     L.append(f"| copy bandwidth, compute shader (read + write) | {_f(rf.get('copy_gbs'), '{:.2f}')} GB/s |")
     L.append(f"| copy bandwidth, vkCmdCopyBuffer (context only) | {_f(rf.get('transfer_copy_gbs'), '{:.2f}')} GB/s |")
+    L.append(f"| submission round trip, empty command buffer + fence wait (wall clock) | "
+             f"{_f(rf.get('submit_round_trip_us'))} µs |")
     for k in ("fma_f32_variants", "fma_f16_variants"):
         if k in rf:
             L.append(f"| {k.replace('_variants', '')} per accumulator count | "

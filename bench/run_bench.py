@@ -244,6 +244,8 @@ class Suite:
                 r[key] = max(r.get(key, 0.0), b["GFLOPs"])
             if "GBs" in b:
                 r[name + "_gbs"] = b["GBs"]  # copy_gbs (the roofline), transfer_copy_gbs
+            if name == "submit_round_trip" and b.get("time_unit") == "us":
+                r["submit_round_trip_us"] = b["real_time"]  # empty submit + fence wait, wall clock
         log(f"roofline: {r}")
 
     def device_features(self):

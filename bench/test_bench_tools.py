@@ -189,6 +189,13 @@ class Targets(unittest.TestCase):
         self.assertIn("storageBuffer16BitAccess yes", t["device-specific"]["measured"])
         self.assertIn("VK_KHR_cooperative_matrix no", t["device-specific"]["measured"])
 
+    def test_host_overhead_cause_prices_the_submission(self):
+        h = {"oaax_round_trip_us_p50": 100.0, "ort_run_us_p50": 10.0, "oaax_host_us_mean": 0.5}
+        c = report.host_overhead_cause(h, 80.0)
+        for s in ("takes 80.0 µs", "= 80% of the round trip", "already 8.0× ONNX Runtime", "0.5 µs (mean)"):
+            self.assertIn(s, c)
+        self.assertIn("not separated in this run", report.host_overhead_cause(h, None))
+
     def test_memory_bound_below_half_of_copy(self):
         self.r["kernels"][3] = {"name": "relu_4M", "description": "d", "kind": "memory", "roofline": "copy",
                                 "dispatches": 1, "gpu_us": 1e6, "gbs": 0.4, "pct_roofline": 40.0}

@@ -727,6 +727,23 @@ void BM_TransferCopy(benchmark::State& state) {
     if (b->ok()) d.DestroyBuffer(&b->value());
 }
 
+// Submission round trip: record a command buffer with no work (the two
+// timestamps and barriers of Timed), submit it, wait for its fence; host
+// wall-clock time per iteration. The floor of any send -> receive on this
+// device, whatever the runtime does around it.
+void BM_SubmitRoundTrip(benchmark::State& state) {
+  Device& d = *g_device;
+  Status status;
+  for (auto _ : state) {
+    StatusOr<double> t = d.Timed([](VkCommandBuffer) {});
+    if (!t.ok()) {
+      status = t.status();
+      break;
+    }
+  }
+  if (!status.ok()) Fail(state, status);
+}
+
 // ---- GEMM load-path probe (--gemm-probe; gemm_probe.glsl) ----
 // The register-blocked inner loop of shaders/gemm_cpu.comp (8 x 8 outputs per
 // invocation, 64 vec4 FMAs per 4 k) built once per operand source: the
@@ -916,6 +933,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark("fma_f16", BM_Fma, true)->Arg(2)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("copy", BM_Copy)->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("transfer_copy", BM_TransferCopy)->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("submit_round_trip", BM_SubmitRoundTrip)->UseRealTime()->Unit(benchmark::kMicrosecond);
   // Opt-in (bench/run_bench.py passes it in the full run: "GEMM load-path probe"): registered after fma_f32,
   // whose best figure of the same run is the pct_fma_roofline denominator.
   if (g_gemm_probe)
