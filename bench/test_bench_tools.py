@@ -192,8 +192,10 @@ class Targets(unittest.TestCase):
     def test_host_overhead_cause_prices_the_submission(self):
         h = {"oaax_round_trip_us_p50": 100.0, "ort_run_us_p50": 10.0, "oaax_host_us_mean": 0.5}
         c = report.host_overhead_cause(h, 80.0)
-        for s in ("takes 80.0 µs", "= 80% of the round trip", "already 8.0× ONNX Runtime", "0.5 µs (mean)"):
+        for s in ("takes 80.0 µs", "= 80% of the round trip", "8.0× ONNX Runtime", "0.5 µs (mean)",
+                  "alone exceeds the target"):
             self.assertIn(s, c)
+        self.assertIn("the rest is the dispatch itself", report.host_overhead_cause(h, 15.0))
         self.assertIn("not separated in this run", report.host_overhead_cause(h, None))
 
     def test_memory_bound_below_half_of_copy(self):
