@@ -155,6 +155,10 @@ class Device {
   Status Readback(const Buffer& src, const Buffer& dst);
 
  private:
+  // Submits `cmd` with fence_, waits (120 s bound, `what` names the work in
+  // the timeout message) and resets the fence.
+  Status SubmitAndWait(VkCommandBuffer cmd, const char* what);
+
   VkInstance instance_ = VK_NULL_HANDLE;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
@@ -476,6 +480,18 @@ StatusOr<double> Device::TimedDispatch(const Kernel& k, const void* push, uint32
   });
 }
 
+Status Device::SubmitAndWait(VkCommandBuffer cmd, const char* what) {
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit"));
+  // 120 s: SwiftShader on a loaded 2-core machine is slow, but never that slow.
+  VkResult w = vkWaitForFences(device_, 1, &fence_, VK_TRUE, 120ull * 1000 * 1000 * 1000);
+  if (w == VK_TIMEOUT) return oaaxvk::DeadlineExceeded(StrFormat("vkWaitForFences: %s did not finish in 120 s", what));
+  OAAXVK_RETURN_IF_ERROR(VkCheck(w, "vkWaitForFences"));
+  return VkCheck(vkResetFences(device_, 1, &fence_), "vkResetFences");
+}
+
 Status Device::SubmitEmpty() {
   if (!empty_cmd_) {
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
@@ -487,14 +503,7 @@ Status Device::SubmitEmpty() {
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkBeginCommandBuffer(empty_cmd_, &bi), "vkBeginCommandBuffer"));
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkEndCommandBuffer(empty_cmd_), "vkEndCommandBuffer"));
   }
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &empty_cmd_;
-  OAAXVK_RETURN_IF_ERROR(VkCheck(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit"));
-  VkResult w = vkWaitForFences(device_, 1, &fence_, VK_TRUE, 120ull * 1000 * 1000 * 1000);
-  if (w == VK_TIMEOUT) return oaaxvk::DeadlineExceeded("vkWaitForFences: an empty submission did not finish in 120 s");
-  OAAXVK_RETURN_IF_ERROR(VkCheck(w, "vkWaitForFences"));
-  return VkCheck(vkResetFences(device_, 1, &fence_), "vkResetFences");
+  return SubmitAndWait(empty_cmd_, "an empty submission");
 }
 
 StatusOr<double> Device::Timed(const std::function<void(VkCommandBuffer)>& record) {
@@ -521,15 +530,7 @@ StatusOr<double> Device::Timed(const std::function<void(VkCommandBuffer)>& recor
   out.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(cmd_, work, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &out, 0, nullptr, 0, nullptr);
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer"));
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd_;
-  OAAXVK_RETURN_IF_ERROR(VkCheck(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit"));
-  // 120 s: SwiftShader on a loaded 2-core machine is slow, but never that slow.
-  VkResult w = vkWaitForFences(device_, 1, &fence_, VK_TRUE, 120ull * 1000 * 1000 * 1000);
-  if (w == VK_TIMEOUT) return oaaxvk::DeadlineExceeded("vkWaitForFences: the work did not finish in 120 s");
-  OAAXVK_RETURN_IF_ERROR(VkCheck(w, "vkWaitForFences"));
-  OAAXVK_RETURN_IF_ERROR(VkCheck(vkResetFences(device_, 1, &fence_), "vkResetFences"));
+  OAAXVK_RETURN_IF_ERROR(SubmitAndWait(cmd_, "the work"));
   uint64_t ts[2] = {0, 0};
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkGetQueryPoolResults(device_, queries_, 0, 2, sizeof(ts), ts, sizeof(uint64_t),
                                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
@@ -556,14 +557,7 @@ Status Device::Readback(const Buffer& src, const Buffer& dst) {
   vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, nullptr, 0,
                        nullptr);
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer"));
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd_;
-  OAAXVK_RETURN_IF_ERROR(VkCheck(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit"));
-  VkResult w = vkWaitForFences(device_, 1, &fence_, VK_TRUE, 120ull * 1000 * 1000 * 1000);
-  if (w == VK_TIMEOUT) return oaaxvk::DeadlineExceeded("vkWaitForFences: the readback did not finish in 120 s");
-  OAAXVK_RETURN_IF_ERROR(VkCheck(w, "vkWaitForFences"));
-  return VkCheck(vkResetFences(device_, 1, &fence_), "vkResetFences");
+  return SubmitAndWait(cmd_, "the readback");
 }
 
 // ---- configuration and shared state (set in main before the benchmarks run) ----

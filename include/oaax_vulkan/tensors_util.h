@@ -24,8 +24,9 @@
 namespace oaaxvk {
 
 // Bytes per element of an OAAX tensor_data_type (interface.h; the values equal
-// the ONNX TensorProto.DataType codes). 0 for STRING and for values OAAX does
-// not define (e.g. the ONNX FLOAT16, COMPLEX64, BFLOAT16 codes).
+// the ONNX TensorProto.DataType codes; FLOAT16 and BFLOAT16 are this
+// project's extensions, see interface.h). 0 for STRING and for codes neither
+// defines (e.g. the ONNX COMPLEX64).
 inline size_t TensorElementSize(uint32_t dtype) noexcept {
   switch (dtype) {
     case DATA_TYPE_FLOAT: return 4;
