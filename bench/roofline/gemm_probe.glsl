@@ -16,9 +16,12 @@
 //   W_SRC  0 SSBO vec4 (gemm_cpu), 1 SSBO scalar (4 loads per vec4),
 //          2 UBO vec4 (std140 vec4 array, W <= 64 KiB), 3 shared memory filled
 //          once per workgroup (one barrier), 4 registers: W[m][0..3] loaded
-//          once before the loop and reused for every k (no loads in the loop)
+//          once before the loop and reused for every k (no loads in the loop),
+//          5 uniform texel buffer (samplerBuffer, RGBA32F texels, texelFetch)
 //   L_SRC  0 SSBO vec4 (gemm_cpu), 1 SSBO scalar, 2 registers: L[0..3][n0..n0+7]
-//          loaded once and reused for every k
+//          loaded once and reused for every k, 3 uniform texel buffer
+//          (samplerBuffer, texelFetch), 4 storage texel buffer (imageBuffer
+//          rgba32f, imageLoad)
 // With registers, the value used at step k is W[m][k % 4] / L[k % 4][n]; the
 // host's reference computes the same.
 layout(local_size_x = 64) in;
@@ -28,12 +31,20 @@ layout(constant_id = 2) const uint K = 4;
 
 #if W_SRC == 2
 layout(std140, set = 0, binding = 0) uniform WU_ { vec4 wu[4096]; };  // 64 KiB
+#elif W_SRC == 5
+layout(set = 0, binding = 0) uniform samplerBuffer wt;
 #else
 layout(std430, set = 0, binding = 0) readonly buffer W_ { float w[]; };
 layout(std430, set = 0, binding = 0) readonly buffer W4_ { vec4 w4[]; };
 #endif
+#if L_SRC == 3
+layout(set = 0, binding = 1) uniform samplerBuffer lt;
+#elif L_SRC == 4
+layout(set = 0, binding = 1, rgba32f) readonly uniform imageBuffer li;
+#else
 layout(std430, set = 0, binding = 1) readonly buffer L_ { float l[]; };
 layout(std430, set = 0, binding = 1) readonly buffer L4_ { vec4 l4[]; };
+#endif
 layout(std430, set = 0, binding = 2) writeonly buffer Y4_ { vec4 y4[]; };
 #if W_SRC == 3
 shared vec4 ws[2u * K];  // rows m0..m0+7 of W: 8 * K floats
@@ -49,6 +60,8 @@ vec4 load_w(uint rbase, uint r, uint k0) {
   return wu[(rbase + k0) / 4u];
 #elif W_SRC == 3
   return ws[(r * K + k0) / 4u];
+#elif W_SRC == 5
+  return texelFetch(wt, int((rbase + k0) / 4u));
 #else
   return vec4(0.0);  // unused
 #endif
@@ -56,7 +69,11 @@ vec4 load_w(uint rbase, uint r, uint k0) {
 
 // L[k][c..c+3].
 vec4 load_l(uint k, uint c) {
-#if L_SRC == 1
+#if L_SRC == 3
+  return texelFetch(lt, int((k * N + c) / 4u));
+#elif L_SRC == 4
+  return imageLoad(li, int((k * N + c) / 4u));
+#elif L_SRC == 1
   const uint i = k * N + c;
   return vec4(l[i], l[i + 1u], l[i + 2u], l[i + 3u]);
 #else

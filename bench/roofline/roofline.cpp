@@ -61,6 +61,11 @@
 #include "gemm_probe_ubo_l_regs.spv.h"
 #include "gemm_probe_w_regs.spv.h"
 #include "gemm_probe_w_scalar.spv.h"
+#include "gemm_probe_l_texel.spv.h"
+#include "gemm_probe_ubo_l_texel.spv.h"
+#include "gemm_probe_ubo_l_image.spv.h"
+#include "gemm_probe_texel.spv.h"
+#include "gemm_probe_w_texel_l_regs.spv.h"
 
 namespace {
 
@@ -132,6 +137,7 @@ class Device {
     VkPipeline pipeline = VK_NULL_HANDLE;
     VkDescriptorPool pool = VK_NULL_HANDLE;
     VkDescriptorSet set = VK_NULL_HANDLE;
+    std::vector<VkBufferView> views;  // one per texel-buffer binding (R32G32B32A32_SFLOAT)
   };
   StatusOr<Kernel> MakeKernel(const uint32_t* spirv, size_t spirv_bytes, uint32_t bindings, uint32_t push_bytes,
                               const std::vector<uint32_t>& spec, const std::vector<const Buffer*>& buffers,
@@ -345,7 +351,8 @@ StatusOr<Buffer> Device::MakeBuffer(VkDeviceSize size, bool device_local) {
   b.size = size;
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = size;
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+              VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateBuffer(device_, &bci, nullptr, &b.buffer), "vkCreateBuffer"));
@@ -449,6 +456,7 @@ StatusOr<Device::Kernel> Device::MakeKernel(const uint32_t* spirv, size_t spirv_
     return fail(s);
   std::vector<VkDescriptorBufferInfo> infos(bindings);
   std::vector<VkWriteDescriptorSet> writes(bindings);
+  k.views.assign(bindings, VK_NULL_HANDLE);
   for (uint32_t i = 0; i < bindings; ++i) {
     infos[i] = {buffers[i]->buffer, 0, VK_WHOLE_SIZE};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -457,12 +465,27 @@ StatusOr<Device::Kernel> Device::MakeKernel(const uint32_t* spirv, size_t spirv_
     writes[i].descriptorCount = 1;
     writes[i].descriptorType = type_of(i);
     writes[i].pBufferInfo = &infos[i];
+    if (type_of(i) == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER || type_of(i) == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER) {
+      // A whole-buffer view of vec4 texels (the format every device supports
+      // for both texel-buffer kinds).
+      VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+      vi.buffer = buffers[i]->buffer;
+      vi.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+      vi.offset = 0;
+      vi.range = VK_WHOLE_SIZE;
+      if (Status s = VkCheck(vkCreateBufferView(device_, &vi, nullptr, &k.views[i]), "vkCreateBufferView"); !s.ok())
+        return fail(s);
+      writes[i].pBufferInfo = nullptr;
+      writes[i].pTexelBufferView = &k.views[i];
+    }
   }
   vkUpdateDescriptorSets(device_, bindings, writes.data(), 0, nullptr);
   return k;
 }
 
 void Device::DestroyKernel(Kernel* k) {
+  for (VkBufferView v : k->views)
+    if (v) vkDestroyBufferView(device_, v, nullptr);
   if (k->pool) vkDestroyDescriptorPool(device_, k->pool, nullptr);
   if (k->pipeline) vkDestroyPipeline(device_, k->pipeline, nullptr);
   if (k->layout) vkDestroyPipelineLayout(device_, k->layout, nullptr);
@@ -771,17 +794,31 @@ struct GemmVariant {
   const char* name;
   const uint32_t* code;
   size_t bytes;
-  bool w_ubo;   // W bound as a uniform buffer
+  VkDescriptorType w_type;  // how W (binding 0) is bound
+  VkDescriptorType l_type;  // how L (binding 1) is bound
   bool w_regs;  // the kernel uses W[m][k % 4] (loaded once), not W[m][k]
   bool l_regs;  // the kernel uses L[k % 4][n] (loaded once), not L[k][n]
 };
-#define OAAXVK_GEMM_VARIANT(stem, ubo, wr, lr) {#stem, gemm_probe_##stem##_spv, sizeof(gemm_probe_##stem##_spv), ubo, wr, lr}
+constexpr VkDescriptorType kSsbo = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kUbo = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+                           kTexel = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+                           kImage = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+#define OAAXVK_GEMM_VARIANT(stem, wt, lt, wr, lr) {#stem, gemm_probe_##stem##_spv, sizeof(gemm_probe_##stem##_spv), wt, lt, wr, lr}
 const GemmVariant kGemmVariants[] = {
-    OAAXVK_GEMM_VARIANT(ssbo, false, false, false),   OAAXVK_GEMM_VARIANT(w_scalar, false, false, false),
-    OAAXVK_GEMM_VARIANT(l_scalar, false, false, false), OAAXVK_GEMM_VARIANT(ubo, true, false, false),
-    OAAXVK_GEMM_VARIANT(shared, false, false, false), OAAXVK_GEMM_VARIANT(w_regs, false, true, false),
-    OAAXVK_GEMM_VARIANT(l_regs, false, false, true),  OAAXVK_GEMM_VARIANT(ubo_l_regs, true, false, true),
-    OAAXVK_GEMM_VARIANT(shared_l_regs, false, false, true), OAAXVK_GEMM_VARIANT(no_loads, false, true, true),
+    OAAXVK_GEMM_VARIANT(ssbo, kSsbo, kSsbo, false, false),
+    OAAXVK_GEMM_VARIANT(w_scalar, kSsbo, kSsbo, false, false),
+    OAAXVK_GEMM_VARIANT(l_scalar, kSsbo, kSsbo, false, false),
+    OAAXVK_GEMM_VARIANT(ubo, kUbo, kSsbo, false, false),
+    OAAXVK_GEMM_VARIANT(shared, kSsbo, kSsbo, false, false),
+    OAAXVK_GEMM_VARIANT(w_regs, kSsbo, kSsbo, true, false),
+    OAAXVK_GEMM_VARIANT(l_regs, kSsbo, kSsbo, false, true),
+    OAAXVK_GEMM_VARIANT(ubo_l_regs, kUbo, kSsbo, false, true),
+    OAAXVK_GEMM_VARIANT(shared_l_regs, kSsbo, kSsbo, false, true),
+    OAAXVK_GEMM_VARIANT(no_loads, kSsbo, kSsbo, true, true),
+    OAAXVK_GEMM_VARIANT(l_texel, kSsbo, kTexel, false, false),
+    OAAXVK_GEMM_VARIANT(ubo_l_texel, kUbo, kTexel, false, false),
+    OAAXVK_GEMM_VARIANT(ubo_l_image, kUbo, kImage, false, false),
+    OAAXVK_GEMM_VARIANT(texel, kTexel, kTexel, false, false),
+    OAAXVK_GEMM_VARIANT(w_texel_l_regs, kTexel, kSsbo, false, true),
 };
 #undef OAAXVK_GEMM_VARIANT
 constexpr uint64_t kUboBytes = 65536;  // gemm_probe.glsl's uniform block: vec4 wu[4096]
@@ -789,7 +826,7 @@ constexpr uint64_t kUboBytes = 65536;  // gemm_probe.glsl's uniform block: vec4 
 void BM_GemmProbe(benchmark::State& state, const GemmVariant* v) {
   Device& d = *g_device;
   const uint32_t M = g_gemm_m, N = g_gemm_n, K = g_gemm_k;
-  if (v->w_ubo && (uint64_t{M} * K * 4 > kUboBytes || d.props().limits.maxUniformBufferRange < kUboBytes))
+  if (v->w_type == kUbo && (uint64_t{M} * K * 4 > kUboBytes || d.props().limits.maxUniformBufferRange < kUboBytes))
     return Fail(state, oaaxvk::InvalidArgument(StrFormat(
                            "gemm_probe/%s: W is %llu bytes, a uniform buffer holds %llu here (--gemm-m * --gemm-k * 4)",
                            v->name, (unsigned long long)(uint64_t{M} * K * 4),
@@ -818,8 +855,7 @@ void BM_GemmProbe(benchmark::State& state, const GemmVariant* v) {
   StatusOr<Device::Kernel> k = oaaxvk::Internal("not created");
   if (status.ok()) {
     k = d.MakeKernel(v->code, v->bytes, 3, 4, {M, N, K}, {&wd.value(), &ld.value(), &yd.value()},
-                     {v->w_ubo ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                      VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER});
+                     {v->w_type, v->l_type, kSsbo});
     status = k.status();
   }
   auto dispatch = [&]() {

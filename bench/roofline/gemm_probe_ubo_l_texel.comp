@@ -1,0 +1,6 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// GEMM load-path probe: W from a UBO (vec4), L from a uniform texel buffer (texelFetch).
+#define W_SRC 2
+#define L_SRC 3
+#include "gemm_probe.glsl"
