@@ -1,5 +1,7 @@
 #include "runtime/bundle.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <set>
 
@@ -278,6 +280,17 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
     k.bindings = static_cast<uint32_t>(v);
     OAAXVK_ASSIGN_OR_RETURN(v, r.Unsigned(p + "spec_constants", 1024));
     k.spec_constants = static_cast<uint32_t>(v);
+    k.binding_types.assign(k.bindings, 's');
+    if (f.FindMetadata(p + "binding_types")) {
+      OAAXVK_ASSIGN_OR_RETURN(std::string types, r.String(p + "binding_types"));
+      if (types.size() != k.bindings || types.find_first_not_of("svf") != std::string::npos)
+        return r.Error(StrFormat("metadata '%sbinding_types' is '%s'; expected %u letters, each s, v or f", p.c_str(),
+                                 types.c_str(), k.bindings));
+      if (types.find_first_not_of('s') != std::string::npos && !b.features.count("texel_bindings"))
+        return r.Error(StrFormat("metadata '%sbinding_types' ('%s') has texel-buffer bindings but bundle.features "
+                                 "does not list 'texel_bindings'", p.c_str(), types.c_str()));
+      k.binding_types = types;
+    }
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, r.DataTensor(p + "spirv", ValueType::kU32, 1));
     k.spirv = reinterpret_cast<const uint32_t*>(t->data.data);  // 8-byte aligned by the reader
     k.spirv_words = static_cast<size_t>(t->numel);
@@ -415,10 +428,44 @@ StatusOr<KernelVariant> ParseKernelVariant(const std::string& value) {
   return InvalidArgument("runtime argument kernel_variant is '" + value + "' (expected auto, gpu or cpu)");
 }
 
-const char* SelectKernelVariant(Bundle* b, KernelVariant choice, bool device_is_cpu) {
+uint64_t TexelViewBytes(char type, uint64_t size) {
+  const uint64_t texel = type == 'v' ? 16 : 4;
+  return (size + texel - 1) / texel * texel;
+}
+
+bool TexelBindingsFit(const Bundle& b, const Dispatch& d, const DeviceLimits& l) {
+  const std::string& types = b.kernels[d.kernel].binding_types;
+  uint32_t texel_bindings = 0;
+  for (uint32_t i = 0; i < d.n_bindings && i < types.size(); ++i) {
+    const char t = types[i];
+    if (t == 's') continue;
+    ++texel_bindings;
+    const Binding& bd = b.bindings[d.first_binding + i];
+    const uint64_t bytes = TexelViewBytes(t, bd.size);
+    const uint64_t align = std::max<uint64_t>(l.min_texel_buffer_offset_alignment, 1);
+    if (bd.offset % align != 0 || bytes / (t == 'v' ? 16 : 4) > l.max_texel_buffer_elements ||
+        bd.offset + bytes > (b.buffer_bytes[bd.kind] + 15) / 16 * 16)
+      return false;
+  }
+  return texel_bindings <= l.max_sampled_images_per_stage;
+}
+
+const char* SelectKernelVariant(Bundle* b, KernelVariant choice, bool device_is_cpu, const DeviceLimits& limits,
+                                size_t* kept_default) {
+  if (kept_default) *kept_default = 0;
   const bool cpu = choice == KernelVariant::kCpu || (choice == KernelVariant::kAuto && device_is_cpu);
   if (!cpu || b->cpu_dispatches.empty()) return "gpu";
-  b->dispatches.swap(b->cpu_dispatches);
+  for (size_t i = 0; i < b->dispatches.size(); ++i) {
+    if (!TexelBindingsFit(*b, b->cpu_dispatches[i], limits)) {
+      if (kept_default) ++*kept_default;
+      continue;
+    }
+    const bool barrier = b->dispatches[i].barrier;
+    const uint32_t op = b->dispatches[i].op;
+    b->dispatches[i] = b->cpu_dispatches[i];
+    b->dispatches[i].barrier = barrier;
+    b->dispatches[i].op = op;
+  }
   b->cpu_dispatches.clear();
   return "cpu";
 }
@@ -460,11 +507,20 @@ Status CheckDeviceLimits(const Bundle& b, const DeviceLimits& l) {
         return Unimplemented(StrFormat("bundle '%s': dispatch %zu needs %u workgroups in dimension %d but device '%s' "
                                        "allows %u (maxComputeWorkGroupCount[%d])", b.path.c_str(), i, d.groups[a], a,
                                        l.device_name.c_str(), l.max_workgroup_count[a], a));
-    if (b.kernels[d.kernel].bindings > l.max_storage_buffers_per_stage)
+    const std::string& types = b.kernels[d.kernel].binding_types;
+    const uint32_t storage = static_cast<uint32_t>(std::count(types.begin(), types.end(), 's'));
+    if (storage > l.max_storage_buffers_per_stage)
       return Unimplemented(StrFormat("bundle '%s': kernel %u needs %u storage buffers but device '%s' allows %u "
-                                     "(maxPerStageDescriptorStorageBuffers)", b.path.c_str(), d.kernel,
-                                     b.kernels[d.kernel].bindings, l.device_name.c_str(),
-                                     l.max_storage_buffers_per_stage));
+                                     "(maxPerStageDescriptorStorageBuffers)", b.path.c_str(), d.kernel, storage,
+                                     l.device_name.c_str(), l.max_storage_buffers_per_stage));
+    if (!TexelBindingsFit(b, d, l))
+      return Unimplemented(StrFormat("bundle '%s': dispatch %zu (kernel '%s', binding types '%s') has a texel-buffer "
+                                     "binding device '%s' cannot view (maxTexelBufferElements %u, "
+                                     "minTexelBufferOffsetAlignment %llu, maxPerStageDescriptorSampledImages %u)",
+                                     b.path.c_str(), i, b.kernels[d.kernel].name.c_str(), types.c_str(),
+                                     l.device_name.c_str(), l.max_texel_buffer_elements,
+                                     static_cast<unsigned long long>(l.min_texel_buffer_offset_alignment),
+                                     l.max_sampled_images_per_stage));
   }
   for (size_t i = 0; i < b.bindings.size(); ++i)
     if (b.bindings[i].size > l.max_storage_buffer_range)

@@ -20,7 +20,7 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 // Optional features a bundle may require (`bundle.features`, a space-separated
 // list; docs/bundle-format.md "Required features"). A bundle requiring a
 // feature not listed here is rejected at load, naming it.
-inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "kernel_variants"};
+inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "kernel_variants", "texel_bindings"};
 // kKnownFeatures as "a, b" ("none" when empty), for messages.
 inline std::string KnownFeatureList() {
   std::string s;
@@ -54,7 +54,17 @@ struct Kernel {
   size_t spirv_words = 0;
   uint32_t bindings = 0;
   uint32_t spec_constants = 0;
+  // Feature texel_bindings (`kernel.<j>.binding_types`; docs/bundle-format.md
+  // "Texel-buffer bindings"): the descriptor type of each binding, one letter
+  // per binding — 's' storage buffer, 'v' uniform texel buffer viewed as
+  // R32G32B32A32_SFLOAT, 'f' uniform texel buffer viewed as R32_SFLOAT.
+  // Always `bindings` letters after parsing (all 's' when the entry is absent).
+  std::string binding_types;
 };
+
+// Bytes a texel-buffer view of binding type `type` ('v' or 'f') covers for a
+// binding of `size` bytes: `size` rounded up to the texel size (16 or 4).
+uint64_t TexelViewBytes(char type, uint64_t size);
 
 struct Binding {
   uint32_t kind = 0;
@@ -91,6 +101,10 @@ struct DeviceLimits {
   bool shader_float16 = false;
   bool storage_buffer_16bit = false;
   uint32_t max_storage_buffers_per_stage = 0;
+  // Texel-buffer bindings (feature texel_bindings).
+  uint32_t max_texel_buffer_elements = 0;           // maxTexelBufferElements
+  uint64_t min_texel_buffer_offset_alignment = 1;   // minTexelBufferOffsetAlignment (bytes)
+  uint32_t max_sampled_images_per_stage = 0;        // maxPerStageDescriptorSampledImages
   std::string device_name;
 };
 
@@ -131,8 +145,19 @@ enum class KernelVariant { kAuto, kGpu, kCpu };
 StatusOr<KernelVariant> ParseKernelVariant(const std::string& value);
 // Replaces bundle->dispatches by bundle->cpu_dispatches when `choice` (and,
 // for kAuto, `device_is_cpu`) selects the CPU table and the bundle has one.
-// Returns the table in use: "gpu" (default) or "cpu".
-const char* SelectKernelVariant(Bundle* bundle, KernelVariant choice, bool device_is_cpu);
+// A CPU row whose kernel has a texel-buffer binding the device cannot view
+// (TexelBindingFits) keeps the default row: both rows bind the same ranges, so
+// the rows are interchangeable one by one. *kept_default (may be null)
+// receives the number of such rows. Returns the table in use: "gpu"
+// (default) or "cpu".
+const char* SelectKernelVariant(Bundle* bundle, KernelVariant choice, bool device_is_cpu, const DeviceLimits& limits,
+                                size_t* kept_default = nullptr);
+// Whether every texel-buffer binding of dispatch `d` can be viewed on a
+// device with `limits`: offset a multiple of minTexelBufferOffsetAlignment,
+// TexelViewBytes / texel size <= maxTexelBufferElements, the view inside its
+// buffer, and no more texel bindings than maxPerStageDescriptorSampledImages.
+// Rows without texel bindings always fit.
+bool TexelBindingsFit(const Bundle& bundle, const Dispatch& d, const DeviceLimits& limits);
 
 // Fails naming the limit, the bundle's need and the device's value.
 Status CheckDeviceLimits(const Bundle& bundle, const DeviceLimits& limits);

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "runtime/log.h"
 
@@ -36,6 +38,18 @@ uint64_t RemainingNs(Clock::time_point deadline) {
 
 }  // namespace
 
+namespace {
+// Every buffer a shader binds: storage buffers, and uniform texel buffers for
+// kernels with texel-buffer bindings (feature texel_bindings).
+constexpr VkBufferUsageFlags kShaderBufferUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT;
+
+// Descriptor type of a binding-type letter (Kernel::binding_types).
+VkDescriptorType DescriptorType(char t) {
+  return t == 's' ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+}
+}  // namespace
+
 Executor::Executor(VkContext* ctx, Bundle bundle, const ExecutorOptions& options)
     : ctx_(ctx), dev_(ctx->device()), bundle_(std::move(bundle)), options_(options) {}
 
@@ -53,15 +67,24 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
   dl.shader_float16 = ctx->shader_float16();
   dl.storage_buffer_16bit = ctx->storage_buffer_16bit();
   dl.max_storage_buffers_per_stage = lim.maxPerStageDescriptorStorageBuffers;
+  dl.max_texel_buffer_elements = lim.maxTexelBufferElements;
+  dl.min_texel_buffer_offset_alignment = lim.minTexelBufferOffsetAlignment;
+  dl.max_sampled_images_per_stage = lim.maxPerStageDescriptorSampledImages;
   dl.device_name = ctx->device_name();
   // Feature kernel_variants: choose the dispatch table before anything is
   // checked or created for it.
   const bool has_variants = !bundle.cpu_dispatches.empty();
+  size_t kept_default = 0;
   const char* table = SelectKernelVariant(&bundle, options.kernel_variant,
-                                          ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
+                                          ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, dl, &kept_default);
   if (has_variants)
-    Log(LogLevel::kInfo, StrFormat("'%s': running the %s kernel variants on '%s'", bundle.path.c_str(), table,
-                                   dl.device_name.c_str()));
+    Log(LogLevel::kInfo,
+        StrFormat("'%s': running the %s kernel variants on '%s'%s", bundle.path.c_str(), table, dl.device_name.c_str(),
+                  kept_default == 0 ? ""
+                                    : StrFormat(" (%zu of %zu rows keep the default kernel: a texel-buffer binding "
+                                                "exceeds maxTexelBufferElements = %u or its alignment)",
+                                                kept_default, bundle.dispatches.size(), dl.max_texel_buffer_elements)
+                                          .c_str()));
   OAAXVK_RETURN_IF_ERROR(CheckDeviceLimits(bundle, dl));
 
   std::unique_ptr<Executor> e(new Executor(ctx, std::move(bundle), options));
@@ -115,7 +138,9 @@ Status Executor::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMem
                               VkMemoryPropertyFlags preferred, bool map, const char* what, Buffer* out) {
   // Vulkan forbids zero-sized buffers; bindings are checked against the
   // logical size, so a little slack is harmless.
-  VkDeviceSize alloc = std::max<VkDeviceSize>((size + 3) & ~VkDeviceSize(3), 16);
+  // 'v' texel-buffer views (feature texel_bindings) cover whole 16-byte
+  // texels, so sizes round up to 16.
+  VkDeviceSize alloc = std::max<VkDeviceSize>((size + 15) & ~VkDeviceSize(15), 16);
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = alloc;
   bci.usage = usage;
@@ -152,14 +177,14 @@ void Executor::DestroyBuffer(Buffer* b) {
 Status Executor::CreateIoBuffer(VkDeviceSize size, bool is_input, const char* what, Slot* slot) {
   Buffer* dev_buf = is_input ? &slot->in : &slot->out;
   Buffer* stage = is_input ? &slot->in_stage : &slot->out_stage;
-  const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+  const VkBufferUsageFlags usage = kShaderBufferUsage | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   const VkMemoryPropertyFlags direct =
       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   // Direct mapping when device-local memory is host-visible (UMA, ReBAR, CPU drivers).
   if (!options_.force_staging) {
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.size = std::max<VkDeviceSize>((size + 3) & ~VkDeviceSize(3), 16);
+    bci.size = std::max<VkDeviceSize>((size + 15) & ~VkDeviceSize(15), 16);
     bci.usage = usage;
     VkBuffer probe;
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateBuffer(dev_, &bci, nullptr, &probe), "vkCreateBuffer").WithContext(what));
@@ -183,7 +208,7 @@ Status Executor::CreateIoBuffer(VkDeviceSize size, bool is_input, const char* wh
 
 Status Executor::UploadWeights() {
   const VkDeviceSize n = bundle_.weights_bytes;
-  OAAXVK_RETURN_IF_ERROR(CreateBuffer(n, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
+  OAAXVK_RETURN_IF_ERROR(CreateBuffer(n, kShaderBufferUsage | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
                                       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, "weights buffer", &weights_));
   if (n == 0) return Status::Ok();
   Buffer staging;
@@ -261,7 +286,7 @@ Status Executor::CreatePipelines() {
     for (uint32_t b = 0; b < k.bindings; ++b) {
       lb[b] = {};
       lb[b].binding = b;
-      lb[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      lb[b].descriptorType = DescriptorType(k.binding_types[b]);
       lb[b].descriptorCount = 1;
       lb[b].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
@@ -322,20 +347,23 @@ Status Executor::CreateSlots() {
   slots_.resize(frames);
   const size_t nd = bundle_.dispatches.size();
   if (nd > 0) {
-    uint64_t descriptors = 0;
-    for (const Dispatch& d : bundle_.dispatches) descriptors += d.n_bindings;
-    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                            static_cast<uint32_t>(std::max<uint64_t>(descriptors * frames, 1))};
+    uint64_t storage = 0, texel = 0;
+    for (const Dispatch& d : bundle_.dispatches)
+      for (char t : bundle_.kernels[d.kernel].binding_types) (t == 's' ? storage : texel) += 1;
+    std::vector<VkDescriptorPoolSize> ps;
+    if (storage > 0 || texel == 0)
+      ps.push_back({VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, static_cast<uint32_t>(std::max<uint64_t>(storage * frames, 1))});
+    if (texel > 0) ps.push_back({VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, static_cast<uint32_t>(texel * frames)});
     VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     dpi.maxSets = static_cast<uint32_t>(nd * frames);
-    dpi.poolSizeCount = 1;
-    dpi.pPoolSizes = &ps;
+    dpi.poolSizeCount = static_cast<uint32_t>(ps.size());
+    dpi.pPoolSizes = ps.data();
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateDescriptorPool(dev_, &dpi, nullptr, &pool_), "vkCreateDescriptorPool"));
   }
   for (uint32_t f = 0; f < frames; ++f) {
     Slot& s = slots_[f];
     const std::string ctx = StrFormat("frame slot %u", f);
-    OAAXVK_RETURN_IF_ERROR(CreateBuffer(bundle_.buffer_bytes[kArena], VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
+    OAAXVK_RETURN_IF_ERROR(CreateBuffer(bundle_.buffer_bytes[kArena], kShaderBufferUsage, 0,
                                         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, "arena buffer", &s.arena)
                                .WithContext(ctx));
     OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(bundle_.buffer_bytes[kInputs], true, "inputs buffer", &s).WithContext(ctx));
@@ -374,16 +402,41 @@ Status Executor::CreateSlots() {
           infos.push_back({by_kind[bd.kind], bd.offset, bd.size});
         }
       }
+      // Feature texel_bindings: one buffer view per distinct (buffer, offset,
+      // format, range) of the slot; reserve() keeps pTexelBufferView stable.
+      std::map<std::tuple<uint32_t, uint64_t, char, uint64_t>, size_t> view_index;
+      s.views.reserve(bundle_.bindings.size());
       size_t k = 0;
       for (size_t i = 0; i < nd; ++i) {
         const Dispatch& d = bundle_.dispatches[i];
+        const std::string& types = bundle_.kernels[d.kernel].binding_types;
         for (uint32_t b = 0; b < d.n_bindings; ++b, ++k) {
           VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
           w.dstSet = s.sets[i];
           w.dstBinding = b;
           w.descriptorCount = 1;
-          w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+          w.descriptorType = DescriptorType(types[b]);
           w.pBufferInfo = &infos[k];
+          if (types[b] != 's') {
+            const Binding& bd = bundle_.bindings[d.first_binding + b];
+            const uint64_t range = TexelViewBytes(types[b], bd.size);
+            auto key = std::make_tuple(bd.kind, bd.offset, types[b], range);
+            auto it = view_index.find(key);
+            if (it == view_index.end()) {
+              VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+              vi.buffer = by_kind[bd.kind];
+              vi.format = types[b] == 'v' ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
+              vi.offset = bd.offset;
+              vi.range = range;
+              VkBufferView view;
+              OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateBufferView(dev_, &vi, nullptr, &view), "vkCreateBufferView")
+                                         .WithContext(StrFormat("%s, dispatch %zu binding %u", ctx.c_str(), i, b)));
+              s.views.push_back(view);
+              it = view_index.emplace(key, s.views.size() - 1).first;
+            }
+            w.pBufferInfo = nullptr;
+            w.pTexelBufferView = &s.views[it->second];
+          }
           writes.push_back(w);
         }
       }
@@ -823,6 +876,7 @@ Executor::~Executor() {
     DestroyBuffer(&s.out_stage);
     if (s.fence) vkDestroyFence(dev_, s.fence, nullptr);
     if (s.queries) vkDestroyQueryPool(dev_, s.queries, nullptr);
+    for (VkBufferView v : s.views) vkDestroyBufferView(dev_, v, nullptr);
   }
   if (cmd_pool_) vkDestroyCommandPool(dev_, cmd_pool_, nullptr);  // frees the command buffers
   if (pool_) vkDestroyDescriptorPool(dev_, pool_, nullptr);      // frees the sets

@@ -76,6 +76,7 @@ class Executor {
     Buffer arena, in, out, in_stage, out_stage;
     bool staged = false;
     std::vector<VkDescriptorSet> sets;
+    std::vector<VkBufferView> views;  // texel-buffer bindings (feature texel_bindings)
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
     VkQueryPool queries = VK_NULL_HANDLE;  // profile: 2 timestamps per dispatch

@@ -611,6 +611,100 @@ TEST_F(Runtime, InvalidKernelVariantTablesAreRejected) {
   EXPECT_EQ(g_api->load(Write(s, "novar").c_str()), 0) << g_api->error();
 }
 
+std::string ReadFile(const std::string& path);  // defined with the profile tests
+
+// Feature texel_bindings: AffineRelu whose multiply reads x through an
+// R32G32B32A32_SFLOAT view and w through an R32_SFLOAT view (mul_texel,
+// binding types "vfs"). n = 127 is not a multiple of 4, so the 'v' view of x
+// covers the binding rounded up to 16 bytes.
+BundleSpec AffineReluWithTexelMul(uint32_t n, const std::vector<float>& w, const std::vector<float>& b) {
+  BundleSpec s = oaaxvk::test::AffineReluBundle(n, w, b);
+  s.features = "texel_bindings";
+  s.kernels[0] = {"mul_texel", oaaxvk::test::ReadSpirv("mul_texel"), 3, 1, "vfs"};
+  return s;
+}
+
+bool OnSwiftShader() {
+  const char* icd = getenv("VK_ICD_FILENAMES");
+  return icd && strstr(icd, "swiftshader");
+}
+
+TEST_F(Runtime, TexelBufferBindingsRunThroughBufferViews) {
+  const uint32_t n = 127;
+  std::vector<float> w = Random(n, 17), b = Random(n, 18);
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(AffineReluWithTexelMul(n, w, b), "texel").c_str()), 0) << g_api->error();
+  for (int frame = 0; frame < 3; ++frame) {  // every frame slot's views
+    std::vector<float> x = Random(n, 30 + frame);
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {x})), 0) << g_api->error();
+    tensors_struct* out = nullptr;
+    ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+    ASSERT_NE(out, nullptr);
+    const float* y = static_cast<const float*>(out->data[0]);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], std::max(0.0f, x[i] * w[i] + b[i]), 1e-6f) << "element " << i;
+    DeepFree(out);
+  }
+}
+
+TEST_F(Runtime, InvalidBindingTypesAreRejected) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w(13, 1.0f), b(13, 0.0f);
+  struct Case {
+    const char* name;
+    void (*mutate)(BundleSpec*);
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"length", [](BundleSpec* s) { s->kernels[0].binding_types = "vf"; },
+       "metadata 'kernel.0.binding_types' is 'vf'; expected 3 letters, each s, v or f"},
+      {"letter", [](BundleSpec* s) { s->kernels[0].binding_types = "vxs"; }, "is 'vxs'; expected 3 letters"},
+      {"feature", [](BundleSpec* s) { s->features.clear(); },
+       "has texel-buffer bindings but bundle.features does not list 'texel_bindings'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BundleSpec s = AffineReluWithTexelMul(13, w, b);
+    c.mutate(&s);
+    ExpectError(g_api->load(Write(s, std::string("badtexel_") + c.name).c_str()), {c.expect});
+  }
+}
+
+// A CPU-table row whose texel view would exceed maxTexelBufferElements keeps
+// its default row (SwiftShader: 65536 texels; lavapipe: 2^27): 70000 floats
+// through an R32_SFLOAT view. The output is the same either way; the log says
+// which rows kept the default kernel.
+TEST_F(Runtime, CpuRowsBeyondTexelLimitsKeepTheDefaultKernel) {
+  const uint32_t n = 70000;
+  std::vector<float> w = Random(n, 21), b = Random(n, 22), x = Random(n, 23);
+  const std::string log = g_tmpdir + "/texel_fallback.log";
+  ASSERT_EQ(Init({{"kernel_variant", "cpu"}, {"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+  BundleSpec s = oaaxvk::test::AffineReluBundle(n, w, b);
+  s.features = "kernel_variants texel_bindings";
+  s.kernels.push_back({"mul_texel", oaaxvk::test::ReadSpirv("mul_texel"), 3, 1, "vfs"});
+  s.dispatch_cpu = s.dispatch;
+  s.dispatch_cpu[0][0] = 3;  // mul_texel instead of mul, same bindings
+  ASSERT_EQ(g_api->load(Write(s, "texel_fallback").c_str()), 0) << g_api->error();
+  ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {x})), 0) << g_api->error();
+  tensors_struct* out = nullptr;
+  ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+  ASSERT_NE(out, nullptr);
+  const float* y = static_cast<const float*>(out->data[0]);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], std::max(0.0f, x[i] * w[i] + b[i]), 1e-6f) << "element " << i;
+  DeepFree(out);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("running the cpu kernel variants"), std::string::npos) << text;
+  const bool kept = text.find("1 of 3 rows keep the default kernel") != std::string::npos;
+  EXPECT_EQ(kept, OnSwiftShader()) << text;
+  if (OnSwiftShader()) {
+    // The default table itself may not hold a binding the device cannot view.
+    BundleSpec g = AffineReluWithTexelMul(n, w, b);
+    ASSERT_EQ(Init(), 0) << g_api->error();
+    ExpectError(g_api->load(Write(g, "texel_too_big").c_str()),
+                {"dispatch 0 (kernel 'mul_texel', binding types 'vfs') has a texel-buffer binding", "maxTexelBufferElements 65536"});
+  }
+}
+
 TEST_F(Runtime, DeviceLimitsAreChecked) {
   ASSERT_EQ(Init(), 0) << g_api->error();
   std::vector<float> w(13, 1.0f), b(13, 0.0f);

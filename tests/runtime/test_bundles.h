@@ -37,6 +37,7 @@ struct BundleSpec {
     std::string name;
     std::vector<uint32_t> spirv;
     uint32_t bindings = 0, spec_constants = 0;
+    std::string binding_types{};  // kernel.<j>.binding_types ("" = omitted)
   };
   std::string format = "oaax-vulkan-bundle";
   uint32_t format_version = 1;
@@ -106,6 +107,8 @@ struct BundleSpec {
       w.AddMetadata(p + "name", MetadataValue::String(kernels[j].name));
       w.AddMetadata(p + "bindings", MetadataValue::Scalar<uint32_t>(kernels[j].bindings));
       w.AddMetadata(p + "spec_constants", MetadataValue::Scalar<uint32_t>(kernels[j].spec_constants));
+      if (!kernels[j].binding_types.empty())
+        w.AddMetadata(p + "binding_types", MetadataValue::String(kernels[j].binding_types));
     }
     w.AddTensor("program.dispatch", ValueType::kU32, {dispatch.size(), 8}, dispatch.data(), dispatch.size() * 32);
     if (!dispatch_cpu.empty())

@@ -37,11 +37,6 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   w->AddMetadata("format", MetadataValue::String(kBundleFormat));
   w->AddMetadata("format_version", MetadataValue::Scalar<uint32_t>(kBundleFormatVersion));
   w->AddMetadata("producer", MetadataValue::String(info.producer));
-  if (!p.features.empty()) {
-    std::string list;
-    for (const std::string& f : p.features) list += (list.empty() ? "" : " ") + f;
-    w->AddMetadata("bundle.features", Utf8Array(list));
-  }
   w->AddMetadata("model.name", Utf8Array(info.model_name));
   w->AddMetadata("model.opset", MetadataValue::Scalar<int64_t>(info.opset));
 
@@ -57,6 +52,20 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       kernels.push_back(k);
     }
   }
+  // Required features: the program's, plus texel_bindings when a kernel has
+  // a texel-buffer binding (kernel.<j>.binding_types).
+  std::set<std::string> features = p.features;
+  for (const KernelInfo* k : kernels) {
+    if (!k->binding_types.empty() && k->binding_types.size() != k->bindings)
+      return Internal(StrFormat("kernel '%s': binding_types '%s' has %zu letters for %u bindings", k->name.c_str(),
+                                k->binding_types.c_str(), k->binding_types.size(), k->bindings));
+    if (k->binding_types.find_first_not_of('s') != std::string::npos) features.insert("texel_bindings");
+  }
+  if (!features.empty()) {
+    std::string list;
+    for (const std::string& f : features) list += (list.empty() ? "" : " ") + f;
+    w->AddMetadata("bundle.features", Utf8Array(list));
+  }
   w->AddMetadata("kernels.count", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(kernels.size())));
   BundleSummary s;
   uint32_t max_x = 1, max_y = 1, max_z = 1;
@@ -67,6 +76,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     w->AddMetadata(pre + "name", MetadataValue::String(k.name));
     w->AddMetadata(pre + "bindings", MetadataValue::Scalar<uint32_t>(k.bindings));
     w->AddMetadata(pre + "spec_constants", MetadataValue::Scalar<uint32_t>(k.spec_constants));
+    if (k.binding_types.find_first_not_of('s') != std::string::npos)
+      w->AddMetadata(pre + "binding_types", MetadataValue::String(k.binding_types));
     s.max_workgroup_invocations = std::max(s.max_workgroup_invocations, k.local_size[0] * k.local_size[1] * k.local_size[2]);
     max_x = std::max(max_x, k.local_size[0]);
     max_y = std::max(max_y, k.local_size[1]);

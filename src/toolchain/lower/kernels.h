@@ -18,6 +18,16 @@ struct KernelInfo {
   uint32_t local_size[3] = {1, 1, 1};
   uint32_t shared_bytes = 0;
   std::vector<uint32_t> written_bindings;  // bindings the kernel writes
+  // Descriptor type of each binding (bundle metadata kernel.<j>.binding_types,
+  // feature texel_bindings; docs/bundle-format.md "Texel-buffer bindings"):
+  // one letter per binding, empty = all 's'.
+  //   's' storage buffer (GLSL `buffer`)
+  //   'v' uniform texel buffer viewed as R32G32B32A32_SFLOAT (GLSL
+  //       `uniform samplerBuffer`; texelFetch(t, i) = elements 4i..4i+3 of the
+  //       binding; the view covers the binding rounded up to 16 bytes)
+  //   'f' uniform texel buffer viewed as R32_SFLOAT (texelFetch(t, i).x =
+  //       element i of the binding)
+  std::string binding_types{};
   const uint32_t* spirv = nullptr;
   size_t spirv_words = 0;
 };
