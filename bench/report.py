@@ -39,6 +39,12 @@ PROBE_VARIANTS = {
     "shared": ("shared (filled once)", "SSBO vec4"), "w_regs": ("registers", "SSBO vec4"),
     "l_regs": ("SSBO vec4", "registers"), "ubo_l_regs": ("UBO vec4", "registers"),
     "shared_l_regs": ("shared", "registers"), "no_loads": ("registers", "registers"),
+    "l_texel": ("SSBO vec4", "uniform texel buffer, vec4 texels"),
+    "ubo_l_texel": ("UBO vec4", "uniform texel buffer, vec4 texels"),
+    "ubo_l_image": ("UBO vec4", "storage texel buffer (imageLoad), vec4 texels"),
+    "texel": ("uniform texel buffer, vec4 texels", "uniform texel buffer, vec4 texels"),
+    "w_texel_l_regs": ("uniform texel buffer, vec4 texels", "registers"),
+    "texel_r32": ("uniform texel buffer, R32 texels (4 fetches)", "uniform texel buffer, R32 texels (4 fetches)"),
 }
 MEMORY_KERNELS = ("dwconv3x3_112x112x96", "relu_4M")  # bench/models.py's depthwise and elementwise kernels
 ISSUE_RESNET50_MS = 430.0  # issue 7: ResNet-50 at >= 20% of the roofline is "<= about 430 ms"
@@ -95,7 +101,11 @@ def probe_cause(r):
         elif w_ssbo > 0:
             s += f"; from a UBO the workgroup-uniform operand's loads cost no measurable time (SSBO: {w_ssbo:.1f} ms)"
         if "ubo" in v and pct("ubo") is not None:
-            s += f" but the per-lane operand still bounds the kernel at {pct('ubo'):.1f}% (`ubo`)"
+            s += f" but the per-lane operand from an SSBO still bounds the kernel at {pct('ubo'):.1f}% (`ubo`)"
+    if "texel" in v and pct("texel") is not None:
+        s += (f"; with both operands read through uniform texel buffers (`texel`, texelFetch: the sampler's "
+              f"vectorised gather instead of a per-lane loop) the same loop reaches {pct('texel'):.1f}%, which is "
+              f"what the CPU-class kernels now use (bundle feature texel_bindings)")
     return s
 
 

@@ -21,7 +21,9 @@
 //   L_SRC  0 SSBO vec4 (gemm_cpu), 1 SSBO scalar, 2 registers: L[0..3][n0..n0+7]
 //          loaded once and reused for every k, 3 uniform texel buffer
 //          (samplerBuffer, texelFetch), 4 storage texel buffer (imageBuffer
-//          rgba32f, imageLoad)
+//          rgba32f, imageLoad), 5 uniform texel buffer of R32 texels (four
+//          scalar texelFetch per vec4)
+//   W_SRC 6: uniform texel buffer of R32 texels (four scalar texelFetch per vec4)
 // With registers, the value used at step k is W[m][k % 4] / L[k % 4][n]; the
 // host's reference computes the same.
 layout(local_size_x = 64) in;
@@ -31,13 +33,13 @@ layout(constant_id = 2) const uint K = 4;
 
 #if W_SRC == 2
 layout(std140, set = 0, binding = 0) uniform WU_ { vec4 wu[4096]; };  // 64 KiB
-#elif W_SRC == 5
+#elif W_SRC == 5 || W_SRC == 6
 layout(set = 0, binding = 0) uniform samplerBuffer wt;
 #else
 layout(std430, set = 0, binding = 0) readonly buffer W_ { float w[]; };
 layout(std430, set = 0, binding = 0) readonly buffer W4_ { vec4 w4[]; };
 #endif
-#if L_SRC == 3
+#if L_SRC == 3 || L_SRC == 5
 layout(set = 0, binding = 1) uniform samplerBuffer lt;
 #elif L_SRC == 4
 layout(set = 0, binding = 1, rgba32f) readonly uniform imageBuffer li;
@@ -62,6 +64,9 @@ vec4 load_w(uint rbase, uint r, uint k0) {
   return ws[(r * K + k0) / 4u];
 #elif W_SRC == 5
   return texelFetch(wt, int((rbase + k0) / 4u));
+#elif W_SRC == 6
+  const int i = int(rbase + k0);
+  return vec4(texelFetch(wt, i).x, texelFetch(wt, i + 1).x, texelFetch(wt, i + 2).x, texelFetch(wt, i + 3).x);
 #else
   return vec4(0.0);  // unused
 #endif
@@ -73,6 +78,9 @@ vec4 load_l(uint k, uint c) {
   return texelFetch(lt, int((k * N + c) / 4u));
 #elif L_SRC == 4
   return imageLoad(li, int((k * N + c) / 4u));
+#elif L_SRC == 5
+  const int i = int(k * N + c);
+  return vec4(texelFetch(lt, i).x, texelFetch(lt, i + 1).x, texelFetch(lt, i + 2).x, texelFetch(lt, i + 3).x);
 #elif L_SRC == 1
   const uint i = k * N + c;
   return vec4(l[i], l[i + 1u], l[i + 2u], l[i + 3u]);

@@ -66,6 +66,7 @@
 #include "gemm_probe_ubo_l_image.spv.h"
 #include "gemm_probe_texel.spv.h"
 #include "gemm_probe_w_texel_l_regs.spv.h"
+#include "gemm_probe_texel_r32.spv.h"
 
 namespace {
 
@@ -141,7 +142,8 @@ class Device {
   };
   StatusOr<Kernel> MakeKernel(const uint32_t* spirv, size_t spirv_bytes, uint32_t bindings, uint32_t push_bytes,
                               const std::vector<uint32_t>& spec, const std::vector<const Buffer*>& buffers,
-                              const std::vector<VkDescriptorType>& types = {});
+                              const std::vector<VkDescriptorType>& types = {},
+                              VkFormat texel_format = VK_FORMAT_R32G32B32A32_SFLOAT);
   void DestroyKernel(Kernel* k);
   // device_local: preferred device-local memory (falls back to any type);
   // otherwise host-visible + coherent, mapped.
@@ -393,7 +395,7 @@ void Device::DestroyBuffer(Buffer* b) {
 StatusOr<Device::Kernel> Device::MakeKernel(const uint32_t* spirv, size_t spirv_bytes, uint32_t bindings,
                                             uint32_t push_bytes, const std::vector<uint32_t>& spec,
                                             const std::vector<const Buffer*>& buffers,
-                                            const std::vector<VkDescriptorType>& types) {
+                                            const std::vector<VkDescriptorType>& types, VkFormat texel_format) {
   Kernel k;
   auto type_of = [&](uint32_t i) { return i < types.size() ? types[i] : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; };
   auto fail = [&](Status s) {
@@ -466,11 +468,11 @@ StatusOr<Device::Kernel> Device::MakeKernel(const uint32_t* spirv, size_t spirv_
     writes[i].descriptorType = type_of(i);
     writes[i].pBufferInfo = &infos[i];
     if (type_of(i) == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER || type_of(i) == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER) {
-      // A whole-buffer view of vec4 texels (the format every device supports
-      // for both texel-buffer kinds).
+      // A whole-buffer view (R32G32B32A32_SFLOAT and R32_SFLOAT: formats every
+      // device supports for both texel-buffer kinds).
       VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
       vi.buffer = buffers[i]->buffer;
-      vi.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+      vi.format = texel_format;
       vi.offset = 0;
       vi.range = VK_WHOLE_SIZE;
       if (Status s = VkCheck(vkCreateBufferView(device_, &vi, nullptr, &k.views[i]), "vkCreateBufferView"); !s.ok())
@@ -798,11 +800,13 @@ struct GemmVariant {
   VkDescriptorType l_type;  // how L (binding 1) is bound
   bool w_regs;  // the kernel uses W[m][k % 4] (loaded once), not W[m][k]
   bool l_regs;  // the kernel uses L[k % 4][n] (loaded once), not L[k][n]
+  VkFormat texel_format = VK_FORMAT_R32G32B32A32_SFLOAT;  // of texel-buffer views
 };
 constexpr VkDescriptorType kSsbo = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kUbo = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
                            kTexel = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
                            kImage = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
-#define OAAXVK_GEMM_VARIANT(stem, wt, lt, wr, lr) {#stem, gemm_probe_##stem##_spv, sizeof(gemm_probe_##stem##_spv), wt, lt, wr, lr}
+#define OAAXVK_GEMM_VARIANT(stem, wt, lt, wr, lr, ...) \
+  {#stem, gemm_probe_##stem##_spv, sizeof(gemm_probe_##stem##_spv), wt, lt, wr, lr, ##__VA_ARGS__}
 const GemmVariant kGemmVariants[] = {
     OAAXVK_GEMM_VARIANT(ssbo, kSsbo, kSsbo, false, false),
     OAAXVK_GEMM_VARIANT(w_scalar, kSsbo, kSsbo, false, false),
@@ -819,6 +823,7 @@ const GemmVariant kGemmVariants[] = {
     OAAXVK_GEMM_VARIANT(ubo_l_image, kUbo, kImage, false, false),
     OAAXVK_GEMM_VARIANT(texel, kTexel, kTexel, false, false),
     OAAXVK_GEMM_VARIANT(w_texel_l_regs, kTexel, kSsbo, false, true),
+    OAAXVK_GEMM_VARIANT(texel_r32, kTexel, kTexel, false, false, VK_FORMAT_R32_SFLOAT),
 };
 #undef OAAXVK_GEMM_VARIANT
 constexpr uint64_t kUboBytes = 65536;  // gemm_probe.glsl's uniform block: vec4 wu[4096]
@@ -855,7 +860,7 @@ void BM_GemmProbe(benchmark::State& state, const GemmVariant* v) {
   StatusOr<Device::Kernel> k = oaaxvk::Internal("not created");
   if (status.ok()) {
     k = d.MakeKernel(v->code, v->bytes, 3, 4, {M, N, K}, {&wd.value(), &ld.value(), &yd.value()},
-                     {v->w_type, v->l_type, kSsbo});
+                     {v->w_type, v->l_type, kSsbo}, v->texel_format);
     status = k.status();
   }
   auto dispatch = [&]() {
