@@ -174,7 +174,11 @@ def targets(r):
         ns = probe_load_ns(r)
         note = ""
         if low:
-            note = (f"below: {', '.join(low)}. The copy roofline is itself per-lane SSBO loads and stores; "
+            rf = r.get("roofline", {})
+            note = (f"below: {', '.join(low)}. The copy roofline is this run's best compute-shader copy "
+                    f"(`{rf.get('copy_best', 'copy')}`; storage-buffer read and write: "
+                    f"{_f(rf.get('copy_ssbo_gbs'), '{:.2f}')} GB/s); every kernel writes through per-lane "
+                    f"storage-buffer stores (llvmpipe loops over the lanes per component); "
                     + (f"the probe prices one lane-varying SSBO vec4 load at ≈ {ns:.0f} ns of GPU time in this run "
                        f"(`w_regs` − `no_loads`)" if ns else f"no probe load cost in this run ({_not_run(r, 'gemm_probe')})")
                     + ("; a 3×3 depthwise window loads each input up to 9 times where GB/s counts it once"
@@ -352,7 +356,12 @@ def markdown(r, png="roofline.png"):
     L.append(f"| fp32 FMA rate | {_f(rf.get('fma_f32_gflops'))} GFLOP/s |")
     L.append(f"| fp16 FMA rate | {_f(rf.get('fma_f16_gflops')) if 'fma_f16_gflops' in rf else 'no shaderFloat16'} "
              + ("GFLOP/s |" if 'fma_f16_gflops' in rf else "|"))
-    L.append(f"| copy bandwidth, compute shader (read + write) | {_f(rf.get('copy_gbs'), '{:.2f}')} GB/s |")
+    L.append(f"| copy bandwidth, compute shader (read + write; the copy roofline: best of the variants below) | "
+             f"{_f(rf.get('copy_gbs'), '{:.2f}')} GB/s ({rf.get('copy_best', 'copy')}) |")
+    for name, gbs in sorted((rf.get("copy_variants_gbs") or {}).items()):
+        how = {"copy": "storage-buffer read and write", "copy_texel": "uniform texel buffer read, storage-buffer write",
+               "copy_texel_image": "uniform texel buffer read, storage texel buffer write (imageStore)"}.get(name, name)
+        L.append(f"| `{name}`: {how} | {_f(gbs, '{:.2f}')} GB/s |")
     L.append(f"| copy bandwidth, vkCmdCopyBuffer (context only) | {_f(rf.get('transfer_copy_gbs'), '{:.2f}')} GB/s |")
     L.append(f"| submission round trip, empty command buffer + fence wait (wall clock) | "
              f"{_f(rf.get('submit_round_trip_us'))} µs |")

@@ -243,9 +243,20 @@ class Suite:
                 r.setdefault(name + "_variants", {})[b["name"]] = b["GFLOPs"]
                 r[key] = max(r.get(key, 0.0), b["GFLOPs"])
             if "GBs" in b:
-                r[name + "_gbs"] = b["GBs"]  # copy_gbs (the roofline), transfer_copy_gbs
+                r[name + "_gbs"] = b["GBs"]  # copy_gbs, copy_texel_gbs, copy_texel_image_gbs, transfer_copy_gbs
             if name == "submit_round_trip" and b.get("time_unit") == "us":
                 r["submit_round_trip_us"] = b["real_time"]  # empty submit + fence wait, wall clock
+        # The copy roofline is the best compute-shader copy (storage-buffer read,
+        # texel-buffer read, texel-buffer read + image store): what a kernel on
+        # this device can sustain. vkCmdCopyBuffer stays context only.
+        shader_copies = {k[:-4]: v for k, v in r.items()
+                         if k.startswith("copy") and k.endswith("_gbs") and k != "copy_gbs_best"}
+        if shader_copies:
+            best = max(shader_copies, key=shader_copies.get)
+            r["copy_variants_gbs"] = shader_copies
+            r["copy_ssbo_gbs"] = shader_copies.get("copy")
+            r["copy_gbs"] = shader_copies[best]
+            r["copy_best"] = best
         log(f"roofline: {r}")
 
     def device_features(self):

@@ -1,16 +1,4 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Standalone activation: Y[i] = act(X[i]).
-layout(local_size_x = 256) in;
-layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
-layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
-layout(constant_id = 0) const uint N = 1;
-layout(constant_id = 1) const uint ACT = 0;
-layout(constant_id = 2) const float ACT_A = 0.0;
-layout(constant_id = 3) const float ACT_B = 0.0;
-#include "common.glsl"
-void main() {
-  uint i = linear_index_256();
-  if (i >= N) return;
-  y[i] = apply_act(x[i], ACT, ACT_A, ACT_B);
-}
+// Standalone activation: storage-buffer reads (the default kernel table).
+#include "unary.glsl"

@@ -49,6 +49,8 @@
 #include "oaax_vulkan/status.h"
 
 #include "copy.spv.h"
+#include "copy_texel.spv.h"
+#include "copy_texel_image.spv.h"
 #include "fma_f16.spv.h"
 #include "fma_f32.spv.h"
 #include "gemm_probe_l_regs.spv.h"
@@ -666,7 +668,20 @@ void BM_Fma(benchmark::State& state, bool f16) {
   d.DestroyBuffer(&host.value());
 }
 
-void BM_Copy(benchmark::State& state) {
+// A compute-shader copy kernel and how it binds its source and destination.
+struct CopyVariant {
+  const uint32_t* code;
+  size_t bytes;
+  VkDescriptorType src_type, dst_type;
+};
+const CopyVariant kCopySsbo{copy_spv, sizeof(copy_spv), VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                            VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
+const CopyVariant kCopyTexel{copy_texel_spv, sizeof(copy_texel_spv), VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+                             VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
+const CopyVariant kCopyTexelImage{copy_texel_image_spv, sizeof(copy_texel_image_spv),
+                                  VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER};
+
+void BM_Copy(benchmark::State& state, const CopyVariant* v) {
   Device& d = *g_device;
   const uint64_t bytes = uint64_t{g_copy_mib} << 20;
   const uint32_t count = static_cast<uint32_t>(bytes / 16);  // vec4 elements
@@ -686,7 +701,7 @@ void BM_Copy(benchmark::State& state) {
   }
   if (status.ok()) status = d.TimedDispatch(*fill, &count, 4, groups).status();
   if (status.ok()) {
-    copy = d.MakeKernel(copy_spv, sizeof(copy_spv), 2, 4, {kLocalSize}, {&src.value(), &dst.value()});
+    copy = d.MakeKernel(v->code, v->bytes, 2, 4, {kLocalSize}, {&src.value(), &dst.value()}, {v->src_type, v->dst_type});
     status = copy.status();
   }
   if (status.ok()) status = d.TimedDispatch(*copy, &count, 4, groups).status();  // warm-up
@@ -989,7 +1004,13 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("fma_f32", BM_Fma, false)->Arg(2)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond);
   if (device->has_f16())
     benchmark::RegisterBenchmark("fma_f16", BM_Fma, true)->Arg(2)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("copy", BM_Copy)->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("copy", BM_Copy, &kCopySsbo)->UseManualTime()->Unit(benchmark::kMillisecond);
+  // The same copy reading through a uniform texel buffer (and writing through a
+  // storage texel buffer): the load paths the texel-binding kernels use.
+  benchmark::RegisterBenchmark("copy_texel", BM_Copy, &kCopyTexel)->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("copy_texel_image", BM_Copy, &kCopyTexelImage)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("transfer_copy", BM_TransferCopy)->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("submit_round_trip", BM_SubmitRoundTrip)->UseRealTime()->Unit(benchmark::kMicrosecond);
   // Opt-in (bench/run_bench.py passes it in the full run: "GEMM load-path probe"): registered after fma_f32,

@@ -283,8 +283,8 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
     k.binding_types.assign(k.bindings, 's');
     if (f.FindMetadata(p + "binding_types")) {
       OAAXVK_ASSIGN_OR_RETURN(std::string types, r.String(p + "binding_types"));
-      if (types.size() != k.bindings || types.find_first_not_of("svf") != std::string::npos)
-        return r.Error(StrFormat("metadata '%sbinding_types' is '%s'; expected %u letters, each s, v or f", p.c_str(),
+      if (types.size() != k.bindings || types.find_first_not_of("svfu") != std::string::npos)
+        return r.Error(StrFormat("metadata '%sbinding_types' is '%s'; expected %u letters, each s, v, f or u", p.c_str(),
                                  types.c_str(), k.bindings));
       if (types.find_first_not_of('s') != std::string::npos && !b.features.count("texel_bindings"))
         return r.Error(StrFormat("metadata '%sbinding_types' ('%s') has texel-buffer bindings but bundle.features "

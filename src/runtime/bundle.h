@@ -57,13 +57,14 @@ struct Kernel {
   // Feature texel_bindings (`kernel.<j>.binding_types`; docs/bundle-format.md
   // "Texel-buffer bindings"): the descriptor type of each binding, one letter
   // per binding — 's' storage buffer, 'v' uniform texel buffer viewed as
-  // R32G32B32A32_SFLOAT, 'f' uniform texel buffer viewed as R32_SFLOAT.
+  // R32G32B32A32_SFLOAT, 'f' uniform texel buffer viewed as R32_SFLOAT, 'u'
+  // uniform texel buffer viewed as R32_UINT.
   // Always `bindings` letters after parsing (all 's' when the entry is absent).
   std::string binding_types;
 };
 
-// Bytes a texel-buffer view of binding type `type` ('v' or 'f') covers for a
-// binding of `size` bytes: `size` rounded up to the texel size (16 or 4).
+// Bytes a texel-buffer view of binding type `type` ('v', 'f' or 'u') covers
+// for a binding of `size` bytes: `size` rounded up to the texel size (16 or 4).
 uint64_t TexelViewBytes(char type, uint64_t size);
 
 struct Binding {

@@ -425,7 +425,9 @@ Status Executor::CreateSlots() {
             if (it == view_index.end()) {
               VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
               vi.buffer = by_kind[bd.kind];
-              vi.format = types[b] == 'v' ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
+              vi.format = types[b] == 'v'   ? VK_FORMAT_R32G32B32A32_SFLOAT
+                          : types[b] == 'u' ? VK_FORMAT_R32_UINT
+                                            : VK_FORMAT_R32_SFLOAT;
               vi.offset = bd.offset;
               vi.range = range;
               VkBufferView view;

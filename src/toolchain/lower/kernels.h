@@ -27,6 +27,8 @@ struct KernelInfo {
   //       binding; the view covers the binding rounded up to 16 bytes)
   //   'f' uniform texel buffer viewed as R32_SFLOAT (texelFetch(t, i).x =
   //       element i of the binding)
+  //   'u' uniform texel buffer viewed as R32_UINT (GLSL `uniform
+  //       usamplerBuffer`; texelFetch(t, i).x = 32-bit word i, bits unchanged)
   std::string binding_types{};
   const uint32_t* spirv = nullptr;
   size_t spirv_words = 0;

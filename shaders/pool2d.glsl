@@ -1,0 +1,55 @@
+// Body of pool2d.comp and pool2d_cpu.comp (included after #version).
+// MaxPool / AveragePool over NCHW (NC planes folded): one invocation per output.
+// Window rows [oh*SH - PH, +KH) clipped to the input; for average pooling with
+// COUNT_PAD the divisor counts padded cells up to H + PHE (W + PWE), as ONNX does.
+layout(local_size_x = 256) in;
+#ifdef TEXEL_READS
+layout(set = 0, binding = 0) uniform samplerBuffer x_t;  // binding types "fs"
+#define LOAD_X(i) texelFetch(x_t, int(i)).x
+#else
+layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
+#define LOAD_X(i) x[i]
+#endif
+layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
+layout(constant_id = 0) const uint NC = 1;
+layout(constant_id = 1) const uint H = 1;
+layout(constant_id = 2) const uint W = 1;
+layout(constant_id = 3) const uint OH = 1;
+layout(constant_id = 4) const uint OW = 1;
+layout(constant_id = 5) const uint KH = 1;
+layout(constant_id = 6) const uint KW = 1;
+layout(constant_id = 7) const uint SH = 1;
+layout(constant_id = 8) const uint SW = 1;
+layout(constant_id = 9) const uint PH = 0;
+layout(constant_id = 10) const uint PW = 0;
+layout(constant_id = 11) const uint PHE = 0;
+layout(constant_id = 12) const uint PWE = 0;
+layout(constant_id = 13) const uint DH = 1;
+layout(constant_id = 14) const uint DW = 1;
+layout(constant_id = 15) const uint MODE = 0;       // 0 max, 1 average
+layout(constant_id = 16) const uint COUNT_PAD = 0;  // AveragePool count_include_pad
+#include "common.glsl"
+void main() {
+  uint i = linear_index_256();
+  if (i >= NC * OH * OW) return;
+  uint ow = i % OW; uint t = i / OW; uint oh = t % OH; uint p = t / OH;
+  int hs = int(oh * SH) - int(PH), ws = int(ow * SW) - int(PW);
+  float mx = -3.402823466e38, sum = 0.0;
+  uint cnt = 0u;
+  for (uint kh = 0u; kh < KH; ++kh) {
+    int ih = hs + int(kh * DH);
+    if (ih < 0 || ih >= int(H)) continue;
+    for (uint kw = 0u; kw < KW; ++kw) {
+      int iw = ws + int(kw * DW);
+      if (iw < 0 || iw >= int(W)) continue;
+      float v = LOAD_X((p * H + uint(ih)) * W + uint(iw));
+      mx = max(mx, v); sum += v; cnt += 1u;
+    }
+  }
+  if (MODE == 0u) { y[i] = mx; return; }
+  if (COUNT_PAD != 0u) {
+    int he = min(hs + int(KH), int(H + PHE)), we = min(ws + int(KW), int(W + PWE));
+    cnt = uint(max(he - hs, 1) * max(we - ws, 1));
+  }
+  y[i] = cnt > 0u ? sum / float(cnt) : 0.0;
+}
