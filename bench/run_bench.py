@@ -395,6 +395,14 @@ class Suite:
                 elif bw:
                     entry["pct_roofline"] = 100.0 * entry["gbs"] / bw
                     entry["roofline"] = "copy"
+                if kind != "compute" and lat < 1000:
+                    # frames_in_flight on a model where host copies matter: a memory-bound
+                    # one-node model (inputs written and outputs read by the host every
+                    # inference), depth 1 (one frame slot) vs depth 2 (two), no timestamps.
+                    n = self.iters(lat, 10, 200)
+                    entry["throughput"] = {str(dep): self.oaax_run(conv["bundle"], inputs, n, dep, 2)["throughput_per_s"]
+                                           for dep in (1, 2)}
+                    entry["host_copy_bytes"] = io_bytes
                 o = self.ort(path, inputs, self.a.seconds / 2, [], min_iter=3)
                 entry["ort_latency_ms_p50"] = o["latency_ms"]["p50"]
                 entry["ort_gflops"] = st["flops"] / (o["latency_ms"]["p50"] * 1e-3) * 1e-9 if st["flops"] else None
