@@ -656,7 +656,7 @@ TEST_F(Runtime, InvalidBindingTypesAreRejected) {
   };
   const Case cases[] = {
       {"length", [](BundleSpec* s) { s->kernels[0].binding_types = "vf"; },
-       "metadata 'kernel.0.binding_types' is 'vf'; expected 3 letters, each s, v or f"},
+       "metadata 'kernel.0.binding_types' is 'vf'; expected 3 letters, each s, v, f or u"},
       {"letter", [](BundleSpec* s) { s->kernels[0].binding_types = "vxs"; }, "is 'vxs'; expected 3 letters"},
       {"feature", [](BundleSpec* s) { s->features.clear(); },
        "has texel-buffer bindings but bundle.features does not list 'texel_bindings'"},
