@@ -14,6 +14,7 @@
 #define ACT_ABS 11u
 #define ACT_TANH 12u
 #define ACT_RECIPROCAL 13u
+#define ACT_AFFINE 39u  // a * v + b (graph.h Activation::kAffine)
 // Float math functions (issue 5; codes 14..38, see graph.h), in float_math.glsl.
 #include "float_math.glsl"
 
@@ -31,6 +32,7 @@ float apply_act(float v, uint act, float a, float b) {
   if (act == ACT_ABS) return abs(v);
   if (act == ACT_TANH) return tanh(clamp(v, -15.0, 15.0));  // tanh(15) rounds to 1; avoids inf/inf
   if (act == ACT_RECIPROCAL) return 1.0 / v;
+  if (act == ACT_AFFINE) return a * v + b;
   if (act >= ACT_FLOAT_MATH_FIRST) return apply_float_math(v, act, a, b);
   return v;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Conv / Gemm / MatMul shapes that stress both kernel variants (bundle
-feature kernel_variants: the tiled GPU kernels conv2d_gemm / gemm and the
-CPU-class kernels conv2d_cpu / gemm_cpu): row and column counts that are not
+feature kernel_variants: the tiled GPU kernels conv2d_gemm / gemm /
+depthwise_conv2d and the CPU-class kernels conv2d_cpu / gemm_cpu* /
+depthwise_cpu): row and column counts that are not
 multiples of the register blocks or tiles, padding, strides, dilations,
 groups, batches, transposes, alpha/beta, broadcast bias, fused activations
 and a fused residual Add. Writes variants.onnx, its input (manifest dir `in`)
@@ -119,23 +120,208 @@ def main():
     nodes.append(helper.make_node("MatMul", ["a2", init("m2", m2)], ["y_matmul_vec"], name="matmul_vec"))
     output("y_matmul_vec", x2.reshape(32, 24).astype(np.float64) @ m2)
 
+    inputs = [("x", x), ("x2", x2)] + gemm_depthwise_cases(init, nodes, output, x, x2) + conv_cases(init, nodes, output)
     graph = helper.make_graph(nodes, "kernel_variants",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
-                               helper.make_tensor_value_info("x2", TensorProto.FLOAT, list(x2.shape))], outs, inits)
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs],
+                              outs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out, "variants.onnx"))
-    x.tofile(os.path.join(out, "in", "0.bin"))
-    x2.tofile(os.path.join(out, "in", "1.bin"))
+    for i, (n, a) in enumerate(inputs):
+        a.tofile(os.path.join(out, "in", f"{i}.bin"))
     with open(os.path.join(out, "in", "manifest.json"), "w") as f:
-        json.dump([{"name": "x", "dtype": "float32", "shape": list(x.shape), "file": "0.bin"},
-                   {"name": "x2", "dtype": "float32", "shape": list(x2.shape), "file": "1.bin"}], f)
+        json.dump([{"name": n, "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"}
+                   for i, (n, a) in enumerate(inputs)], f)
     man = []
     for i, (name, r) in enumerate(refs):
         r.tofile(os.path.join(out, "ref", f"{i}.bin"))
         man.append({"name": name, "dtype": "float32", "shape": list(r.shape), "file": f"{i}.bin"})
     with open(os.path.join(out, "ref", "manifest.json"), "w") as f:
         json.dump(man, f)
+
+
+# ---- Gemm / MatMul and depthwise Conv cases (CPU kernels gemm_cpu* and
+# depthwise_cpu*): every texel-view flavour of gemm_cpu (A and B as RGBA32 'v'
+# or R32 'f' views; A along k or m, B along n or k), a K % 4 tail, batches,
+# broadcast / row / column / full bias, several column panels; depthwise
+# windows for stride 1 (8 and 16 outputs per invocation, dilation 1, 2 and 3,
+# X as R32 or RGBA32 texels with every pad remainder), stride 2, the per-tap
+# path (stride 3, KW = 1 at stride 2), vec4 and scalar stores, bias,
+# activations and a fused residual Add.
+def gemm_depthwise_cases(init, nodes, output, x, x2):
+    """Appends the cases' nodes and outputs; returns the extra graph inputs [(name, array)]."""
+    rng = np.random.default_rng(11)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    f64 = lambda a: a.astype(np.float64)
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    g_a, g_at, g_k13, g_b, g_f = f32(2, 20, 36), f32(12, 20), f32(13, 12), f32(20, 16), f32(10, 13)
+    d_x, d_x4 = f32(1, 3, 20, 37), f32(2, 4, 9, 24)
+    # gemm_cpu, A along k, B along n: batch 2 with broadcast B, N = 44 (last
+    # block half outside), fused Relu.
+    w = f32(36, 44)
+    nodes.append(helper.make_node("MatMul", ["g_a", init("g_w1", w)], ["g_c1"], name="g_mm_vv"))
+    nodes.append(helper.make_node("Relu", ["g_c1"], ["y_g_mm_vv_relu"], name="g_relu1"))
+    output("y_g_mm_vv_relu", np.maximum(f64(g_a) @ w, 0))
+    # gemm_cpu, batched B, N = 140: three column panels (8, 8, 2 blocks).
+    w = f32(2, 36, 140)
+    nodes.append(helper.make_node("MatMul", ["g_a", init("g_w2", w)], ["y_g_mm_batched"], name="g_mm_batched"))
+    output("y_g_mm_batched", f64(g_a) @ w)
+    # gemm_cpu, transA: A along m; B along n; row bias, alpha / beta, Sigmoid.
+    b, c = f32(12, 28), f32(28)
+    nodes.append(helper.make_node("Gemm", ["g_at", init("g_b3", b), init("g_c3", c)], ["g_c3o"], name="g_gemm_ta",
+                                  transA=1, alpha=0.75, beta=-1.5))
+    nodes.append(helper.make_node("Sigmoid", ["g_c3o"], ["y_g_gemm_ta_sigmoid"], name="g_sig3"))
+    output("y_g_gemm_ta_sigmoid", sig(0.75 * (f64(g_at).T @ b) - 1.5 * c))
+    # gemm_cpu, transA, K = 13: the K % 4 tail with A along m and B along n; full [M, N] bias.
+    b, c = f32(13, 20), f32(12, 20)
+    nodes.append(helper.make_node("Gemm", ["g_k13", init("g_b4", b), init("g_c4", c)], ["y_g_gemm_tail"],
+                                  name="g_gemm_tail", transA=1))
+    output("y_g_gemm_tail", f64(g_k13).T @ b + c)
+    # gemm_cpu, transB: A along k, B along k; column bias [M, 1], beta.
+    b, c = f32(24, 16), f32(20, 1)
+    nodes.append(helper.make_node("Gemm", ["g_b", init("g_b5", b), init("g_c5", c)], ["y_g_gemm_tb"], name="g_gemm_tb",
+                                  transB=1, beta=0.5))
+    output("y_g_gemm_tb", f64(g_b) @ f64(b).T + 0.5 * c)
+    # gemm_cpu_vf: B rows of 9 (R32 view).
+    w = f32(16, 9)
+    nodes.append(helper.make_node("MatMul", ["g_b", init("g_w6", w)], ["y_g_mm_vf"], name="g_mm_vf"))
+    output("y_g_mm_vf", f64(g_b) @ w)
+    # gemm_cpu_fv: A rows of 13 (R32 view), B along n with the K % 4 tail.
+    w = f32(13, 24)
+    nodes.append(helper.make_node("MatMul", ["g_f", init("g_w7", w)], ["y_g_mm_fv"], name="g_mm_fv"))
+    output("y_g_mm_fv", f64(g_f) @ w)
+    # gemm_cpu_fv over three column panels, scalar bias broadcast.
+    b, c = f32(13, 140), f32(1)
+    nodes.append(helper.make_node("Gemm", ["g_f", init("g_b8", b), init("g_c8", c)], ["y_g_gemm_panels"],
+                                  name="g_gemm_panels"))
+    output("y_g_gemm_panels", f64(g_f) @ b + c)
+
+    def dw(name, xin, xname, k, stride, pads, dil, bias=True, act=None, res=False):
+        cch = xin.shape[1]
+        wt = f32(cch, 1, *k)
+        bs = f32(cch) if bias else None
+        ins = [xname, init(name + "_w", wt)] + ([init(name + "_b", bs)] if bias else [])
+        conv_out = name + "_c" if (act or res) else "y_" + name
+        nodes.append(helper.make_node("Conv", ins, [conv_out], name=name, kernel_shape=list(k), strides=list(stride),
+                                      pads=list(pads), dilations=list(dil), group=cch))
+        ref = conv_ref(xin, wt, bs, stride, pads, dil, cch)
+        last = conv_out
+        if res:
+            out = name + "_a" if act else "y_" + name
+            nodes.append(helper.make_node("Add", [last, xname], [out], name=name + "_add"))
+            ref, last = ref + xin, out
+        if act == "relu":
+            nodes.append(helper.make_node("Relu", [last], ["y_" + name], name=name + "_relu"))
+            ref = np.maximum(ref, 0)
+        elif act == "clip":
+            nodes.append(helper.make_node("Clip", [last, init(name + "_lo", np.array(0, np.float32)),
+                                                   init(name + "_hi", np.array(6, np.float32))], ["y_" + name],
+                                          name=name + "_clip"))
+            ref = np.clip(ref, 0, 6)
+        output("y_" + name, ref)
+
+    dw("dw3x3_vec4", x2, "x2", (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), act="relu")  # OW = 8: vec4 stores
+    dw("dw3x3_s2", x, "x", (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), act="clip")  # stride-2 window, OW = 7
+    dw("dw3x5_d2", x, "x", (3, 5), (1, 1), (2, 1, 0, 3), (2, 2), bias=False)  # stride-1 window shifted by 2
+    dw("dw3x3_s3", x, "x", (3, 3), (3, 3), (0, 2, 1, 0), (1, 1))  # per-tap path
+    dw("dw3x1_s2", x, "x", (3, 1), (2, 2), (1, 0, 1, 0), (1, 1))  # KW = 1 at stride 2: per-tap path
+    dw("dw3x3_res", x, "x", (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), act="relu", res=True)  # fused residual Add
+    dw("dw3x3_s12", x2, "x2", (3, 3), (1, 2), (1, 1, 1, 1), (1, 1))  # OW = 4: one vec4 store per row
+    dw("dw5x5_s2", d_x, "d_x", (5, 5), (2, 2), (2, 2, 2, 2), (1, 1))  # OW = 19: 3 blocks per row
+    dw("dw3x3_wide", d_x, "d_x", (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), act="relu")  # OW = 37: 16 per invocation
+    # Rows of 24 (a multiple of 4): depthwise_cpu_xv (X as vec4 texels) at stride 1.
+    dw("dw_xv16_res", d_x4, "d_x4", (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), act="relu", res=True)  # 16 + 8 of 16
+    dw("dw_xv_p0", d_x4, "d_x4", (3, 3), (1, 1), (0, 0, 0, 0), (1, 1))  # OW = 22: scalar stores, no skip
+    dw("dw_xv_5x5", d_x4, "d_x4", (5, 5), (1, 1), (2, 2, 2, 2), (1, 1))  # skip 2, segment of 22
+    dw("dw_xv_d2", d_x4, "d_x4", (3, 3), (1, 1), (2, 2, 2, 2), (2, 2))  # window shifted by 2
+    dw("dw_xv_asym", d_x4, "d_x4", (3, 3), (1, 1), (0, 3, 1, 1), (1, 1), act="clip")  # left pad 3: skip 1
+    dw("dw_xv_8", d_x4, "d_x4", (3, 3), (1, 3), (1, 1, 1, 1), (1, 1))  # stride 3 (depthwise_cpu, OW = 8)
+    dw("dw_f_d3", d_x4, "d_x4", (5, 5), (1, 1), (6, 6, 6, 6), (3, 3))  # segment of 30: depthwise_cpu
+    return [("g_a", g_a), ("g_at", g_at), ("g_k13", g_k13), ("g_b", g_b), ("g_f", g_f), ("d_x", d_x),
+            ("d_x4", d_x4)]
+# ---- end of the Gemm / MatMul and depthwise Conv cases
+
+
+# ---- Conv cases (CPU kernels conv2d_cpu, conv2d_cpu_xv, conv2d_cpu_wide,
+# conv2d_cpu_wide_xv, conv2d_cpu_pw; shaders/conv2d_cpu.glsl): every kernel
+# and path: pointwise with 4-pixel halves in different images, groups and a
+# partial channel block; filter widths 1, 2, 3, 4, 6 (row groups), 5 and 7
+# (one pass per row phase) and 9 (plain loop); X as R32 (W % 4 != 0) and
+# RGBA32 texels; W rows with static phase 0, static non-zero phases
+# (M % 4 == 0, KD % 4 != 0) and run-time phases; strides, dilations,
+# asymmetric padding, groups with a channel multiplier, several position and
+# channel blocks (partial last ones), batches, bias, activations and fused
+# residual Adds with vec4 and scalar stores.
+def conv_cases(init, nodes, output):
+    """Appends the cases' nodes and outputs; returns the extra graph inputs [(name, array)]."""
+    rng = np.random.default_rng(13)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    c_a = f32(2, 16, 5, 4)    # H*W = 20: a block of 8 pixels spans two images
+    c_b = f32(1, 3, 19, 21)   # W = 21: X as R32 texels
+    c_c = f32(2, 3, 10, 24)   # W = 24: X as RGBA32 texels
+    c_d = f32(1, 4, 30, 60)   # 30 rows x 8 position blocks: several workgroups
+    xs = {"c_a": c_a, "c_b": c_b, "c_c": c_c, "c_d": c_d}
+
+    def conv(name, xname, m, k, stride=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1), group=1, bias=True, act=None,
+             res=False):
+        xin = xs[xname]
+        wt = f32(m, xin.shape[1] // group, *k)
+        bs = f32(m) if bias else None
+        ins = [xname, init(name + "_w", wt)] + ([init(name + "_b", bs)] if bias else [])
+        conv_out = name + "_c" if (act or res) else "y_" + name
+        nodes.append(helper.make_node("Conv", ins, [conv_out], name=name, kernel_shape=list(k), strides=list(stride),
+                                      pads=list(pads), dilations=list(dil), group=group))
+        ref = conv_ref(xin, wt, bs, stride, pads, dil, group)
+        last = conv_out
+        if res:
+            out = name + "_a" if act else "y_" + name
+            nodes.append(helper.make_node("Add", [last, xname], [out], name=name + "_add"))
+            ref, last = ref + xin, out
+        if act == "relu":
+            nodes.append(helper.make_node("Relu", [last], ["y_" + name], name=name + "_relu"))
+            ref = np.maximum(ref, 0)
+        elif act == "clip":
+            nodes.append(helper.make_node("Clip", [last, init(name + "_lo", np.array(0, np.float32)),
+                                                   init(name + "_hi", np.array(6, np.float32))], ["y_" + name],
+                                          name=name + "_clip"))
+            ref = np.clip(ref, 0, 6)
+        elif act == "sigmoid":
+            nodes.append(helper.make_node("Sigmoid", [last], ["y_" + name], name=name + "_sig"))
+            ref = 1 / (1 + np.exp(-ref))
+        output("y_" + name, ref)
+
+    # conv2d_cpu_pw: residual + Clip; group 2 with 6 channels per group.
+    conv("c_pw_res", "c_a", 16, (1, 1), act="clip", res=True)
+    conv("c_pw_g2", "c_a", 12, (1, 1), group=2, bias=False)
+    # conv2d_cpu_wide (X as R32): stem-like 7x7 stride 2 with 16 channels
+    # (KD = 147: static phases 0, 3, 2, 1); 5x5 dilation 2 with asymmetric pads
+    # and 6 channels (run-time phases); 1x9 (plain loop).
+    conv("c_k7_f", "c_b", 16, (7, 7), (2, 2), (3, 3, 3, 3), act="relu")
+    conv("c_k5_d2_f", "c_b", 6, (5, 5), (1, 1), (3, 2, 1, 4), (2, 2), bias=False)
+    conv("c_k1x9_f", "c_b", 5, (1, 9), (1, 1), (0, 4, 0, 4))
+    # conv2d_cpu (X as R32): 3x3 dilation 2 (KD = 27, M = 8: static phases).
+    conv("c_k3_d2_f", "c_b", 8, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), act="sigmoid")
+    # conv2d_cpu_wide_xv: 7x7 stride 2 with 12 channels (the last block's
+    # channels 12..15 reuse channels 8..11's rows); 5x5 + residual (M = 3);
+    # 1x9 with stride (1, 2).
+    conv("c_k7_v", "c_c", 12, (7, 7), (2, 2), (3, 3, 3, 3), act="sigmoid")
+    conv("c_k5_res_v", "c_c", 3, (5, 5), (1, 1), (2, 2, 2, 2), res=True)
+    conv("c_k1x9_v", "c_c", 5, (1, 9), (1, 2), (0, 4, 0, 4), bias=False)
+    # conv2d_cpu_xv: widths 3 (M = 12, KD = 27), 2 (stride 2), 4 (stride 4),
+    # 6 (asymmetric pads), 1 at stride 2, 3x3 + residual (vec4 stores).
+    conv("c_k3_m12_v", "c_c", 12, (3, 3), (1, 1), (1, 1, 1, 1), act="relu")
+    conv("c_k2_s2_v", "c_c", 8, (2, 2), (2, 2))
+    conv("c_k4_s4_v", "c_c", 10, (4, 4), (4, 4), bias=False)
+    conv("c_k1x6_v", "c_c", 4, (1, 6), (1, 1), (0, 2, 0, 3))
+    conv("c_k1_s2_v", "c_c", 7, (1, 1), (2, 2))
+    conv("c_k3_res_v", "c_c", 3, (3, 3), (1, 1), (1, 1, 1, 1), act="relu", res=True)
+    # Several workgroups along positions (240 blocks) and 3 channel blocks;
+    # OW = 60: the last block of a row has its second half outside.
+    conv("c_big_v", "c_d", 20, (3, 3), (1, 1), (1, 1, 1, 1), act="relu")
+    # Group 4 with 2 output channels per input channel (CG = 1), stride 2.
+    conv("c_g4_m2_v", "c_d", 8, (3, 3), (2, 2), (1, 1, 1, 1), group=4)
+    return [(n, xs[n]) for n in ("c_a", "c_b", "c_c", "c_d")]
+# ---- end of the Conv cases
 
 
 if __name__ == "__main__":

@@ -85,6 +85,20 @@ def main():
     c = node("Conv", [x, wc], "conv", pads=[1, 1, 1, 1])
     output(node("Relu", [node("Add", [c, x], "resadd")], "res_relu"))
     output(node("Softmax", [x], "softmax_ax1", axis=1))
+    # Constant affine after a Conv (folded into its weights and bias:
+    # per-channel Mul, scalar Add) and after a non-Conv value (Affine unary);
+    # ConvTranspose 2x2 stride 2 (the CPU-class tap4 kernel) followed by a
+    # per-channel Add and Mul (folded into it).
+    wa = const("wa", rng.standard_normal((5, 4, 3, 3)).astype(f32) * 0.3)
+    ca = node("Conv", [x, wa], "conv_aff", pads=[1, 1, 1, 1])
+    ma = node("Mul", [const("sa", rng.standard_normal((5, 1, 1)).astype(f32)), ca], "conv_aff_mul")
+    output(node("Add", [ma, const("ba", np.array([0.75], f32))], "conv_aff_add"))
+    output(node("Add", [node("Mul", [node("Tanh", [x], "tanh_aff"), const("a_aff", np.array(1.5, f32))], "mul_aff"),
+                        const("b_aff", np.array(-0.25, f32))], "affine"))
+    wt4 = const("wt4", rng.standard_normal((4, 3, 2, 2)).astype(f32))
+    ct4 = node("ConvTranspose", [x, wt4], "convT_tap4", strides=[2, 2], kernel_shape=[2, 2])
+    at4 = node("Add", [ct4, const("bt4", rng.standard_normal((1, 3, 1, 1)).astype(f32))], "convT_tap4_add")
+    output(node("Mul", [at4, const("st4", rng.standard_normal((3, 1, 1)).astype(f32))], "convT_tap4_mul"))
     graph = helper.make_graph(nodes, "ops_mix", [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 4, 6, 8])],
                               outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_op_models.py")

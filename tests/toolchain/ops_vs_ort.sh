@@ -20,6 +20,11 @@ trap 'rm -rf "$tmp"' EXIT
 grep -q "fused residual Add 'resadd' into Conv 'conv'" "$tmp/bundle/conversion-log.json"
 grep -q "into one Swish" "$tmp/bundle/conversion-log.json"
 grep -q "into one HardSwish" "$tmp/bundle/conversion-log.json"
+grep -q "folded Mul 'conv_aff_mul' by a constant into Conv 'conv_aff'" "$tmp/bundle/conversion-log.json"
+grep -q "folded Add 'conv_aff_add' by a constant into Conv 'conv_aff'" "$tmp/bundle/conversion-log.json"
+grep -q "folded Mul 'convT_tap4_mul' by a constant into ConvTranspose 'convT_tap4'" "$tmp/bundle/conversion-log.json"
+grep -q "ending at Add 'affine' into one Affine" "$tmp/bundle/conversion-log.json"
+grep -q "conv_transpose2d_tap4_cpu" "$tmp/bundle/conversion-log.json"
 NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/ops_mix.onnx" "$tmp/in" "$tmp/ort" >/dev/null
 fail=0
 for drv in lavapipe swiftshader; do

@@ -63,6 +63,101 @@ TEST(Passes, FusesActivationsIntoConvGemmMatMulAndEltwise) {
   }
 }
 
+// Conv -> Mul(per-channel [4,1,1]) -> Add(scalar) becomes one Conv with
+// scaled weights and bias; ConvTranspose (weights [C, M, kh, kw]) scales its
+// output channels on axis 1.
+TEST(Passes, FoldsPerChannelAffineIntoConvAndConvTranspose) {
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    SCOPED_TRACE(op);
+    const bool t = std::string(op) == "ConvTranspose";
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {1, 3, 8, 8});
+    if (t) {
+      g.tensors["w"] = MakeConstF32("w", {3, 4, 2, 2}, std::vector<float>(48, 0.5f));
+    } else {
+      AddConst(g, "w", {4, 3, 3, 3});
+    }
+    g.tensors["s"] = MakeConstF32("s", {4, 1, 1}, {1.f, 2.f, 3.f, 4.f});
+    AddConst(g, "b", {1}, 0.25f);
+    Node& c = AddNode(g, op, "conv", {"x", "w"}, {"c"});
+    if (t) {
+      c.SetInts("strides", {2, 2});
+      c.SetInts("kernel_shape", {2, 2});
+    } else {
+      c.SetInts("pads", {1, 1, 1, 1});
+    }
+    AddNode(g, "Mul", "mul", {"s", "c"}, {"m"});  // constant first: either side folds
+    AddNode(g, "Add", "add", {"m", "b"}, {"y"});
+    AddOutput(g, "y");
+    PassResult r;
+    ASSERT_TRUE(InferShapes(g).ok());
+    ASSERT_TRUE(FoldAffineIntoConv(g, &r).ok());
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].outputs[0], "y");
+    const std::vector<double> w = g.FindTensor(g.nodes[0].inputs[1])->AsDoubles();
+    const std::vector<double> b = g.FindTensor(g.nodes[0].inputs[2])->AsDoubles();
+    ASSERT_EQ(b.size(), 4u);
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_DOUBLE_EQ(b[k], 0.25) << k;  // no bias: 0 * s[k] + 0.25
+      // Output channel k's weights: axis 0 (Conv) or axis 1 (ConvTranspose).
+      const size_t e = t ? static_cast<size_t>(k) * 4 + 1 : static_cast<size_t>(k) * 27 + 5;
+      EXPECT_DOUBLE_EQ(w[e], 0.5 * (k + 1)) << k;
+    }
+    EXPECT_TRUE(g.Validate().ok());
+  }
+}
+
+// Not folded: a constant that broadcasts the output up, a Conv with a fused
+// activation, and a Conv output with a second use.
+TEST(Passes, AffineFoldingKeepsNonChannelConstantsActivationsAndSharedOutputs) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 3, 8, 8});
+  AddConst(g, "w", {4, 3, 1, 1});
+  AddConst(g, "hw", {8, 8}, 2.f);  // per-pixel, not per-channel
+  AddNode(g, "Conv", "c1", {"x", "w"}, {"a"});
+  AddNode(g, "Mul", "m1", {"a", "hw"}, {"y1"});
+  AddOutput(g, "y1");
+  AddNode(g, "Conv", "c2", {"x", "w"}, {"b"}).SetInt("_act", static_cast<int64_t>(Activation::kRelu));
+  AddConst(g, "k", {1}, 3.f);
+  AddNode(g, "Mul", "m2", {"b", "k"}, {"y2"});
+  AddOutput(g, "y2");
+  AddNode(g, "Conv", "c3", {"x", "w"}, {"c"});
+  AddNode(g, "Mul", "m3", {"c", "k"}, {"y3"});
+  AddOutput(g, "y3");
+  AddOutput(g, "c");
+  PassResult r;
+  ASSERT_TRUE(InferShapes(g).ok());
+  ASSERT_TRUE(FoldAffineIntoConv(g, &r).ok());
+  EXPECT_EQ(g.CountOps("Mul"), 3u);
+  EXPECT_TRUE(r.details.empty());
+}
+
+// Add(Mul(x, a), b) with scalar constants -> one Affine node, which the
+// unary kernel evaluates as a * x + b.
+TEST(Passes, FusesScalarMulAddIntoAffine) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {2, 4});
+  AddConst(g, "a", {1}, 1.5f);
+  AddConst(g, "b", {}, -0.25f);
+  AddNode(g, "Mul", "mul", {"a", "x"}, {"m"});
+  AddNode(g, "Add", "add", {"m", "b"}, {"y"});
+  AddOutput(g, "y");
+  PassResult r;
+  ASSERT_TRUE(InferShapes(g).ok());
+  ASSERT_TRUE(FuseElementwiseChains(g, &r).ok());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op_type, "Affine");
+  EXPECT_EQ(g.nodes[0].inputs, std::vector<std::string>{"x"});
+  auto p = GetActivationParams(g, g.nodes[0]);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->act, Activation::kAffine);
+  EXPECT_FLOAT_EQ(p->alpha, 1.5f);
+  EXPECT_FLOAT_EQ(p->beta, -0.25f);
+}
+
 TEST(Passes, DoesNotFuseWhenProducerOutputHasOtherUses) {
   Graph g;
   g.opset = 13;

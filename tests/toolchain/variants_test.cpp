@@ -1,5 +1,5 @@
 // Bundle feature kernel_variants (docs/bundle-format.md, "Kernel variants"):
-// Conv / Gemm / MatMul get a CPU-class row with the same bindings; the
+// Conv / Gemm / MatMul / depthwise Conv get a CPU-class row with the same bindings; the
 // written tables obey the contract. (Running both variants on lavapipe and
 // SwiftShader is tests/runtime/kernel_variants.sh.)
 #include <gtest/gtest.h>
@@ -53,9 +53,12 @@ TEST(KernelVariants, ConvGemmMatMulGetCpuRowsWithTheSameBindings) {
     if (d.kernel == "conv2d_gemm") {
       EXPECT_EQ(d.cpu_kernel, "conv2d_cpu") << d.node;
     } else if (d.kernel == "gemm") {
-      EXPECT_EQ(d.cpu_kernel, "gemm_cpu") << d.node;
+      // Rows of 78 (A) and transB rows of 78 / 9 columns (B): R32 views for both.
+      EXPECT_EQ(d.cpu_kernel, "gemm_cpu_ff") << d.node;
+    } else if (d.kernel == "depthwise_conv2d") {
+      EXPECT_EQ(d.cpu_kernel, "depthwise_cpu") << d.node;
     } else {
-      EXPECT_TRUE(d.cpu_kernel.empty()) << d.node << " (" << d.kernel << ")";  // depthwise, copies: no variant
+      EXPECT_TRUE(d.cpu_kernel.empty()) << d.node << " (" << d.kernel << ")";  // copies: no variant
       continue;
     }
     ++cpu_rows;
@@ -68,12 +71,13 @@ TEST(KernelVariants, ConvGemmMatMulGetCpuRowsWithTheSameBindings) {
     EXPECT_EQ(kc->written_bindings, k->written_bindings);
     EXPECT_EQ(kc->shared_bytes, 0u);
   }
-  EXPECT_EQ(cpu_rows, 3);
-  // Grid of the conv: M = 10 rows in blocks of 4, 2*11*13 = 286 columns in 256, 1 group.
+  EXPECT_EQ(cpu_rows, 4);
+  // Grid of the conv: M = 10 channels = 2 blocks of 8, times 2*11 output rows
+  // of ceil(13 / 8) = 2 position blocks = 88 invocations, 64 per workgroup.
   for (const Dispatch& d : p.dispatches)
     if (d.node == "conv") {
-      EXPECT_EQ(d.cpu_groups[0], 3u);
-      EXPECT_EQ(d.cpu_groups[1], 2u);
+      EXPECT_EQ(d.cpu_groups[0], 2u);
+      EXPECT_EQ(d.cpu_groups[1], 1u);
       EXPECT_EQ(d.cpu_groups[2], 1u);
     }
 
@@ -106,17 +110,76 @@ TEST(KernelVariants, ConvGemmMatMulGetCpuRowsWithTheSameBindings) {
     ASSERT_LE(uint64_t{cr[6]} + cr[7], spec->numel);
     if (std::memcmp(gr, cr, 32) == 0) continue;
     ++differing;
-    EXPECT_TRUE(names[cr[0]] == "conv2d_cpu" || names[cr[0]] == "gemm_cpu") << names[cr[0]];
+    EXPECT_TRUE(names[cr[0]] == "conv2d_cpu" || names[cr[0]] == "gemm_cpu_ff" || names[cr[0]] == "depthwise_cpu")
+        << names[cr[0]];
     EXPECT_EQ(cr[6], gr[6]) << "row " << i << ": the CPU row shares the spec values";
   }
-  EXPECT_EQ(differing, 3);
+  EXPECT_EQ(differing, 4);
 }
 
-TEST(KernelVariants, BundlesWithoutConvOrGemmHaveNoVariantTable) {
+// Elementwise, pooling and copy kernels get a CPU row running their texel-read
+// twin (<kernel>_cpu: same bindings, grid and spec values; feature
+// texel_bindings with the twin's kernel.<j>.binding_types).
+TEST(KernelVariants, ElementwiseKernelsGetTheirTexelTwin) {
   Graph g;
   g.opset = 13;
   AddInput(g, "x", {4, 5});
+  AddInput(g, "z", {4, 5});
+  AddNode(g, "Sub", "sub", {"x", "z"}, {"y"});
+  AddOutput(g, "y");
+  auto r = CompileGraph(std::move(g));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->program.dispatches.size(), 1u);
+  const Dispatch& d = r->program.dispatches[0];
+  EXPECT_EQ(d.kernel, "eltwise");
+  EXPECT_EQ(d.cpu_kernel, "eltwise_cpu");
+  EXPECT_EQ(d.cpu_spec, d.spec);
+  for (int a = 0; a < 3; ++a) EXPECT_EQ(d.cpu_groups[a], d.groups[a]);
+  EXPECT_EQ(r->program.features.count("kernel_variants"), 1u);
+  auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+  ASSERT_TRUE(f.ok());
+  ASSERT_NE(f->FindTensor("program.dispatch.cpu"), nullptr);
+  const oinf::Metadata* features = f->FindMetadata("bundle.features");
+  ASSERT_NE(features, nullptr);
+  ASSERT_EQ(features->type, oinf::ValueType::kNdArray);
+  const std::string list(reinterpret_cast<const char*>(features->ndarray.data.data), features->ndarray.data.size);
+  EXPECT_NE(list.find("texel_bindings"), std::string::npos) << list;
+  // kernel 0 = eltwise (storage buffers, no binding_types), kernel 1 = its twin.
+  EXPECT_EQ(f->FindMetadata("kernel.0.binding_types"), nullptr);
+  const oinf::Metadata* types = f->FindMetadata("kernel.1.binding_types");
+  ASSERT_NE(types, nullptr);
+  ASSERT_EQ(types->type, oinf::ValueType::kString);
+  EXPECT_EQ(types->string_value, "ffs");
+}
+
+// A standalone activation's CPU row handles four elements per invocation
+// (unary_vec4_cpu: RGBA32 texel reads, vec4 stores), so its grid is a
+// quarter of the default row's.
+TEST(KernelVariants, UnaryGetsTheVec4Kernel) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {3, 1000});  // 3000 elements: 12 x 256 invocations by default, 3 x 256 x 4 on the CPU row
   AddNode(g, "Relu", "relu", {"x"}, {"y"});
+  AddOutput(g, "y");
+  auto r = CompileGraph(std::move(g));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->program.dispatches.size(), 1u);
+  const Dispatch& d = r->program.dispatches[0];
+  EXPECT_EQ(d.kernel, "unary");
+  EXPECT_EQ(d.groups[0], 12u);
+  EXPECT_EQ(d.cpu_kernel, "unary_vec4_cpu");
+  EXPECT_EQ(d.cpu_groups[0], 3u);
+  EXPECT_EQ(d.cpu_spec, d.spec);
+  ASSERT_NE(FindKernel("unary_vec4_cpu"), nullptr);
+  EXPECT_EQ(FindKernel("unary_vec4_cpu")->binding_types, "vs");
+}
+
+// A kernel without a CPU-class variant (Softmax) leaves no variant table.
+TEST(KernelVariants, BundlesWithoutVariantKernelsHaveNoVariantTable) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {4, 5});
+  AddNode(g, "Softmax", "softmax", {"x"}, {"y"}).SetInt("axis", 1);
   AddOutput(g, "y");
   auto r = CompileGraph(std::move(g));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -125,6 +188,229 @@ TEST(KernelVariants, BundlesWithoutConvOrGemmHaveNoVariantTable) {
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->FindTensor("program.dispatch.cpu"), nullptr);
 }
+
+
+// ---- Gemm / MatMul (gemm_cpu*) and depthwise Conv (depthwise_cpu) CPU rows.
+
+// Binding types of the kernel named `name` in the bundle's kernel table.
+std::string BundleBindingTypes(const oinf::File& f, const std::string& name) {
+  uint32_t nk = 0;
+  if (!f.FindMetadata("kernels.count")->GetScalar(&nk)) return "?";
+  for (uint32_t j = 0; j < nk; ++j) {
+    const std::string key = "kernel." + std::to_string(j);
+    if (std::string(f.FindMetadata(key + ".name")->string_value) != name) continue;
+    const oinf::Metadata* t = f.FindMetadata(key + ".binding_types");
+    return t ? std::string(t->string_value) : "";
+  }
+  return "?";
+}
+
+// The CPU kernel of a Gemm / MatMul names which operands are read through
+// R32 texel views ('f') instead of vec4-aligned RGBA32 views ('v': A along k
+// or m, B along n or k); its grid spreads ceil(M/8) * ceil(N/8) blocks over
+// 64-wide workgroups, batch along z; spec values and bindings are the GPU row's.
+TEST(KernelVariants, GemmCpuKernelFollowsOperandLayout) {
+  struct Case {
+    const char* name;
+    Shape a, b;
+    int trans_a, trans_b;
+    const char* kernel;
+    const char* binding_types;
+    uint32_t groups[3];
+  };
+  const Case cases[] = {
+      {"mm_vv", {32, 24}, {24, 20}, -1, -1, "gemm_cpu", "vvfs", {1, 1, 1}},            // 4 x 3 blocks
+      {"mm_batched", {3, 40, 16}, {16, 20}, -1, -1, "gemm_cpu", "vvfs", {1, 1, 3}},   // 5 x 3 blocks, batch 3
+      {"mm_1024", {1024, 1024}, {1024, 1024}, -1, -1, "gemm_cpu", "vvfs", {256, 1, 1}},  // 128 x 128 blocks
+      {"gemm_ta", {12, 20}, {12, 28}, 1, 0, "gemm_cpu", "vvfs", {1, 1, 1}},           // A along m
+      {"gemm_tb", {20, 16}, {24, 16}, 0, 1, "gemm_cpu", "vvfs", {1, 1, 1}},           // B along k
+      {"mm_fv", {10, 13}, {13, 24}, -1, -1, "gemm_cpu_fv", "fvfs", {1, 1, 1}},       // A rows of 13
+      {"mm_vf", {20, 16}, {16, 9}, -1, -1, "gemm_cpu_vf", "vffs", {1, 1, 1}},        // N = 9
+      {"gemm_ta_ff", {22, 78}, {22, 9}, 1, 0, "gemm_cpu_ff", "fffs", {1, 1, 1}},     // M = 78, N = 9
+      {"gemm_tb_n9", {20, 16}, {9, 16}, 0, 1, "gemm_cpu", "vvfs", {1, 1, 1}},        // B along k, N = 9
+      {"gemm_tb_ff", {20, 15}, {9, 15}, 0, 1, "gemm_cpu_ff", "fffs", {1, 1, 1}},     // K = 15
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "a", c.a);
+    AddConst(g, "b", c.b);
+    Node& n = AddNode(g, c.trans_a < 0 ? "MatMul" : "Gemm", c.name, {"a", "b"}, {"y"});
+    if (c.trans_a >= 0) {
+      n.SetInt("transA", c.trans_a);
+      n.SetInt("transB", c.trans_b);
+    }
+    AddOutput(g, "y");
+    auto r = CompileGraph(std::move(g));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Dispatch* d = nullptr;
+    for (const Dispatch& x : r->program.dispatches)
+      if (x.kernel == "gemm") d = &x;
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->cpu_kernel, c.kernel);
+    EXPECT_EQ(d->cpu_spec, d->spec);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(d->cpu_groups[i], c.groups[i]) << "axis " << i;
+    const KernelInfo* k = FindKernel(c.kernel);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->binding_types, c.binding_types);
+    EXPECT_EQ(k->bindings, 4u);
+    EXPECT_EQ(k->spec_constants, FindKernel("gemm")->spec_constants);
+    EXPECT_EQ(r->program.features.count("kernel_variants"), 1u);
+    auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(BundleBindingTypes(*f, c.kernel), c.binding_types);
+  }
+}
+
+// A depthwise Conv gets a depthwise_cpu row: same bindings and spec values,
+// W / bias / residual through R32 texel views, X through an R32 view or, at
+// stride 1 with rows of a multiple of 4 whose kernel-row segment fits six
+// texels, an RGBA32 view (depthwise_cpu_xv); one invocation per bw outputs
+// along ow (16 at stride 1 when OW > 8, else 8): grid
+// ceil(N*C*OH*ceil(OW/bw) / 64) workgroups.
+TEST(KernelVariants, DepthwiseConvGetsCpuRow) {
+  struct Case {
+    const char* name;
+    Shape x;
+    int64_t k, stride, pad, dilation;
+    const char* kernel;
+    const char* binding_types;
+    uint32_t groups_x;
+  };
+  const Case cases[] = {
+      {"rows_of_13", {2, 6, 11, 13}, 3, 1, 1, 1, "depthwise_cpu", "fffsf", 3},      // 132 rows x 1 block of 16
+      {"rows_of_24", {1, 4, 9, 24}, 3, 1, 1, 1, "depthwise_cpu_xv", "vffsf", 2},    // 36 rows x 2 blocks of 16
+      {"stride_2", {1, 4, 9, 24}, 3, 2, 1, 1, "depthwise_cpu", "fffsf", 1},         // 20 rows x 2 blocks of 8
+      {"segment_30", {1, 4, 9, 24}, 5, 1, 6, 3, "depthwise_cpu", "fffsf", 2},       // 2 + 16 + 12 elements
+      {"mobilenet", {1, 96, 112, 112}, 3, 1, 1, 1, "depthwise_cpu_xv", "vffsf", 1176},  // 96*112*7 / 64
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", c.x);
+    AddConst(g, "dw", {c.x[1], 1, c.k, c.k});
+    AddConst(g, "db", {c.x[1]});
+    Node& d = AddNode(g, "Conv", "dwconv", {"x", "dw", "db"}, {"y"});
+    d.SetInts("kernel_shape", {c.k, c.k});
+    d.SetInts("strides", {c.stride, c.stride});
+    d.SetInts("pads", {c.pad, c.pad, c.pad, c.pad});
+    d.SetInts("dilations", {c.dilation, c.dilation});
+    d.SetInt("group", c.x[1]);
+    AddOutput(g, "y");
+    auto r = CompileGraph(std::move(g));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->program.dispatches.size(), 1u);
+    const Dispatch& p = r->program.dispatches[0];
+    EXPECT_EQ(p.kernel, "depthwise_conv2d");
+    EXPECT_EQ(p.cpu_kernel, c.kernel);
+    EXPECT_EQ(p.cpu_spec, p.spec);
+    EXPECT_EQ(p.cpu_groups[0], c.groups_x);
+    EXPECT_EQ(p.cpu_groups[1], 1u);
+    EXPECT_EQ(p.cpu_groups[2], 1u);
+    const KernelInfo* k = FindKernel(c.kernel);
+    const KernelInfo* kg = FindKernel("depthwise_conv2d");
+    ASSERT_TRUE(k && kg);
+    EXPECT_EQ(k->bindings, kg->bindings);
+    EXPECT_EQ(k->spec_constants, kg->spec_constants);
+    EXPECT_EQ(k->written_bindings, kg->written_bindings);
+    EXPECT_EQ(k->shared_bytes, 0u);
+    EXPECT_EQ(k->binding_types, c.binding_types);
+    auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(BundleBindingTypes(*f, c.kernel), c.binding_types);
+  }
+}
+// ---- end of the Gemm / MatMul and depthwise tests
+
+// ---- Conv CPU rows (conv2d_cpu*: shaders/conv2d_cpu.glsl, conv2d_cpu_pw.comp).
+
+// The CPU kernel of a non-depthwise Conv follows its shape: conv2d_cpu_pw for
+// a pointwise Conv (1x1, stride 1, no padding, H*W and C/group multiples of
+// 4; X and W as RGBA32 texels; grid over ceil(N*H*W / 8) blocks), else
+// conv2d_cpu (filter width 1, 2, 3, 4 or 6) or conv2d_cpu_wide (5, 7, > 7)
+// with X as R32 texels, or RGBA32 texels (_xv) when W % 4 == 0. One
+// invocation per (8 channels, 8 positions) pair, 64 per workgroup: grid
+// (1, ceil(ceil(M / 8) * blocks / 64), group) with N*ceil(H*W / 8) pixel
+// blocks (pointwise) or N*OH*ceil(OW / 8) blocks. Bindings and spec values
+// are the GPU row's.
+TEST(KernelVariants, ConvCpuKernelFollowsShape) {
+  struct Case {
+    const char* name;
+    Shape x, w;
+    std::vector<int64_t> strides, pads;
+    int64_t group;
+    const char* kernel;
+    const char* binding_types;
+    uint32_t groups[3];
+  };
+  const Case cases[] = {
+      // 2*56*56 = 6272 pixels = 784 blocks of 8, times 256 / 8 = 32 channel blocks: 392 workgroups.
+      {"pw", {2, 64, 56, 56}, {256, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1, "conv2d_cpu_pw", "vvfsf", {392, 1, 1}},
+      // H*W = 20 (% 8 == 4), group 2: 8 input and 6 output channels per group.
+      {"pw_g2", {2, 16, 5, 4}, {12, 8, 1, 1}, {1, 1}, {0, 0, 0, 0}, 2, "conv2d_cpu_pw", "vvfsf", {1, 1, 2}},
+      // H*W = 143: no vec4 pixels; W = 13: R32 rows; 11 rows x 2 blocks.
+      {"pw_odd", {1, 8, 11, 13}, {8, 8, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1, "conv2d_cpu", "fvfsf", {1, 1, 1}},
+      // C / group = 6: no vec4 channels (W = 12: RGBA32 rows).
+      {"pw_c6", {1, 6, 4, 12}, {8, 6, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1, "conv2d_cpu_xv", "vvfsf", {1, 1, 1}},
+      // 1x1 stride 2 (ResNet downsample): 16 channel blocks x 28 rows x 4 blocks = 1792 invocations.
+      {"1x1_s2", {1, 64, 56, 56}, {128, 64, 1, 1}, {2, 2}, {0, 0, 0, 0}, 1, "conv2d_cpu_xv", "vvfsf", {28, 1, 1}},
+      // ResNet stage 1: 8 channel blocks x 56 rows x 7 blocks = 3136 invocations.
+      {"3x3", {1, 64, 56, 56}, {64, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1, "conv2d_cpu_xv", "vvfsf", {49, 1, 1}},
+      {"3x3_s2", {1, 128, 56, 56}, {128, 128, 3, 3}, {2, 2}, {1, 1, 1, 1}, 1, "conv2d_cpu_xv", "vvfsf", {28, 1, 1}},
+      // ResNet stage 4 (7x7): 64 channel blocks x 7 rows x 1 block = 448 invocations.
+      {"3x3_7x7", {1, 512, 7, 7}, {512, 512, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1, "conv2d_cpu", "fvfsf", {7, 1, 1}},
+      // W = 13: R32 rows; 10 channels in 2 blocks x 2*11 rows x 2 blocks.
+      {"3x3_w13", {2, 6, 11, 13}, {10, 6, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1, "conv2d_cpu", "fvfsf", {2, 1, 1}},
+      {"2x2_s2", {1, 3, 10, 24}, {8, 3, 2, 2}, {2, 2}, {0, 0, 0, 0}, 1, "conv2d_cpu_xv", "vvfsf", {1, 1, 1}},
+      {"1x6", {1, 3, 10, 24}, {4, 3, 1, 6}, {1, 1}, {0, 2, 0, 3}, 1, "conv2d_cpu_xv", "vvfsf", {1, 1, 1}},
+      // Stem: 8 channel blocks x 112 rows x 14 blocks = 12544 invocations.
+      {"7x7_s2", {1, 3, 224, 224}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, 1, "conv2d_cpu_wide_xv", "vvfsf", {196, 1, 1}},
+      {"7x7_w21", {1, 3, 19, 21}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, 1, "conv2d_cpu_wide", "fvfsf", {1, 1, 1}},
+      {"5x5", {1, 3, 10, 24}, {3, 3, 5, 5}, {1, 1}, {2, 2, 2, 2}, 1, "conv2d_cpu_wide_xv", "vvfsf", {1, 1, 1}},
+      {"1x9", {1, 3, 19, 21}, {5, 3, 1, 9}, {1, 1}, {0, 4, 0, 4}, 1, "conv2d_cpu_wide", "fvfsf", {1, 1, 1}},
+      // Group 4 with 2 output channels per input channel (not depthwise): CG = 1, M = 2.
+      {"g4_m2", {1, 4, 30, 60}, {8, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, 4, "conv2d_cpu_xv", "vvfsf", {1, 1, 4}},
+      // 16 channel blocks x 2000 rows x 256 blocks = 128000 workgroups: split over x and y.
+      {"2k", {1, 3, 2000, 2048}, {128, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1, "conv2d_cpu_xv", "vvfsf", {65535, 2, 1}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", c.x);
+    AddConst(g, "w", c.w);
+    Node& n = AddNode(g, "Conv", c.name, {"x", "w"}, {"y"});
+    n.SetInts("kernel_shape", {c.w[2], c.w[3]});
+    n.SetInts("strides", c.strides);
+    n.SetInts("pads", c.pads);
+    n.SetInt("group", c.group);
+    AddOutput(g, "y");
+    auto r = CompileGraph(std::move(g));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Dispatch* d = nullptr;
+    for (const Dispatch& x : r->program.dispatches)
+      if (x.kernel == "conv2d_gemm") d = &x;
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->cpu_kernel, c.kernel);
+    EXPECT_EQ(d->cpu_spec, d->spec);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(d->cpu_groups[i], c.groups[i]) << "axis " << i;
+    const KernelInfo* k = FindKernel(c.kernel);
+    const KernelInfo* kg = FindKernel("conv2d_gemm");
+    ASSERT_TRUE(k && kg);
+    EXPECT_EQ(k->binding_types, c.binding_types);
+    EXPECT_EQ(k->bindings, kg->bindings);
+    EXPECT_EQ(k->spec_constants, kg->spec_constants);
+    EXPECT_EQ(k->written_bindings, kg->written_bindings);
+    EXPECT_EQ(k->shared_bytes, 0u);
+    EXPECT_EQ(k->local_size[0], 64u);
+    auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(BundleBindingTypes(*f, c.kernel), c.binding_types);
+  }
+}
+// ---- end of the Conv tests
 
 }  // namespace
 }  // namespace oaaxvk::toolchain

@@ -82,8 +82,11 @@ enum class Activation : uint32_t {
   kAsin = 22, kAcos = 23, kAtan = 24, kSinh = 25, kCosh = 26, kAsinh = 27, kAcosh = 28, kAtanh = 29,
   kErf = 30, kSoftplus = 31, kSoftsign = 32, kElu = 33, kSelu = 34, kCelu = 35, kMish = 36,
   kThresholdedRelu = 37, kShrink = 38,
+  // alpha * x + beta (the former ONNX experimental op Affine; made by
+  // FuseElementwiseChains from Mul and Add by scalar constants).
+  kAffine = 39,
 };
-constexpr uint32_t kNumActivations = 39;
+constexpr uint32_t kNumActivations = 40;
 
 struct Node {
   std::string name;     // ONNX node name (may be empty in ONNX; import makes it unique)

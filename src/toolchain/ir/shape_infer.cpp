@@ -17,7 +17,7 @@ const std::set<std::string>& DeviceOps() {
       "LeakyRelu", "Add", "Sub", "Mul", "Div", "GlobalAveragePool", "MaxPool", "AveragePool",
       "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "MatMul", "Gemm",
       "Softmax", "Identity", "Dropout", "Pow", "Max", "Min", "Sqrt", "Neg", "Exp", "Abs", "Tanh",
-      "Reciprocal", "Swish", "ReduceMean", "Resize", "ConvTranspose", "Slice", "Cast", "GridSample", "ReverseSequence", "Det", "RoiAlign"};
+      "Reciprocal", "Swish", "Affine", "ReduceMean", "Resize", "ConvTranspose", "Slice", "Cast", "GridSample", "ReverseSequence", "Det", "RoiAlign"};
   return k;
 }
 const std::set<std::string>& FoldOnlyOps() {
@@ -197,7 +197,7 @@ Status InferNodeShapes(Graph& g, Node& n) {
   if (op == "Relu" || op == "Clip" || op == "HardSigmoid" || op == "HardSwish" || op == "Sigmoid" ||
       op == "LeakyRelu" || op == "Identity" || op == "Dropout" || op == "Softmax" ||
       op == "BatchNormalization" || op == "Neg" || op == "Sqrt" || op == "Exp" || op == "Abs" || op == "Tanh" ||
-      op == "Reciprocal" || op == "Swish") {
+      op == "Reciprocal" || op == "Swish" || op == "Affine") {
     if (op == "Softmax") {
       int64_t axis = NormAxis(n.GetInt("axis", g.opset >= 13 ? -1 : 1), rank);
       if (axis < 0 || axis >= std::max<int64_t>(rank, 1)) return NodeError(n, "axis out of range");

@@ -35,10 +35,42 @@ const std::vector<KernelInfo>& Kernels() {
         {"reduce", 2, 27, {256, 1, 1}, 0, {1}},  // issue 5: Reduce* over any axes
         // CPU-class variants (bundle feature kernel_variants): same bindings and
         // spec constants as conv2d_gemm / gemm, no shared memory; local size 64,
-        // 4 x 4 / 8 x 8 register block per invocation (lower.cpp k*CpuBlock).
-        {"conv2d_cpu", 5, 21, {64, 1, 1}, 0, {3}},
-        {"gemm_cpu", 4, 17, {64, 1, 1}, 0, {3}},
+        // 8 x 8 register block per invocation (lower.cpp k*CpuBlock).
+        // Conv (shaders/conv2d_cpu*.comp): W as RGBA32 texels; X as R32 texels,
+        // or RGBA32 texels (_xv, _pw); bias and residual as R32 texels.
+        {"conv2d_cpu", 5, 21, {64, 1, 1}, 0, {3}, "fvfsf"},
+        {"conv2d_cpu_xv", 5, 21, {64, 1, 1}, 0, {3}, "vvfsf"},
+        {"conv2d_cpu_wide", 5, 21, {64, 1, 1}, 0, {3}, "fvfsf"},
+        {"conv2d_cpu_wide_xv", 5, 21, {64, 1, 1}, 0, {3}, "vvfsf"},
+        {"conv2d_cpu_pw", 5, 21, {64, 1, 1}, 0, {3}, "vvfsf"},
+        // Gemm / MatMul (shaders/gemm_cpu.glsl): A and B as RGBA32 ('v', vec4
+        // fetches) or R32 ('f') texels, named by what is not 'v'; bias R32.
+        {"gemm_cpu", 4, 17, {64, 1, 1}, 0, {3}, "vvfs"},
+        {"gemm_cpu_fv", 4, 17, {64, 1, 1}, 0, {3}, "fvfs"},
+        {"gemm_cpu_vf", 4, 17, {64, 1, 1}, 0, {3}, "vffs"},
+        {"gemm_cpu_ff", 4, 17, {64, 1, 1}, 0, {3}, "fffs"},
+        // Depthwise Conv (shaders/depthwise_cpu.glsl; same bindings and spec
+        // constants as depthwise_conv2d): W, bias and residual as R32 texels, X
+        // as R32 or (_xv) RGBA32 texels; 8 or 16 outputs along ow per invocation.
+        {"depthwise_cpu", 5, 19, {64, 1, 1}, 0, {3}, "fffsf"},
+        {"depthwise_cpu_xv", 5, 19, {64, 1, 1}, 0, {3}, "vffsf"},
     };
+    // CPU-class texel-read twins (issue 7; bundle features kernel_variants and
+    // texel_bindings): the same shader body as the kernel named without
+    // "_cpu" (shaders/<name>.glsl), same bindings, spec constants and grid,
+    // inputs read through uniform texel buffers. lower.cpp's AddTexelTwins
+    // gives every dispatch of such a kernel a CPU row.
+    v.push_back({"eltwise_cpu", 3, 23, {256, 1, 1}, 0, {2}, "ffs"});
+    v.push_back({"unary_cpu", 2, 4, {256, 1, 1}, 0, {1}, "fs"});
+    v.push_back({"unary_vec4_cpu", 2, 4, {256, 1, 1}, 0, {1}, "vs"});  // Unary: 4 elements per invocation
+    v.push_back({"pool2d_cpu", 2, 17, {256, 1, 1}, 0, {1}, "fs"});
+    v.push_back({"strided_copy_cpu", 2, 21, {256, 1, 1}, 0, {1}, "us"});
+    v.push_back({"conv_transpose2d_cpu", 4, 20, {256, 1, 1}, 0, {3}, "fffs"});
+    v.push_back({"resize2d_cpu", 2, 19, {256, 1, 1}, 0, {1}, "fs"});
+    v.push_back({"reduce_mean_cpu", 2, 2, {64, 1, 1}, 64 * 4, {1}, "fs"});
+    // ConvTranspose with kernel == stride and 4 taps (lower.cpp ConvTranspose):
+    // 4 positions x 4 channels x 4 taps per invocation, 64 lanes.
+    v.push_back({"conv_transpose2d_tap4_cpu", 4, 20, {64, 1, 1}, 0, {3}, "fvfs"});
     AppendIndexKernels(&v);  // issue 5: indexing / scanning kernels (lower_index.cpp)
     for (KernelInfo& ki : v)
       for (const EmbeddedShader& s : EmbeddedShaders())

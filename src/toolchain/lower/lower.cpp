@@ -35,9 +35,9 @@ constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
 
 // CPU-class kernel variants (bundle feature kernel_variants): register block
 // per invocation (rows x columns) and local size. Must match
-// shaders/conv2d_cpu.comp (4 x 4), shaders/gemm_cpu.comp (8 x 8) and
+// shaders/conv2d_cpu*.comp (8 x 8), shaders/gemm_cpu.glsl (8 x 8) and
 // kernels.cpp.
-constexpr int64_t kConvCpuBlock = 4, kGemmCpuBlock = 8, kCpuLocalSize = 64;
+constexpr int64_t kConvCpuBlock = 8, kGemmCpuBlock = 8, kCpuLocalSize = 64;
 
 // Sets `d`'s CPU variant: `kernel` with d's spec values on a grid of
 // (ceil(rows / block), ceil(cols / (kCpuLocalSize * block)), z).
@@ -53,6 +53,12 @@ bool SetCpuVariant(Dispatch* d, const char* kernel, int64_t block, int64_t rows,
   d->cpu_spec = d->spec;
   return true;
 }
+
+// Kernels with a CPU-class texel-read twin named <kernel>_cpu (kernels.cpp):
+// same bindings, spec constants and grid, so the CPU row is the default row
+// with the twin kernel.
+constexpr const char* kTexelTwinKernels[] = {"eltwise",          "unary",    "pool2d",     "strided_copy",
+                                             "conv_transpose2d", "resize2d", "reduce_mean"};
 
 class Lowerer {
  public:
@@ -105,12 +111,29 @@ class Lowerer {
       claimed[v] = true;
       p_.outputs.push_back({io.name, t.dtype, t.shape, v, static_cast<uint64_t>(t.numel()) * DTypeSize(t.dtype)});
     }
+    AddTexelTwins();
     return std::move(p_);
   }
 
  private:
   Status NodeError(const Node& n, const std::string& m) const {
     return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
+  }
+
+  // Every dispatch of a kernel in kTexelTwinKernels without a CPU variant
+  // gets one: its texel-read twin (feature kernel_variants; the twin's
+  // binding types add texel_bindings when the bundle is written).
+  void AddTexelTwins() {
+    for (Dispatch& d : p_.dispatches) {
+      if (!d.cpu_kernel.empty()) continue;
+      for (const char* k : kTexelTwinKernels) {
+        if (d.kernel != k) continue;
+        d.cpu_kernel = d.kernel + "_cpu";
+        std::copy(d.groups, d.groups + 3, d.cpu_groups);
+        d.cpu_spec = d.spec;
+        p_.features.insert("kernel_variants");
+      }
+    }
   }
 
   // Graph-boundary / Cast conversion with the `convert` kernel (lower_int.h).
@@ -314,8 +337,22 @@ class Lowerer {
               has_bias ? 1u : 0u};
     ActSpec(n, &d.spec);
     Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    // Non-overlapping upsampling (kernel == stride, 4 taps, no padding,
+    // dilation 1, group 1, no output_padding): every output takes one input
+    // pixel and one tap, a register-blocked CPU-class kernel
+    // (shaders/conv_transpose2d_tap4_cpu.comp). Other shapes get the direct
+    // kernel's texel twin (AddTexelTwins).
+    const bool tap4 = ws[2] == st[0] && ws[3] == st[1] && ws[2] * ws[3] == 4 && dl[0] == 1 && dl[1] == 1 &&
+                      pd[0] == 0 && pd[1] == 0 && n.GetInt("group", 1) == 1 && ys[2] == xs[2] * ws[2] &&
+                      ys[3] == xs[3] * ws[3];
+    std::string cpu;
+    if (tap4 && SetCpuVariant(&d, "conv_transpose2d_tap4_cpu", 4, ys[1], xs[0] * xs[2] * xs[3], 1)) {
+      std::swap(d.cpu_groups[0], d.cpu_groups[1]);  // x: positions, y: channel blocks
+      p_.features.insert("kernel_variants");
+      cpu = " [cpu: conv_transpose2d_tap4_cpu]";
+    }
     Emit(n, d, StrFormat("%lldx%lld s%lld", static_cast<long long>(ws[2]), static_cast<long long>(ws[3]),
-                         static_cast<long long>(st[0])) + ActName(n));
+                         static_cast<long long>(st[0])) + ActName(n) + cpu);
     return Status::Ok();
   }
 
@@ -547,7 +584,13 @@ class Lowerer {
     d.bindings = {{x, false}, {y, true}};
     d.spec = {static_cast<uint32_t>(N), static_cast<uint32_t>(ap.act), FBits(ap.alpha), FBits(ap.beta)};
     Grid1D((N + 255) / 256, d.groups);
-    Emit(n, d, n.op_type);
+    // CPU-class variant: four elements per invocation (vec4 texel fetch and
+    // vec4 store), same spec constants.
+    d.cpu_kernel = "unary_vec4_cpu";
+    d.cpu_spec = d.spec;
+    Grid1D((N + 1023) / 1024, d.cpu_groups);
+    p_.features.insert("kernel_variants");
+    Emit(n, d, n.op_type + " [cpu: unary_vec4_cpu]");
     return Status::Ok();
   }
 
@@ -581,6 +624,19 @@ class Lowerer {
       ActSpec(n, &d.spec);
       d.spec.push_back(has_res ? 1u : 0u);
       Grid1D((NumElements(ys) + 255) / 256, d.groups);
+      // CPU-class variant (shaders/depthwise_cpu.glsl): one invocation per bw
+      // consecutive outputs along ow of one (n, c, oh) row (bw = 16 at stride
+      // 1 when OW > 8, else 8); depthwise_cpu_xv reads X as vec4 texels when
+      // rows come in fours at stride 1 and a kernel row's input segment
+      // (from ow0 - PW rounded up to 4) fits in six texels.
+      int64_t bw = st[1] == 1 && ys[3] > 8 ? 16 : 8;
+      int64_t skip = (pd[1] + 3) / 4 * 4 - pd[1];
+      bool xv = st[1] == 1 && xs[3] % 4 == 0 && skip + bw + (ws[3] - 1) * dl[1] <= 24;
+      std::string cpu = xv ? "depthwise_cpu_xv" : "depthwise_cpu";
+      if (SetLinearCpuVariant(&d, cpu, xs[0] * xs[1] * ys[2] * ((ys[3] + bw - 1) / bw), 1)) {
+        p_.features.insert("kernel_variants");
+        detail += " [cpu: " + cpu + "]";
+      }
     } else {
       d.kernel = "conv2d_gemm";
       d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ws[0]), u(ys[2]), u(ys[3]), u(ws[2]), u(ws[3]),
@@ -593,9 +649,26 @@ class Lowerer {
       d.groups[2] = u(group);
       if (d.groups[0] > 65535 || d.groups[1] > 65535 || d.groups[2] > 65535)
         return NodeError(n, "workgroup count above 65535");
-      if (SetCpuVariant(&d, "conv2d_cpu", kConvCpuBlock, m, ncol, group)) {
+      // CPU-class variant (shaders/conv2d_cpu*.comp): conv2d_cpu_pw for
+      // pointwise Convs whose pixels and input channels come in fours (vec4
+      // texel reads of X and W); else conv2d_cpu (filter width 1, 2, 3, 4 or
+      // 6) or conv2d_cpu_wide (other widths), whose 8-position blocks stay
+      // inside one output row (each row padded to a multiple of 8 columns),
+      // with suffix _xv when input rows come in fours (X read as vec4 texels).
+      int64_t cg = xs[1] / group;
+      bool pointwise = ws[2] == 1 && ws[3] == 1 && st[0] == 1 && st[1] == 1 && pd[0] == 0 && pd[1] == 0 &&
+                       ys[2] == xs[2] && ys[3] == xs[3] && (xs[2] * xs[3]) % 4 == 0 && cg % 4 == 0;
+      bool wide = ws[3] == 5 || ws[3] >= 7;
+      std::string cpu = pointwise ? "conv2d_cpu_pw" : wide ? "conv2d_cpu_wide" : "conv2d_cpu";
+      if (!pointwise && xs[3] % 4 == 0) cpu += "_xv";
+      // One invocation per (block of 8 channels, block of 8 positions) pair,
+      // 64 to a workgroup; groups along z.
+      int64_t row_blocks = (ys[3] + kConvCpuBlock - 1) / kConvCpuBlock;
+      int64_t pos_blocks = pointwise ? (ncol + kConvCpuBlock - 1) / kConvCpuBlock : xs[0] * ys[2] * row_blocks;
+      int64_t pairs = (m + kConvCpuBlock - 1) / kConvCpuBlock * pos_blocks;
+      if (SetLinearCpuVariant(&d, cpu, pairs, group)) {
         p_.features.insert("kernel_variants");
-        detail += " [cpu: conv2d_cpu]";
+        detail += " [cpu: " + cpu + "]";
       }
     }
     Emit(n, d, detail);
@@ -659,12 +732,40 @@ class Lowerer {
     d.groups[2] = u(batch);
     if (d.groups[0] > 65535 || d.groups[1] > 65535 || d.groups[2] > 65535)
       return NodeError(n, "workgroup count above 65535");
-    bool cpu = SetCpuVariant(&d, "gemm_cpu", kGemmCpuBlock, M, N, batch);
+    // CPU-class variant (shaders/gemm_cpu.glsl): 8 x 8 blocks of Y, one per
+    // invocation. A and B are read through RGBA32 texel views (vec4 fetches)
+    // when their rows are vec4-aligned (A along k or, transposed, along m; B
+    // along n or, transposed, along k; the shader re-derives which), else
+    // through R32 views: kernel gemm_cpu, or gemm_cpu_<A><B> naming the views.
+    auto al4 = [](int64_t v) { return v % 4 == 0; };
+    bool a_v = (sak == 1 && al4(sam) && al4(sab) && al4(K)) || (sam == 1 && al4(sak) && al4(sab) && al4(M));
+    bool b_v = (sbn == 1 && al4(sbk) && al4(sbb) && al4(N)) || (sbk == 1 && al4(sbn) && al4(sbb) && al4(K));
+    std::string cpu_kernel =
+        a_v && b_v ? "gemm_cpu" : std::string("gemm_cpu_") + (a_v ? "v" : "f") + (b_v ? "v" : "f");
+    bool cpu = SetLinearCpuVariant(&d, cpu_kernel, ((M + kGemmCpuBlock - 1) / kGemmCpuBlock) *
+                                                       ((N + kGemmCpuBlock - 1) / kGemmCpuBlock), batch);
     if (cpu) p_.features.insert("kernel_variants");
     Emit(n, d, StrFormat("M=%lld N=%lld K=%lld batch=%lld", static_cast<long long>(M), static_cast<long long>(N),
                          static_cast<long long>(K), static_cast<long long>(batch)) + ActName(n) +
-                   (cpu ? " [cpu: gemm_cpu]" : ""));
+                   (cpu ? " [cpu: " + cpu_kernel + "]" : ""));
     return Status::Ok();
+  }
+
+  // Sets `d`'s CPU variant to `kernel` (d's spec values) for a kernel whose
+  // invocations each take one of `items` work items numbered 0..items-1 across
+  // 64-wide workgroups (item = (group_y * groups_x + group_x) * 64 + lane;
+  // shaders/gemm_cpu.glsl, depthwise_cpu.comp), times `z` along group z.
+  // Leaves d without a variant when a group count would exceed 65535.
+  static bool SetLinearCpuVariant(Dispatch* d, const std::string& kernel, int64_t items, int64_t z) {
+    uint32_t g[3];
+    Grid1D(static_cast<uint64_t>((items + kCpuLocalSize - 1) / kCpuLocalSize), g);
+    if (g[1] > 65535 || z > 65535) return false;
+    d->cpu_kernel = kernel;
+    d->cpu_groups[0] = g[0];
+    d->cpu_groups[1] = g[1];
+    d->cpu_groups[2] = static_cast<uint32_t>(z);
+    d->cpu_spec = d->spec;
+    return true;
   }
 
   Status Pool(const Node& n) {

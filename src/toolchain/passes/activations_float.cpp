@@ -55,6 +55,7 @@ const char* ActivationName(Activation a) {
                                 "swish", "sqrt", "neg", "exp", "abs", "tanh", "reciprocal"};
   uint32_t c = static_cast<uint32_t>(a);
   if (c < sizeof(kBase) / sizeof(kBase[0])) return kBase[c];
+  if (a == Activation::kAffine) return "affine";
   for (const auto& [name, code] : Codes())
     if (code == a) return name.c_str();
   return "unknown";

@@ -187,10 +187,99 @@ Status DecomposeBatchNorm(Graph& g, PassResult* r) {
   return Status::Ok();
 }
 
+namespace {
+
+// Per-output-channel values of constant `c` for a K-channel NCHW-like output
+// of rank `rank` (c broadcasts as a scalar or along axis 1 only); empty when
+// c is not such a constant.
+std::vector<float> PerChannelConst(const Graph& g, const std::string& c, int64_t K, size_t rank) {
+  const Tensor* t = g.FindTensor(c);
+  if (!t || !t->is_const || t->dtype != DType::kFloat || t->shape.size() > rank) return {};
+  if (t->numel() == 1) return std::vector<float>(K, AsFloats(*t).at(0));
+  // Right-aligned against [N, K, d2...]: every dim 1 except the one on axis 1 (= K).
+  const size_t off = rank - t->shape.size();
+  for (size_t i = 0; i < t->shape.size(); ++i) {
+    const size_t axis = off + i;
+    if (t->shape[i] != (axis == 1 ? K : 1)) return {};
+  }
+  return AsFloats(*t);
+}
+
+}  // namespace
+
+Status FoldAffineIntoConv(Graph& g, PassResult* r) {
+  Scope s(g, r, "per-channel affine folding");
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    std::vector<bool> dead(g.nodes.size(), false);
+    auto consumers = g.Consumers();
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      Node& n = g.nodes[i];
+      if ((n.op_type != "Mul" && n.op_type != "Add") || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
+      for (int side = 0; side < 2; ++side) {
+        const std::string& v = n.inputs[side];
+        const std::string& c = n.inputs[1 - side];
+        int p = g.Producer(v);
+        if (p < 0 || dead[p] || g.IsConst(v)) continue;
+        Node& conv = g.nodes[p];
+        const bool transposed = conv.op_type == "ConvTranspose";
+        if ((conv.op_type != "Conv" && !transposed) || conv.outputs.size() != 1) continue;
+        if (consumers[v].size() != 1 || g.IsGraphOutput(v)) continue;
+        if (conv.act() != Activation::kNone || conv.GetInt("_residual", 0) != 0) continue;
+        if (transposed && conv.GetInt("group", 1) != 1) continue;
+        if (conv.inputs.size() < 2 || !g.IsConst(conv.inputs[1])) continue;
+        const Tensor& w = *g.FindTensor(conv.inputs[1]);
+        const Tensor* out = g.FindTensor(v);
+        if (w.dtype != DType::kFloat || w.shape.size() < 3 || !out || !out->has_shape || out->shape.size() < 2) continue;
+        const int64_t K = transposed ? w.shape[1] : w.shape[0];
+        if (out->shape[1] != K) continue;
+        const Tensor* y = g.FindTensor(n.outputs[0]);
+        if (!y || !y->has_shape || y->shape != out->shape) continue;  // the constant must not broadcast the output
+        std::vector<float> cv = PerChannelConst(g, c, K, out->shape.size());
+        if (cv.empty()) continue;
+        std::vector<float> bias(K, 0.f);
+        if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) {
+          if (!g.IsConst(conv.inputs[2])) continue;
+          bias = AsFloats(*g.FindTensor(conv.inputs[2]));
+          if (static_cast<int64_t>(bias.size()) != K) continue;
+        }
+        std::vector<float> wv = AsFloats(w);
+        if (n.op_type == "Mul") {
+          // Conv: W[k][...] (axis 0); ConvTranspose: W[c][k][...] (axis 1).
+          const int64_t inner = w.numel() / w.shape[0] / (transposed ? K : 1);
+          for (int64_t e = 0; e < w.numel(); ++e) {
+            const int64_t k = transposed ? (e / inner) % K : e / (w.numel() / K);
+            wv[e] *= cv[k];
+          }
+          for (int64_t k = 0; k < K; ++k) bias[k] *= cv[k];
+        } else {
+          for (int64_t k = 0; k < K; ++k) bias[k] += cv[k];
+        }
+        std::string wn = g.UniqueName(conv.name + ".affine_weight"), bn = g.UniqueName(conv.name + ".affine_bias");
+        g.tensors[wn] = MakeConstF32(wn, w.shape, wv);
+        g.tensors[bn] = MakeConstF32(bn, {K}, bias);
+        conv.inputs.resize(3);
+        conv.inputs[1] = wn;
+        conv.inputs[2] = bn;
+        g.tensors.erase(conv.outputs[0]);
+        conv.outputs[0] = n.outputs[0];
+        dead[i] = true;
+        changed = true;
+        r->details.push_back("folded " + n.op_type + " '" + n.name + "' by a constant into " + conv.op_type + " '" +
+                             conv.name + "'");
+        break;
+      }
+    }
+    EraseNodes(g, dead);
+  }
+  return Status::Ok();
+}
+
 bool IsActivationOp(const std::string& op) {
   return op == "Relu" || op == "Clip" || op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish" ||
          op == "LeakyRelu" || op == "Swish" || op == "Sqrt" || op == "Neg" || op == "Exp" || op == "Abs" ||
-         op == "Tanh" || op == "Reciprocal" || IsFloatMathActivationOp(op);
+         op == "Tanh" || op == "Reciprocal" || op == "Affine" || IsFloatMathActivationOp(op);
 }
 
 StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n) {
@@ -210,6 +299,10 @@ StatusOr<ActivationParams> GetActivationParams(const Graph& g, const Node& n) {
   if (op == "Abs") { p.act = Activation::kAbs; return p; }
   if (op == "Tanh") { p.act = Activation::kTanh; return p; }
   if (op == "Reciprocal") { p.act = Activation::kReciprocal; return p; }
+  if (op == "Affine") {
+    p.act = Activation::kAffine; p.alpha = n.GetFloat("alpha", 1.f); p.beta = n.GetFloat("beta", 0.f);
+    return p;
+  }
   if (op == "HardSigmoid") {
     p.act = Activation::kHardSigmoid; p.alpha = n.GetFloat("alpha", 0.2f); p.beta = n.GetFloat("beta", 0.5f);
     return p;
@@ -343,6 +436,29 @@ Status FuseElementwiseChains(Graph& g, PassResult* r) {
       }
       continue;
     }
+    // Add(Mul(x, a), b) with scalar constants a, b  ->  Affine(alpha = a, beta = b)
+    if (n.op_type == "Add") {
+      for (int side = 0; side < 2; ++side) {
+        double a, b;
+        const std::string& t = n.inputs[side];
+        if (!ScalarConst(g, n.inputs[1 - side], &b)) continue;
+        int mu = prod(t, "Mul");
+        if (mu < 0 || !only_use(t, i)) continue;
+        const Node& m = g.nodes[mu];
+        const int ci = ScalarConst(g, m.inputs[1], &a) ? 1 : ScalarConst(g, m.inputs[0], &a) ? 0 : -1;
+        if (ci < 0) continue;
+        const std::string x = m.inputs[1 - ci];
+        const Tensor* xt = g.FindTensor(x);
+        const Tensor* yt = g.FindTensor(n.outputs[0]);
+        if (!xt || !yt || !xt->has_shape || !yt->has_shape || xt->shape != yt->shape || xt->dtype != DType::kFloat)
+          continue;  // the constants must not broadcast x
+        rewrite(i, "Affine", x, {static_cast<size_t>(mu)}, "x * a + b");
+        n.SetFloat("alpha", static_cast<float>(a));
+        n.SetFloat("beta", static_cast<float>(b));
+        break;
+      }
+      continue;
+    }
     // Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6)  ->  HardSwish
     if (n.op_type == "Div") {
       double six;
@@ -437,9 +553,9 @@ Status EliminateDeadCode(Graph& g, PassResult* r) {
 StatusOr<std::vector<PassResult>> RunDefaultPipeline(Graph& g) {
   std::vector<PassResult> results;
   using PassFn = Status (*)(Graph&, PassResult*);
-  const PassFn passes[] = {DecomposeOps, FoldConstants, RemoveIdentities, FoldBatchNormIntoConv, DecomposeBatchNorm,
-                           FuseElementwiseChains, FuseResidualAdd, FuseActivations, EliminateDeadCode,
-                           FoldConstants};
+  const PassFn passes[] = {DecomposeOps,       FoldConstants,      RemoveIdentities,      FoldBatchNormIntoConv,
+                           DecomposeBatchNorm, FoldAffineIntoConv, FuseElementwiseChains, FuseResidualAdd,
+                           FuseActivations,    EliminateDeadCode,  FoldConstants};
   for (PassFn fn : passes) {
     PassResult r;
     OAAXVK_RETURN_IF_ERROR(fn(g, &r));

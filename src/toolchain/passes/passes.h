@@ -29,12 +29,22 @@ Status FoldBatchNormIntoConv(Graph& g, PassResult* r);
 // Rewrites any remaining BatchNormalization into Mul + Add with constant
 // per-channel scale and shift.
 Status DecomposeBatchNorm(Graph& g, PassResult* r);
+// Folds Mul / Add by a constant that is a scalar or per output channel
+// (shape [K,1,1], [1,K,1,1], ...) into a producing Conv / ConvTranspose
+// (group 1) with constant float weights whose output has no other use, no
+// fused activation and no fused residual: Mul scales the weights of output
+// channel k and the bias, Add adds to the bias (a bias is created when
+// absent). Repeats until nothing changes, so Conv -> Mul -> Add chains (a
+// decomposed BatchNormalization after a ConvTranspose, PP-OCRv4's learnable
+// per-tensor affine layers) become one Conv.
+Status FoldAffineIntoConv(Graph& g, PassResult* r);
 // Elementwise-chain fusion: rewrites chains of elementwise nodes whose
 // intermediate values have one consumer into one unary node (one dispatch,
 // which FuseActivations may then fold into its producer):
 //   x * Sigmoid(x), x * Sigmoid(c * x)        -> Swish(alpha = 1 or c)
 //   x * HardSigmoid(x; 1/6, 0.5)              -> HardSwish
 //   Mul(x, Clip(Add(x, 3), 0, 6)) / 6         -> HardSwish
+//   Add(Mul(x, a), b), a and b scalar consts  -> Affine(alpha = a, beta = b)
 Status FuseElementwiseChains(Graph& g, PassResult* r);
 // Fuses Add(Conv(x), r) into the Conv (r is added in the Conv's epilogue,
 // before its activation) when the Conv output has no other use, the Conv has

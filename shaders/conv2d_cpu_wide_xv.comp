@@ -1,0 +1,7 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// CPU-class Conv kernel (filter width KW = 5, 7 or > 7, input width W % 4 == 0: X read as RGBA32 texels); the body and its description are in
+// conv2d_cpu.glsl. binding_types "vvfsf".
+#define CONV_X_VEC4 1
+#define CONV_WIDE 1
+#include "conv2d_cpu.glsl"

@@ -1,0 +1,31 @@
+// Body of reduce_mean.comp and reduce_mean_cpu.comp (included after #version).
+// Mean over contiguous rows (GlobalAveragePool: ROWS = N*C, COLS = H*W).
+// One 64-wide workgroup per row; tree reduction in shared memory.
+layout(local_size_x = 64) in;
+#ifdef TEXEL_READS
+layout(set = 0, binding = 0) uniform samplerBuffer x_t;
+#define LOAD_X(i) texelFetch(x_t, int(i)).x
+// binding types "fs"
+#else
+layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
+#define LOAD_X(i) x[i]
+#endif
+layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
+layout(constant_id = 0) const uint ROWS = 1;
+layout(constant_id = 1) const uint COLS = 1;
+#include "common.glsl"
+shared float part[64];
+void main() {
+  uint row = linear_group();
+  if (row >= ROWS) return;  // uniform per workgroup
+  uint t = gl_LocalInvocationID.x;
+  float s = 0.0;
+  for (uint c = t; c < COLS; c += 64u) s += LOAD_X(row * COLS + c);
+  part[t] = s;
+  barrier();
+  for (uint w = 32u; w > 0u; w >>= 1u) {
+    if (t < w) part[t] += part[t + w];
+    barrier();
+  }
+  if (t == 0u) y[row] = part[0] / float(COLS);
+}

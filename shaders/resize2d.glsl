@@ -1,0 +1,129 @@
+// Body of resize2d.comp and resize2d_cpu.comp (included after #version).
+// ONNX Resize on the two innermost dimensions of X viewed as [PLANES, IH, IW]
+// (outer scales must be 1): nearest (with its rounding mode), linear
+// (bilinear) or cubic (bicubic with coefficient A, optionally excluding
+// taps outside the input). Coordinates per coordinate_transformation_mode,
+// with the scale factors SH/SW (given scales, or out/in when `sizes` were
+// given); like the ONNX reference, align_corners and tf_crop_and_resize use
+// the unrounded resized length (LEN_H/LEN_W). Taps beyond the border repeat
+// the edge (the reference's edge padding).
+layout(local_size_x = 256) in;
+#ifdef TEXEL_READS
+layout(set = 0, binding = 0) uniform samplerBuffer x_t;
+#define LOAD_X(i) texelFetch(x_t, int(i)).x
+// binding types "fs"
+#else
+layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
+#define LOAD_X(i) x[i]
+#endif
+layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
+layout(constant_id = 0) const uint PLANES = 1;
+layout(constant_id = 1) const uint IH = 1;
+layout(constant_id = 2) const uint IW = 1;
+layout(constant_id = 3) const uint OH = 1;
+layout(constant_id = 4) const uint OW = 1;
+layout(constant_id = 5) const float SH = 1.0;
+layout(constant_id = 6) const float SW = 1.0;
+// 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel,
+// 4 tf_half_pixel_for_nearest, 5 tf_crop_and_resize
+layout(constant_id = 7) const uint COORD = 0;
+layout(constant_id = 8) const uint MODE = 0;     // 0 nearest, 1 linear, 2 cubic
+// nearest: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
+layout(constant_id = 9) const uint NEAREST = 0;
+layout(constant_id = 10) const float CUBIC_A = -0.75;
+layout(constant_id = 11) const uint EXCLUDE_OUTSIDE = 0;
+// tf_crop_and_resize: the roi of the two resized axes (normalized) and the
+// value of outputs whose source coordinate falls outside the input.
+layout(constant_id = 12) const float ROI_H0 = 0.0;
+layout(constant_id = 13) const float ROI_H1 = 1.0;
+layout(constant_id = 14) const float ROI_W0 = 0.0;
+layout(constant_id = 15) const float ROI_W1 = 1.0;
+layout(constant_id = 16) const float EXTRAPOLATION = 0.0;
+// The resized lengths before rounding (scale * in with scales, the sizes
+// with sizes), as align_corners / tf_crop_and_resize use them.
+layout(constant_id = 17) const float LEN_H = 1.0;
+layout(constant_id = 18) const float LEN_W = 1.0;
+#include "common.glsl"
+
+float src_coord(float o, float scale, uint in_len, float out_len, float roi0, float roi1) {
+  if (COORD == 1u) return o / scale;
+  if (COORD == 2u) return out_len == 1.0 ? 0.0 : o * float(in_len - 1u) / (out_len - 1.0);
+  if (COORD == 3u) return out_len == 1.0 ? 0.0 : (o + 0.5) / scale - 0.5;
+  if (COORD == 4u) return (o + 0.5) / scale;
+  if (COORD == 5u) {
+    float span = (roi1 - roi0) * float(in_len - 1u);
+    return (out_len == 1.0 ? span / 2.0 : o * span / (out_len - 1.0)) + roi0 * float(in_len - 1u);
+  }
+  return (o + 0.5) / scale - 0.5;
+}
+
+int nearest_index(float c, uint len) {
+  float r;
+  if (NEAREST == 0u) r = (fract(c) == 0.5) ? floor(c) : round(c);
+  else if (NEAREST == 1u) r = (fract(c) == 0.5) ? ceil(c) : round(c);
+  else if (NEAREST == 2u) r = floor(c);
+  else r = ceil(c);
+  return clamp(int(r), 0, int(len) - 1);
+}
+
+// Cubic convolution weights of the taps floor(c)-1 .. floor(c)+2.
+vec4 cubic_weights(float c, uint len, out int first) {
+  float f = floor(c);
+  float t = c - f;
+  first = int(f) - 1;
+  const float A = CUBIC_A;
+  float s0 = t + 1.0, s1 = t, s2 = 1.0 - t, s3 = 2.0 - t;
+  vec4 w = vec4(((A * s0 - 5.0 * A) * s0 + 8.0 * A) * s0 - 4.0 * A,
+                ((A + 2.0) * s1 - (A + 3.0)) * s1 * s1 + 1.0,
+                ((A + 2.0) * s2 - (A + 3.0)) * s2 * s2 + 1.0,
+                ((A * s3 - 5.0 * A) * s3 + 8.0 * A) * s3 - 4.0 * A);
+  if (EXCLUDE_OUTSIDE != 0u) {
+    for (int k = 0; k < 4; ++k)
+      if (first + k < 0 || first + k >= int(len)) w[k] = 0.0;
+    w /= (w.x + w.y + w.z + w.w);
+  }
+  return w;
+}
+
+float at(uint base, int r, int c) {
+  return LOAD_X(base + uint(clamp(r, 0, int(IH) - 1)) * IW + uint(clamp(c, 0, int(IW) - 1)));
+}
+
+void main() {
+  uint i = linear_index_256();
+  if (i >= PLANES * OH * OW) return;
+  uint ox = i % OW;
+  uint oy = (i / OW) % OH;
+  uint p = i / (OW * OH);
+  float cy = src_coord(float(oy), SH, IH, LEN_H, ROI_H0, ROI_H1);
+  float cx = src_coord(float(ox), SW, IW, LEN_W, ROI_W0, ROI_W1);
+  uint base = p * IH * IW;
+  if (COORD == 5u && (cy < 0.0 || cy > float(IH - 1u) || cx < 0.0 || cx > float(IW - 1u))) {
+    y[i] = EXTRAPOLATION;
+    return;
+  }
+  if (MODE == 0u) {
+    y[i] = LOAD_X(base + uint(nearest_index(cy, IH)) * IW + uint(nearest_index(cx, IW)));
+    return;
+  }
+  if (MODE == 2u) {
+    int fy, fx;
+    vec4 wy = cubic_weights(cy, IH, fy);
+    vec4 wx = cubic_weights(cx, IW, fx);
+    float acc = 0.0;
+    for (int r = 0; r < 4; ++r) {
+      vec4 row = vec4(at(base, fy + r, fx), at(base, fy + r, fx + 1), at(base, fy + r, fx + 2), at(base, fy + r, fx + 3));
+      acc += wy[r] * dot(wx, row);
+    }
+    y[i] = acc;
+    return;
+  }
+  cy = clamp(cy, 0.0, float(IH - 1u));
+  cx = clamp(cx, 0.0, float(IW - 1u));
+  uint y0 = uint(floor(cy)), x0 = uint(floor(cx));
+  uint y1 = min(y0 + 1u, IH - 1u), x1 = min(x0 + 1u, IW - 1u);
+  float fy = cy - float(y0), fx = cx - float(x0);
+  float top = mix(LOAD_X(base + y0 * IW + x0), LOAD_X(base + y0 * IW + x1), fx);
+  float bot = mix(LOAD_X(base + y1 * IW + x0), LOAD_X(base + y1 * IW + x1), fx);
+  y[i] = mix(top, bot, fy);
+}
