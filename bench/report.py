@@ -364,7 +364,9 @@ def markdown(r, png="roofline.png"):
     L.extend(targets_section(r))
     L.append("## Device roofline (oaaxvk-roofline, GPU timestamps)\n")
     L.append("| figure | value |\n|---|---|")
-    L.append(f"| fp32 FMA rate | {_f(rf.get('fma_f32_gflops'))} GFLOP/s |")
+    L.append(f"| fp32 FMA rate (the FMA roofline: best fp32 FMA figure of the run) | {_f(rf.get('fma_f32_gflops'))} GFLOP/s"
+             + (f" ({rf['fma_f32_source']}; the roofline run's own: {_f(rf.get('fma_f32_gflops_roofline_run'))})"
+                if rf.get("fma_f32_source") else "") + " |")
     L.append(f"| fp16 FMA rate | {_f(rf.get('fma_f16_gflops')) if 'fma_f16_gflops' in rf else 'no shaderFloat16'} "
              + ("GFLOP/s |" if 'fma_f16_gflops' in rf else "|"))
     L.append(f"| copy bandwidth, compute shader (read + write; the copy roofline: best of the variants below) | "

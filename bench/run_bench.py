@@ -336,6 +336,15 @@ class Suite:
         g["probe_fma_f32_gflops"] = max(fma) if fma else None
         peak = self.results["roofline"].get("fma_f32_gflops")
         g["roofline_fma_f32_gflops"] = peak
+        # The FMA roofline is the best fp32 FMA rate measured in this run: on a
+        # shared machine one measurement can land in a slow moment, and a low
+        # denominator would overstate every kernel's and model's %.
+        if fma and (peak is None or max(fma) > peak):
+            rf = self.results["roofline"]
+            rf["fma_f32_gflops_roofline_run"] = peak
+            rf["fma_f32_gflops"] = peak = max(fma)
+            rf["fma_f32_source"] = "the GEMM probe run's fma_f32 (higher than the roofline run's)"
+            log(f"roofline: FMA roofline raised to the probe run's fma_f32, {peak:.1f} GFLOP/s")
         g["variants"] = []
         for b in stat:
             name = b.get("run_name", b["name"]).replace("/manual_time", "")
