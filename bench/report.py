@@ -183,6 +183,12 @@ def targets(r):
                        f"(`w_regs` − `no_loads`)" if ns else f"no probe load cost in this run ({_not_run(r, 'gemm_probe')})")
                     + ("; a 3×3 depthwise window loads each input up to 9 times where GB/s counts it once"
                        if any(n.startswith("dw") for n in low) else ""))
+        above = [n for n, p in got if p > 100.0]
+        if above:
+            note = "; ".join(x for x in [note, (
+                f"above 100%: {', '.join(above)} move(s) fewer bytes than the copy roofline's 2 × "
+                f"{r.get('suite', {}).get('copy_mib', 64)} MiB, so more of their traffic stays in the CPU's caches "
+                f"(lavapipe's \"device memory\" is host memory)")] if x)
         missing = [f"{n}: not measured ({_not_run(r, n)})" for n in mem if kpct(n) is None]
         row("depthwise and elementwise kernels ≥ 50% of the copy bandwidth",
             "; ".join(f"{n} {p:.1f}% of {bw:.2f} GB/s" for n, p in got), False if low else None if missing else True,
