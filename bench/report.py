@@ -34,7 +34,7 @@ def _mib(b):
 # workgroup-uniform operand, gemm_cpu's A) and L (the lane-varying one,
 # gemm_cpu's B) come from.
 PROBE_VARIANTS = {
-    "ssbo": ("SSBO vec4 (= gemm_cpu)", "SSBO vec4"), "w_scalar": ("SSBO scalar", "SSBO vec4"),
+    "ssbo": ("SSBO vec4 (gemm_cpu before texel bindings)", "SSBO vec4"), "w_scalar": ("SSBO scalar", "SSBO vec4"),
     "l_scalar": ("SSBO vec4", "SSBO scalar"), "ubo": ("UBO vec4", "SSBO vec4"),
     "shared": ("shared (filled once)", "SSBO vec4"), "w_regs": ("registers", "SSBO vec4"),
     "l_regs": ("SSBO vec4", "registers"), "ubo_l_regs": ("UBO vec4", "registers"),

@@ -222,7 +222,7 @@ class Targets(unittest.TestCase):
         self.assertIn("## Targets (issue 7)", md)
         self.assertIn("| host overhead per inference ≤ 2× ONNX Runtime's (one-node model) | — | — | not measured", md)
         self.assertIn("## GEMM load-path probe", md)
-        self.assertIn("| `ssbo` | SSBO vec4 (= gemm_cpu) | SSBO vec4 | 100.00 | 0.67 | 3.4% |", md)
+        self.assertIn("| `ssbo` | SSBO vec4 (gemm_cpu before texel bindings) | SSBO vec4 | 100.00 | 0.67 | 3.4% |", md)
         self.assertIn("| `shared` | shared (filled once) | SSBO vec4 | failed: boom |", md)
         self.assertLess(md.index("## Targets"), md.index("## GEMM load-path probe"))
 
