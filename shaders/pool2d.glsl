@@ -3,13 +3,7 @@
 // Window rows [oh*SH - PH, +KH) clipped to the input; for average pooling with
 // COUNT_PAD the divisor counts padded cells up to H + PHE (W + PWE), as ONNX does.
 layout(local_size_x = 256) in;
-#ifdef TEXEL_READS
-layout(set = 0, binding = 0) uniform samplerBuffer x_t;  // binding types "fs"
-#define LOAD_X(i) texelFetch(x_t, int(i)).x
-#else
-layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
-#define LOAD_X(i) x[i]
-#endif
+#include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
 layout(constant_id = 0) const uint NC = 1;
 layout(constant_id = 1) const uint H = 1;

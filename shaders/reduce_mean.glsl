@@ -2,14 +2,7 @@
 // Mean over contiguous rows (GlobalAveragePool: ROWS = N*C, COLS = H*W).
 // One 64-wide workgroup per row; tree reduction in shared memory.
 layout(local_size_x = 64) in;
-#ifdef TEXEL_READS
-layout(set = 0, binding = 0) uniform samplerBuffer x_t;
-#define LOAD_X(i) texelFetch(x_t, int(i)).x
-// binding types "fs"
-#else
-layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
-#define LOAD_X(i) x[i]
-#endif
+#include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
 layout(constant_id = 0) const uint ROWS = 1;
 layout(constant_id = 1) const uint COLS = 1;

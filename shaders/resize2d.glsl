@@ -8,14 +8,7 @@
 // the unrounded resized length (LEN_H/LEN_W). Taps beyond the border repeat
 // the edge (the reference's edge padding).
 layout(local_size_x = 256) in;
-#ifdef TEXEL_READS
-layout(set = 0, binding = 0) uniform samplerBuffer x_t;
-#define LOAD_X(i) texelFetch(x_t, int(i)).x
-// binding types "fs"
-#else
-layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
-#define LOAD_X(i) x[i]
-#endif
+#include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
 layout(constant_id = 0) const uint PLANES = 1;
 layout(constant_id = 1) const uint IH = 1;

@@ -1,13 +1,7 @@
 // Body of unary.comp and unary_cpu.comp (included after #version).
 // Standalone activation: Y[i] = act(X[i]).
 layout(local_size_x = 256) in;
-#ifdef TEXEL_READS
-layout(set = 0, binding = 0) uniform samplerBuffer x_t;  // binding types "fs"
-#define LOAD_X(i) texelFetch(x_t, int(i)).x
-#else
-layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
-#define LOAD_X(i) x[i]
-#endif
+#include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
 layout(constant_id = 0) const uint N = 1;
 layout(constant_id = 1) const uint ACT = 0;
