@@ -282,8 +282,13 @@ def targets(r):
             f"{yn(f.get('shader_float16'))}, subgroups of {f.get('subgroup_size', '?')} "
             f"({', '.join(f.get('subgroup_operations') or []) or 'no operations'}), VK_KHR_cooperative_matrix "
             f"{yn(f.get('cooperative_matrix'))}", False,
-            "no fp16-storage, subgroup or cooperative-matrix kernel variant exists: the only device-specific "
-            "variant is the CPU-class kernel table (chosen at load time on CPU devices), so none of these is used")
+            "no fp16-storage, subgroup or cooperative-matrix kernel variant exists yet: the device-specific "
+            "variants are the CPU-class kernel table (chosen at load time on CPU devices) and, per row, its "
+            "texel-buffer kernels where the device's texel limits allow (feature texel_bindings)"
+            + (f". On this device fp16 arithmetic runs at {rf16:.1f} vs {rf32:.1f} GFLOP/s fp32 (same run), and "
+               "its loads cost per instruction rather than per byte (GEMM probe: R32 vs RGBA32 texels), so an "
+               "fp16 variant would help GPUs, not lavapipe" if (rf16 := r["roofline"].get("fma_f16_gflops"))
+               and (rf32 := r["roofline"].get("fma_f32_gflops")) else ""))
     else:
         row("device-specific variants chosen at load time (fp16 storage, subgroups, cooperative matrix)", "—", False,
             "what the device exposes was not measured in this run (" + f.get("error", "no vulkaninfo query")
