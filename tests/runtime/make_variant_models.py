@@ -39,6 +39,35 @@ def conv_ref(x, w, b, stride, pads, dil, group):
     return y
 
 
+def add_conv(init, nodes, output, name, xname, xin, wt, bs, k, stride, pads, dil, group, act=None, res=False):
+    """Appends Conv `name` on graph value `xname` (NumPy value `xin`) with
+    weights `wt` and bias `bs` (None: no bias), an optional fused residual Add
+    of its input and an optional activation ("relu", "clip", "sigmoid"), and
+    registers output y_<name> with its NumPy reference."""
+    ins = [xname, init(name + "_w", wt)] + ([init(name + "_b", bs)] if bs is not None else [])
+    conv_out = name + "_c" if (act or res) else "y_" + name
+    nodes.append(helper.make_node("Conv", ins, [conv_out], name=name, kernel_shape=list(k), strides=list(stride),
+                                  pads=list(pads), dilations=list(dil), group=group))
+    ref = conv_ref(xin, wt, bs, stride, pads, dil, group)
+    last = conv_out
+    if res:
+        out = name + "_a" if act else "y_" + name
+        nodes.append(helper.make_node("Add", [last, xname], [out], name=name + "_add"))
+        ref, last = ref + xin, out
+    if act == "relu":
+        nodes.append(helper.make_node("Relu", [last], ["y_" + name], name=name + "_relu"))
+        ref = np.maximum(ref, 0)
+    elif act == "clip":
+        nodes.append(helper.make_node("Clip", [last, init(name + "_lo", np.array(0, np.float32)),
+                                               init(name + "_hi", np.array(6, np.float32))], ["y_" + name],
+                                      name=name + "_clip"))
+        ref = np.clip(ref, 0, 6)
+    elif act == "sigmoid":
+        nodes.append(helper.make_node("Sigmoid", [last], ["y_" + name], name=name + "_sig"))
+        ref = 1 / (1 + np.exp(-ref))
+    output("y_" + name, ref)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(os.path.join(out, "in"), exist_ok=True)
@@ -200,25 +229,7 @@ def gemm_depthwise_cases(init, nodes, output, x, x2):
         cch = xin.shape[1]
         wt = f32(cch, 1, *k)
         bs = f32(cch) if bias else None
-        ins = [xname, init(name + "_w", wt)] + ([init(name + "_b", bs)] if bias else [])
-        conv_out = name + "_c" if (act or res) else "y_" + name
-        nodes.append(helper.make_node("Conv", ins, [conv_out], name=name, kernel_shape=list(k), strides=list(stride),
-                                      pads=list(pads), dilations=list(dil), group=cch))
-        ref = conv_ref(xin, wt, bs, stride, pads, dil, cch)
-        last = conv_out
-        if res:
-            out = name + "_a" if act else "y_" + name
-            nodes.append(helper.make_node("Add", [last, xname], [out], name=name + "_add"))
-            ref, last = ref + xin, out
-        if act == "relu":
-            nodes.append(helper.make_node("Relu", [last], ["y_" + name], name=name + "_relu"))
-            ref = np.maximum(ref, 0)
-        elif act == "clip":
-            nodes.append(helper.make_node("Clip", [last, init(name + "_lo", np.array(0, np.float32)),
-                                                   init(name + "_hi", np.array(6, np.float32))], ["y_" + name],
-                                          name=name + "_clip"))
-            ref = np.clip(ref, 0, 6)
-        output("y_" + name, ref)
+        add_conv(init, nodes, output, name, xname, xin, wt, bs, k, stride, pads, dil, cch, act, res)
 
     dw("dw3x3_vec4", x2, "x2", (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), act="relu")  # OW = 8: vec4 stores
     dw("dw3x3_s2", x, "x", (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), act="clip")  # stride-2 window, OW = 7
@@ -267,28 +278,7 @@ def conv_cases(init, nodes, output):
         xin = xs[xname]
         wt = f32(m, xin.shape[1] // group, *k)
         bs = f32(m) if bias else None
-        ins = [xname, init(name + "_w", wt)] + ([init(name + "_b", bs)] if bias else [])
-        conv_out = name + "_c" if (act or res) else "y_" + name
-        nodes.append(helper.make_node("Conv", ins, [conv_out], name=name, kernel_shape=list(k), strides=list(stride),
-                                      pads=list(pads), dilations=list(dil), group=group))
-        ref = conv_ref(xin, wt, bs, stride, pads, dil, group)
-        last = conv_out
-        if res:
-            out = name + "_a" if act else "y_" + name
-            nodes.append(helper.make_node("Add", [last, xname], [out], name=name + "_add"))
-            ref, last = ref + xin, out
-        if act == "relu":
-            nodes.append(helper.make_node("Relu", [last], ["y_" + name], name=name + "_relu"))
-            ref = np.maximum(ref, 0)
-        elif act == "clip":
-            nodes.append(helper.make_node("Clip", [last, init(name + "_lo", np.array(0, np.float32)),
-                                                   init(name + "_hi", np.array(6, np.float32))], ["y_" + name],
-                                          name=name + "_clip"))
-            ref = np.clip(ref, 0, 6)
-        elif act == "sigmoid":
-            nodes.append(helper.make_node("Sigmoid", [last], ["y_" + name], name=name + "_sig"))
-            ref = 1 / (1 + np.exp(-ref))
-        output("y_" + name, ref)
+        add_conv(init, nodes, output, name, xname, xin, wt, bs, k, stride, pads, dil, group, act, res)
 
     # conv2d_cpu_pw: residual + Clip; group 2 with 6 channels per group.
     conv("c_pw_res", "c_a", 16, (1, 1), act="clip", res=True)

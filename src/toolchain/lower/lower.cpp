@@ -39,17 +39,15 @@ constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
 // kernels.cpp.
 constexpr int64_t kConvCpuBlock = 8, kGemmCpuBlock = 8, kCpuLocalSize = 64;
 
-// Sets `d`'s CPU variant: `kernel` with d's spec values on a grid of
-// (ceil(rows / block), ceil(cols / (kCpuLocalSize * block)), z).
-// Leaves d without a variant when a group count would exceed 65535 (the
-// default kernel then runs on CPU-class devices too).
-bool SetCpuVariant(Dispatch* d, const char* kernel, int64_t block, int64_t rows, int64_t cols, int64_t z) {
-  int64_t gx = (rows + block - 1) / block, gy = (cols + kCpuLocalSize * block - 1) / (kCpuLocalSize * block);
-  if (gx > 65535 || gy > 65535 || z > 65535) return false;
+// Sets `d`'s CPU variant: `kernel` with d's spec values on the grid
+// (gx, gy, gz). Leaves d without a variant when a group count exceeds 65535
+// (the default kernel then runs on CPU-class devices too).
+bool SetCpuVariant(Dispatch* d, const char* kernel, int64_t gx, int64_t gy, int64_t gz) {
+  if (gx > 65535 || gy > 65535 || gz > 65535) return false;
   d->cpu_kernel = kernel;
   d->cpu_groups[0] = static_cast<uint32_t>(gx);
   d->cpu_groups[1] = static_cast<uint32_t>(gy);
-  d->cpu_groups[2] = static_cast<uint32_t>(z);
+  d->cpu_groups[2] = static_cast<uint32_t>(gz);
   d->cpu_spec = d->spec;
   return true;
 }
@@ -128,10 +126,9 @@ class Lowerer {
       if (!d.cpu_kernel.empty()) continue;
       for (const char* k : kTexelTwinKernels) {
         if (d.kernel != k) continue;
-        d.cpu_kernel = d.kernel + "_cpu";
-        std::copy(d.groups, d.groups + 3, d.cpu_groups);
-        d.cpu_spec = d.spec;
-        p_.features.insert("kernel_variants");
+        if (SetCpuVariant(&d, (d.kernel + "_cpu").c_str(), d.groups[0], d.groups[1], d.groups[2]))
+          p_.features.insert("kernel_variants");
+        break;
       }
     }
   }
@@ -346,8 +343,9 @@ class Lowerer {
                       pd[0] == 0 && pd[1] == 0 && n.GetInt("group", 1) == 1 && ys[2] == xs[2] * ws[2] &&
                       ys[3] == xs[3] * ws[3];
     std::string cpu;
-    if (tap4 && SetCpuVariant(&d, "conv_transpose2d_tap4_cpu", 4, ys[1], xs[0] * xs[2] * xs[3], 1)) {
-      std::swap(d.cpu_groups[0], d.cpu_groups[1]);  // x: positions, y: channel blocks
+    // Grid: x over input positions (4 per invocation, 64 lanes), y over blocks of 4 output channels.
+    if (tap4 && SetCpuVariant(&d, "conv_transpose2d_tap4_cpu", (xs[0] * xs[2] * xs[3] + 255) / 256,
+                              (ys[1] + 3) / 4, 1)) {
       p_.features.insert("kernel_variants");
       cpu = " [cpu: conv_transpose2d_tap4_cpu]";
     }
@@ -586,11 +584,11 @@ class Lowerer {
     Grid1D((N + 255) / 256, d.groups);
     // CPU-class variant: four elements per invocation (vec4 texel fetch and
     // vec4 store), same spec constants.
-    d.cpu_kernel = "unary_vec4_cpu";
-    d.cpu_spec = d.spec;
-    Grid1D((N + 1023) / 1024, d.cpu_groups);
-    p_.features.insert("kernel_variants");
-    Emit(n, d, n.op_type + " [cpu: unary_vec4_cpu]");
+    uint32_t g[3];
+    Grid1D((N + 1023) / 1024, g);
+    const bool cpu = SetCpuVariant(&d, "unary_vec4_cpu", g[0], g[1], g[2]);
+    if (cpu) p_.features.insert("kernel_variants");
+    Emit(n, d, n.op_type + (cpu ? " [cpu: unary_vec4_cpu]" : ""));
     return Status::Ok();
   }
 
@@ -759,13 +757,7 @@ class Lowerer {
   static bool SetLinearCpuVariant(Dispatch* d, const std::string& kernel, int64_t items, int64_t z) {
     uint32_t g[3];
     Grid1D(static_cast<uint64_t>((items + kCpuLocalSize - 1) / kCpuLocalSize), g);
-    if (g[1] > 65535 || z > 65535) return false;
-    d->cpu_kernel = kernel;
-    d->cpu_groups[0] = g[0];
-    d->cpu_groups[1] = g[1];
-    d->cpu_groups[2] = static_cast<uint32_t>(z);
-    d->cpu_spec = d->spec;
-    return true;
+    return SetCpuVariant(d, kernel.c_str(), g[0], g[1], z);
   }
 
   Status Pool(const Node& n) {
