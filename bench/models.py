@@ -49,6 +49,20 @@ def _relu_model(name, shape):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
 
 
+def _softmax_model(name, shape, axis):
+    node = helper.make_node("Softmax", ["x"], ["y"], name=name, axis=axis)
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def _gap_model(name, shape):
+    node = helper.make_node("GlobalAveragePool", ["x"], ["y"], name=name)
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape[:2] + [1, 1])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
 # name -> (builder, kind, description); kind "compute" is judged against the FMA
 # roofline, "memory" against the copy bandwidth.
 KERNELS = {
@@ -63,7 +77,16 @@ KERNELS = {
     "matmul_1024": (lambda n: _matmul_model(n, 1024, 1024, 1024), "compute", "MatMul 1024x1024 @ 1024x1024"),
     "matmul_256": (lambda n: _matmul_model(n, 256, 256, 256), "compute", "MatMul 256x256 @ 256x256"),
     "relu_4M": (lambda n: _relu_model(n, [1, 64, 256, 256]), "memory", "Relu over 1x64x256x256 (4 Mi floats)"),
+    "softmax_1024x1000": (lambda n: _softmax_model(n, [1024, 1000], 1), "memory",
+                          "Softmax over the last axis of 1024x1000 (classifier logits)"),
+    "gap_2048x7x7": (lambda n: _gap_model(n, [8, 2048, 7, 7]), "memory",
+                     "GlobalAveragePool 8x2048x7x7 (ResNet-50 head, batch 8)"),
 }
+# The kernels on which the device-specific variants (docs/bundle-format.md,
+# feature device_variants) are compared, table by table, in one run: the
+# fp16-weight GEMMs (Conv, MatMul with a constant B) and the subgroup
+# reductions (Softmax, GlobalAveragePool).
+VARIANT_KERNELS = ["conv3x3_56x56x64-64", "matmul_1024", "softmax_1024x1000", "gap_2048x7x7"]
 QUICK_KERNELS = ["conv3x3_56x56x64-64", "dwconv3x3_112x112x96", "matmul_256"]
 
 

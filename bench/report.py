@@ -274,26 +274,39 @@ def targets(r):
             "not measured in this run: " + h.get("error", "the host-overhead part did not run (--only)"))
 
     f = r["machine"].get("device_features", {})
-    if f and "error" not in f:
-        def yn(x):
-            return "?" if x is None else ("yes" if x else "no")
-        row("device-specific variants chosen at load time (fp16 storage, subgroups, cooperative matrix)",
-            f"device exposes: storageBuffer16BitAccess {yn(f.get('storage_buffer_16bit_access'))}, shaderFloat16 "
-            f"{yn(f.get('shader_float16'))}, subgroups of {f.get('subgroup_size', '?')} "
-            f"({', '.join(f.get('subgroup_operations') or []) or 'no operations'}), VK_KHR_cooperative_matrix "
-            f"{yn(f.get('cooperative_matrix'))}", False,
-            "no fp16-storage, subgroup or cooperative-matrix kernel variant exists yet: the device-specific "
-            "variants are the CPU-class kernel table (chosen at load time on CPU devices) and, per row, its "
-            "texel-buffer kernels where the device's texel limits allow (feature texel_bindings)"
-            + (f". On this device fp16 arithmetic runs at {rf16:.1f} vs {rf32:.1f} GFLOP/s fp32 (same run), and "
-               "its loads cost per instruction rather than per byte (GEMM probe: R32 vs RGBA32 texels), so an "
-               "fp16 variant would help GPUs, not lavapipe" if (rf16 := r["roofline"].get("fma_f16_gflops"))
+    dv = [e for e in r.get("device_variants", {}).get("rows", []) if "error" not in e]
+
+    def yn(x):
+        return "?" if x is None else ("yes" if x else "no")
+    exposes = ("device exposes: storageBuffer16BitAccess " + yn(f.get("storage_buffer_16bit_access"))
+               + f", subgroups of {f.get('subgroup_size', '?')} ("
+               + (", ".join(f.get("subgroup_operations") or []) or "no operations") + ")") if f and "error" not in f \
+        else "what the device exposes was not measured (" + f.get("error", "no vulkaninfo query") + ")"
+    if dv:
+        ran = all(e.get("gpu", {}).get("table") == "gpu" for e in dv)
+        parts = [f"{e['name']} {_f(e['gpu'].get('speedup_vs_default'), '{:.2f}×')}" for e in dv]
+        diffs = [f"{e['name']} {e['gpu']['max_rel_diff_vs_default']:.2g}" for e in dv
+                 if e["gpu"].get("max_rel_diff_vs_default") is not None]
+        row("fp16 storage (fp32 accumulation) and subgroup variants chosen at load time from the bundle",
+            f"{exposes}; gpu table vs default table, GPU time: " + ", ".join(parts)
+            + "; output rel. diff vs default: " + ", ".join(diffs), ran,
+            "the runtime picks program.dispatch.gpu rows by the device's capabilities (rows whose capability is "
+            "missing keep the default kernel; SwiftShader has no 16-bit storage); `auto` runs them on GPU-class "
+            "devices, while on this CPU-class device it runs the CPU table, which is faster here (section "
+            "\"Device-specific variants\")" + (f". fp16 arithmetic runs at {rf16:.1f} vs {rf32:.1f} GFLOP/s fp32 "
+               "on this device (same run) and loads cost per instruction, not per byte, so fp16 storage saves "
+               "bandwidth on GPUs, not time on lavapipe" if (rf16 := r["roofline"].get("fma_f16_gflops"))
                and (rf32 := r["roofline"].get("fma_f32_gflops")) else ""))
     else:
-        row("device-specific variants chosen at load time (fp16 storage, subgroups, cooperative matrix)", "—", False,
-            "what the device exposes was not measured in this run (" + f.get("error", "no vulkaninfo query")
-            + "); no fp16-storage, subgroup or cooperative-matrix kernel variant exists: the only device-specific "
-            "variant is the CPU-class kernel table")
+        row("fp16 storage (fp32 accumulation) and subgroup variants chosen at load time from the bundle", exposes,
+            None, "not measured in this run: the device-variant part did not run or failed")
+    g = f.get("glslang_cooperative_matrix")
+    row("VK_KHR_cooperative_matrix GEMM variant", "VK_KHR_cooperative_matrix exposed by the device: "
+        + yn(f.get("cooperative_matrix")), False,
+        "no such variant: " + (f"the shader compiler cannot express it ({g}); " if g else "")
+        + "the Vulkan headers in use (" + (f.get("vulkan_headers") or "?") + ") predate the extension "
+        "(VK_KHR_cooperative_matrix arrived in 1.3.255), and no device here exposes it, so nothing could run "
+        "or test such a kernel")
     if dev.get("vendor_id") == 0x10DE:
         row("the suite on an NVIDIA GPU beside PyTorch (cuDNN)", f"this run is on {_device(r)}", None,
             "not measured in this run: the PyTorch (cuDNN) side is not part of the suite")
@@ -345,6 +358,40 @@ def probe_section(r):
     if g.get("error"):
         L.append(f"\nThe probe run reported: {g['error']}")
     L.append(f"\nReading: {probe_cause(r)}.\n")
+    return L
+
+
+def device_variants_section(r):
+    """The device-specific variant tables (feature device_variants) side by
+    side: time in dispatches under kernel_variant = default / gpu / cpu."""
+    rows = r.get("device_variants", {}).get("rows", [])
+    if not rows:
+        return []
+    L = ["## Device-specific variants: the three dispatch tables side by side\n",
+         "Runtime argument `kernel_variant` = `default` (portable kernels: tiled shared-memory GEMMs, shared-memory "
+         "reductions), `gpu` with `fp16_weights=1` (the GPU table: fp16-weight GEMMs where the device has storageBuffer16BitAccess, "
+         "subgroup reductions where it has subgroupArithmetic; other rows as default) and `cpu` (the CPU-class "
+         "table, what `auto` runs on this device). GPU ms = sum of the dispatches' timestamps, median over the "
+         "timed frames (models: one inference). Rel. diff = max |y − y_default| / (1 + |y_default|) over the "
+         "outputs: the gpu table's difference is the fp16 rounding of the weights (bound and tests: "
+         "docs/bundle-format.md, \"Device-specific variants\").\n",
+         "| kernel / model | default GPU ms | gpu GPU ms (× default) | cpu GPU ms (× default) | gpu rel. diff | "
+         "cpu rel. diff | the runtime's log for gpu |", "|---|---|---|---|---|---|---|"]
+    for e in rows:
+        if "error" in e:
+            L.append(f"| {e['name']} | failed: {e['error']} ||||||")
+            continue
+
+        def ms(t):
+            x = e.get(t, {})
+            v = _f(x["gpu_us"] / 1000 if x.get("gpu_us") else None, "{:.2f}")
+            return v + (f" ({x['speedup_vs_default']:.2f}×)" if x.get("speedup_vs_default") else "")
+        g = e.get("gpu", {})
+        note = (f"{g.get('table', '?')} table" + (f": {g['note']}" if g.get("note") else "")).replace("|", "/")
+        L.append(f"| {e['name']} | {ms('default')} | {ms('gpu')} | {ms('cpu')} | "
+                 f"{_f(g.get('max_rel_diff_vs_default'), '{:.2g}')} | "
+                 f"{_f(e.get('cpu', {}).get('max_rel_diff_vs_default'), '{:.2g}')} | {note} |")
+    L.append("")
     return L
 
 
@@ -462,6 +509,7 @@ def markdown(r, png="roofline.png"):
                  f"{_f(_mib(e.get('arena_bytes')), '{:.2f}')} | {_f(_mib(e.get('arena_bytes_no_reuse')), '{:.2f}')} | "
                  f"{_f(ratio, '{:.2f}')} | {_f(e.get('gpu_ms_in_dispatches'))} |")
     L.append("")
+    L.extend(device_variants_section(r))
     h = r["host_overhead"]
     L.append("## Host overhead (16-element Relu, depth 1)\n")
     if "error" in h:

@@ -75,10 +75,11 @@ class Suite:
             self.env["VK_ICD_FILENAMES"] = os.path.join(ROOT, "third_party", "swiftshader", "vk_swiftshader_icd.json")
         self.cores = os.cpu_count() or 1
         self.t0 = time.time()
+        self.model_bundles = {}  # model name -> (bundle, inputs dir), for device_variants
         self.results = {"suite": {"quick": a.quick, "swiftshader": a.swiftshader, "seconds_per_figure": a.seconds,
                                   "only": sorted(a.only)},
                         "machine": {}, "roofline": {}, "kernels": [], "models": [], "host_overhead": {},
-                        "notes": []}
+                        "device_variants": {}, "notes": []}
 
     # ---- helpers ----
     def tool(self, name):
@@ -140,12 +141,19 @@ class Suite:
                 "weights_bytes": plan.get("Weights bytes"), "barriers": plan.get("Barriers"),
                 "pipelines": plan.get("Distinct pipelines"), "bundle": os.path.join(out_dir, "model.oinf")}
 
-    def oaax_run(self, bundle, inputs, iterations, depth, warmup, profile=False, timeout=900):
+    def oaax_run(self, bundle, inputs, iterations, depth, warmup, profile=False, timeout=900, kernel_variant=None,
+                 outputs=None):
         cmd = [self.tool("oaax-run"), "--model", bundle, "--inputs", inputs, "--iterations", str(iterations),
                "--depth", str(depth), "--warmup", str(warmup), "--json", "--quiet",
                # One frame slot per inference in flight: depth 1 runs with
                # frames_in_flight=1, so depth 2 vs 1 is the frames_in_flight gain.
                "--arg", f"frames_in_flight={depth}"]
+        if kernel_variant:
+            cmd += ["--arg", f"kernel_variant={kernel_variant}"]
+            if kernel_variant == "gpu":
+                cmd += ["--arg", "fp16_weights=1"]  # the gpu table with its fp16-weight rows (opt-in)
+        if outputs:
+            cmd += ["--outputs", outputs]
         logf = None
         if profile:
             logf = bundle + f".profile.{int(time.time() * 1000)}.log"
@@ -158,6 +166,10 @@ class Suite:
                     m = re.search(r"profile frame #(\d+): (\d+) dispatches, ([\d.]+) us in dispatches", line)
                     if m:
                         frames[int(m.group(1))] = (int(m.group(2)), float(m.group(3)))
+                    m = re.search(r"running the (\w+) kernel variants on '[^']*'(.*)$", line)
+                    if m:
+                        r["variant_table"] = m.group(1)
+                        r["variant_note"] = m.group(2).strip().strip("()")
             os.remove(logf)
             # The highest-numbered frames are the timed ones (load warm-up and
             # --warmup frames come first).
@@ -288,6 +300,23 @@ class Suite:
         feat["subgroup_operations"] = [o.strip().replace("SUBGROUP_FEATURE_", "").replace("_BIT", "").lower()
                                        for o in m.group(1).splitlines()] if m else []
         feat["cooperative_matrix"] = bool(re.search(r"^\s*VK_KHR_cooperative_matrix\b", sec, flags=re.M))
+        # Whether this machine's shader compiler and Vulkan headers can build a
+        # cooperative-matrix kernel at all (the cause recorded when none exists).
+        src = os.path.join(self.work, "coopmat_check.comp")
+        with open(src, "w") as fh:
+            fh.write("#version 450\n#extension GL_KHR_cooperative_matrix : require\n"
+                     "layout(local_size_x = 32) in;\nvoid main() {}\n")
+        p = subprocess.run(["glslangValidator", "-V", "--target-env", "vulkan1.1", "-o", src + ".spv", src],
+                           capture_output=True, text=True)
+        ver = subprocess.run(["glslangValidator", "--version"], capture_output=True, text=True).stdout
+        m = re.search(r"Glslang Version: (\S+)", ver)
+        err = next((x.strip() for x in p.stdout.splitlines() if "ERROR" in x), "")
+        feat["glslang_cooperative_matrix"] = ("compiles" if p.returncode == 0 else
+                                              f"glslang {m.group(1) if m else '?'}: {err}")
+        hdr = "/usr/include/vulkan/vulkan_core.h"
+        if os.path.exists(hdr):
+            m = re.search(r"#define VK_HEADER_VERSION (\d+)", open(hdr).read())
+            feat["vulkan_headers"] = f"Vulkan headers 1.3.{m.group(1)}" if m else None
         return feat
 
     def gemm_probe(self):
@@ -534,6 +563,7 @@ class Suite:
                 entry["host_overhead_ms_mean"] = r1["host_overhead_ms"]["mean"]
                 entry["throughput"] = {"1": r1["throughput_per_s"]}
                 entry["_bundle"], entry["_inputs"] = conv["bundle"], inputs
+                self.model_bundles[name] = (conv["bundle"], inputs)
                 p50 = entry["latency_ms"]["p50"]
                 entry["speedup_vs_ort_latency"] = o["latency_ms"]["p50"] / p50
                 if entry["flops"] and peak:
@@ -599,6 +629,80 @@ class Suite:
             h["error"] = str(e)
             log(f"host overhead: FAILED {e}")
 
+    @staticmethod
+    def _max_rel_diff(a_dir, b_dir):
+        """max |a - b| / (1 + |a|) over every float32 output of two
+        `oaax-run --outputs` directories."""
+        import numpy as np
+        a_man = {o["name"]: o for o in json.load(open(os.path.join(a_dir, "manifest.json")))}
+        worst = 0.0
+        for o in json.load(open(os.path.join(b_dir, "manifest.json"))):
+            x = np.fromfile(os.path.join(a_dir, a_man[o["name"]]["file"]), dtype=np.float32)
+            y = np.fromfile(os.path.join(b_dir, o["file"]), dtype=np.float32)
+            worst = max(worst, float(np.max(np.abs(x - y) / (1 + np.abs(x)))) if x.size else 0.0)
+        return worst
+
+    def device_variants(self):
+        """Issue 7's device-specific variants (docs/bundle-format.md, feature
+        device_variants), table by table in one run: every kernel of
+        models.VARIANT_KERNELS and MobileNetV2 under kernel_variant = default
+        (portable kernels), gpu with fp16_weights=1 (fp16-weight GEMMs and
+        subgroup reductions where the device has the capability) and cpu (the CPU-class table): time in
+        dispatches, the table the runtime reports, and the largest relative
+        output difference to the default table (the fp16 weights' rounding)."""
+        dv = self.results["device_variants"]
+        tables = ("default", "gpu", "cpu")
+        names = [n for n in models.VARIANT_KERNELS if not self.a.only or n in self.a.only]
+        if self.a.quick:
+            names = names[:1]
+        todo = [(n, os.path.join(self.work, "kernels", n), None) for n in names]
+        if not self.a.quick and (not self.a.only or "mobilenet_v2" in self.a.only):
+            m = self.model_bundles.get("mobilenet_v2")
+            if m:
+                todo.append(("mobilenet_v2", os.path.dirname(m[0]), m))
+        for name, d, model in todo:
+            entry = {"name": name}
+            dv.setdefault("rows", []).append(entry)
+            try:
+                if model:
+                    bundle, inputs = model
+                else:
+                    path = os.path.join(d, "model.onnx")
+                    bundle = os.path.join(d, "out", "model.oinf")
+                    inputs = os.path.join(d, "inputs")
+                    if not os.path.exists(bundle):
+                        os.makedirs(d, exist_ok=True)
+                        models.make_kernel_model(name, path)
+                        inputs = self.write_inputs(path, None, inputs)
+                        self.convert(path, os.path.join(d, "out"))
+                for t in tables:
+                    if self.a.budget - (time.time() - self.t0) < 20:
+                        raise Failure(f"skipped: the suite's time budget ({self.a.budget:.0f} s) is spent")
+                    out = os.path.join(d, "variant-" + t)
+                    r = self.oaax_run(bundle, inputs, 1, 1, 0, profile=True, kernel_variant=t, outputs=out,
+                                      timeout=1800)
+                    lat = r["latency_ms"]["p50"]
+                    if not model and lat < 2000:
+                        n = self.iters(lat, 3, 50)
+                        r2 = self.oaax_run(bundle, inputs, n, 1, 1, profile=True, kernel_variant=t)
+                        r["gpu_us"], n1 = r2["gpu_us"], n
+                    else:
+                        n1 = 1
+                    entry[t] = {"gpu_us": r["gpu_us"], "iterations": n1, "table": r.get("variant_table"),
+                                "note": r.get("variant_note", "")}
+                    if t != "default":
+                        entry[t]["max_rel_diff_vs_default"] = self._max_rel_diff(os.path.join(d, "variant-default"),
+                                                                                 out)
+                base = entry["default"]["gpu_us"]
+                for t in ("gpu", "cpu"):
+                    if base and entry[t]["gpu_us"]:
+                        entry[t]["speedup_vs_default"] = base / entry[t]["gpu_us"]
+                log(f"device variants {name}: " + ", ".join(
+                    f"{t} {entry[t]['gpu_us'] / 1000:.2f} ms" for t in tables if entry[t].get("gpu_us")))
+            except (Failure, OSError, KeyError, ValueError) as e:
+                entry["error"] = str(e)
+                log(f"device variants {name}: FAILED {e}")
+
     def go(self):
         self.machine()
         self.roofline()
@@ -611,6 +715,7 @@ class Suite:
         if not self.a.only or "host_overhead" in self.a.only:
             self.host_overhead()
         self.models()
+        self.device_variants()
         self.results["machine"]["load_average_end"] = list(os.getloadavg())
         self.results["suite"]["wall_s"] = time.time() - self.t0
         import report

@@ -137,7 +137,12 @@ def _probe_results():
              "barriers": 50, "arena_bytes": 110, "peak_live_bytes": 100, "throughput": {"1": 10.0, "2": 12.0},
              "ort": {"latency_ms": {"p50": 50.0}, "throughput": {}}},
             {"name": "ppocr_cls", "error": "skipped: the suite's time budget (1380 s) is spent"}],
-        "host_overhead": {"error": "oaax-run timed out after 900 s"}}
+        "host_overhead": {"error": "oaax-run timed out after 900 s"},
+        "device_variants": {"rows": [
+            {"name": "matmul_1024", "default": {"gpu_us": 2000.0}, "cpu": {"gpu_us": 500.0, "speedup_vs_default": 4.0},
+             "gpu": {"gpu_us": 2500.0, "speedup_vs_default": 0.8, "table": "gpu", "note": "",
+                     "max_rel_diff_vs_default": 3e-4}},
+            {"name": "softmax", "error": "oaax-run exit 1: y"}]}}
 
 
 class Targets(unittest.TestCase):
@@ -185,9 +190,17 @@ class Targets(unittest.TestCase):
         self.assertIn("resnet50: not measured (depth 2 not measured: ~599 s", t["frames_in_flight"]["note"])
         self.assertIsNone(t["host"]["met"])
         self.assertIn("not measured in this run: oaax-run timed out", t["host"]["note"])
-        self.assertIs(t["device-specific"]["met"], False)
-        self.assertIn("storageBuffer16BitAccess yes", t["device-specific"]["measured"])
-        self.assertIn("VK_KHR_cooperative_matrix no", t["device-specific"]["measured"])
+        self.assertIs(t["fp16"]["met"], True)  # the gpu table ran; the failed softmax row is left out
+        self.assertIn("storageBuffer16BitAccess yes", t["fp16"]["measured"])
+        self.assertIn("matmul_1024 0.80×", t["fp16"]["measured"])
+        self.assertIn("matmul_1024 0.0003", t["fp16"]["measured"])
+        self.assertIs(t["VK_KHR_cooperative_matrix"]["met"], False)
+        self.assertIn("exposed by the device: no", t["VK_KHR_cooperative_matrix"]["measured"])
+        self.r["device_variants"]["rows"][0]["gpu"]["table"] = "default"  # the runtime fell back everywhere
+        self.assertIs({row["target"].split(" ")[0]: row for row in report.targets(self.r)}["fp16"]["met"], False)
+        md = report.markdown(self.r)
+        self.assertIn("| matmul_1024 | 2.00 | 2.50 (0.80×) | 0.50 (4.00×) | 0.0003 |", md)
+        self.assertIn("| softmax | failed: oaax-run exit 1: y |", md)
 
     def test_host_overhead_cause_prices_the_submission(self):
         h = {"oaax_round_trip_us_p50": 100.0, "ort_run_us_p50": 10.0, "oaax_host_us_mean": 0.5}

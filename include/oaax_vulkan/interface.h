@@ -83,10 +83,14 @@ int runtime_initialization(void);
  *                      microseconds (kernel, group counts, ONNX op), the 15 slowest dispatches
  *                      and per-kernel totals; needs timestampValidBits > 0 on the compute queue
  *                      (otherwise a warning and no profile); default "0" (nothing recorded)
- *   kernel_variant     "auto" (default), "gpu" or "cpu": for bundles carrying CPU-class kernel
- *                      variants (feature kernel_variants, docs/bundle-format.md), which dispatch
- *                      table runs; auto = the CPU table on VK_PHYSICAL_DEVICE_TYPE_CPU devices
- *                      (lavapipe, SwiftShader), the GPU table elsewhere; ignored otherwise
+ *   kernel_variant     "auto" (default), "default", "gpu" or "cpu": for bundles carrying kernel
+ *                      variants (features kernel_variants and device_variants,
+ *                      docs/bundle-format.md), which dispatch table runs; auto = the CPU table on
+ *                      VK_PHYSICAL_DEVICE_TYPE_CPU devices (lavapipe, SwiftShader), the GPU table
+ *                      (fp16 weights, subgroup operations) elsewhere; default = program.dispatch
+ *                      only; gpu / cpu = that table on any device. A row whose kernel needs a
+ *                      capability the device lacks keeps its default row; ignored for bundles
+ *                      without variants
  * A malformed value of a known key is an error. Returns 0 on success. */
 int runtime_initialization_with_args(int length, const char** keys, const void** values);
 

@@ -265,6 +265,17 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kArena], r.Unsigned("arena.bytes", UINT64_MAX));
   OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kInputs], r.Unsigned("io.inputs_bytes", UINT64_MAX));
   OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kOutputs], r.Unsigned("io.outputs_bytes", UINT64_MAX));
+  // Feature device_variants: the fp16 weight copies (buffer kind 4). Without
+  // the feature the tensor is not read and kind 4 has no bytes.
+  const bool device_variants = b.features.count("device_variants") != 0;
+  if (device_variants) {
+    if (!f.FindTensor("weights_f16"))
+      return r.Error("feature device_variants is required but tensor 'weights_f16' is missing");
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* w16, r.DataTensor("weights_f16", ValueType::kU8, 1));
+    b.weights_f16 = w16->data.data;
+    b.weights_f16_bytes = w16->data.size;
+    b.buffer_bytes[kWeightsF16] = w16->data.size;
+  }
 
   // ---- I/O ----
   OAAXVK_RETURN_IF_ERROR(ParseIo(r, "input", b.buffer_bytes[kInputs], b.features, &b.inputs));
@@ -290,6 +301,23 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
         return r.Error(StrFormat("metadata '%sbinding_types' ('%s') has texel-buffer bindings but bundle.features "
                                  "does not list 'texel_bindings'", p.c_str(), types.c_str()));
       k.binding_types = types;
+    }
+    // Feature device_variants: capability names joined by '-'.
+    if (f.FindMetadata(p + "requires")) {
+      OAAXVK_ASSIGN_OR_RETURN(std::string caps, r.String(p + "requires"));
+      if (!device_variants)
+        return r.Error(StrFormat("metadata '%srequires' ('%s') is present but bundle.features does not list "
+                                 "'device_variants'", p.c_str(), caps.c_str()));
+      for (size_t pos = 0;;) {
+        const size_t end = caps.find('-', pos);
+        std::string name = caps.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        if (name.empty())
+          return r.Error(StrFormat("metadata '%srequires' is '%s': an empty capability name (names are joined by "
+                                   "'-')", p.c_str(), caps.c_str()));
+        k.required_capabilities.push_back(std::move(name));
+        if (end == std::string::npos) break;
+        pos = end + 1;
+      }
     }
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, r.DataTensor(p + "spirv", ValueType::kU32, 1));
     k.spirv = reinterpret_cast<const uint32_t*>(t->data.data);  // 8-byte aligned by the reader
@@ -334,9 +362,12 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
     bd.offset = Load<uint64_t>(tb->data.data, 3 * i + 1);
     bd.size = Load<uint64_t>(tb->data.data, 3 * i + 2);
     const unsigned long long row = static_cast<unsigned long long>(i);
-    if (kind >= kBufferKinds) return r.Error(StrFormat("program.bindings row %llu: buffer_kind %llu is not 0-3", row,
+    if (kind >= kBufferKinds) return r.Error(StrFormat("program.bindings row %llu: buffer_kind %llu is not 0-4", row,
                                                        static_cast<unsigned long long>(kind)));
     bd.kind = static_cast<uint32_t>(kind);
+    if (bd.kind == kWeightsF16 && !device_variants)
+      return r.Error(StrFormat("program.bindings row %llu: buffer_kind 4 (weights_f16) but bundle.features does not "
+                               "list 'device_variants'", row));
     if (bd.offset % kBindingAlignment != 0)
       return r.Error(StrFormat("program.bindings row %llu: offset %llu is not a multiple of %llu", row,
                                static_cast<unsigned long long>(bd.offset),
@@ -353,8 +384,8 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   b.spec.resize(ts->numel);
   if (ts->numel) memcpy(b.spec.data(), ts->data.data, ts->numel * 4);
 
-  // One row of program.dispatch (or of program.dispatch.cpu: `table`);
-  // messages start "<tname> <row>:".
+  // One row of program.dispatch (or of program.dispatch.cpu / .gpu:
+  // `table`); messages start "<tname> <row>:".
   auto parse_row = [&](const Tensor* table, const char* tname, uint64_t i, Dispatch* out) -> Status {
     Dispatch d;
     uint32_t row[8];
@@ -390,9 +421,21 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
     *out = d;
     return Status::Ok();
   };
+  // Only program.dispatch.gpu rows may bind the fp16 weight copies (kind 4).
+  auto reject_f16_bindings = [&](const char* tname, uint64_t i, const Dispatch& d) -> Status {
+    for (uint32_t k = 0; k < d.n_bindings; ++k) {
+      const Binding& bd = b.bindings[d.first_binding + k];
+      if (bd.kind == kWeightsF16)
+        return r.Error(StrFormat("%s %llu: binding %u (program.bindings row %u) is in weights_f16 (buffer kind 4), "
+                                 "which only program.dispatch.gpu rows may bind", tname,
+                                 static_cast<unsigned long long>(i), k, d.first_binding + k));
+    }
+    return Status::Ok();
+  };
   for (uint64_t i = 0; i < nd; ++i) {
     Dispatch d;
     OAAXVK_RETURN_IF_ERROR(parse_row(td, "dispatch", i, &d));
+    OAAXVK_RETURN_IF_ERROR(reject_f16_bindings("dispatch", i, d));
     b.dispatches.push_back(d);
   }
   // Feature kernel_variants: the CPU-class table, with the same bindings row
@@ -415,7 +458,44 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
                                  "[%u, +%u); kernel variants must share their bindings",
                                  static_cast<unsigned long long>(i), d.first_binding, d.n_bindings, g.first_binding,
                                  g.n_bindings));
+      OAAXVK_RETURN_IF_ERROR(reject_f16_bindings("program.dispatch.cpu row", i, d));
       b.cpu_dispatches.push_back(d);
+    }
+  }
+  // Feature device_variants: the GPU-class table. Row by row, the same number
+  // of bindings, each the same range as the default row's or, for a weights
+  // range, a range of the fp16 copies: the memory plan and barriers hold.
+  if (device_variants) {
+    if (!f.FindTensor("program.dispatch.gpu"))
+      return r.Error("feature device_variants is required but tensor 'program.dispatch.gpu' is missing");
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* tgpu, r.DataTensor("program.dispatch.gpu", ValueType::kU32, 2));
+    if (tgpu->dims[0] != nd || tgpu->dims[1] != 8)
+      return r.Error(StrFormat("tensor 'program.dispatch.gpu' must be u32[%llu, 8] like program.dispatch, is "
+                               "[%llu, %llu]", static_cast<unsigned long long>(nd),
+                               static_cast<unsigned long long>(tgpu->dims[0]),
+                               static_cast<unsigned long long>(tgpu->dims[1])));
+    for (uint64_t i = 0; i < nd; ++i) {
+      Dispatch d;
+      OAAXVK_RETURN_IF_ERROR(parse_row(tgpu, "program.dispatch.gpu row", i, &d));
+      const Dispatch& g = b.dispatches[i];
+      const unsigned long long row = static_cast<unsigned long long>(i);
+      if (d.n_bindings != g.n_bindings)
+        return r.Error(StrFormat("program.dispatch.gpu row %llu has %u bindings but program.dispatch row %llu has %u; "
+                                 "device variants must bind the same ranges", row, d.n_bindings, row, g.n_bindings));
+      for (uint32_t k = 0; k < d.n_bindings; ++k) {
+        const Binding& gb = b.bindings[d.first_binding + k];
+        const Binding& db = b.bindings[g.first_binding + k];
+        const bool same = gb.kind == db.kind && gb.offset == db.offset && gb.size == db.size;
+        const bool f16_copy = db.kind == kWeights && gb.kind == kWeightsF16;
+        if (!same && !f16_copy)
+          return r.Error(StrFormat(
+              "program.dispatch.gpu row %llu binding %u is buffer kind %u bytes [%llu, +%llu) but program.dispatch "
+              "row %llu binding %u is buffer kind %u bytes [%llu, +%llu); a device variant binds the same range, or "
+              "weights_f16 (kind 4) where the default row binds weights (kind 0)",
+              row, k, gb.kind, static_cast<unsigned long long>(gb.offset), static_cast<unsigned long long>(gb.size),
+              row, k, db.kind, static_cast<unsigned long long>(db.offset), static_cast<unsigned long long>(db.size)));
+      }
+      b.gpu_dispatches.push_back(d);
     }
   }
   return b;
@@ -423,9 +503,29 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
 
 StatusOr<KernelVariant> ParseKernelVariant(const std::string& value) {
   if (value == "auto") return KernelVariant::kAuto;
+  if (value == "default") return KernelVariant::kDefault;
   if (value == "gpu") return KernelVariant::kGpu;
   if (value == "cpu") return KernelVariant::kCpu;
-  return InvalidArgument("runtime argument kernel_variant is '" + value + "' (expected auto, gpu or cpu)");
+  return InvalidArgument("runtime argument kernel_variant is '" + value + "' (expected auto, default, gpu or cpu)");
+}
+
+std::vector<std::string> MissingCapabilities(const Kernel& kernel, const DeviceLimits& limits) {
+  std::vector<std::string> missing;
+  for (const std::string& c : kernel.required_capabilities)
+    if (!limits.capabilities.count(c) || !kKnownCapabilities.count(c)) missing.push_back(c);
+  return missing;
+}
+
+bool RowBindsKind(const Bundle& b, const Dispatch& d, uint32_t kind) {
+  for (uint32_t k = 0; k < d.n_bindings; ++k)
+    if (b.bindings[d.first_binding + k].kind == kind) return true;
+  return false;
+}
+
+bool DispatchesBindKind(const Bundle& b, uint32_t kind) {
+  for (const Dispatch& d : b.dispatches)
+    if (RowBindsKind(b, d, kind)) return true;
+  return false;
 }
 
 uint64_t TexelViewBytes(char type, uint64_t size) {
@@ -450,24 +550,50 @@ bool TexelBindingsFit(const Bundle& b, const Dispatch& d, const DeviceLimits& l)
   return texel_bindings <= l.max_sampled_images_per_stage;
 }
 
-const char* SelectKernelVariant(Bundle* b, KernelVariant choice, bool device_is_cpu, const DeviceLimits& limits,
-                                size_t* kept_default) {
-  if (kept_default) *kept_default = 0;
-  const bool cpu = choice == KernelVariant::kCpu || (choice == KernelVariant::kAuto && device_is_cpu);
-  if (!cpu || b->cpu_dispatches.empty()) return "gpu";
-  for (size_t i = 0; i < b->dispatches.size(); ++i) {
-    if (!TexelBindingsFit(*b, b->cpu_dispatches[i], limits)) {
-      if (kept_default) ++*kept_default;
+VariantSelection SelectKernelVariant(Bundle* b, KernelVariant choice, bool device_is_cpu,
+                                     const DeviceLimits& limits, bool allow_fp16_weights) {
+  VariantSelection sel;
+  const bool has_cpu = b->features.count("kernel_variants") != 0;
+  const bool has_gpu = b->features.count("device_variants") != 0;
+  sel.bundle_has_variants = has_cpu || has_gpu;
+  const bool want_cpu = choice == KernelVariant::kCpu || (choice == KernelVariant::kAuto && device_is_cpu);
+  const bool want_gpu = choice == KernelVariant::kGpu || (choice == KernelVariant::kAuto && !device_is_cpu);
+  const std::vector<Dispatch>* table = nullptr;
+  if (want_cpu && has_cpu) {
+    table = &b->cpu_dispatches;
+    sel.table = "cpu";
+  } else if (want_gpu && has_gpu) {
+    table = &b->gpu_dispatches;
+    sel.table = "gpu";
+  }
+  for (size_t i = 0; table && i < b->dispatches.size(); ++i) {
+    const Dispatch& v = (*table)[i];
+    const std::vector<std::string> missing = MissingCapabilities(b->kernels[v.kernel], limits);
+    if (!missing.empty()) {
+      ++sel.kept_capability;
+      for (const std::string& c : missing) {
+        ++sel.missing_capabilities[c];
+        if (!kKnownCapabilities.count(c)) sel.unknown_capabilities.insert(c);
+      }
+      continue;
+    }
+    if (!TexelBindingsFit(*b, v, limits)) {
+      ++sel.kept_texel;
+      continue;
+    }
+    if (!allow_fp16_weights && RowBindsKind(*b, v, kWeightsF16)) {
+      ++sel.kept_fp16_off;
       continue;
     }
     const bool barrier = b->dispatches[i].barrier;
     const uint32_t op = b->dispatches[i].op;
-    b->dispatches[i] = b->cpu_dispatches[i];
+    b->dispatches[i] = v;
     b->dispatches[i].barrier = barrier;
     b->dispatches[i].op = op;
   }
   b->cpu_dispatches.clear();
-  return "cpu";
+  b->gpu_dispatches.clear();
+  return sel;
 }
 
 Status CheckDeviceLimits(const Bundle& b, const DeviceLimits& l) {
@@ -513,6 +639,14 @@ Status CheckDeviceLimits(const Bundle& b, const DeviceLimits& l) {
       return Unimplemented(StrFormat("bundle '%s': kernel %u needs %u storage buffers but device '%s' allows %u "
                                      "(maxPerStageDescriptorStorageBuffers)", b.path.c_str(), d.kernel, storage,
                                      l.device_name.c_str(), l.max_storage_buffers_per_stage));
+    const std::vector<std::string> missing = MissingCapabilities(b.kernels[d.kernel], l);
+    if (!missing.empty()) {
+      std::string names;
+      for (const std::string& c : missing) names += (names.empty() ? "" : ", ") + c;
+      return Unimplemented(StrFormat("bundle '%s': dispatch %zu (kernel '%s') requires %s, which device '%s' lacks",
+                                     b.path.c_str(), i, b.kernels[d.kernel].name.c_str(), names.c_str(),
+                                     l.device_name.c_str()));
+    }
     if (!TexelBindingsFit(b, d, l))
       return Unimplemented(StrFormat("bundle '%s': dispatch %zu (kernel '%s', binding types '%s') has a texel-buffer "
                                      "binding device '%s' cannot view (maxTexelBufferElements %u, "

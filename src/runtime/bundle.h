@@ -5,6 +5,7 @@
 #define OAAXVK_RUNTIME_BUNDLE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -20,7 +21,8 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 // Optional features a bundle may require (`bundle.features`, a space-separated
 // list; docs/bundle-format.md "Required features"). A bundle requiring a
 // feature not listed here is rejected at load, naming it.
-inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "kernel_variants", "texel_bindings"};
+inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "device_variants", "kernel_variants",
+                                                     "texel_bindings"};
 // kKnownFeatures as "a, b" ("none" when empty), for messages.
 inline std::string KnownFeatureList() {
   std::string s;
@@ -29,8 +31,17 @@ inline std::string KnownFeatureList() {
 }
 inline constexpr uint64_t kBindingAlignment = 256;
 
-enum BufferKind : uint32_t { kWeights = 0, kArena = 1, kInputs = 2, kOutputs = 3 };
-inline constexpr uint32_t kBufferKinds = 4;
+// `buffer_kind` of program.bindings (docs/bundle-format.md "Buffers").
+// kWeightsF16 (tensor `weights_f16`, feature device_variants) holds binary16
+// copies of weight tensors and is bound only by program.dispatch.gpu rows.
+enum BufferKind : uint32_t { kWeights = 0, kArena = 1, kInputs = 2, kOutputs = 3, kWeightsF16 = 4 };
+inline constexpr uint32_t kBufferKinds = 5;
+
+// Device capabilities a kernel may require (`kernel.<j>.requires`, feature
+// device_variants; docs/bundle-format.md "Device-specific variants"), as the
+// Vulkan feature / property names they stand for. A required name not listed
+// here counts as missing on every device.
+inline const std::set<std::string> kKnownCapabilities = {"storageBuffer16BitAccess", "subgroupArithmetic"};
 
 // Name of an OAAX tensor_data_type ("FLOAT", ...; "unknown" for undefined values).
 // Its element size is oaaxvk::TensorElementSize (oaax_vulkan/tensors_util.h).
@@ -61,6 +72,11 @@ struct Kernel {
   // uniform texel buffer viewed as R32_UINT.
   // Always `bindings` letters after parsing (all 's' when the entry is absent).
   std::string binding_types;
+  // Feature device_variants (`kernel.<j>.requires`, names joined by '-'): the
+  // device capabilities a row using this kernel needs, in bundle order; empty
+  // when the entry is absent. Names outside kKnownCapabilities are kept (they
+  // count as missing when a row is selected).
+  std::vector<std::string> required_capabilities;
 };
 
 // Bytes a texel-buffer view of binding type `type` ('v', 'f' or 'u') covers
@@ -106,6 +122,9 @@ struct DeviceLimits {
   uint32_t max_texel_buffer_elements = 0;           // maxTexelBufferElements
   uint64_t min_texel_buffer_offset_alignment = 1;   // minTexelBufferOffsetAlignment (bytes)
   uint32_t max_sampled_images_per_stage = 0;        // maxPerStageDescriptorSampledImages
+  // Feature device_variants: the capabilities of kKnownCapabilities the device
+  // has (VkContext::capabilities()).
+  std::set<std::string> capabilities;
   std::string device_name;
 };
 
@@ -117,7 +136,11 @@ struct Bundle {
   std::set<std::string> features;  // `bundle.features`, each one in kKnownFeatures
   const uint8_t* weights = nullptr;
   uint64_t weights_bytes = 0;
-  uint64_t buffer_bytes[kBufferKinds] = {0, 0, 0, 0};  // by BufferKind
+  // Feature device_variants: tensor `weights_f16` (buffer kind 4), pointing
+  // into the mapped file; nullptr / 0 without the feature.
+  const uint8_t* weights_f16 = nullptr;
+  uint64_t weights_f16_bytes = 0;
+  uint64_t buffer_bytes[kBufferKinds] = {0, 0, 0, 0, 0};  // by BufferKind
   std::vector<IoDesc> inputs, outputs;
   std::vector<Kernel> kernels;
   std::vector<Dispatch> dispatches;
@@ -125,6 +148,12 @@ struct Bundle {
   // (same bindings, barrier and op as `dispatches`), run instead of
   // `dispatches` on CPU-class devices (SelectKernelVariant). Empty otherwise.
   std::vector<Dispatch> cpu_dispatches;
+  // Feature device_variants: `program.dispatch.gpu`, one row per dispatch
+  // (same number of bindings, each the same range as in `dispatches` or a
+  // weights range moved to kWeightsF16; same barrier and op), run instead of
+  // `dispatches` on GPU-class devices when the device has every capability
+  // the row's kernel requires (SelectKernelVariant). Empty otherwise.
+  std::vector<Dispatch> gpu_dispatches;
   std::vector<Binding> bindings;
   std::vector<uint32_t> spec;
   std::vector<std::string> op_names;
@@ -139,20 +168,58 @@ StatusOr<Bundle> LoadBundle(const std::string& path);
 StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path);
 
 // Kernel variant choice (runtime argument kernel_variant): kAuto picks the
-// CPU table on VK_PHYSICAL_DEVICE_TYPE_CPU devices, kGpu always the default
-// table, kCpu the CPU table whenever the bundle has one.
-enum class KernelVariant { kAuto, kGpu, kCpu };
-// Parses "auto" | "gpu" | "cpu" (InvalidArgument naming the value otherwise).
+// CPU table (program.dispatch.cpu) on VK_PHYSICAL_DEVICE_TYPE_CPU devices and
+// the GPU table (program.dispatch.gpu) on every other device type, kDefault
+// always program.dispatch, kGpu / kCpu the GPU / CPU table on any device.
+// A table the bundle does not carry means program.dispatch.
+enum class KernelVariant { kAuto, kDefault, kGpu, kCpu };
+// Parses "auto" | "default" | "gpu" | "cpu" (InvalidArgument naming the value
+// and the accepted ones otherwise).
 StatusOr<KernelVariant> ParseKernelVariant(const std::string& value);
-// Replaces bundle->dispatches by bundle->cpu_dispatches when `choice` (and,
-// for kAuto, `device_is_cpu`) selects the CPU table and the bundle has one.
-// A CPU row whose kernel has a texel-buffer binding the device cannot view
-// (TexelBindingFits) keeps the default row: both rows bind the same ranges, so
-// the rows are interchangeable one by one. *kept_default (may be null)
-// receives the number of such rows. Returns the table in use: "gpu"
-// (default) or "cpu".
-const char* SelectKernelVariant(Bundle* bundle, KernelVariant choice, bool device_is_cpu, const DeviceLimits& limits,
-                                size_t* kept_default = nullptr);
+
+// What SelectKernelVariant chose, for the load log.
+struct VariantSelection {
+  // The table in use: "default" (program.dispatch), "gpu" or "cpu".
+  const char* table = "default";
+  // Whether the bundle carries any variant table (program.dispatch.cpu or
+  // program.dispatch.gpu): the executor logs the choice only then.
+  bool bundle_has_variants = false;
+  // Rows of the chosen table that kept their program.dispatch row, by reason:
+  // a texel-buffer binding the device cannot view (TexelBindingsFit), or a
+  // capability the row's kernel requires and the device lacks. A row lacking
+  // both counts once, under missing capabilities.
+  size_t kept_texel = 0;
+  size_t kept_capability = 0;
+  // Rows that read weights_f16 (buffer kind 4) while fp16 weights are not
+  // allowed (runtime argument fp16_weights=0, the default).
+  size_t kept_fp16_off = 0;
+  // Each capability that made a row keep its default row -> number of rows.
+  std::map<std::string, size_t> missing_capabilities;
+  // The capability names of kept rows that are not in kKnownCapabilities.
+  std::set<std::string> unknown_capabilities;
+  size_t kept_default() const { return kept_texel + kept_capability + kept_fp16_off; }
+};
+
+// Replaces the rows of bundle->dispatches by the rows of the table `choice`
+// selects (for kAuto, by `device_is_cpu`), when the bundle carries it. A row
+// keeps its program.dispatch row when its kernel requires a capability not in
+// limits.capabilities or has a texel-buffer binding the device cannot view
+// (TexelBindingsFit), or, unless `allow_fp16_weights` (runtime argument
+// fp16_weights=1), when it binds weights_f16 (buffer kind 4: binary16 weight
+// copies, which change the results within the fp16 bound of
+// docs/bundle-format.md "Device-specific variants"): the rows bind the same
+// ranges (or a weights range and its fp16 copy), so they are interchangeable
+// one by one. barrier and op stay those of program.dispatch. Clears
+// cpu_dispatches and gpu_dispatches.
+VariantSelection SelectKernelVariant(Bundle* bundle, KernelVariant choice, bool device_is_cpu,
+                                     const DeviceLimits& limits, bool allow_fp16_weights);
+// The capabilities in `kernel`.required_capabilities that `limits.capabilities`
+// lacks, in bundle order (empty: the device can run the kernel).
+std::vector<std::string> MissingCapabilities(const Kernel& kernel, const DeviceLimits& limits);
+// Whether dispatch row `d` binds buffer kind `kind`.
+bool RowBindsKind(const Bundle& bundle, const Dispatch& d, uint32_t kind);
+// Whether some row of bundle.dispatches binds buffer kind `kind`.
+bool DispatchesBindKind(const Bundle& bundle, uint32_t kind);
 // Whether every texel-buffer binding of dispatch `d` can be viewed on a
 // device with `limits`: offset a multiple of minTexelBufferOffsetAlignment,
 // TexelViewBytes / texel size <= maxTexelBufferElements, the view inside its
@@ -160,7 +227,10 @@ const char* SelectKernelVariant(Bundle* bundle, KernelVariant choice, bool devic
 // Rows without texel bindings always fit.
 bool TexelBindingsFit(const Bundle& bundle, const Dispatch& d, const DeviceLimits& limits);
 
-// Fails naming the limit, the bundle's need and the device's value.
+// Fails naming the limit, the bundle's need and the device's value. Covers
+// the declared device.* requirements and every row of bundle.dispatches (call
+// it after SelectKernelVariant): group counts, storage-buffer count, texel
+// views, and the capabilities each row's kernel requires.
 Status CheckDeviceLimits(const Bundle& bundle, const DeviceLimits& limits);
 
 }  // namespace oaaxvk::runtime

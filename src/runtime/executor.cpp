@@ -70,21 +70,45 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
   dl.max_texel_buffer_elements = lim.maxTexelBufferElements;
   dl.min_texel_buffer_offset_alignment = lim.minTexelBufferOffsetAlignment;
   dl.max_sampled_images_per_stage = lim.maxPerStageDescriptorSampledImages;
+  dl.capabilities = ctx->capabilities();
   dl.device_name = ctx->device_name();
-  // Feature kernel_variants: choose the dispatch table before anything is
-  // checked or created for it.
-  const bool has_variants = !bundle.cpu_dispatches.empty();
-  size_t kept_default = 0;
-  const char* table = SelectKernelVariant(&bundle, options.kernel_variant,
-                                          ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, dl, &kept_default);
-  if (has_variants)
-    Log(LogLevel::kInfo,
-        StrFormat("'%s': running the %s kernel variants on '%s'%s", bundle.path.c_str(), table, dl.device_name.c_str(),
-                  kept_default == 0 ? ""
-                                    : StrFormat(" (%zu of %zu rows keep the default kernel: a texel-buffer binding "
-                                                "exceeds maxTexelBufferElements = %u or its alignment)",
-                                                kept_default, bundle.dispatches.size(), dl.max_texel_buffer_elements)
-                                          .c_str()));
+  // Features kernel_variants / device_variants: choose the dispatch rows
+  // before anything is checked or created for them.
+  const VariantSelection sel = SelectKernelVariant(
+      &bundle, options.kernel_variant, ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, dl,
+      options.fp16_weights);
+  if (!sel.unknown_capabilities.empty()) {
+    std::string known;
+    for (const std::string& c : kKnownCapabilities) known += (known.empty() ? "" : ", ") + c;
+    for (const std::string& c : sel.unknown_capabilities)
+      Log(LogLevel::kWarn, StrFormat("'%s': kernels require capability '%s', which this runtime does not know (it "
+                                     "knows %s); their rows keep the default kernel",
+                                     bundle.path.c_str(), c.c_str(), known.c_str()));
+  }
+  if (sel.bundle_has_variants) {
+    std::string kept;
+    if (sel.kept_default() > 0) {
+      std::string reasons;
+      if (sel.kept_texel > 0)
+        reasons = StrFormat("%zu for a texel-buffer binding beyond maxTexelBufferElements = %u or its alignment",
+                            sel.kept_texel, dl.max_texel_buffer_elements);
+      if (sel.kept_capability > 0) {
+        std::string caps;
+        for (const auto& kv : sel.missing_capabilities)
+          caps += StrFormat("%s%s (%zu row%s)", caps.empty() ? "" : ", ", kv.first.c_str(), kv.second,
+                            kv.second == 1 ? "" : "s");
+        reasons += StrFormat("%s%zu for capabilities the device lacks: %s", reasons.empty() ? "" : "; ",
+                             sel.kept_capability, caps.c_str());
+      }
+      if (sel.kept_fp16_off > 0)
+        reasons += StrFormat("%s%zu for fp16 weights, which need the runtime argument fp16_weights=1",
+                             reasons.empty() ? "" : "; ", sel.kept_fp16_off);
+      kept = StrFormat(" (%zu of %zu rows keep the default kernel: %s)", sel.kept_default(), bundle.dispatches.size(),
+                       reasons.c_str());
+    }
+    Log(LogLevel::kInfo, StrFormat("'%s': running the %s kernel variants on '%s'%s", bundle.path.c_str(), sel.table,
+                                   dl.device_name.c_str(), kept.c_str()));
+  }
   OAAXVK_RETURN_IF_ERROR(CheckDeviceLimits(bundle, dl));
 
   std::unique_ptr<Executor> e(new Executor(ctx, std::move(bundle), options));
@@ -96,17 +120,21 @@ Status Executor::Init() {
   VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   cpi.queueFamilyIndex = ctx_->queue_family();
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateCommandPool(dev_, &cpi, nullptr, &cmd_pool_), "vkCreateCommandPool"));
-  OAAXVK_RETURN_IF_ERROR(UploadWeights());
+  OAAXVK_RETURN_IF_ERROR(UploadBuffer(bundle_.weights, bundle_.weights_bytes, &weights_, "weights"));
+  // Feature device_variants: the fp16 copies only when a chosen row reads them.
+  if (DispatchesBindKind(bundle_, kWeightsF16))
+    OAAXVK_RETURN_IF_ERROR(UploadBuffer(bundle_.weights_f16, bundle_.weights_f16_bytes, &weights_f16_, "weights_f16"));
   OAAXVK_RETURN_IF_ERROR(CreatePipelines());
   if (options_.profile) SetUpProfiling();
   OAAXVK_RETURN_IF_ERROR(CreateSlots());
   if (options_.warmup) OAAXVK_RETURN_IF_ERROR(WarmUp());
   Log(LogLevel::kInfo, StrFormat("loaded '%s' (model '%s', producer '%s'): %zu inputs, %zu outputs, %zu kernels, "
-                                 "%zu dispatches, %zu pipelines, %zu frame slots%s%s",
+                                 "%zu dispatches, %zu pipelines, %zu frame slots%s%s%s",
                                  bundle_.path.c_str(), bundle_.model_name.c_str(), bundle_.producer.c_str(),
                                  bundle_.inputs.size(), bundle_.outputs.size(), bundle_.kernels.size(),
                                  bundle_.dispatches.size(), pipelines_.size(), slots_.size(),
                                  !slots_.empty() && slots_[0].staged ? ", staged I/O" : "",
+                                 weights_f16_.buffer ? ", fp16 weight copies uploaded" : "",
                                  profiling_ ? ", profiling every dispatch" : ""));
   return Status::Ok();
 }
@@ -206,19 +234,20 @@ Status Executor::CreateIoBuffer(VkDeviceSize size, bool is_input, const char* wh
   return Status::Ok();
 }
 
-Status Executor::UploadWeights() {
-  const VkDeviceSize n = bundle_.weights_bytes;
+Status Executor::UploadBuffer(const uint8_t* bytes, VkDeviceSize n, Buffer* buffer, const char* what) {
+  const std::string buffer_what = StrFormat("%s buffer", what);
   OAAXVK_RETURN_IF_ERROR(CreateBuffer(n, kShaderBufferUsage | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
-                                      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, "weights buffer", &weights_));
+                                      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, buffer_what.c_str(), buffer));
   if (n == 0) return Status::Ok();
+  const std::string staging_what = StrFormat("%s staging buffer", what);
   Buffer staging;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   Status s = [&]() -> Status {
     OAAXVK_RETURN_IF_ERROR(CreateBuffer(n, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
-                                        true, "weights staging buffer", &staging));
-    memcpy(staging.mapped, bundle_.weights, n);
+                                        true, staging_what.c_str(), &staging));
+    memcpy(staging.mapped, bytes, n);
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = cmd_pool_;
     cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -228,7 +257,7 @@ Status Executor::UploadWeights() {
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer"));
     VkBufferCopy region{0, 0, n};
-    vkCmdCopyBuffer(cmd, staging.buffer, weights_.buffer, 1, &region);
+    vkCmdCopyBuffer(cmd, staging.buffer, buffer->buffer, 1, &region);
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
@@ -248,7 +277,7 @@ Status Executor::UploadWeights() {
   if (fence) vkDestroyFence(dev_, fence, nullptr);
   if (cmd) vkFreeCommandBuffers(dev_, cmd_pool_, 1, &cmd);
   DestroyBuffer(&staging);
-  return s.WithContext("uploading weights");
+  return s.WithContext(StrFormat("uploading %s", what));
 }
 
 Status Executor::CreatePipelines() {
@@ -273,14 +302,23 @@ Status Executor::CreatePipelines() {
     }
     OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkCreatePipelineCache"));
   }
+  // Shader modules only for the kernels of the chosen rows: the bundle also
+  // carries the other tables' kernels, whose SPIR-V may declare capabilities
+  // the device lacks or did not enable (StorageBuffer16BitAccess on a device
+  // without it), which a module must not be created from.
+  std::vector<bool> used(bundle_.kernels.size(), false);
+  for (const Dispatch& d : bundle_.dispatches) used[d.kernel] = true;
   for (size_t j = 0; j < bundle_.kernels.size(); ++j) {
     const Kernel& k = bundle_.kernels[j];
     const std::string what = StrFormat("kernel %zu ('%s')", j, k.name.c_str());
-    VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    smi.codeSize = k.spirv_words * 4;
-    smi.pCode = k.spirv;
-    VkShaderModule sm;
-    OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateShaderModule(dev_, &smi, nullptr, &sm), "vkCreateShaderModule").WithContext(what));
+    VkShaderModule sm = VK_NULL_HANDLE;
+    if (used[j]) {
+      VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+      smi.codeSize = k.spirv_words * 4;
+      smi.pCode = k.spirv;
+      OAAXVK_RETURN_IF_ERROR(
+          VkCheck(vkCreateShaderModule(dev_, &smi, nullptr, &sm), "vkCreateShaderModule").WithContext(what));
+    }
     modules_.push_back(sm);
     std::vector<VkDescriptorSetLayoutBinding> lb(k.bindings);
     for (uint32_t b = 0; b < k.bindings; ++b) {
@@ -391,7 +429,9 @@ Status Executor::CreateSlots() {
       dai.descriptorSetCount = static_cast<uint32_t>(nd);
       dai.pSetLayouts = layouts.data();
       OAAXVK_RETURN_IF_ERROR(VkCheck(vkAllocateDescriptorSets(dev_, &dai, s.sets.data()), "vkAllocateDescriptorSets").WithContext(ctx));
-      const VkBuffer by_kind[kBufferKinds] = {weights_.buffer, s.arena.buffer, s.in.buffer, s.out.buffer};
+      // weights_f16_ is null unless a chosen row binds kind 4 (then it exists).
+      const VkBuffer by_kind[kBufferKinds] = {weights_.buffer, s.arena.buffer, s.in.buffer, s.out.buffer,
+                                              weights_f16_.buffer};
       std::vector<VkDescriptorBufferInfo> infos;
       std::vector<VkWriteDescriptorSet> writes;
       infos.reserve(bundle_.bindings.size() + 1);
@@ -888,6 +928,7 @@ Executor::~Executor() {
   for (VkDescriptorSetLayout l : set_layouts_) vkDestroyDescriptorSetLayout(dev_, l, nullptr);
   for (VkShaderModule m : modules_) vkDestroyShaderModule(dev_, m, nullptr);
   DestroyBuffer(&weights_);
+  DestroyBuffer(&weights_f16_);
 }
 
 }  // namespace oaaxvk::runtime

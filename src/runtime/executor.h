@@ -38,16 +38,26 @@ struct ExecutorOptions {
   // dispatch (one VkQueryPool per frame slot), logged at info level when each
   // frame completes. Off: no query pool, nothing extra recorded.
   bool profile = false;
-  // Which dispatch table of a bundle with feature kernel_variants runs
-  // (runtime argument kernel_variant=auto|gpu|cpu): auto = the CPU-class
-  // kernels on VK_PHYSICAL_DEVICE_TYPE_CPU devices (lavapipe, SwiftShader),
-  // the default kernels elsewhere. Bundles without variants ignore it.
+  // Which dispatch table of a bundle with features kernel_variants /
+  // device_variants runs (runtime argument kernel_variant=auto|default|gpu|cpu;
+  // SelectKernelVariant): auto = the CPU-class table on
+  // VK_PHYSICAL_DEVICE_TYPE_CPU devices (lavapipe, SwiftShader) and the
+  // GPU-class table elsewhere, each row falling back to program.dispatch when
+  // the device lacks what it needs. Bundles without variants ignore it.
   KernelVariant kernel_variant = KernelVariant::kAuto;
+  // Runtime argument fp16_weights=1: rows of the chosen table that read
+  // binary16 weight copies (weights_f16, feature device_variants) may run;
+  // off by default, so results stay fp32 unless the host opts in (those rows
+  // then keep their program.dispatch row).
+  bool fp16_weights = false;
 };
 
 class Executor {
  public:
-  // Checks the device limits, then allocates and records everything.
+  // Chooses the dispatch rows (options.kernel_variant, the device type and
+  // capabilities; logged at info level when the bundle has variants, with a
+  // warning per unknown capability), checks the device limits for them, then
+  // allocates and records everything.
   static StatusOr<std::unique_ptr<Executor>> Create(VkContext* ctx, Bundle bundle, const ExecutorOptions& options);
   ~Executor();
   Executor(const Executor&) = delete;
@@ -92,7 +102,10 @@ class Executor {
                       VkMemoryPropertyFlags preferred, bool map, const char* what, Buffer* out);
   Status CreateIoBuffer(VkDeviceSize size, bool is_input, const char* what, Slot* slot);
   void DestroyBuffer(Buffer* b);
-  Status UploadWeights();
+  // Creates the device-local `*buffer` of `n` bytes and copies `bytes` into
+  // it through a staging buffer (one submit, waited for); `what` names the
+  // buffer in errors ("weights", "weights_f16").
+  Status UploadBuffer(const uint8_t* bytes, VkDeviceSize n, Buffer* buffer, const char* what);
   Status CreatePipelines();
   Status CreateSlots();
   Status RecordSlot(Slot* slot);
@@ -121,6 +134,8 @@ class Executor {
   ExecutorOptions options_;
 
   Buffer weights_;
+  Buffer weights_f16_;  // kind 4 (feature device_variants): only when a chosen row binds it
+  // By kernel index; VK_NULL_HANDLE for kernels no chosen row uses.
   std::vector<VkShaderModule> modules_;
   std::vector<VkDescriptorSetLayout> set_layouts_;
   std::vector<VkPipelineLayout> pipeline_layouts_;

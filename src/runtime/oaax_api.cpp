@@ -95,7 +95,7 @@ Status Initialize(int length, const char** keys, const void** values) {
     const bool is_known = known("log_level") || known("log_file") || known("device") || known("frames_in_flight") ||
                           known("receive_timeout_ms") || known("validation") || known("pipeline_cache") ||
                           known("load_warmup") || known("force_staging") || known("profile") ||
-                          known("kernel_variant");
+                          known("kernel_variant") || known("fp16_weights");
     if (!is_known) continue;  // spec 4.2: unknown keys are ignored
     if (!value) return InvalidArgument(StrFormat("value of argument '%s' is NULL", key));
     if (known("log_level")) {
@@ -120,6 +120,8 @@ Status Initialize(int length, const char** keys, const void** values) {
       OAAXVK_ASSIGN_OR_RETURN(eopts.profile, ParseBool(key, value));
     } else if (known("kernel_variant")) {
       OAAXVK_ASSIGN_OR_RETURN(eopts.kernel_variant, ParseKernelVariant(value));
+    } else if (known("fp16_weights")) {
+      OAAXVK_ASSIGN_OR_RETURN(eopts.fp16_weights, ParseBool(key, value));
     } else if (known("force_staging")) {  // undocumented test knob
       OAAXVK_ASSIGN_OR_RETURN(eopts.force_staging, ParseBool(key, value));
     }

@@ -241,6 +241,12 @@ Status VkContext::Init(const ContextOptions& options) {
   }
   physical_ = devices[chosen];
   properties_ = props[chosen];
+  // Subgroup properties (Vulkan 1.1 core, chained into the properties2 query).
+  subgroup_ = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  p2.pNext = &subgroup_;
+  vkGetPhysicalDeviceProperties2(physical_, &p2);
+  subgroup_.pNext = nullptr;
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
   HasComputeQueue(physical_, &queue_family_);
 
@@ -276,8 +282,33 @@ Status VkContext::Init(const ContextOptions& options) {
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice")
                              .WithContext(StrFormat("device '%s'", properties_.deviceName)));
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
-  Log(LogLevel::kInfo, StrFormat("using Vulkan device '%s' (queue family %u, robustBufferAccess %s)",
-                                 properties_.deviceName, queue_family_, robust_buffer_access_ ? "on" : "off"));
+
+  // ---- capabilities (bundle feature device_variants) ----
+  if (storage_16bit_) capabilities_.insert("storageBuffer16BitAccess");
+  const VkSubgroupFeatureFlags arithmetic = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  if ((subgroup_.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+      (subgroup_.supportedOperations & arithmetic) == arithmetic)
+    capabilities_.insert("subgroupArithmetic");
+  std::string caps;
+  for (const std::string& c : capabilities_) caps += (caps.empty() ? "" : " ") + c;
+  Log(LogLevel::kInfo, StrFormat("using Vulkan device '%s' (queue family %u, robustBufferAccess %s, capabilities: %s)",
+                                 properties_.deviceName, queue_family_, robust_buffer_access_ ? "on" : "off",
+                                 caps.empty() ? "none" : caps.c_str()));
+  if (LogEnabled(LogLevel::kDebug)) {
+    static const struct { VkSubgroupFeatureFlagBits bit; const char* name; } kOps[] = {
+        {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},           {VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"},
+        {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arithmetic"}, {VK_SUBGROUP_FEATURE_BALLOT_BIT, "ballot"},
+        {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"},       {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "shuffle_relative"},
+        {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "clustered"},   {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"}};
+    std::string ops;
+    for (const auto& op : kOps)
+      if (subgroup_.supportedOperations & op.bit) ops += (ops.empty() ? "" : " ") + std::string(op.name);
+    Log(LogLevel::kDebug, StrFormat("device '%s': subgroupSize %u, subgroup operations {%s}, in compute shaders: %s; "
+                                    "storageBuffer16BitAccess %s, shaderFloat16 %s",
+                                    properties_.deviceName, subgroup_.subgroupSize, ops.c_str(),
+                                    (subgroup_.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? "yes" : "no",
+                                    storage_16bit_ ? "on" : "off", shader_float16_ ? "on" : "off"));
+  }
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,15 @@ class VkContext {
   bool robust_buffer_access() const { return robust_buffer_access_; }
   bool storage_buffer_16bit() const { return storage_16bit_; }
   bool shader_float16() const { return shader_float16_; }
+  // VkPhysicalDeviceSubgroupProperties (Vulkan 1.1 core), queried at Create.
+  const VkPhysicalDeviceSubgroupProperties& subgroup_properties() const { return subgroup_; }
+  // The device capabilities kernels may require (bundle feature
+  // device_variants, `kernel.<j>.requires`; docs/bundle-format.md
+  // "Device-specific variants") that this device has:
+  // "storageBuffer16BitAccess" (the feature, enabled at device creation) and
+  // "subgroupArithmetic" (supportedStages has COMPUTE, supportedOperations
+  // has BASIC and ARITHMETIC).
+  const std::set<std::string>& capabilities() const { return capabilities_; }
   std::string device_name() const { return properties_.deviceName; }
 
   // A memory type index allowed by `type_bits` having all of `required`
@@ -72,6 +82,8 @@ class VkContext {
   bool robust_buffer_access_ = false;
   bool storage_16bit_ = false;
   bool shader_float16_ = false;
+  VkPhysicalDeviceSubgroupProperties subgroup_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  std::set<std::string> capabilities_;
   mutable std::mutex messages_mutex_;
   std::vector<std::string> messages_;
 };

@@ -1,11 +1,29 @@
 #!/usr/bin/env bash
-# Bundle feature kernel_variants (docs/bundle-format.md, "Kernel variants"):
-# Conv / Gemm / MatMul shapes from make_variant_models.py, compiled by
+# Bundle features kernel_variants and device_variants (docs/bundle-format.md,
+# "Kernel variants", "Device-specific variants"): the Conv / Gemm / MatMul /
+# Softmax / ReduceMean shapes of make_variant_models.py, compiled by
 # oaax-vulkan-toolchain, run by oaax-run on lavapipe and SwiftShader with the
-# runtime argument kernel_variant=gpu (tiled shared-memory kernels) and =cpu
-# (CPU-class kernels), and =auto on lavapipe. All must match the NumPy reference,
-# |diff| <= 1e-5 * (1 + |ref|) per element, and auto must pick the CPU
-# variants on these CPU-type devices; a bad value must be rejected by name.
+# runtime argument kernel_variant =
+#   default  program.dispatch only (tiled shared-memory kernels),
+#   cpu      program.dispatch.cpu (CPU-class kernels),
+#   gpu      program.dispatch.gpu with the runtime argument fp16_weights=1
+#            (conv2d_gemm_f16w / gemm_f16w reading binary16 weights,
+#            softmax_sg / reduce_mean_sg with subgroup reductions), each row
+#            keeping its default row on a device without the capability its
+#            kernel requires,
+#   gpu_fp32 (lavapipe only) program.dispatch.gpu without fp16_weights: the
+#            fp16-weight rows keep their default rows (the log says why), the
+#            subgroup rows run, results float32,
+#   auto     (lavapipe only) the cpu table on these CPU-type devices.
+# default, cpu and auto must match the NumPy reference of the float32 model,
+# |diff| <= 1e-5 * (1 + |ref|) per element. gpu on lavapipe (16-bit storage and
+# subgroup arithmetic: every GPU row runs) must match the reference with
+# binary16-rounded weights at the same tolerance AND the float32 reference
+# within the documented bound 2^-11 * sum|x * w| + 1e-5 * (1 + |ref|); gpu on
+# SwiftShader (no storageBuffer16BitAccess) must say in its log that the fp16
+# rows keep their default rows, and then match the float32 reference at 1e-5
+# (its subgroup rows run). The gpu table also runs on lavapipe with subgroups
+# of 4 to 128. A bad kernel_variant value must be rejected by name.
 # usage: kernel_variants.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
@@ -15,7 +33,62 @@ trap 'rm -rf "$tmp"' EXIT
 "$build/oaax-vulkan-toolchain" "$tmp/variants.onnx" "$tmp/bundle" > "$tmp/toolchain.log"
 model="$tmp/bundle/model.oinf"
 "$build/oinf-inspect" "$model" > "$tmp/inspect.txt"
-grep -q "program.dispatch.cpu: u32\[" "$tmp/inspect.txt" || { echo "FAIL: no program.dispatch.cpu tensor"; exit 1; }
+for entry in "program.dispatch.cpu: u32\[" "program.dispatch.gpu: u32\[" "weights_f16: u8\[" \
+             'requires: str = "storageBuffer16BitAccess"' 'requires: str = "subgroupArithmetic"'; do
+  grep -q "$entry" "$tmp/inspect.txt" || { echo "FAIL: the bundle has no '$entry'"; exit 1; }
+done
+# Output check: check.py TMP GOT_DIR WHAT fp32|fp16 (see the header).
+cat > "$tmp/check.py" <<'PY'
+import json, sys
+import numpy as np
+tmp, got_dir, what, check = sys.argv[1:5]
+def load(kind):
+    man = json.load(open(f"{tmp}/{kind}/manifest.json"))
+    return man, {r["name"]: np.fromfile(f"{tmp}/{kind}/{r['file']}", dtype=np.float32) for r in man}
+man, ref = load("ref")
+_, ref16 = load("ref16")
+_, bound = load("bound")
+got = {g["name"]: g for g in json.load(open(f"{got_dir}/manifest.json"))}
+bad, f16_outputs, worst_ratio = [], 0, 0.0
+for r in man:
+    name = r["name"]
+    g = got.get(name)
+    if g is None or g["shape"] != r["shape"]:
+        bad.append(f"{name}: missing or shape {g and g['shape']} != {r['shape']}")
+        continue
+    b = np.fromfile(f"{got_dir}/{g['file']}", dtype=np.float32).astype(np.float64)
+    a = ref[name].astype(np.float64)
+    if check == "fp16":
+        # The fp32 result of the binary16-weight model ...
+        a16 = ref16[name].astype(np.float64)
+        err = float(np.max(np.abs(a16 - b) / (1 + np.abs(a16))))
+        if not err <= 1e-5:
+            bad.append(f"{name}: relative error {err:.3g} to the binary16-weight reference")
+        # ... within the documented bound of the float32 model's.
+        lim = bound[name].astype(np.float64) + 1e-5 * (1 + np.abs(a))
+        over = np.abs(a - b) - lim
+        if not np.all(over <= 0):
+            i = int(np.argmax(over))
+            bad.append(f"{name}: |diff| {abs(a[i] - b[i]):.3g} to the float32 reference exceeds the bound "
+                       f"{lim[i]:.3g} at element {i}")
+        if bound[name].max() > 0:
+            f16_outputs += 1
+            worst_ratio = max(worst_ratio, float(np.max(np.abs(a - b) / lim)))
+    else:
+        err = float(np.max(np.abs(a - b) / (1 + np.abs(a))))
+        if not err <= 1e-5:
+            bad.append(f"{name}: relative error {err:.3g}")
+if check == "fp16":
+    print(f"{what}: {len(man) - len(bad)}/{len(man)} outputs match the binary16-weight NumPy reference and the "
+          f"float32 one within 2^-11 * sum|x*w| ({f16_outputs} read binary16 weights; largest |diff| / "
+          f"(bound + slack) {worst_ratio:.3g})")
+    if f16_outputs == 0:
+        bad.append("no output reads binary16 weights")
+else:
+    print(f"{what}: {len(man) - len(bad)}/{len(man)} outputs match the NumPy reference")
+if bad:
+    sys.exit(f"{what}: " + "; ".join(bad))
+PY
 # See tests/e2e/classifier.sh for why leak checking is off in these processes.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 fail=0
@@ -26,43 +99,66 @@ for drv in lavapipe swiftshader; do
   fi
   # auto on SwiftShader would run the cpu table again (both drivers are CPU
   # devices, which lavapipe's auto run already checks); SwiftShader compiles
-  # each conv pipeline in about a second, so it runs gpu and cpu only.
-  variants="gpu cpu auto"; [ "$drv" = swiftshader ] && variants="gpu cpu"
+  # each conv pipeline in about a second, so it runs default, gpu and cpu only.
+  variants="default gpu gpu_fp32 cpu auto"; [ "$drv" = swiftshader ] && variants="default gpu cpu"
   for variant in $variants; do
+    log="$tmp/$drv-$variant.log"
+    args=(--arg kernel_variant=${variant%_fp32})
+    [ "$variant" = gpu ] && args+=(--arg fp16_weights=1)
     "$build/oaax-run" --model "$model" --inputs "$tmp/in" --outputs "$tmp/$drv-$variant" --quiet \
-      --arg validation=1 --arg log_level=2 --arg kernel_variant=$variant > /dev/null 2> "$tmp/$drv-$variant.log" ||
-      { echo "FAIL: $drv kernel_variant=$variant:"; cat "$tmp/$drv-$variant.log"; fail=1; continue; }
-    want=$variant; [ "$variant" = auto ] && want=cpu  # both drivers are VK_PHYSICAL_DEVICE_TYPE_CPU
-    grep -q "running the $want kernel variants" "$tmp/$drv-$variant.log" ||
-      { echo "FAIL: $drv kernel_variant=$variant did not run the $want variants:"; cat "$tmp/$drv-$variant.log"; fail=1; }
-    "$py" - "$tmp/ref" "$tmp/$drv-$variant" "$drv kernel_variant=$variant" <<'PY' || fail=1
-import json, sys
-import numpy as np
-ref_dir, got_dir, what = sys.argv[1:4]
-ref = json.load(open(f"{ref_dir}/manifest.json"))
-got = {g["name"]: g for g in json.load(open(f"{got_dir}/manifest.json"))}
-bad = []
-for r in ref:
-    g = got.get(r["name"])
-    if g is None or g["shape"] != r["shape"]:
-        bad.append(f"{r['name']}: missing or shape {g and g['shape']} != {r['shape']}")
-        continue
-    a = np.fromfile(f"{ref_dir}/{r['file']}", dtype=np.float32)
-    b = np.fromfile(f"{got_dir}/{g['file']}", dtype=np.float32)
-    err = float(np.max(np.abs(a - b) / (1 + np.abs(a))))
-    if not err <= 1e-5:
-        bad.append(f"{r['name']}: relative error {err:.3g}")
-print(f"{what}: {len(ref) - len(bad)}/{len(ref)} outputs match the NumPy reference")
-if bad:
-    sys.exit(f"{what}: " + "; ".join(bad))
-PY
+      --arg validation=1 --arg log_level=2 "${args[@]}" > /dev/null 2> "$log" ||
+      { echo "FAIL: $drv ${args[*]}:"; cat "$log"; fail=1; continue; }
+    want=${variant%_fp32}; [ "$variant" = auto ] && want=cpu  # both drivers are VK_PHYSICAL_DEVICE_TYPE_CPU
+    grep -q "running the $want kernel variants" "$log" ||
+      { echo "FAIL: $drv kernel_variant=$variant did not run the $want variants:"; cat "$log"; fail=1; }
+    check=fp32
+    if [ "$variant" = gpu_fp32 ]; then
+      # Without the opt-in only the fp16-weight rows keep their default rows.
+      if ! grep "keep the default kernel" "$log" | grep -q "for fp16 weights, which need the runtime argument fp16_weights=1"; then
+        echo "FAIL: lavapipe kernel_variant=gpu without fp16_weights=1 does not keep the fp16 rows on their default rows:"
+        cat "$log"; fail=1
+      elif grep "keep the default kernel" "$log" | grep -q "capabilities the device lacks"; then
+        echo "FAIL: lavapipe kernel_variant=gpu kept rows for a capability:"; cat "$log"; fail=1
+      fi
+    elif [ "$variant" = gpu ] && [ "$drv" = lavapipe ]; then
+      # Both capabilities: no row may keep its default row.
+      check=fp16
+      if grep -q "keep the default kernel" "$log"; then
+        echo "FAIL: lavapipe kernel_variant=gpu kept default rows:"; cat "$log"; fail=1
+      fi
+    elif [ "$variant" = gpu ]; then
+      # No 16-bit storage: the _f16w rows keep their default rows, and say why.
+      if ! grep "keep the default kernel" "$log" | grep -q "storageBuffer16BitAccess"; then
+        echo "FAIL: swiftshader kernel_variant=gpu does not say that the fp16 rows keep their default rows:"
+        cat "$log"; fail=1
+      elif grep "keep the default kernel" "$log" | grep -q "subgroupArithmetic"; then
+        echo "FAIL: swiftshader kernel_variant=gpu kept its subgroup rows:"; cat "$log"; fail=1
+      else
+        grep -o "[0-9]* of [0-9]* rows keep the default kernel.*" "$log" | sed "s/^/swiftshader kernel_variant=gpu: /"
+      fi
+    fi
+    "$py" "$tmp/check.py" "$tmp" "$tmp/$drv-$variant" "$drv kernel_variant=$variant" "$check" || fail=1
   done
 done
 unset VK_ICD_FILENAMES
+# softmax_sg / reduce_mean_sg for any subgroup size: lavapipe's subgroup size
+# is its SIMD width / 32 (LP_NATIVE_VECTOR_WIDTH), so the gpu table also runs
+# with subgroups of 2, 4, 16, 32, 64 and 128 (larger than the 64-wide
+# workgroup). (Subgroups of 1, LP_NATIVE_VECTOR_WIDTH=32, crash lavapipe 15's
+# shader compiler on softmax_sg's second subgroup reduction.)
+for width in 64 128 512 1024 2048 4096; do
+  size=$((width / 32)) what="lavapipe with subgroups of $((width / 32)) kernel_variant=gpu"
+  LP_NATIVE_VECTOR_WIDTH=$width "$build/oaax-run" --model "$model" --inputs "$tmp/in" --outputs "$tmp/w$width" --quiet \
+    --arg validation=1 --arg log_level=1 --arg kernel_variant=gpu --arg fp16_weights=1 > /dev/null 2> "$tmp/w$width.log" ||
+    { echo "FAIL: $what:"; cat "$tmp/w$width.log"; fail=1; continue; }
+  grep -q "subgroupSize $size," "$tmp/w$width.log" ||
+    { echo "FAIL: $what: the device log does not say subgroupSize $size:"; grep -i subgroup "$tmp/w$width.log"; fail=1; }
+  "$py" "$tmp/check.py" "$tmp" "$tmp/w$width" "$what" fp16 || fail=1
+done
 if "$build/oaax-run" --model "$model" --inputs "$tmp/in" --outputs "$tmp/bad" --quiet --arg kernel_variant=fast \
     > /dev/null 2> "$tmp/bad.log"; then
   echo "FAIL: kernel_variant=fast was accepted"; fail=1
-elif ! grep -q "kernel_variant is 'fast' (expected auto, gpu or cpu)" "$tmp/bad.log"; then
+elif ! grep -q "kernel_variant is 'fast' (expected auto, default, gpu or cpu)" "$tmp/bad.log"; then
   echo "FAIL: kernel_variant=fast error does not say what and where:"; cat "$tmp/bad.log"; fail=1
 fi
 exit $fail

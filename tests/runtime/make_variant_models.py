@@ -1,12 +1,25 @@
 #!/usr/bin/env python3
-"""Conv / Gemm / MatMul shapes that stress both kernel variants (bundle
-feature kernel_variants: the tiled GPU kernels conv2d_gemm / gemm /
+"""Conv / Gemm / MatMul shapes that stress every kernel variant (bundle
+feature kernel_variants: the tiled default kernels conv2d_gemm / gemm /
 depthwise_conv2d and the CPU-class kernels conv2d_cpu / gemm_cpu* /
-depthwise_cpu): row and column counts that are not
+depthwise_cpu; feature device_variants: the GPU-class conv2d_gemm_f16w /
+gemm_f16w with binary16 weights): row and column counts that are not
 multiples of the register blocks or tiles, padding, strides, dilations,
 groups, batches, transposes, alpha/beta, broadcast bias, fused activations
-and a fused residual Add. Writes variants.onnx, its input (manifest dir `in`)
-and the NumPy reference outputs (manifest dir `ref`).
+and a fused residual Add; plus Softmax / LogSoftmax / Hardmax / ReduceMean /
+GlobalAveragePool rows of many lengths for softmax_sg and reduce_mean_sg.
+Writes variants.onnx, its input (manifest dir `in`) and three NumPy
+references per output, all in float32 files with one manifest each:
+  ref      the float32 model (computed in float64);
+  ref16    the model whose Conv / Gemm / MatMul weights that the _f16w
+           kernels read are rounded to binary16 (np.float16 round trip, ties
+           to even): what a GPU row reading weights_f16 computes, up to fp32
+           rounding (equal to ref for outputs without such weights);
+  bound    2^-11 * sum|x * w| over each output's reduction (0 without such
+           weights): the documented bound of |fp16-weight result - ref|
+           (docs/bundle-format.md, "Device-specific variants"); it holds for
+           weights whose binary16 copy is normal (|w| >= 2^-14), a subnormal
+           one errs by up to 2^-25 absolute instead.
 
 usage: make_variant_models.py OUT_DIR
 """
@@ -17,6 +30,38 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+
+F16_EPS = 2.0 ** -11  # unit roundoff of binary16: |w - fp16(w)| <= F16_EPS * |w| (normal range)
+
+
+def to_f16(w):
+    """w rounded to the nearest binary16 (ties to even), as float32."""
+    return w.astype(np.float16).astype(np.float32)
+
+
+def is_depthwise(x, w, group):
+    """Whether the toolchain lowers this Conv to depthwise_conv2d (no binary16 weights) rather
+    than conv2d_gemm (whose GPU row reads W as binary16); mirrors lower.cpp."""
+    return group > 1 and group == x.shape[1] and w.shape[0] == x.shape[1] and w.shape[1] == 1
+
+
+def conv_refs(x, w, b, stride, pads, dil, group):
+    """(ref, ref16, bound) of a Conv: float32 weights, binary16-rounded weights (conv2d_gemm
+    only; a depthwise Conv keeps float32 weights on every row) and the bound
+    2^-11 * sum|x * w| (0 for a depthwise Conv)."""
+    ref = conv_ref(x, w, b, stride, pads, dil, group)
+    if is_depthwise(x, w, group):
+        return ref, ref, np.zeros_like(ref)
+    return (ref, conv_ref(x, to_f16(w), b, stride, pads, dil, group),
+            F16_EPS * conv_ref(np.abs(x), np.abs(w), None, stride, pads, dil, group))
+
+
+def matmul_refs(a, b, alpha=1.0):
+    """(ref, ref16, bound) of alpha * a @ b with a constant b (read as binary16 by gemm_f16w)."""
+    a = a.astype(np.float64)
+    return (alpha * (a @ b.astype(np.float64)), alpha * (a @ to_f16(b).astype(np.float64)),
+            abs(alpha) * F16_EPS * (np.abs(a) @ np.abs(b).astype(np.float64)))
 
 
 def conv_ref(x, w, b, stride, pads, dil, group):
@@ -48,30 +93,32 @@ def add_conv(init, nodes, output, name, xname, xin, wt, bs, k, stride, pads, dil
     conv_out = name + "_c" if (act or res) else "y_" + name
     nodes.append(helper.make_node("Conv", ins, [conv_out], name=name, kernel_shape=list(k), strides=list(stride),
                                   pads=list(pads), dilations=list(dil), group=group))
-    ref = conv_ref(xin, wt, bs, stride, pads, dil, group)
+    ref, ref16, bound = conv_refs(xin, wt, bs, stride, pads, dil, group)
     last = conv_out
     if res:
         out = name + "_a" if act else "y_" + name
         nodes.append(helper.make_node("Add", [last, xname], [out], name=name + "_add"))
-        ref, last = ref + xin, out
+        ref, ref16, last = ref + xin, ref16 + xin, out
+    # The activations are 1-Lipschitz (Sigmoid 1/4), so the bound carries over.
     if act == "relu":
         nodes.append(helper.make_node("Relu", [last], ["y_" + name], name=name + "_relu"))
-        ref = np.maximum(ref, 0)
+        fn = lambda v: np.maximum(v, 0)
     elif act == "clip":
         nodes.append(helper.make_node("Clip", [last, init(name + "_lo", np.array(0, np.float32)),
                                                init(name + "_hi", np.array(6, np.float32))], ["y_" + name],
                                       name=name + "_clip"))
-        ref = np.clip(ref, 0, 6)
+        fn = lambda v: np.clip(v, 0, 6)
     elif act == "sigmoid":
         nodes.append(helper.make_node("Sigmoid", [last], ["y_" + name], name=name + "_sig"))
-        ref = 1 / (1 + np.exp(-ref))
-    output("y_" + name, ref)
+        fn = lambda v: 1 / (1 + np.exp(-v))
+    else:
+        fn = lambda v: v
+    output("y_" + name, fn(ref), fn(ref16), bound)
 
 
 def main():
     out = sys.argv[1]
     os.makedirs(os.path.join(out, "in"), exist_ok=True)
-    os.makedirs(os.path.join(out, "ref"), exist_ok=True)
     rng = np.random.default_rng(7)
     f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
     x = f32(2, 6, 11, 13)
@@ -81,51 +128,57 @@ def main():
         inits.append(numpy_helper.from_array(a, name))
         return name
 
-    def output(name, ref):
+    def output(name, ref, ref16=None, bound=None):
+        """Registers graph output `name` with its references (module docstring); without
+        ref16 / bound the output reads no binary16 weights (ref16 = ref, bound = 0)."""
         outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(ref.shape)))
-        refs.append((name, ref.astype(np.float32)))
+        refs.append((name, ref, ref if ref16 is None else ref16, np.zeros_like(ref) if bound is None else bound))
 
     # Conv 3x3, pad 1, bias, Relu (fused): 10 output channels (not a multiple of 4).
     w1, b1 = f32(10, 6, 3, 3), f32(10)
     nodes.append(helper.make_node("Conv", ["x", init("w1", w1), init("b1", b1)], ["c1"], name="conv3x3",
                                   kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
     nodes.append(helper.make_node("Relu", ["c1"], ["y_conv3x3_relu"], name="relu1"))
-    output("y_conv3x3_relu", np.maximum(conv_ref(x, w1, b1, (1, 1), (1, 1, 1, 1), (1, 1), 1), 0))
+    r = conv_refs(x, w1, b1, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    output("y_conv3x3_relu", np.maximum(r[0], 0), np.maximum(r[1], 0), r[2])
     # Conv 3x3, stride 2, dilation 2, asymmetric pads, no bias.
     w2 = f32(7, 6, 3, 3)
     nodes.append(helper.make_node("Conv", ["x", init("w2", w2)], ["y_conv_s2_d2"], name="conv_s2_d2",
                                   kernel_shape=[3, 3], strides=[2, 2], dilations=[2, 2], pads=[2, 1, 0, 2]))
-    output("y_conv_s2_d2", conv_ref(x, w2, None, (2, 2), (2, 1, 0, 2), (2, 2), 1))
+    output("y_conv_s2_d2", *conv_refs(x, w2, None, (2, 2), (2, 1, 0, 2), (2, 2), 1))
     # Grouped Conv 1x3 (group 2), bias.
     w3, b3 = f32(6, 3, 1, 3), f32(6)
     nodes.append(helper.make_node("Conv", ["x", init("w3", w3), init("b3", b3)], ["y_conv_g2"], name="conv_g2",
                                   kernel_shape=[1, 3], pads=[0, 1, 0, 1], group=2))
-    output("y_conv_g2", conv_ref(x, w3, b3, (1, 1), (0, 1, 0, 1), (1, 1), 2))
+    output("y_conv_g2", *conv_refs(x, w3, b3, (1, 1), (0, 1, 0, 1), (1, 1), 2))
     # Conv 1x1 + residual Add (fused into the Conv) + Relu.
     w4, b4 = f32(6, 6, 1, 1), f32(6)
     nodes.append(helper.make_node("Conv", ["x", init("w4", w4), init("b4", b4)], ["c4"], name="conv1x1",
                                   kernel_shape=[1, 1]))
     nodes.append(helper.make_node("Add", ["c4", "x"], ["a4"], name="resadd"))
     nodes.append(helper.make_node("Relu", ["a4"], ["y_conv1x1_res"], name="relu4"))
-    output("y_conv1x1_res", np.maximum(conv_ref(x, w4, b4, (1, 1), (0, 0, 0, 0), (1, 1), 1) + x, 0))
+    r = conv_refs(x, w4, b4, (1, 1), (0, 0, 0, 0), (1, 1), 1)
+    output("y_conv1x1_res", np.maximum(r[0] + x, 0), np.maximum(r[1] + x, 0), r[2])
     # Gemm transB, alpha/beta, row-broadcast bias: M=22 (2*11), N=45, K=78.
     a = x.reshape(22, 78)
     gb, gc = f32(45, 78), f32(45)
     nodes.append(helper.make_node("Reshape", ["x", init("shape_a", np.array([22, 78], np.int64))], ["a"], name="flat"))
     nodes.append(helper.make_node("Gemm", ["a", init("gb", gb), init("gc", gc)], ["y_gemm"], name="gemm",
                                   transB=1, alpha=0.5, beta=2.0))
-    output("y_gemm", 0.5 * (a.astype(np.float64) @ gb.T.astype(np.float64)) + 2.0 * gc)
+    r = matmul_refs(a, gb.T, 0.5)
+    output("y_gemm", r[0] + 2.0 * gc, r[1] + 2.0 * gc, r[2])
     # Gemm transA with a [M, 1] bias and Sigmoid-free plain output: M=78, N=9, K=22.
     gb2, gc2 = f32(22, 9), f32(78, 1)
     nodes.append(helper.make_node("Gemm", ["a", init("gb2", gb2), init("gc2", gc2)], ["y_gemm_ta"], name="gemm_ta",
                                   transA=1))
-    output("y_gemm_ta", a.T.astype(np.float64) @ gb2 + gc2)
+    r = matmul_refs(a.T, gb2)
+    output("y_gemm_ta", r[0] + gc2, r[1] + gc2, r[2])
     # Batched MatMul [2, 66, 13] x [13, 17].
     mb = f32(13, 17)
     nodes.append(helper.make_node("Reshape", ["x", init("shape_m", np.array([2, 66, 13], np.int64))], ["xm"],
                                   name="rs"))
     nodes.append(helper.make_node("MatMul", ["xm", init("mb", mb)], ["y_matmul"], name="matmul"))
-    output("y_matmul", x.reshape(2, 66, 13).astype(np.float64) @ mb)
+    output("y_matmul", *matmul_refs(x.reshape(2, 66, 13), mb))
 
     # Second input with vector-friendly sizes (H*W and C multiples of 4, OW a
     # multiple of 4): the vec4 / row-reuse paths of the CPU kernels.
@@ -133,23 +186,25 @@ def main():
     w5, b5 = f32(5, 8, 1, 1), f32(5)
     nodes.append(helper.make_node("Conv", ["x2", init("w5", w5), init("b5", b5)], ["y_pointwise"], name="pointwise",
                                   kernel_shape=[1, 1]))
-    output("y_pointwise", conv_ref(x2, w5, b5, (1, 1), (0, 0, 0, 0), (1, 1), 1))
+    output("y_pointwise", *conv_refs(x2, w5, b5, (1, 1), (0, 0, 0, 0), (1, 1), 1))
     w6 = f32(6, 8, 3, 3)
     nodes.append(helper.make_node("Conv", ["x2", init("w6", w6)], ["c6"], name="conv3x3_row", kernel_shape=[3, 3],
                                   pads=[1, 1, 1, 1]))
     nodes.append(helper.make_node("Sigmoid", ["c6"], ["y_conv3x3_row_sigmoid"], name="sig6"))
-    output("y_conv3x3_row_sigmoid", 1 / (1 + np.exp(-conv_ref(x2, w6, None, (1, 1), (1, 1, 1, 1), (1, 1), 1))))
+    r = conv_refs(x2, w6, None, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    output("y_conv3x3_row_sigmoid", 1 / (1 + np.exp(-r[0])), 1 / (1 + np.exp(-r[1])), r[2])
     w7 = f32(9, 8, 3, 3)
     nodes.append(helper.make_node("Conv", ["x2", init("w7", w7)], ["y_conv3x3_s2"], name="conv3x3_s2",
                                   kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
-    output("y_conv3x3_s2", conv_ref(x2, w7, None, (2, 2), (1, 1, 1, 1), (1, 1), 1))
+    output("y_conv3x3_s2", *conv_refs(x2, w7, None, (2, 2), (1, 1, 1, 1), (1, 1), 1))
     m2 = f32(24, 20)
     nodes.append(helper.make_node("Reshape", ["x2", init("shape_2", np.array([32, 24], np.int64))], ["a2"],
                                   name="flat2"))
     nodes.append(helper.make_node("MatMul", ["a2", init("m2", m2)], ["y_matmul_vec"], name="matmul_vec"))
-    output("y_matmul_vec", x2.reshape(32, 24).astype(np.float64) @ m2)
+    output("y_matmul_vec", *matmul_refs(x2.reshape(32, 24), m2))
 
-    inputs = [("x", x), ("x2", x2)] + gemm_depthwise_cases(init, nodes, output, x, x2) + conv_cases(init, nodes, output)
+    inputs = ([("x", x), ("x2", x2)] + gemm_depthwise_cases(init, nodes, output, x, x2) +
+              conv_cases(init, nodes, output) + reduction_cases(nodes, output))
     graph = helper.make_graph(nodes, "kernel_variants",
                               [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs],
                               outs, inits)
@@ -161,12 +216,15 @@ def main():
     with open(os.path.join(out, "in", "manifest.json"), "w") as f:
         json.dump([{"name": n, "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"}
                    for i, (n, a) in enumerate(inputs)], f)
-    man = []
-    for i, (name, r) in enumerate(refs):
-        r.tofile(os.path.join(out, "ref", f"{i}.bin"))
-        man.append({"name": name, "dtype": "float32", "shape": list(r.shape), "file": f"{i}.bin"})
-    with open(os.path.join(out, "ref", "manifest.json"), "w") as f:
-        json.dump(man, f)
+    for k, kind in enumerate(("ref", "ref16", "bound")):
+        os.makedirs(os.path.join(out, kind), exist_ok=True)
+        man = []
+        for i, r in enumerate(refs):
+            a = np.asarray(r[1 + k], np.float32)
+            a.tofile(os.path.join(out, kind, f"{i}.bin"))
+            man.append({"name": r[0], "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"})
+        with open(os.path.join(out, kind, "manifest.json"), "w") as f:
+            json.dump(man, f)
 
 
 # ---- Gemm / MatMul and depthwise Conv cases (CPU kernels gemm_cpu* and
@@ -181,7 +239,6 @@ def gemm_depthwise_cases(init, nodes, output, x, x2):
     """Appends the cases' nodes and outputs; returns the extra graph inputs [(name, array)]."""
     rng = np.random.default_rng(11)
     f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
-    f64 = lambda a: a.astype(np.float64)
     sig = lambda v: 1 / (1 + np.exp(-v))
     g_a, g_at, g_k13, g_b, g_f = f32(2, 20, 36), f32(12, 20), f32(13, 12), f32(20, 16), f32(10, 13)
     d_x, d_x4 = f32(1, 3, 20, 37), f32(2, 4, 9, 24)
@@ -190,40 +247,45 @@ def gemm_depthwise_cases(init, nodes, output, x, x2):
     w = f32(36, 44)
     nodes.append(helper.make_node("MatMul", ["g_a", init("g_w1", w)], ["g_c1"], name="g_mm_vv"))
     nodes.append(helper.make_node("Relu", ["g_c1"], ["y_g_mm_vv_relu"], name="g_relu1"))
-    output("y_g_mm_vv_relu", np.maximum(f64(g_a) @ w, 0))
+    r = matmul_refs(g_a, w)
+    output("y_g_mm_vv_relu", np.maximum(r[0], 0), np.maximum(r[1], 0), r[2])
     # gemm_cpu, batched B, N = 140: three column panels (8, 8, 2 blocks).
     w = f32(2, 36, 140)
     nodes.append(helper.make_node("MatMul", ["g_a", init("g_w2", w)], ["y_g_mm_batched"], name="g_mm_batched"))
-    output("y_g_mm_batched", f64(g_a) @ w)
+    output("y_g_mm_batched", *matmul_refs(g_a, w))
     # gemm_cpu, transA: A along m; B along n; row bias, alpha / beta, Sigmoid.
     b, c = f32(12, 28), f32(28)
     nodes.append(helper.make_node("Gemm", ["g_at", init("g_b3", b), init("g_c3", c)], ["g_c3o"], name="g_gemm_ta",
                                   transA=1, alpha=0.75, beta=-1.5))
     nodes.append(helper.make_node("Sigmoid", ["g_c3o"], ["y_g_gemm_ta_sigmoid"], name="g_sig3"))
-    output("y_g_gemm_ta_sigmoid", sig(0.75 * (f64(g_at).T @ b) - 1.5 * c))
+    r = matmul_refs(g_at.T, b, 0.75)
+    output("y_g_gemm_ta_sigmoid", sig(r[0] - 1.5 * c), sig(r[1] - 1.5 * c), r[2])
     # gemm_cpu, transA, K = 13: the K % 4 tail with A along m and B along n; full [M, N] bias.
     b, c = f32(13, 20), f32(12, 20)
     nodes.append(helper.make_node("Gemm", ["g_k13", init("g_b4", b), init("g_c4", c)], ["y_g_gemm_tail"],
                                   name="g_gemm_tail", transA=1))
-    output("y_g_gemm_tail", f64(g_k13).T @ b + c)
+    r = matmul_refs(g_k13.T, b)
+    output("y_g_gemm_tail", r[0] + c, r[1] + c, r[2])
     # gemm_cpu, transB: A along k, B along k; column bias [M, 1], beta.
     b, c = f32(24, 16), f32(20, 1)
     nodes.append(helper.make_node("Gemm", ["g_b", init("g_b5", b), init("g_c5", c)], ["y_g_gemm_tb"], name="g_gemm_tb",
                                   transB=1, beta=0.5))
-    output("y_g_gemm_tb", f64(g_b) @ f64(b).T + 0.5 * c)
+    r = matmul_refs(g_b, b.T)
+    output("y_g_gemm_tb", r[0] + 0.5 * c, r[1] + 0.5 * c, r[2])
     # gemm_cpu_vf: B rows of 9 (R32 view).
     w = f32(16, 9)
     nodes.append(helper.make_node("MatMul", ["g_b", init("g_w6", w)], ["y_g_mm_vf"], name="g_mm_vf"))
-    output("y_g_mm_vf", f64(g_b) @ w)
+    output("y_g_mm_vf", *matmul_refs(g_b, w))
     # gemm_cpu_fv: A rows of 13 (R32 view), B along n with the K % 4 tail.
     w = f32(13, 24)
     nodes.append(helper.make_node("MatMul", ["g_f", init("g_w7", w)], ["y_g_mm_fv"], name="g_mm_fv"))
-    output("y_g_mm_fv", f64(g_f) @ w)
+    output("y_g_mm_fv", *matmul_refs(g_f, w))
     # gemm_cpu_fv over three column panels, scalar bias broadcast.
     b, c = f32(13, 140), f32(1)
     nodes.append(helper.make_node("Gemm", ["g_f", init("g_b8", b), init("g_c8", c)], ["y_g_gemm_panels"],
                                   name="g_gemm_panels"))
-    output("y_g_gemm_panels", f64(g_f) @ b + c)
+    r = matmul_refs(g_f, b)
+    output("y_g_gemm_panels", r[0] + c, r[1] + c, r[2])
 
     def dw(name, xin, xname, k, stride, pads, dil, bias=True, act=None, res=False):
         cch = xin.shape[1]
@@ -312,6 +374,68 @@ def conv_cases(init, nodes, output):
     conv("c_g4_m2_v", "c_d", 8, (3, 3), (2, 2), (1, 1, 1, 1), group=4)
     return [(n, xs[n]) for n in ("c_a", "c_b", "c_c", "c_d")]
 # ---- end of the Conv cases
+
+
+# ---- Softmax / LogSoftmax / Hardmax / ReduceMean / GlobalAveragePool cases
+# (default kernels softmax / reduce_mean with a shared-memory tree; GPU-class
+# softmax_sg / reduce_mean_sg with subgroup reductions, run by kernel_variant=gpu
+# on lavapipe (subgroups of 8) and SwiftShader (4)): rows of 1, 7, 64, 100 and
+# 1000 elements (fewer, as many and more elements than the 64 invocations of a
+# workgroup), strided rows (axis not last), rows whose maximum sits in any
+# subgroup, a shifted row (large values: the online max rescaling), ties for
+# Hardmax (first maximum), and means over 1 to 4096 elements.
+def softmax_ref(v, axis, mode):
+    v = v.astype(np.float64)
+    m = v.max(axis=axis, keepdims=True)
+    if mode == "Hardmax":
+        idx = np.expand_dims(np.argmax(v, axis=axis), axis)  # first maximum
+        y = np.zeros_like(v)
+        np.put_along_axis(y, idx, 1.0, axis=axis)
+        return y
+    lse = m + np.log(np.exp(v - m).sum(axis=axis, keepdims=True))
+    return v - lse if mode == "LogSoftmax" else np.exp(v - lse)
+
+
+def reduction_cases(nodes, output):
+    """Appends the cases' nodes and outputs; returns the extra graph inputs [(name, array)]."""
+    rng = np.random.default_rng(17)
+    f32 = lambda *s: (3 * rng.standard_normal(s)).astype(np.float32)
+    inputs = []
+
+    def case(op, name, xin, axis=None, **attrs):
+        inputs.append((name, xin))
+        kw = dict(attrs)
+        if axis is not None:
+            kw["axis"] = axis
+        nodes.append(helper.make_node(op, [name], ["y_" + name], name=name, **kw))
+        if op == "ReduceMean":
+            ref = xin.astype(np.float64).mean(axis=tuple(attrs["axes"]), keepdims=bool(attrs.get("keepdims", 1)))
+        elif op == "GlobalAveragePool":
+            ref = xin.astype(np.float64).mean(axis=(2, 3), keepdims=True)
+        else:
+            ref = softmax_ref(xin, axis, op)
+        output("y_" + name, ref)
+
+    for n in (1, 7, 64, 100, 1000):
+        case("Softmax", f"sm_{n}", f32(5, n), axis=1)
+    x = f32(3, 1000)
+    x[1] += 80.0              # large values: exp() only after rescaling to the row's max
+    x[2, 997] = 40.0          # the maximum in the last subgroup of the last pass
+    case("Softmax", "sm_shift", x, axis=-1)
+    case("Softmax", "sm_strided", f32(2, 100, 3), axis=1)  # rows with a stride of 3
+    case("LogSoftmax", "lsm_100", f32(4, 100), axis=1)
+    case("LogSoftmax", "lsm_1000", f32(2, 3, 1000), axis=2)
+    case("LogSoftmax", "lsm_7_strided", f32(2, 7, 5), axis=1)
+    for n in (1, 7, 64, 1000):  # integers: ties, the first maximum wins
+        case("Hardmax", f"hm_{n}", np.round(f32(6, n) / 3).astype(np.float32), axis=1)
+    case("ReduceMean", "mean_1000", f32(4, 3, 1000), axes=[2], keepdims=1)
+    case("ReduceMean", "mean_hw", f32(2, 3, 9, 11), axes=[2, 3], keepdims=0)
+    case("ReduceMean", "mean_1", f32(5, 1), axes=[1], keepdims=1)
+    case("GlobalAveragePool", "gap_7x9", f32(2, 5, 7, 9))
+    case("GlobalAveragePool", "gap_64x64", f32(1, 3, 64, 64))
+    case("GlobalAveragePool", "gap_1x1", f32(1, 4, 1, 1))
+    return inputs
+# ---- end of the reduction cases
 
 
 if __name__ == "__main__":

@@ -562,7 +562,8 @@ TEST_F(Runtime, KernelVariantTableIsChosenByDeviceTypeOrArgument) {
   const uint32_t n = 127;
   std::vector<float> w = Random(n, 7), b = Random(n, 8), x = Random(n, 9);
   // Both test drivers (lavapipe, SwiftShader) are VK_PHYSICAL_DEVICE_TYPE_CPU: auto = cpu.
-  for (const char* variant : {"gpu", "cpu", "auto"}) {
+  // The bundle has no program.dispatch.gpu, so gpu runs program.dispatch like default.
+  for (const char* variant : {"default", "gpu", "cpu", "auto"}) {
     SCOPED_TRACE(variant);
     ASSERT_EQ(Init({{"kernel_variant", variant}}), 0) << g_api->error();
     ASSERT_EQ(g_api->load(Write(AffineReluWithCpuVariant(n, w, b), "variants").c_str()), 0) << g_api->error();
@@ -571,7 +572,7 @@ TEST_F(Runtime, KernelVariantTableIsChosenByDeviceTypeOrArgument) {
     ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
     ASSERT_NE(out, nullptr);
     const float* y = static_cast<const float*>(out->data[0]);
-    const bool cpu = std::string(variant) != "gpu";
+    const bool cpu = std::string(variant) == "cpu" || std::string(variant) == "auto";
     for (uint32_t i = 0; i < n; ++i) {
       float ref = cpu ? std::max(0.0f, x[i] * w[i] * b[i]) : std::max(0.0f, x[i] * w[i] + b[i]);
       ASSERT_NEAR(y[i], ref, 1e-6f) << "element " << i;
@@ -579,7 +580,7 @@ TEST_F(Runtime, KernelVariantTableIsChosenByDeviceTypeOrArgument) {
     DeepFree(out);
     ASSERT_EQ(Destroy(), 0) << g_api->error();
   }
-  ExpectError(Init({{"kernel_variant", "fast"}}), {"kernel_variant is 'fast' (expected auto, gpu or cpu)"});
+  ExpectError(Init({{"kernel_variant", "fast"}}), {"kernel_variant is 'fast' (expected auto, default, gpu or cpu)"});
 }
 
 TEST_F(Runtime, InvalidKernelVariantTablesAreRejected) {
@@ -612,6 +613,7 @@ TEST_F(Runtime, InvalidKernelVariantTablesAreRejected) {
 }
 
 std::string ReadFile(const std::string& path);  // defined with the profile tests
+std::vector<std::string> LinesWith(const std::string& text, const std::string& needle);  // likewise
 
 // Feature texel_bindings: AffineRelu whose multiply reads x through an
 // R32G32B32A32_SFLOAT view and w through an R32_SFLOAT view (mul_texel,
@@ -703,6 +705,243 @@ TEST_F(Runtime, CpuRowsBeyondTexelLimitsKeepTheDefaultKernel) {
     ExpectError(g_api->load(Write(g, "texel_too_big").c_str()),
                 {"dispatch 0 (kernel 'mul_texel', binding types 'vfs') has a texel-buffer binding", "maxTexelBufferElements 65536"});
   }
+}
+
+// ---------------------------------------------------------------- device variants
+
+// Runs one frame of a single-input, single-output float32 model and returns
+// the output (empty after a failed assertion).
+std::vector<float> RunOneFrame(const std::string& input, const std::vector<size_t>& shape, const std::vector<float>& x) {
+  std::vector<float> y;
+  tensors_struct* in = MakeTensors({input}, {shape}, {x});
+  EXPECT_NE(in, nullptr);
+  if (!in) return y;
+  if (g_api->send(in) != 0) {
+    ADD_FAILURE() << g_api->error();
+    DeepFree(in);
+    return y;
+  }
+  tensors_struct* out = nullptr;
+  if (g_api->receive(&out) != 0 || !out) {
+    ADD_FAILURE() << g_api->error();
+    return y;
+  }
+  EXPECT_EQ(out->num_tensors, 1u);
+  EXPECT_EQ(out->data_types[0], DATA_TYPE_FLOAT);
+  size_t numel = 1;
+  for (size_t a = 0; a < out->ranks[0]; ++a) numel *= out->shapes[0][a];
+  const float* p = static_cast<const float*>(out->data[0]);
+  y.assign(p, p + numel);
+  DeepFree(out);
+  return y;
+}
+
+// The driver's storageBuffer16BitAccess: lavapipe has it, SwiftShader not
+// (docs/bundle-format.md, "Device-specific variants").
+bool DriverHas16BitStorage() { return !OnSwiftShader(); }
+
+// Feature device_variants (docs/bundle-format.md, "Device-specific
+// variants"): one bundle with all three tables (AffineReluWithDeviceVariants)
+// under every kernel_variant value. The GPU row reads the binary16 copy of w
+// and gives relu(x * fp16(w) + b) exactly where the device has
+// storageBuffer16BitAccess (lavapipe); on SwiftShader it keeps its default
+// row and says why. default and cpu (and auto, = cpu on these CPU-type
+// devices) never upload weights_f16.
+TEST_F(Runtime, Fp16WeightRowsRunWhereTheDeviceHas16BitStorage) {
+  const uint32_t n = 127;
+  std::vector<float> w = Random(n, 41), b = Random(n, 42), x = Random(n, 43);
+  std::vector<float> ref_default(n), ref_f16(n), ref_cpu(n);
+  size_t differ = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const float w16 = oaaxvk::oinf::HalfToFloat(oaaxvk::test::FloatToHalfBits(w[i]));
+    ASSERT_LE(std::fabs(w16 - w[i]), std::ldexp(std::fabs(w[i]), -11)) << "fp16 rounding of w[" << i << "]";
+    volatile float p = x[i] * w[i], p16 = x[i] * w16, q = p * b[i];  // separate dispatches: no FMA
+    volatile float s = p + b[i], s16 = p16 + b[i];
+    ref_default[i] = std::max(static_cast<float>(s), 0.0f);
+    ref_f16[i] = std::max(static_cast<float>(s16), 0.0f);
+    ref_cpu[i] = std::max(static_cast<float>(q), 0.0f);
+    differ += ref_f16[i] != ref_default[i];
+  }
+  // About half the outputs are clamped to 0 by the relu; most others differ.
+  ASSERT_GT(differ, n / 4) << "the fp16 rounding of w must be observable in the output";
+  const std::string path = Write(oaaxvk::test::AffineReluWithDeviceVariants(n, w, b, true), "device_variants");
+  // "gpu_fp16": kernel_variant=gpu with the opt-in fp16_weights=1; plain
+  // "gpu" keeps fp16-weight rows on their default kernel (results stay fp32).
+  for (const char* variant : {"default", "gpu", "gpu_fp16", "cpu", "auto"}) {
+    SCOPED_TRACE(variant);
+    const std::string v = variant;
+    const std::string log = g_tmpdir + "/device_variants_" + v + ".log";
+    const bool gpu = v.rfind("gpu", 0) == 0, opt_in = v == "gpu_fp16";
+    ASSERT_EQ(Init({{"kernel_variant", gpu ? "gpu" : variant}, {"fp16_weights", opt_in ? "1" : "0"},
+                    {"log_level", "2"}, {"log_file", log}}),
+              0)
+        << g_api->error();
+    ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+    const std::vector<float> y = RunOneFrame("x", {1, n}, x);
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+    const bool f16 = opt_in && DriverHas16BitStorage(), cpu = v == "cpu" || v == "auto";
+    const std::vector<float>& ref = f16 ? ref_f16 : cpu ? ref_cpu : ref_default;
+    ASSERT_EQ(y.size(), n);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(y[i], ref[i]) << "element " << i;
+    const std::string text = ReadFile(log);
+    const std::string table = gpu ? "gpu" : cpu ? "cpu" : "default";
+    EXPECT_NE(text.find("running the " + table + " kernel variants on '"), std::string::npos) << text;
+    EXPECT_EQ(text.find("fp16 weight copies uploaded") != std::string::npos, f16) << text;
+    // The device's missing capability is the reason first; with it present,
+    // the missing opt-in.
+    const bool kept_capability = text.find("(1 of 3 rows keep the default kernel: 1 for capabilities the device "
+                                           "lacks: storageBuffer16BitAccess (1 row))") != std::string::npos;
+    EXPECT_EQ(kept_capability, gpu && !DriverHas16BitStorage()) << text;
+    const bool kept_opt_in = text.find("(1 of 3 rows keep the default kernel: 1 for fp16 weights, which need the "
+                                       "runtime argument fp16_weights=1)") != std::string::npos;
+    EXPECT_EQ(kept_opt_in, gpu && !opt_in && DriverHas16BitStorage()) << text;
+    if (!gpu || f16) {
+      EXPECT_EQ(text.find("keep the default kernel"), std::string::npos) << text;
+    }
+    EXPECT_EQ(text.find("capabilities: storageBuffer16BitAccess") != std::string::npos, DriverHas16BitStorage())
+        << text;
+  }
+  // Without a CPU table, auto on these CPU-type devices runs program.dispatch.
+  const std::string log = g_tmpdir + "/device_variants_auto_nocpu.log";
+  ASSERT_EQ(Init({{"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::AffineReluWithDeviceVariants(n, w, b, false), "gpu_only").c_str()), 0)
+      << g_api->error();
+  const std::vector<float> y = RunOneFrame("x", {1, n}, x);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  ASSERT_EQ(y, ref_default);
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("running the default kernel variants"), std::string::npos) << text;
+  EXPECT_EQ(text.find("fp16 weight copies uploaded"), std::string::npos) << text;
+}
+
+// Integer-valued x in 1..8, so every summation order gives the exact sum and
+// any element summed twice or missed shows.
+std::vector<float> SmallIntegers(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(1, 8);
+  std::vector<float> v(n);
+  for (float& e : v) e = static_cast<float>(d(rng));
+  return v;
+}
+
+// A GPU row requiring subgroupArithmetic (row_sum_sg: subgroupAdd, any
+// subgroup size) runs on both drivers (lavapipe: subgroups of 8, SwiftShader:
+// 4) and sums every row exactly; the debug log names the kernel that ran.
+TEST_F(Runtime, SubgroupArithmeticRowsRunOnBothDrivers) {
+  const uint32_t rows = 5, len = 1000;  // len is not a multiple of the workgroup size
+  std::vector<float> x = SmallIntegers(static_cast<size_t>(rows) * len, 51);
+  std::vector<float> ref(rows, 0.0f);
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t k = 0; k < len; ++k) ref[r] += x[static_cast<size_t>(r) * len + k];
+  const std::string path = Write(oaaxvk::test::RowSumBundle(rows, len, "subgroupArithmetic"), "row_sum_sg");
+  for (const char* variant : {"gpu", "default"}) {
+    SCOPED_TRACE(variant);
+    const std::string log = g_tmpdir + "/row_sum_" + variant + ".log";
+    ASSERT_EQ(Init({{"kernel_variant", variant}, {"log_level", "1"}, {"log_file", log}}), 0) << g_api->error();
+    ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+    for (int frame = 0; frame < 2; ++frame) ASSERT_EQ(RunOneFrame("x", {rows, len}, x), ref);
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+    const std::string text = ReadFile(log);
+    const bool gpu = std::string(variant) == "gpu";
+    EXPECT_NE(text.find(std::string("running the ") + variant + " kernel variants"), std::string::npos) << text;
+    EXPECT_EQ(text.find("keep the default kernel"), std::string::npos) << text;
+    EXPECT_NE(text.find(gpu ? "kernel 'row_sum_sg' groups (5, 1, 1)" : "kernel 'row_sum' groups (1, 1, 1)"),
+              std::string::npos) << text;
+    EXPECT_NE(text.find("capabilities: "), std::string::npos) << text;
+    EXPECT_NE(LinesWith(text, "capabilities: ").at(0).find("subgroupArithmetic"), std::string::npos) << text;
+    EXPECT_NE(text.find("subgroup operations {basic"), std::string::npos) << text;  // debug: what was queried
+  }
+}
+
+// A capability name this runtime does not know counts as missing: the row
+// keeps its default kernel, with a warning naming the capability, even when
+// the row's other capability (subgroupArithmetic; names joined by '-') is
+// present on both drivers.
+TEST_F(Runtime, UnknownCapabilityKeepsTheDefaultRowWithAWarning) {
+  const uint32_t rows = 3, len = 100;
+  std::vector<float> x = SmallIntegers(static_cast<size_t>(rows) * len, 52);
+  std::vector<float> ref(rows, 0.0f);
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t k = 0; k < len; ++k) ref[r] += x[static_cast<size_t>(r) * len + k];
+  const std::string log = g_tmpdir + "/unknown_capability.log";
+  ASSERT_EQ(Init({{"kernel_variant", "gpu"}, {"log_level", "1"}, {"log_file", log}}), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::RowSumBundle(rows, len, "subgroupArithmetic-warpDrive"), "warp").c_str()),
+            0) << g_api->error();
+  ASSERT_EQ(RunOneFrame("x", {rows, len}, x), ref);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  const std::vector<std::string> warnings = LinesWith(text, "capability 'warpDrive'");
+  ASSERT_EQ(warnings.size(), 1u) << text;
+  EXPECT_NE(warnings[0].find("does not know"), std::string::npos) << warnings[0];
+  EXPECT_NE(text.find("running the gpu kernel variants on '"), std::string::npos) << text;
+  EXPECT_NE(text.find("(1 of 1 rows keep the default kernel: 1 for capabilities the device lacks: warpDrive (1 row))"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("kernel 'row_sum' groups (1, 1, 1)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("kernel 'row_sum_sg'"), std::string::npos) << text;
+  // A program.dispatch row has no fallback: a kernel it runs must be runnable.
+  BundleSpec s = oaaxvk::test::RowSumBundle(rows, len, "subgroupArithmetic");
+  s.kernels[0].required = "warpDrive";
+  ASSERT_EQ(Init({{"kernel_variant", "default"}}), 0) << g_api->error();
+  ExpectError(g_api->load(Write(s, "warp_default").c_str()),
+              {"dispatch 0 (kernel 'row_sum') requires warpDrive, which device '"});
+}
+
+TEST_F(Runtime, InvalidDeviceVariantTablesAreRejected) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const std::vector<float> w(13, 1.5f), b(13, 0.0f);
+  struct Case {
+    const char* name;
+    void (*mutate)(BundleSpec*);
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"missing_table", [](BundleSpec* s) { s->dispatch_gpu.clear(); },
+       "feature device_variants is required but tensor 'program.dispatch.gpu' is missing"},
+      {"missing_f16", [](BundleSpec* s) { s->weights_f16.reset(); },
+       "feature device_variants is required but tensor 'weights_f16' is missing"},
+      {"rows", [](BundleSpec* s) { s->dispatch_gpu.pop_back(); }, "'program.dispatch.gpu' must be u32[3, 8]"},
+      {"kernel", [](BundleSpec* s) { s->dispatch_gpu[2][0] = 9; }, "program.dispatch.gpu row 2: kernel 9 out of range"},
+      {"n_bindings",  // relu (2 bindings) for the 3-binding mul
+       [](BundleSpec* s) { s->dispatch_gpu[0] = {2, 1, 1, 1, 6, 2, 2, 1}; },
+       "program.dispatch.gpu row 0 has 2 bindings but program.dispatch row 0 has 3"},
+      {"range",  // the output t1 moved within the arena
+       [](BundleSpec* s) { s->bindings[10][1] = 256; },
+       "program.dispatch.gpu row 0 binding 2 is buffer kind 1 bytes [256, +52) but program.dispatch row 0 binding 2 "
+       "is buffer kind 1 bytes [0, +52)"},
+      {"f16_for_input",  // kind 4 only replaces a weights range, not the input x
+       [](BundleSpec* s) { s->bindings[8] = {4, 0, 52}; },
+       "program.dispatch.gpu row 0 binding 0 is buffer kind 4 bytes [0, +52) but program.dispatch row 0 binding 0 is "
+       "buffer kind 2"},
+      {"default_binds_f16", [](BundleSpec* s) { s->bindings[1] = {4, 256, 26}; },
+       "dispatch 0: binding 1 (program.bindings row 1) is in weights_f16 (buffer kind 4), which only "
+       "program.dispatch.gpu rows may bind"},
+      {"f16_outside", [](BundleSpec* s) { s->bindings[9][2] = 512; },
+       "program.bindings row 9: bytes [256, +512) lie outside buffer kind 4 (282 bytes)"},
+      {"no_feature_kind4",
+       [](BundleSpec* s) {
+         s->features = "kernel_variants";
+         s->kernels[3].required.clear();
+       },
+       "program.bindings row 9: buffer_kind 4 (weights_f16) but bundle.features does not list 'device_variants'"},
+      {"no_feature_requires", [](BundleSpec* s) { s->features = "kernel_variants"; },
+       "metadata 'kernel.3.requires' ('storageBuffer16BitAccess') is present but bundle.features does not list "
+       "'device_variants'"},
+      {"kind5", [](BundleSpec* s) { s->bindings[9][0] = 5; }, "program.bindings row 9: buffer_kind 5 is not 0-4"},
+      {"empty_capability", [](BundleSpec* s) { s->kernels[3].required = "storageBuffer16BitAccess-"; },
+       "metadata 'kernel.3.requires' is 'storageBuffer16BitAccess-': an empty capability name (names are joined by "
+       "'-')"},
+      {"empty_capability_first", [](BundleSpec* s) { s->kernels[3].required = "-storageBuffer16BitAccess"; },
+       "an empty capability name"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BundleSpec s = oaaxvk::test::AffineReluWithDeviceVariants(13, w, b, true);
+    c.mutate(&s);
+    ExpectError(g_api->load(Write(s, std::string("baddev_") + c.name).c_str()), {c.expect});
+  }
+  // The unmodified bundle loads (the cases above fail for their own reason only).
+  EXPECT_EQ(g_api->load(Write(oaaxvk::test::AffineReluWithDeviceVariants(13, w, b, true), "gooddev").c_str()), 0)
+      << g_api->error();
 }
 
 TEST_F(Runtime, DeviceLimitsAreChecked) {

@@ -3,10 +3,13 @@
 #ifndef OAAXVK_TESTS_RUNTIME_TEST_BUNDLES_H_
 #define OAAXVK_TESTS_RUNTIME_TEST_BUNDLES_H_
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,7 @@ struct BundleSpec {
     std::vector<uint32_t> spirv;
     uint32_t bindings = 0, spec_constants = 0;
     std::string binding_types{};  // kernel.<j>.binding_types ("" = omitted)
+    std::string required{};       // kernel.<j>.requires ("" = omitted; feature device_variants)
   };
   std::string format = "oaax-vulkan-bundle";
   uint32_t format_version = 1;
@@ -51,9 +55,14 @@ struct BundleSpec {
   std::vector<uint8_t> barrier;
   uint32_t max_invocations = 64;
   uint32_t max_workgroup_count = 1;
+  uint32_t max_shared_memory_bytes = 0;
   std::string features;  // bundle.features ("" = omitted)
   // Feature kernel_variants: program.dispatch.cpu (written when not empty).
   std::vector<std::array<uint32_t, 8>> dispatch_cpu;
+  // Feature device_variants: program.dispatch.gpu (written when not empty)
+  // and tensor weights_f16 (written when set, possibly empty).
+  std::vector<std::array<uint32_t, 8>> dispatch_gpu;
+  std::optional<std::vector<uint8_t>> weights_f16;
 
   oaaxvk::Status Write(const std::string& path) const {
     using oinf::MetadataValue;
@@ -72,7 +81,7 @@ struct BundleSpec {
     w.AddMetadata("device.max_workgroup_size_x", MetadataValue::Scalar<uint32_t>(64));
     w.AddMetadata("device.max_workgroup_size_y", MetadataValue::Scalar<uint32_t>(1));
     w.AddMetadata("device.max_workgroup_size_z", MetadataValue::Scalar<uint32_t>(1));
-    w.AddMetadata("device.max_shared_memory_bytes", MetadataValue::Scalar<uint32_t>(0));
+    w.AddMetadata("device.max_shared_memory_bytes", MetadataValue::Scalar<uint32_t>(max_shared_memory_bytes));
     w.AddMetadata("device.max_workgroup_count", MetadataValue::Scalar<uint32_t>(max_workgroup_count));
     uint64_t max_range = 0;
     for (auto& b : bindings) max_range = std::max(max_range, b[2]);
@@ -80,6 +89,7 @@ struct BundleSpec {
     w.AddMetadata("device.shader_float16", MetadataValue::Bool(false));
     w.AddMetadata("device.storage_buffer_16bit", MetadataValue::Bool(false));
     w.AddTensor("weights", ValueType::kU8, {weights.size()}, weights);
+    if (weights_f16) w.AddTensor("weights_f16", ValueType::kU8, {weights_f16->size()}, *weights_f16);
     w.AddMetadata("arena.bytes", MetadataValue::Scalar<uint64_t>(arena_bytes));
     w.AddMetadata("io.inputs_bytes", MetadataValue::Scalar<uint64_t>(inputs_bytes));
     w.AddMetadata("io.outputs_bytes", MetadataValue::Scalar<uint64_t>(outputs_bytes));
@@ -109,11 +119,15 @@ struct BundleSpec {
       w.AddMetadata(p + "spec_constants", MetadataValue::Scalar<uint32_t>(kernels[j].spec_constants));
       if (!kernels[j].binding_types.empty())
         w.AddMetadata(p + "binding_types", MetadataValue::String(kernels[j].binding_types));
+      if (!kernels[j].required.empty()) w.AddMetadata(p + "requires", MetadataValue::String(kernels[j].required));
     }
     w.AddTensor("program.dispatch", ValueType::kU32, {dispatch.size(), 8}, dispatch.data(), dispatch.size() * 32);
     if (!dispatch_cpu.empty())
       w.AddTensor("program.dispatch.cpu", ValueType::kU32, {dispatch_cpu.size(), 8}, dispatch_cpu.data(),
                   dispatch_cpu.size() * 32);
+    if (!dispatch_gpu.empty())
+      w.AddTensor("program.dispatch.gpu", ValueType::kU32, {dispatch_gpu.size(), 8}, dispatch_gpu.data(),
+                  dispatch_gpu.size() * 32);
     w.AddTensor("program.bindings", ValueType::kU64, {bindings.size(), 3}, bindings.data(), bindings.size() * 24);
     w.AddTensor("program.spec", ValueType::kU32, {spec.size()}, spec.data(), spec.size() * 4);
     w.AddTensor("program.barrier", ValueType::kU8, {barrier.size()}, barrier.data(), barrier.size());
@@ -153,6 +167,78 @@ inline BundleSpec AffineReluBundle(uint32_t n, const std::vector<float>& w, cons
   s.dispatch = {{0, g, 1, 1, 0, 3, 0, 1}, {1, g, 1, 1, 3, 3, 1, 1}, {2, g, 1, 1, 6, 2, 2, 1}};
   s.barrier = {0, 1, 1};
   s.max_workgroup_count = g;
+  return s;
+}
+
+// IEEE binary16 bits of the binary16 value nearest to `f` (ties to even), for
+// finite |f| <= 65504: the fp16 weight copies of feature device_variants.
+inline uint16_t FloatToHalfBits(float f) {
+  const uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  const double a = std::fabs(static_cast<double>(f));
+  // The spacing of binary16 values around a: 2^-24 below 2^-14 (subnormals),
+  // else 2^(exponent - 10); nearbyint rounds to nearest even.
+  const double quantum = a < std::ldexp(1.0, -14) ? std::ldexp(1.0, -24) : std::ldexp(1.0, std::ilogb(a) - 10);
+  const double r = std::nearbyint(a / quantum) * quantum;  // may carry to the next power of two
+  if (r < std::ldexp(1.0, -14)) return static_cast<uint16_t>(sign | static_cast<uint16_t>(r / std::ldexp(1.0, -24)));
+  const int e = std::ilogb(r);
+  const uint16_t mant = static_cast<uint16_t>((r / std::ldexp(1.0, e) - 1.0) * 1024.0);
+  return static_cast<uint16_t>(sign | ((e + 15) << 10) | mant);
+}
+
+// Features device_variants and kernel_variants on AffineRelu: each table
+// computes something observably different.
+//   program.dispatch      relu(x * w + b)
+//   program.dispatch.gpu  relu(x * fp16(w) + b): dispatch 0 runs mul_f16w
+//                         (requires storageBuffer16BitAccess) reading the
+//                         binary16 copy of w from weights_f16 (at offset 256)
+//   program.dispatch.cpu  relu(x * w * b): dispatch 1 runs mul instead of add
+// `cpu_table` = false leaves out the CPU table and the kernel_variants feature.
+inline BundleSpec AffineReluWithDeviceVariants(uint32_t n, const std::vector<float>& w, const std::vector<float>& b,
+                                               bool cpu_table) {
+  BundleSpec s = AffineReluBundle(n, w, b);
+  s.features = cpu_table ? "kernel_variants device_variants" : "device_variants";
+  const uint64_t bytes = 4ull * n, f16_off = 256, f16_bytes = 2ull * n;
+  std::vector<uint8_t> f16(f16_off + f16_bytes, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint16_t h = FloatToHalfBits(w[i]);
+    memcpy(f16.data() + f16_off + 2 * i, &h, 2);
+  }
+  s.weights_f16 = f16;
+  s.kernels.push_back({"mul_f16w", ReadSpirv("mul_f16w"), 3, 1, "", "storageBuffer16BitAccess"});
+  s.bindings.push_back({2, 0, bytes});              // row 8: x
+  s.bindings.push_back({4, f16_off, f16_bytes});    // row 9: fp16(w), in weights_f16
+  s.bindings.push_back({1, 0, bytes});              // row 10: t1
+  s.dispatch_gpu = s.dispatch;
+  s.dispatch_gpu[0][0] = 3;  // mul_f16w
+  s.dispatch_gpu[0][4] = 8;  // its own binding rows
+  if (cpu_table) {
+    s.dispatch_cpu = s.dispatch;
+    s.dispatch_cpu[1][0] = 0;  // mul instead of add
+  }
+  return s;
+}
+
+// y[r] = sum_k x[r, k] for x [rows, len], y [rows] (feature device_variants):
+// program.dispatch runs row_sum (one invocation per row), program.dispatch.gpu
+// row_sum_sg (one workgroup per row, subgroupAdd; `required` is its
+// kernel.1.requires, normally "subgroupArithmetic"). weights_f16 is empty.
+inline BundleSpec RowSumBundle(uint32_t rows, uint32_t len, const std::string& required) {
+  BundleSpec s;
+  const uint64_t in_bytes = 4ull * rows * len, out_bytes = 4ull * rows;
+  s.inputs.push_back({"x", 1, {rows, len}, 0, in_bytes});
+  s.outputs.push_back({"y", 1, {rows}, 0, out_bytes});
+  s.inputs_bytes = in_bytes;
+  s.outputs_bytes = out_bytes;
+  s.features = "device_variants";
+  s.weights_f16 = std::vector<uint8_t>();
+  s.kernels = {{"row_sum", ReadSpirv("row_sum"), 2, 2}, {"row_sum_sg", ReadSpirv("row_sum_sg"), 2, 2, "", required}};
+  s.bindings = {{2, 0, in_bytes}, {3, 0, out_bytes}};
+  s.spec = {rows, len};
+  s.dispatch = {{0, Groups(rows), 1, 1, 0, 2, 0, 2}};
+  s.dispatch_gpu = {{1, rows, 1, 1, 0, 2, 0, 2}};
+  s.barrier = {0};
+  s.max_workgroup_count = std::max(rows, Groups(rows));
+  s.max_shared_memory_bytes = 64 * 4;
   return s;
 }
 

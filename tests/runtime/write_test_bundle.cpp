@@ -1,6 +1,12 @@
 // Writes a test bundle for host-level tests (tests/e2e/oaax_run_cli.sh):
 //   write_test_bundle affine N OUT.oinf   y = relu(2 x - 1), x and y [1, N]
 //   write_test_bundle two N OUT.oinf      "input:0" [1, N], "画像" [N] -> "sum/out", "prod:0"
+//   write_test_bundle variants N OUT.oinf y = relu(2.1 x - 1) with w = 2.1, b = -1 and the
+//                                         features kernel_variants and device_variants
+//                                         (test_bundles.h, AffineReluWithDeviceVariants):
+//                                         kernel_variant=gpu computes relu(fp16(2.1) x - 1)
+//                                         where the device has storageBuffer16BitAccess,
+//                                         cpu relu(-2.1 x)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -10,7 +16,7 @@
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: write_test_bundle affine|two N OUT.oinf\n");
+    fprintf(stderr, "usage: write_test_bundle affine|two|variants N OUT.oinf\n");
     return 2;
   }
   const std::string kind = argv[1];
@@ -23,6 +29,9 @@ int main(int argc, char** argv) {
   oaaxvk::test::BundleSpec spec;
   if (kind == "affine") {
     spec = oaaxvk::test::AffineReluBundle(un, std::vector<float>(un, 2.0f), std::vector<float>(un, -1.0f));
+  } else if (kind == "variants") {
+    spec = oaaxvk::test::AffineReluWithDeviceVariants(un, std::vector<float>(un, 2.1f), std::vector<float>(un, -1.0f),
+                                                      true);
   } else if (kind == "two") {
     spec = oaaxvk::test::TwoInTwoOutBundle(un);
   } else {

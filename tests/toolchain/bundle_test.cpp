@@ -123,6 +123,44 @@ void CheckContract(const std::vector<uint8_t>& bytes) {
   }
   EXPECT_LE(Scalar<uint32_t>(*f, "device.max_workgroup_invocations"), 256u);
   EXPECT_LE(Scalar<uint32_t>(*f, "device.max_shared_memory_bytes"), 32768u);
+
+  // Feature device_variants: program.dispatch.gpu has the default table's
+  // shape; each row binds the default row's ranges, except weights (kind 0)
+  // read from their binary16 copies (kind 4, inside weights_f16); kernel and
+  // spec ranges valid; the device requirements cover the GPU rows.
+  const std::string features = U8(*f, "bundle.features");
+  const oinf::Tensor* gpu = f->FindTensor("program.dispatch.gpu");
+  const oinf::Tensor* half = f->FindTensor("weights_f16");
+  EXPECT_EQ(gpu != nullptr, features.find("device_variants") != std::string::npos) << features;
+  EXPECT_EQ(half != nullptr, gpu != nullptr);
+  if (!gpu || !half) return;
+  ASSERT_EQ(gpu->dims, disp->dims);
+  const uint32_t* gr = reinterpret_cast<const uint32_t*>(gpu->data.data);
+  const uint64_t max_range = Scalar<uint64_t>(*f, "device.max_storage_buffer_range");
+  for (uint64_t d = 0; d < D; ++d) {
+    const uint32_t* row = gr + d * 8;
+    const uint32_t* def = dr + d * 8;
+    ASSERT_LT(row[0], K);
+    EXPECT_EQ(row[5], def[5]) << "GPU row " << d;
+    EXPECT_EQ(row[5], kb[row[0]]);
+    EXPECT_EQ(row[7], ks[row[0]]);
+    for (int a = 1; a <= 3; ++a) { EXPECT_GE(row[a], 1u); EXPECT_LE(row[a], max_groups); }
+    ASSERT_LE(uint64_t{row[4]} + row[5], bind->dims[0]);
+    ASSERT_LE(uint64_t{row[6]} + row[7], spec->numel);
+    for (uint32_t b = 0; b < row[5]; ++b) {
+      const uint64_t* x = br + (row[4] + b) * 3;
+      const uint64_t* y = br + (def[4] + b) * 3;
+      EXPECT_LE(x[2], max_range);
+      if (x[0] == 4) {
+        EXPECT_EQ(y[0], 0u) << "GPU row " << d << " binding " << b;
+        EXPECT_EQ(x[1] % 256, 0u);
+        EXPECT_EQ(x[2] * 2, y[2]);  // binary16 copy of float32 weights
+        EXPECT_LE(x[1] + x[2], half->numel);
+      } else {
+        EXPECT_TRUE(x[0] == y[0] && x[1] == y[1] && x[2] == y[2]) << "GPU row " << d << " binding " << b;
+      }
+    }
+  }
 }
 
 TEST(Bundle, MobilenetLikeSatisfiesTheContract) {
@@ -183,6 +221,22 @@ TEST(Bundle, BoundInputRoundTrip) {
   ASSERT_TRUE(pf.ok());
   EXPECT_EQ(U8(*pf, "bundle.features").find("bound_inputs"), std::string::npos);
   EXPECT_EQ(pf->FindTensor("io.input.0.bound"), nullptr);
+}
+
+// mobilenet_like (Conv, depthwise Conv, GlobalAveragePool, Gemm, Softmax)
+// carries GPU-class rows (feature device_variants) that obey the contract.
+TEST(Bundle, MobilenetLikeHasDeviceVariants) {
+  CompileResult r = CompileModel("mobilenet_like.onnx");
+  auto f = oinf::File::FromMemory(r.bundle.data(), r.bundle.size());
+  ASSERT_TRUE(f.ok());
+  EXPECT_NE(U8(*f, "bundle.features").find("device_variants"), std::string::npos);
+  ASSERT_NE(f->FindTensor("program.dispatch.gpu"), nullptr);
+  const oinf::Tensor* half = f->FindTensor("weights_f16");
+  ASSERT_NE(half, nullptr);
+  EXPECT_EQ(half->numel, r.plan.weights_f16_bytes);
+  int gpu_rows = 0;
+  for (const Dispatch& d : r.program.dispatches) gpu_rows += !d.gpu_kernel.empty();
+  EXPECT_GT(gpu_rows, 0);
 }
 
 TEST(Bundle, DeterministicBytes) {

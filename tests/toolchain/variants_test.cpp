@@ -4,12 +4,16 @@
 // SwiftShader is tests/runtime/kernel_variants.sh.)
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <iterator>
+#include <map>
 
 #include "oaax_vulkan/oinf.h"
 #include "test_util.h"
 #include "toolchain/driver/driver.h"
 #include "toolchain/lower/kernels.h"
+#include "toolchain/lower/lower.h"
 
 namespace oaaxvk::toolchain {
 namespace {
@@ -411,6 +415,336 @@ TEST(KernelVariants, ConvCpuKernelFollowsShape) {
   }
 }
 // ---- end of the Conv tests
+
+// ---- Device-specific variants (feature device_variants, docs/bundle-format.md
+// "Device-specific variants"): program.dispatch.gpu rows with conv2d_gemm_f16w /
+// gemm_f16w reading binary16 weight copies (buffer kind 4, weights_f16) and
+// softmax_sg / reduce_mean_sg reducing with subgroup operations.
+
+// The bundle's u32 [D, 8] dispatch table `name` (empty when absent).
+std::vector<uint32_t> DispatchTable(const oinf::File& f, const std::string& name) {
+  const oinf::Tensor* t = f.FindTensor(name);
+  if (!t) return {};
+  std::vector<uint32_t> v(t->numel);
+  std::memcpy(v.data(), t->data.data, t->data.size);
+  return v;
+}
+
+std::string Utf8(const oinf::File& f, const std::string& key) {
+  const oinf::Metadata* m = f.FindMetadata(key);
+  if (!m || m->type != oinf::ValueType::kNdArray) return "<missing>";
+  return std::string(reinterpret_cast<const char*>(m->ndarray.data.data), m->ndarray.data.size);
+}
+
+// Kernel index -> name / requires ("" when absent) of the bundle.
+std::vector<std::pair<std::string, std::string>> BundleKernels(const oinf::File& f) {
+  uint32_t nk = 0;
+  EXPECT_TRUE(f.FindMetadata("kernels.count")->GetScalar(&nk));
+  std::vector<std::pair<std::string, std::string>> k(nk);
+  for (uint32_t j = 0; j < nk; ++j) {
+    const std::string pre = "kernel." + std::to_string(j) + ".";
+    k[j].first = std::string(f.FindMetadata(pre + "name")->string_value);
+    const oinf::Metadata* r = f.FindMetadata(pre + "requires");
+    if (r) k[j].second = std::string(r->string_value);
+  }
+  return k;
+}
+
+// x[1,8,6,6] -> Conv 3x3 (const w) -> Softmax(axis 1) -> y; x -> GlobalAveragePool;
+// x -> ReduceMean(axes 2,3); x -> depthwise Conv; Flatten(x) -> Gemm (const B);
+// Flatten(x) x Transpose(Flatten(x)) MatMul (B not a constant).
+Graph DeviceVariantGraph() {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 8, 6, 6});
+  AddConst(g, "w", {4, 8, 3, 3}, 0.25f);
+  Node& c = AddNode(g, "Conv", "conv", {"x", "w"}, {"c"});
+  c.SetInts("kernel_shape", {3, 3});
+  c.SetInts("pads", {1, 1, 1, 1});
+  AddNode(g, "Softmax", "softmax", {"c"}, {"y"}).SetInt("axis", 1);
+  AddOutput(g, "y");
+  AddNode(g, "GlobalAveragePool", "gap", {"x"}, {"yp"});
+  AddOutput(g, "yp");
+  Node& rm = AddNode(g, "ReduceMean", "mean", {"x"}, {"ym"});
+  rm.SetInts("axes", {2, 3});
+  rm.SetInt("keepdims", 0);
+  AddOutput(g, "ym");
+  AddConst(g, "dw", {8, 1, 3, 3});
+  Node& d = AddNode(g, "Conv", "dwconv", {"x", "dw"}, {"yd"});
+  d.SetInts("kernel_shape", {3, 3});
+  d.SetInt("group", 8);
+  AddOutput(g, "yd");
+  AddConstI64(g, "shape", {8, 36});
+  AddNode(g, "Reshape", "flat", {"x", "shape"}, {"a"});
+  AddConst(g, "gb", {36, 5}, -1.5f);
+  AddNode(g, "Gemm", "gemm", {"a", "gb"}, {"yg"});
+  AddOutput(g, "yg");
+  AddNode(g, "Transpose", "tr", {"a"}, {"at"}).SetInts("perm", {1, 0});
+  AddNode(g, "MatMul", "aat", {"a", "at"}, {"yaa"});
+  AddOutput(g, "yaa");
+  return g;
+}
+
+TEST(DeviceVariants, RowsGetTheirGpuKernel) {
+  auto r = CompileGraph(DeviceVariantGraph());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Program& p = r->program;
+  EXPECT_EQ(p.features.count("device_variants"), 1u);
+  std::map<std::string, std::string> gpu;  // node -> GPU kernel
+  for (const Dispatch& d : p.dispatches) {
+    if (d.gpu_kernel.empty()) {
+      EXPECT_TRUE(d.gpu_bindings.empty()) << d.node;
+      continue;
+    }
+    gpu[d.node] = d.gpu_kernel;
+    EXPECT_EQ(d.gpu_spec, d.spec) << d.node;
+    for (int a = 0; a < 3; ++a) EXPECT_EQ(d.gpu_groups[a], d.groups[a]) << d.node;
+    const KernelInfo* k = FindKernel(d.kernel);
+    const KernelInfo* kg = FindKernel(d.gpu_kernel);
+    ASSERT_TRUE(k && kg);
+    EXPECT_EQ(kg->bindings, k->bindings);
+    EXPECT_EQ(kg->spec_constants, k->spec_constants);
+    EXPECT_EQ(kg->written_bindings, k->written_bindings);
+    EXPECT_EQ(kg->local_size[0], k->local_size[0]);
+    ASSERT_EQ(kg->required_capabilities.size(), 1u);
+    const std::vector<Binding>& gb = d.GpuBindings();
+    ASSERT_EQ(gb.size(), d.bindings.size());
+    for (size_t b = 0; b < gb.size(); ++b) {
+      const Value& dv = p.values[d.bindings[b].value];
+      const Value& gv = p.values[gb[b].value];
+      EXPECT_EQ(gb[b].written, d.bindings[b].written);
+      if (b == 1 && kg->required_capabilities[0] == kCapabilityStorage16) {
+        // W / B: the binary16 copy of the same constant, half the bytes.
+        EXPECT_EQ(dv.kind, BufferKind::kWeights) << d.node;
+        EXPECT_EQ(gv.kind, BufferKind::kWeightsF16) << d.node;
+        EXPECT_EQ(gv.tensor, dv.tensor);
+        EXPECT_EQ(gv.bytes * 2, dv.bytes);
+      } else {
+        EXPECT_EQ(gb[b].value, d.bindings[b].value) << d.node << " binding " << b;
+      }
+    }
+  }
+  const std::map<std::string, std::string> want = {{"conv", "conv2d_gemm_f16w"},
+                                                   {"softmax", "softmax_sg"},
+                                                   {"gap", "reduce_mean_sg"},
+                                                   {"mean", "reduce_mean_sg"},
+                                                   {"gemm", "gemm_f16w"}};
+  EXPECT_EQ(gpu, want);  // no GPU row: depthwise Conv, copies, MatMul with a computed B
+  EXPECT_EQ(FindKernel("conv2d_gemm_f16w")->required_capabilities,
+            std::vector<std::string>{"storageBuffer16BitAccess"});
+  EXPECT_EQ(FindKernel("softmax_sg")->required_capabilities, std::vector<std::string>{"subgroupArithmetic"});
+  // The conversion log names both variants of a dispatch.
+  bool logged = false;
+  for (const auto& [node, text] : p.node_kernels)
+    if (node == "conv") {
+      EXPECT_NE(text.find("[gpu: conv2d_gemm_f16w, cpu: conv2d_cpu"), std::string::npos) << text;
+      logged = true;
+    }
+  EXPECT_TRUE(logged);
+
+  // The written tables (docs/bundle-format.md rules).
+  auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_NE(Utf8(*f, "bundle.features").find("device_variants"), std::string::npos) << Utf8(*f, "bundle.features");
+  const auto kernels = BundleKernels(*f);
+  const std::vector<uint32_t> def = DispatchTable(*f, "program.dispatch");
+  const std::vector<uint32_t> cpu = DispatchTable(*f, "program.dispatch.cpu");
+  const std::vector<uint32_t> gpt = DispatchTable(*f, "program.dispatch.gpu");
+  ASSERT_EQ(gpt.size(), def.size());
+  ASSERT_EQ(cpu.size(), def.size());
+  const oinf::Tensor* bind = f->FindTensor("program.bindings");
+  const oinf::Tensor* half = f->FindTensor("weights_f16");
+  ASSERT_TRUE(bind && half);
+  const uint64_t* br = reinterpret_cast<const uint64_t*>(bind->data.data);
+  // conv W (4*8*9 = 288 halves = 576 bytes, padded to 768) and gemm B (180
+  // halves = 360 bytes, padded to 512).
+  EXPECT_EQ(half->data.size, 768u + 512u);
+  std::map<std::string, int> rows_by_kernel;
+  for (size_t i = 0; i < def.size() / 8; ++i) {
+    const uint32_t* d = &def[8 * i];
+    const uint32_t* gr = &gpt[8 * i];
+    ASSERT_LT(gr[0], kernels.size());
+    EXPECT_EQ(gr[5], d[5]) << "row " << i;
+    for (uint32_t b = 0; b < d[5]; ++b) {
+      const uint64_t* db = br + 3 * (d[4] + b);
+      const uint64_t* gbr = br + 3 * (gr[4] + b);
+      EXPECT_LT(db[0], 4u) << "row " << i << ": a default row binds kind " << db[0];
+      EXPECT_LT(br[3 * (cpu[8 * i + 4] + b)], 4u) << "row " << i << ": a CPU row binds kind 4";
+      if (gbr[0] == 4) {
+        EXPECT_EQ(db[0], 0u) << "row " << i;
+        EXPECT_EQ(gbr[1] % 256, 0u);
+        EXPECT_EQ(gbr[2] * 2, db[2]);
+        EXPECT_LE(gbr[1] + gbr[2], half->data.size);
+      } else {
+        EXPECT_TRUE(gbr[0] == db[0] && gbr[1] == db[1] && gbr[2] == db[2]) << "row " << i << " binding " << b;
+      }
+    }
+    if (std::memcmp(d, gr, 32) == 0) continue;
+    ++rows_by_kernel[kernels[gr[0]].first];
+    EXPECT_EQ(gr[6], d[6]) << "row " << i << ": the GPU row shares the spec values";
+    EXPECT_EQ(gr[1], d[1]);
+    const std::string& req = kernels[gr[0]].second;
+    EXPECT_TRUE(req == "storageBuffer16BitAccess" || req == "subgroupArithmetic") << req;
+  }
+  const std::map<std::string, int> want_rows = {
+      {"conv2d_gemm_f16w", 1}, {"gemm_f16w", 1}, {"softmax_sg", 1}, {"reduce_mean_sg", 2}};
+  EXPECT_EQ(rows_by_kernel, want_rows);
+  for (const auto& [name, req] : kernels)  // only the GPU-class kernels require anything
+    EXPECT_EQ(req.empty(), name.find("_f16w") == std::string::npos && name.find("_sg") == std::string::npos)
+        << name << ": '" << req << "'";
+  // Optional capabilities stay out of the hard device requirements.
+  const oinf::Metadata* s16 = f->FindMetadata("device.storage_buffer_16bit");
+  ASSERT_NE(s16, nullptr);
+  ASSERT_EQ(s16->type, oinf::ValueType::kBool);
+  ASSERT_EQ(s16->payload.size, 1u);
+  EXPECT_EQ(s16->payload.data[0], 0u);
+}
+
+// Convs and MatMuls reading the same constant share one binary16 copy.
+TEST(DeviceVariants, DispatchesShareOneFloat16Copy) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 4, 5, 5});
+  AddInput(g, "z", {1, 4, 5, 5});
+  AddConst(g, "w", {4, 4, 1, 1}, 0.1f);
+  AddNode(g, "Conv", "c1", {"x", "w"}, {"y1"}).SetInts("kernel_shape", {1, 1});
+  AddNode(g, "Conv", "c2", {"z", "w"}, {"y2"}).SetInts("kernel_shape", {1, 1});
+  AddOutput(g, "y1");
+  AddOutput(g, "y2");
+  AddConst(g, "m", {5, 3}, 2.f);
+  AddNode(g, "MatMul", "mm1", {"x", "m"}, {"y3"});
+  AddNode(g, "MatMul", "mm2", {"z", "m"}, {"y4"});
+  AddOutput(g, "y3");
+  AddOutput(g, "y4");
+  auto r = CompileGraph(std::move(g));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Program& p = r->program;
+  std::map<std::string, int> copy;  // node -> binary16 value
+  for (const Dispatch& d : p.dispatches)
+    if (!d.gpu_kernel.empty()) copy[d.node] = d.GpuBindings()[1].value;
+  ASSERT_EQ(copy.size(), 4u);
+  EXPECT_EQ(copy["c1"], copy["c2"]);
+  EXPECT_EQ(copy["mm1"], copy["mm2"]);
+  EXPECT_NE(copy["c1"], copy["mm1"]);
+  int f16_values = 0;
+  for (const Value& v : p.values) f16_values += v.kind == BufferKind::kWeightsF16;
+  EXPECT_EQ(f16_values, 2);
+  // Packed in order of first use at 256-byte aligned offsets: w (16 halves), then m.
+  EXPECT_EQ(p.values[copy["c1"]].offset, 0u);
+  EXPECT_EQ(p.values[copy["mm1"]].offset, 256u);
+  EXPECT_EQ(r->plan.weights_f16_bytes, 512u);
+  ASSERT_EQ(r->plan.weights_f16.size(), 512u);
+  EXPECT_EQ(r->plan.weights_f16[0], 0x66);  // 0.1 -> 0x2e66
+  EXPECT_EQ(r->plan.weights_f16[1], 0x2e);
+  EXPECT_EQ(r->plan.weights_f16[256], 0x00);  // 2.0 -> 0x4000
+  EXPECT_EQ(r->plan.weights_f16[257], 0x40);
+  EXPECT_EQ(r->plan.weights_f16[32], 0);  // padding
+}
+
+// A weight that binary16 cannot hold (beyond +-65504, Inf, NaN) keeps its
+// default row; 65504 itself fits. A bundle whose GPU rows would all equal
+// the default rows has no GPU table and no device_variants.
+TEST(DeviceVariants, WeightsBeyondTheFloat16RangeKeepTheDefaultRow) {
+  struct Case {
+    const char* name;
+    float value;
+    bool f16;
+  };
+  const Case cases[] = {{"max", 65504.f, true},     {"min", -65504.f, true},
+                        {"above", 65505.f, false},  {"below", -70000.f, false},
+                        {"inf", INFINITY, false},   {"nan", NAN, false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {1, 3, 4, 4});
+    std::vector<float> w(2 * 3, 0.5f);
+    w[4] = c.value;
+    g.tensors["w"] = MakeConstF32("w", {2, 3, 1, 1}, w);
+    AddNode(g, "Conv", "conv", {"x", "w"}, {"y"}).SetInts("kernel_shape", {1, 1});
+    AddOutput(g, "y");
+    auto r = CompileGraph(std::move(g));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Dispatch* d = nullptr;
+    for (const Dispatch& x : r->program.dispatches)
+      if (x.kernel == "conv2d_gemm") d = &x;
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->gpu_kernel, c.f16 ? "conv2d_gemm_f16w" : "");
+    EXPECT_EQ(r->program.features.count("device_variants"), c.f16 ? 1u : 0u);
+    EXPECT_EQ(r->plan.weights_f16.empty(), !c.f16);
+    auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(f->FindTensor("program.dispatch.gpu") != nullptr, c.f16);
+    EXPECT_EQ(f->FindTensor("weights_f16") != nullptr, c.f16);
+    EXPECT_EQ(Utf8(*f, "bundle.features").find("device_variants") != std::string::npos, c.f16);
+  }
+}
+
+// Subgroup rows only: the GPU table and an empty weights_f16 are written.
+TEST(DeviceVariants, SubgroupRowsWithoutFloat16Weights) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {3, 100});
+  AddNode(g, "LogSoftmax", "lsm", {"x"}, {"y"}).SetInt("axis", 1);
+  AddOutput(g, "y");
+  auto r = CompileGraph(std::move(g));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->program.dispatches.size(), 1u);
+  EXPECT_EQ(r->program.dispatches[0].gpu_kernel, "softmax_sg");
+  auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(Utf8(*f, "bundle.features"), "device_variants");
+  const oinf::Tensor* half = f->FindTensor("weights_f16");
+  ASSERT_NE(half, nullptr);
+  EXPECT_EQ(half->numel, 0u);
+  const std::vector<uint32_t> def = DispatchTable(*f, "program.dispatch");
+  const std::vector<uint32_t> gpt = DispatchTable(*f, "program.dispatch.gpu");
+  ASSERT_EQ(gpt.size(), 8u);
+  EXPECT_EQ(BundleKernels(*f).at(gpt[0]), std::make_pair(std::string("softmax_sg"), std::string("subgroupArithmetic")));
+  for (int c = 1; c < 8; ++c) EXPECT_EQ(gpt[c], def[c]) << "column " << c;
+}
+
+// Binary16 copies round to nearest, ties to even, with subnormals.
+TEST(DeviceVariants, Float16CopiesRoundToNearestEven) {
+  struct Case {
+    float f;
+    uint16_t h;
+  };
+  const Case cases[] = {
+      {1.f, 0x3c00},
+      {-2.f, 0xc000},
+      {0.f, 0x0000},
+      {-0.f, 0x8000},
+      {1.f + 0x1p-11f, 0x3c00},      // tie between 1 and 1 + 2^-10: even (1)
+      {1.f + 3 * 0x1p-11f, 0x3c02},  // tie between 1 + 2^-10 and 1 + 2^-9: even (up)
+      {1.f + 0x1p-11f + 0x1p-20f, 0x3c01},  // just above the tie: up
+      {0.1f, 0x2e66},
+      {65504.f, 0x7bff},
+      {65488.f, 0x7bfe},              // tie between 65472 and 65504: even (65472)
+      {65500.f, 0x7bff},              // nearest: 65504
+      {0x1p-14f, 0x0400},             // smallest normal
+      {0x1p-24f, 0x0001},             // smallest subnormal
+      {0x1p-25f, 0x0000},             // tie between 0 and 2^-24: even (0)
+      {3 * 0x1p-25f, 0x0002},         // tie between 2^-24 and 2^-23: even (2^-23)
+      {0x1p-25f + 0x1p-30f, 0x0001},  // above the tie: up
+      {-5 * 0x1p-26f, 0x8001},        // 1.25 * 2^-24: down
+      {1e-9f, 0x0000},                // far below: zero
+  };
+  std::vector<uint8_t> f32(4 * std::size(cases)), f16;
+  for (size_t i = 0; i < std::size(cases); ++i) std::memcpy(&f32[4 * i], &cases[i].f, 4);
+  ASSERT_TRUE(WeightsToFloat16(f32, &f16));
+  ASSERT_EQ(f16.size(), 2 * std::size(cases));
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const uint16_t h = static_cast<uint16_t>(f16[2 * i] | (f16[2 * i + 1] << 8));  // little-endian
+    EXPECT_EQ(h, cases[i].h) << "value " << cases[i].f << " (case " << i << ")";
+  }
+  for (float bad : {65505.f, -65536.f, INFINITY, -INFINITY, NAN}) {
+    std::vector<uint8_t> one(4);
+    std::memcpy(one.data(), &bad, 4);
+    EXPECT_FALSE(WeightsToFloat16(one, &f16)) << bad;
+  }
+}
+// ---- end of the device-specific variant tests
 
 }  // namespace
 }  // namespace oaaxvk::toolchain

@@ -28,6 +28,56 @@ MetadataValue ShapeArray(const Shape& s) {
   std::vector<int64_t> v(s.begin(), s.end());
   return MetadataValue::NdArray(ValueType::kI64, {s.size()}, Bytes(v));
 }
+// Appends dispatch `di`'s program.dispatch.gpu row (feature device_variants)
+// to `dispatch_gpu`: its GPU kernel, group counts and spec values (sharing
+// the default row's spec range when equal) and bindings (sharing the default
+// row's binding rows unless a weights value is replaced by its binary16
+// copy). `dispatch` ends with the default row; `k` is its kernel. Checks the
+// contract's rules: same binding count and ranges except kind 0 -> kind 4.
+Status AppendGpuRow(const Program& p, size_t di, const KernelInfo& k, const std::vector<uint32_t>& dispatch,
+                    std::map<std::string, uint32_t>& kernel_index, std::vector<uint32_t>* spec,
+                    std::vector<uint64_t>* bindings, std::vector<uint32_t>* dispatch_gpu, BundleSummary* s) {
+  const Dispatch& d = p.dispatches[di];
+  const KernelInfo& kg = *FindKernel(d.gpu_kernel);
+  const std::vector<Binding>& gb = d.GpuBindings();
+  if (kg.bindings != k.bindings || gb.size() != d.bindings.size() || d.gpu_spec.size() != kg.spec_constants)
+    return Internal(StrFormat("dispatch %zu (node '%s'): GPU variant %s wants %u bindings / %u spec constants, "
+                              "has %zu / %zu", di, d.node.c_str(), d.gpu_kernel.c_str(), kg.bindings,
+                              kg.spec_constants, gb.size(), d.gpu_spec.size()));
+  for (int a = 0; a < 3; ++a) {
+    if (d.gpu_groups[a] < 1) return Internal("GPU variant with a zero group count at node '" + d.node + "'");
+    s->max_workgroup_count = std::max(s->max_workgroup_count, d.gpu_groups[a]);
+  }
+  uint32_t first_binding = dispatch[dispatch.size() - 4];  // the default row's bindings when equal
+  bool same = true;
+  for (size_t b = 0; b < gb.size(); ++b) {
+    const Value& dv = p.values[d.bindings[b].value];
+    const Value& gv = p.values[gb[b].value];
+    if (gb[b].value == d.bindings[b].value && gb[b].written == d.bindings[b].written) continue;
+    if (dv.kind != BufferKind::kWeights || gv.kind != BufferKind::kWeightsF16 || gb[b].written)
+      return Internal(StrFormat("dispatch %zu (node '%s'): GPU binding %zu is neither the default binding nor a "
+                                "binary16 copy of its weights", di, d.node.c_str(), b));
+    same = false;
+  }
+  if (!same) {
+    first_binding = static_cast<uint32_t>(bindings->size() / 3);
+    for (const Binding& b : gb) {
+      const Value& v = p.values[b.value];
+      if (v.offset % kAlignment) return Internal("unaligned binding offset for '" + v.tensor + "'");
+      bindings->insert(bindings->end(), {static_cast<uint64_t>(v.kind), v.offset, v.bytes});
+      s->max_storage_buffer_range = std::max(s->max_storage_buffer_range, v.bytes);
+    }
+  }
+  uint32_t first_spec = dispatch[dispatch.size() - 2];  // the default row's spec values when equal
+  if (d.gpu_spec != d.spec) {
+    first_spec = static_cast<uint32_t>(spec->size());
+    spec->insert(spec->end(), d.gpu_spec.begin(), d.gpu_spec.end());
+  }
+  dispatch_gpu->insert(dispatch_gpu->end(), {kernel_index[d.gpu_kernel], d.gpu_groups[0], d.gpu_groups[1],
+                                             d.gpu_groups[2], first_binding, static_cast<uint32_t>(gb.size()),
+                                             first_spec, static_cast<uint32_t>(d.gpu_spec.size())});
+  return Status::Ok();
+}
 }  // namespace
 
 Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& info, oinf::Writer* w,
@@ -44,7 +94,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   std::vector<const KernelInfo*> kernels;
   std::map<std::string, uint32_t> kernel_index;
   for (const Dispatch& d : p.dispatches) {
-    for (const std::string* name : {&d.kernel, &d.cpu_kernel}) {  // cpu_kernel: feature kernel_variants
+    // cpu_kernel: feature kernel_variants; gpu_kernel: feature device_variants
+    for (const std::string* name : {&d.kernel, &d.cpu_kernel, &d.gpu_kernel}) {
       if (name->empty() || kernel_index.count(*name)) continue;
       const KernelInfo* k = FindKernel(*name);
       if (!k || !k->spirv) return Internal("kernel '" + *name + "' has no embedded SPIR-V");
@@ -78,6 +129,11 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     w->AddMetadata(pre + "spec_constants", MetadataValue::Scalar<uint32_t>(k.spec_constants));
     if (k.binding_types.find_first_not_of('s') != std::string::npos)
       w->AddMetadata(pre + "binding_types", MetadataValue::String(k.binding_types));
+    if (!k.required_capabilities.empty()) {  // feature device_variants
+      std::string req;
+      for (const std::string& c : k.required_capabilities) req += (req.empty() ? "" : "-") + c;
+      w->AddMetadata(pre + "requires", MetadataValue::String(req));
+    }
     s.max_workgroup_invocations = std::max(s.max_workgroup_invocations, k.local_size[0] * k.local_size[1] * k.local_size[2]);
     max_x = std::max(max_x, k.local_size[0]);
     max_y = std::max(max_y, k.local_size[1]);
@@ -89,6 +145,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   std::vector<uint32_t> dispatch, spec, op;
   std::vector<uint32_t> dispatch_cpu;  // feature kernel_variants: program.dispatch.cpu
   const bool variants = p.features.count("kernel_variants") != 0;
+  std::vector<uint32_t> dispatch_gpu;  // feature device_variants: program.dispatch.gpu
+  const bool device_variants = p.features.count("device_variants") != 0;
   std::vector<uint64_t> bindings;
   std::vector<std::string> op_names;
   std::map<std::string, uint32_t> op_index;
@@ -111,6 +169,9 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     for (const Binding& b : d.bindings) {
       const Value& v = p.values[b.value];
       if (v.offset % kAlignment) return Internal("unaligned binding offset for '" + v.tensor + "'");
+      if (v.kind == BufferKind::kWeightsF16)
+        return Internal(StrFormat("dispatch %zu (node '%s') binds the binary16 copy of '%s' outside a GPU-class row",
+                                  di, d.node.c_str(), v.tensor.c_str()));
       bindings.insert(bindings.end(), {static_cast<uint64_t>(v.kind), v.offset, v.bytes});
       s.max_storage_buffer_range = std::max(s.max_storage_buffer_range, v.bytes);
     }
@@ -140,6 +201,13 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     } else if (!d.cpu_kernel.empty()) {
       return Internal("dispatch at node '" + d.node + "' has a CPU variant but feature kernel_variants is not set");
     }
+    if (device_variants && d.gpu_kernel.empty()) {  // no device-specific kernel: the same row
+      dispatch_gpu.insert(dispatch_gpu.end(), dispatch.end() - 8, dispatch.end());
+    } else if (device_variants) {
+      OAAXVK_RETURN_IF_ERROR(AppendGpuRow(p, di, k, dispatch, kernel_index, &spec, &bindings, &dispatch_gpu, &s));
+    } else if (!d.gpu_kernel.empty()) {
+      return Internal("dispatch at node '" + d.node + "' has a GPU variant but feature device_variants is not set");
+    }
     auto it = op_index.find(d.node);
     if (it == op_index.end()) {
       it = op_index.emplace(d.node, static_cast<uint32_t>(op_names.size())).first;
@@ -151,6 +219,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   uint64_t D = p.dispatches.size();
   w->AddTensor("program.dispatch", ValueType::kU32, {D, 8}, Bytes(dispatch));
   if (variants) w->AddTensor("program.dispatch.cpu", ValueType::kU32, {D, 8}, Bytes(dispatch_cpu));
+  if (device_variants) w->AddTensor("program.dispatch.gpu", ValueType::kU32, {D, 8}, Bytes(dispatch_gpu));
   w->AddTensor("program.bindings", ValueType::kU64, {bindings.size() / 3, 3}, Bytes(bindings));
   w->AddTensor("program.spec", ValueType::kU32, {spec.size()}, Bytes(spec));
   w->AddTensor("program.barrier", ValueType::kU8, {D}, plan.barrier);
@@ -160,6 +229,11 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
 
   // Buffers.
   w->AddTensor("weights", ValueType::kU8, {plan.weights.size()}, plan.weights);
+  if (device_variants) {  // buffer kind 4 (may be empty: subgroup rows only)
+    w->AddTensor("weights_f16", ValueType::kU8, {plan.weights_f16.size()}, plan.weights_f16);
+  } else if (!plan.weights_f16.empty()) {
+    return Internal("binary16 weight copies without feature device_variants");
+  }
   w->AddMetadata("arena.bytes", MetadataValue::Scalar<uint64_t>(plan.arena_bytes));
   w->AddMetadata("io.inputs_bytes", MetadataValue::Scalar<uint64_t>(plan.inputs_bytes));
   w->AddMetadata("io.outputs_bytes", MetadataValue::Scalar<uint64_t>(plan.outputs_bytes));

@@ -71,6 +71,16 @@ const std::vector<KernelInfo>& Kernels() {
     // ConvTranspose with kernel == stride and 4 taps (lower.cpp ConvTranspose):
     // 4 positions x 4 channels x 4 taps per invocation, 64 lanes.
     v.push_back({"conv_transpose2d_tap4_cpu", 4, 20, {64, 1, 1}, 0, {3}, "fvfs"});
+    // GPU-class variants (issue 7; bundle feature device_variants): the
+    // default kernel's shader body with a #define, same bindings, spec
+    // constants and grid. _f16w: binding 1 (W / B) read as binary16 from
+    // weights_f16 (buffer kind 4), fp32 accumulation; _sg: the row's
+    // reductions with subgroup operations, one shared-memory entry per
+    // subgroup (at most 64).
+    v.push_back({"conv2d_gemm_f16w", 5, 21, {256, 1, 1}, 2 * 16 * 64 * 4, {3}, "", {kCapabilityStorage16}});
+    v.push_back({"gemm_f16w", 4, 17, {256, 1, 1}, 2 * 16 * 64 * 4, {3}, "", {kCapabilityStorage16}});
+    v.push_back({"softmax_sg", 2, 4, {64, 1, 1}, 2 * 64 * 4 + 4, {1}, "", {kCapabilitySubgroupArithmetic}});
+    v.push_back({"reduce_mean_sg", 2, 2, {64, 1, 1}, 64 * 4, {1}, "", {kCapabilitySubgroupArithmetic}});
     AppendIndexKernels(&v);  // issue 5: indexing / scanning kernels (lower_index.cpp)
     for (KernelInfo& ki : v)
       for (const EmbeddedShader& s : EmbeddedShaders())

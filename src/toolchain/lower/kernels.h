@@ -30,9 +30,23 @@ struct KernelInfo {
   //   'u' uniform texel buffer viewed as R32_UINT (GLSL `uniform
   //       usamplerBuffer`; texelFetch(t, i).x = 32-bit word i, bits unchanged)
   std::string binding_types{};
+  // Device capabilities a dispatch row using this kernel needs (bundle
+  // metadata kernel.<j>.requires, joined by '-'; feature device_variants,
+  // docs/bundle-format.md "Device-specific variants"): empty = none. Only
+  // kernels of program.dispatch.gpu rows have any; names are those of the
+  // contract's capability table (kCapability* below). (Not called `requires`:
+  // that is a C++20 keyword.)
+  std::vector<std::string> required_capabilities{};
   const uint32_t* spirv = nullptr;
   size_t spirv_words = 0;
 };
+
+// Capability names of kernel.<j>.requires (docs/bundle-format.md,
+// "Device-specific variants"): VkPhysicalDevice16BitStorageFeatures::
+// storageBuffer16BitAccess, and subgroup BASIC + ARITHMETIC operations in the
+// compute stage.
+inline constexpr const char* kCapabilityStorage16 = "storageBuffer16BitAccess";
+inline constexpr const char* kCapabilitySubgroupArithmetic = "subgroupArithmetic";
 
 const std::vector<KernelInfo>& Kernels();
 // nullptr when unknown.

@@ -1,6 +1,7 @@
 #include "toolchain/lower/lower.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <limits>
@@ -14,6 +15,20 @@
 #include "toolchain/passes/activations_float.h"
 
 namespace oaaxvk::toolchain {
+
+bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16) {
+  const size_t n = f32.size() / 4;
+  f16->assign(n * 2, 0);
+  for (size_t i = 0; i < n; ++i) {
+    float f;
+    std::memcpy(&f, f32.data() + 4 * i, 4);
+    if (!(std::fabs(f) <= kMaxFloat16)) return false;  // also NaN
+    const uint16_t h = FloatToHalf(f);  // round to nearest, ties to even (graph.h)
+    (*f16)[2 * i] = static_cast<uint8_t>(h & 0xffu);
+    (*f16)[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+  }
+  return true;
+}
 
 void Grid1D(uint64_t groups, uint32_t out[3]) {
   if (groups == 0) groups = 1;
@@ -58,6 +73,21 @@ bool SetCpuVariant(Dispatch* d, const char* kernel, int64_t gx, int64_t gy, int6
 constexpr const char* kTexelTwinKernels[] = {"eltwise",          "unary",    "pool2d",     "strided_copy",
                                              "conv_transpose2d", "resize2d", "reduce_mean"};
 
+// GPU-class variants (bundle feature device_variants, docs/bundle-format.md
+// "Device-specific variants"; kernels.cpp): default kernel -> its variant,
+// and whether the variant reads binding 1 (W / B) as a binary16 copy (only
+// when that binding is a weights value that fits binary16). Same spec
+// constants and grid as the default row.
+struct GpuVariant {
+  const char* kernel;
+  const char* variant;
+  bool f16_binding1;
+};
+constexpr GpuVariant kGpuVariants[] = {{"conv2d_gemm", "conv2d_gemm_f16w", true},
+                                       {"gemm", "gemm_f16w", true},
+                                       {"softmax", "softmax_sg", false},
+                                       {"reduce_mean", "reduce_mean_sg", false}};
+
 class Lowerer {
  public:
   explicit Lowerer(const Graph& g) : g_(g) {}
@@ -101,8 +131,7 @@ class Lowerer {
         d.spec = {static_cast<uint32_t>(n), 0, 0, 1, 1, 1, 1, 1, static_cast<uint32_t>(n),
                   0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
         Grid1D((n + 255) / 256, d.groups);
-        p_.dispatches.push_back(d);
-        p_.node_kernels.push_back({io.name, "strided_copy (graph output copy)"});
+        PushDispatch(std::move(d), io.name, "strided_copy (graph output copy)");
       }
       p_.values[v].kind = BufferKind::kOutputs;
       p_.values[v].io_index = static_cast<int>(i);
@@ -110,6 +139,8 @@ class Lowerer {
       p_.outputs.push_back({io.name, t.dtype, t.shape, v, static_cast<uint64_t>(t.numel()) * DTypeSize(t.dtype)});
     }
     AddTexelTwins();
+    AddGpuVariants();
+    DescribeVariants();
     return std::move(p_);
   }
 
@@ -133,6 +164,72 @@ class Lowerer {
     }
   }
 
+  // Every dispatch with a GPU-class kernel in kGpuVariants gets its GPU row
+  // (feature device_variants); an _f16w row only when binding 1 is a float
+  // weights value whose elements are finite and within +-kMaxFloat16 (the
+  // binary16 copy is shared by every dispatch reading the same value).
+  void AddGpuVariants() {
+    for (Dispatch& d : p_.dispatches) {
+      for (const GpuVariant& gv : kGpuVariants) {
+        if (d.kernel != gv.kernel) continue;
+        std::vector<Binding> bindings;
+        if (gv.f16_binding1) {
+          const int f16 = Float16Copy(d.bindings.at(1).value);
+          if (f16 < 0) break;
+          bindings = d.bindings;
+          bindings[1].value = f16;
+        }
+        d.gpu_kernel = gv.variant;
+        std::copy(d.groups, d.groups + 3, d.gpu_groups);
+        d.gpu_spec = d.spec;
+        d.gpu_bindings = std::move(bindings);
+        p_.features.insert("device_variants");
+        break;
+      }
+    }
+  }
+
+  // The kWeightsF16 copy of weights value v (created on first use), or -1
+  // when v is not a float constant or does not fit binary16.
+  int Float16Copy(int v) {
+    auto it = f16_copy_.find(v);
+    if (it != f16_copy_.end()) return it->second;
+    int copy = -1;
+    const Value& src = p_.values[v];
+    const Tensor* t = g_.FindTensor(src.tensor);
+    std::vector<uint8_t> half;
+    if (src.kind == BufferKind::kWeights && t && IsFloatLike(t->dtype) && WeightsToFloat16(src.data, &half)) {
+      Value c;
+      c.tensor = src.tensor;
+      c.kind = BufferKind::kWeightsF16;
+      c.bytes = half.size();
+      c.data = std::move(half);
+      p_.values.push_back(std::move(c));
+      copy = static_cast<int>(p_.values.size() - 1);
+    }
+    f16_copy_[v] = copy;
+    return copy;
+  }
+
+  // Appends the variants of every dispatch to its conversion-log entry:
+  // " [gpu: <kernel>, cpu: <kernel>]" (either part only when present).
+  void DescribeVariants() {
+    for (size_t i = 0; i < p_.dispatches.size(); ++i) {
+      const Dispatch& d = p_.dispatches[i];
+      std::string v;
+      if (!d.gpu_kernel.empty()) v = "gpu: " + d.gpu_kernel;
+      if (!d.cpu_kernel.empty()) v += (v.empty() ? "" : ", ") + std::string("cpu: ") + d.cpu_kernel;
+      if (!v.empty()) p_.node_kernels[dispatch_log_[i]].second += " [" + v + "]";
+    }
+  }
+
+  // Appends dispatch d and its conversion-log entry (who, text).
+  void PushDispatch(Dispatch d, const std::string& who, const std::string& text) {
+    p_.node_kernels.push_back({who, text});
+    dispatch_log_.push_back(p_.node_kernels.size() - 1);
+    p_.dispatches.push_back(std::move(d));
+  }
+
   // Graph-boundary / Cast conversion with the `convert` kernel (lower_int.h).
   void EmitConvert(const std::string& who, int src, int dst, int64_t n, DType sfmt, DType dfmt, DType sem) {
     Dispatch d;
@@ -142,8 +239,7 @@ class Lowerer {
     d.bindings = {{src, false}, {dst, true}};
     d.spec = ConvertSpec(n, sfmt, dfmt, sem);
     Grid1D((ConvertUnits(n, dfmt) + 255) / 256, d.groups);
-    p_.dispatches.push_back(d);
-    p_.node_kernels.push_back({who, std::string("convert (") + DTypeName(sfmt) + " -> " + DTypeName(dfmt) + ")"});
+    PushDispatch(std::move(d), who, std::string("convert (") + DTypeName(sfmt) + " -> " + DTypeName(dfmt) + ")");
   }
 
   // A dispatch planned by LowerIntNode: bindings by tensor name, output last.
@@ -235,8 +331,8 @@ class Lowerer {
   void Emit(const Node& n, Dispatch d, const std::string& detail) {
     d.node = n.name;
     d.op_type = n.op_type;
-    p_.node_kernels.push_back({n.name, d.kernel + (detail.empty() ? "" : " (" + detail + ")")});
-    p_.dispatches.push_back(std::move(d));
+    std::string text = d.kernel + (detail.empty() ? "" : " (" + detail + ")");
+    PushDispatch(std::move(d), n.name, text);
   }
 
   static void ActSpec(const Node& n, std::vector<uint32_t>* s) {
@@ -342,15 +438,12 @@ class Lowerer {
     const bool tap4 = ws[2] == st[0] && ws[3] == st[1] && ws[2] * ws[3] == 4 && dl[0] == 1 && dl[1] == 1 &&
                       pd[0] == 0 && pd[1] == 0 && n.GetInt("group", 1) == 1 && ys[2] == xs[2] * ws[2] &&
                       ys[3] == xs[3] * ws[3];
-    std::string cpu;
     // Grid: x over input positions (4 per invocation, 64 lanes), y over blocks of 4 output channels.
     if (tap4 && SetCpuVariant(&d, "conv_transpose2d_tap4_cpu", (xs[0] * xs[2] * xs[3] + 255) / 256,
-                              (ys[1] + 3) / 4, 1)) {
+                              (ys[1] + 3) / 4, 1))
       p_.features.insert("kernel_variants");
-      cpu = " [cpu: conv_transpose2d_tap4_cpu]";
-    }
     Emit(n, d, StrFormat("%lldx%lld s%lld", static_cast<long long>(ws[2]), static_cast<long long>(ws[3]),
-                         static_cast<long long>(st[0])) + ActName(n) + cpu);
+                         static_cast<long long>(st[0])) + ActName(n));
     return Status::Ok();
   }
 
@@ -588,7 +681,7 @@ class Lowerer {
     Grid1D((N + 1023) / 1024, g);
     const bool cpu = SetCpuVariant(&d, "unary_vec4_cpu", g[0], g[1], g[2]);
     if (cpu) p_.features.insert("kernel_variants");
-    Emit(n, d, n.op_type + (cpu ? " [cpu: unary_vec4_cpu]" : ""));
+    Emit(n, d, n.op_type);
     return Status::Ok();
   }
 
@@ -631,10 +724,8 @@ class Lowerer {
       int64_t skip = (pd[1] + 3) / 4 * 4 - pd[1];
       bool xv = st[1] == 1 && xs[3] % 4 == 0 && skip + bw + (ws[3] - 1) * dl[1] <= 24;
       std::string cpu = xv ? "depthwise_cpu_xv" : "depthwise_cpu";
-      if (SetLinearCpuVariant(&d, cpu, xs[0] * xs[1] * ys[2] * ((ys[3] + bw - 1) / bw), 1)) {
+      if (SetLinearCpuVariant(&d, cpu, xs[0] * xs[1] * ys[2] * ((ys[3] + bw - 1) / bw), 1))
         p_.features.insert("kernel_variants");
-        detail += " [cpu: " + cpu + "]";
-      }
     } else {
       d.kernel = "conv2d_gemm";
       d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ws[0]), u(ys[2]), u(ys[3]), u(ws[2]), u(ws[3]),
@@ -664,10 +755,7 @@ class Lowerer {
       int64_t row_blocks = (ys[3] + kConvCpuBlock - 1) / kConvCpuBlock;
       int64_t pos_blocks = pointwise ? (ncol + kConvCpuBlock - 1) / kConvCpuBlock : xs[0] * ys[2] * row_blocks;
       int64_t pairs = (m + kConvCpuBlock - 1) / kConvCpuBlock * pos_blocks;
-      if (SetLinearCpuVariant(&d, cpu, pairs, group)) {
-        p_.features.insert("kernel_variants");
-        detail += " [cpu: " + cpu + "]";
-      }
+      if (SetLinearCpuVariant(&d, cpu, pairs, group)) p_.features.insert("kernel_variants");
     }
     Emit(n, d, detail);
     return Status::Ok();
@@ -744,8 +832,7 @@ class Lowerer {
                                                        ((N + kGemmCpuBlock - 1) / kGemmCpuBlock), batch);
     if (cpu) p_.features.insert("kernel_variants");
     Emit(n, d, StrFormat("M=%lld N=%lld K=%lld batch=%lld", static_cast<long long>(M), static_cast<long long>(N),
-                         static_cast<long long>(K), static_cast<long long>(batch)) + ActName(n) +
-                   (cpu ? " [cpu: " + cpu_kernel + "]" : ""));
+                         static_cast<long long>(K), static_cast<long long>(batch)) + ActName(n));
     return Status::Ok();
   }
 
@@ -871,6 +958,8 @@ class Lowerer {
   const Graph& g_;
   Program p_;
   std::map<std::string, int> alias_;
+  std::vector<size_t> dispatch_log_;  // dispatch index -> its p_.node_kernels entry
+  std::map<int, int> f16_copy_;       // weights value -> its kWeightsF16 copy (-1: none)
 };
 
 }  // namespace

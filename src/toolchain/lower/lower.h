@@ -1,6 +1,6 @@
 // Lowering: IR nodes -> kernel dispatches with specialization constants.
 // Produces storage "values" (one per non-view tensor) that the planner
-// places in the four buffers of docs/bundle-format.md.
+// places in the buffers of docs/bundle-format.md.
 #ifndef OAAXVK_TOOLCHAIN_LOWER_LOWER_H_
 #define OAAXVK_TOOLCHAIN_LOWER_LOWER_H_
 
@@ -14,16 +14,19 @@
 
 namespace oaaxvk::toolchain {
 
-enum class BufferKind : uint32_t { kWeights = 0, kArena = 1, kInputs = 2, kOutputs = 3 };
+// Buffer kind ids of program.bindings (docs/bundle-format.md, "Buffers").
+// kWeightsF16 (tensor weights_f16, feature device_variants) holds binary16
+// copies of weights values, bound only by GPU-class rows (Dispatch::gpu_*).
+enum class BufferKind : uint32_t { kWeights = 0, kArena = 1, kInputs = 2, kOutputs = 3, kWeightsF16 = 4 };
 
 // One storage region. Views (Reshape/Flatten/Squeeze/Unsqueeze) share their
 // source's value.
 struct Value {
   std::string tensor;           // tensor that owns the region
   BufferKind kind = BufferKind::kArena;
-  uint64_t bytes = 0;           // dense float32 bytes
+  uint64_t bytes = 0;           // dense float32 bytes (kWeightsF16: 2 per element)
   uint64_t offset = 0;          // byte offset in its buffer (set by the planner)
-  std::vector<uint8_t> data;    // kWeights: the constant bytes
+  std::vector<uint8_t> data;    // kWeights: the constant bytes; kWeightsF16: their binary16 (RNE) copy
   int io_index = -1;            // kInputs/kOutputs: index in Program::inputs/outputs
 };
 
@@ -46,6 +49,20 @@ struct Dispatch {
   std::string cpu_kernel;
   uint32_t cpu_groups[3] = {1, 1, 1};
   std::vector<uint32_t> cpu_spec;
+  // Device-specific variant for GPU-class devices (program.dispatch.gpu,
+  // bundle feature `device_variants`): empty = none. Own kernel (one with
+  // KernelInfo::required_capabilities; the runtime falls back to the row
+  // above on a device without them), group counts and spec values, and
+  // gpu_bindings: empty = `bindings`, else the same bindings except that
+  // weights values (kWeights) may be replaced by their binary16 copies
+  // (kWeightsF16), which the kernel reads as float16_t.
+  std::string gpu_kernel;
+  uint32_t gpu_groups[3] = {1, 1, 1};
+  std::vector<uint32_t> gpu_spec;
+  std::vector<Binding> gpu_bindings;
+
+  // The bindings of the GPU-class row.
+  const std::vector<Binding>& GpuBindings() const { return gpu_bindings.empty() ? bindings : gpu_bindings; }
 };
 
 struct IoDesc {
@@ -68,13 +85,23 @@ struct Program {
   // Optional bundle features this program relies on (docs/bundle-format.md,
   // "Required features"); written as `bundle.features`.
   std::set<std::string> features;
-  // node name -> "kernel (details)" for the conversion log, in node order.
+  // node name -> "kernel (details)" for the conversion log, in node order;
+  // dispatches with variants end in " [gpu: <kernel>, cpu: <kernel>]".
   std::vector<std::pair<std::string, std::string>> node_kernels;
 };
 
 // Splits n invocations of 256-wide (or `local`-wide) workgroups into
 // groups_x <= 65535 and groups_y.
 void Grid1D(uint64_t groups, uint32_t out[3]);
+
+// Largest finite IEEE binary16 value: weights within +-kMaxFloat16 (and
+// finite) get a binary16 copy for the _f16w kernels.
+constexpr float kMaxFloat16 = 65504.f;
+
+// The binary16 copy (round to nearest, ties to even; little-endian) of the
+// float32 words `f32` (4 bytes per element), or false when an element is not
+// finite or beyond +-kMaxFloat16.
+bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16);
 
 // Fails (naming the node) for nodes that cannot run on the device:
 // remaining fold-only ops, non-float tensors, ranks above 6, sizes that do

@@ -18,11 +18,12 @@ struct Range {
 std::vector<Lifetime> ComputeLifetimes(const Program& p) {
   std::vector<Lifetime> lt(p.values.size());
   for (size_t d = 0; d < p.dispatches.size(); ++d)
-    for (const Binding& b : p.dispatches[d].bindings) {
-      Lifetime& l = lt[b.value];
-      if (l.first < 0) l.first = static_cast<int>(d);
-      l.last = static_cast<int>(d);
-    }
+    for (const std::vector<Binding>* bs : {&p.dispatches[d].bindings, &p.dispatches[d].gpu_bindings})
+      for (const Binding& b : *bs) {
+        Lifetime& l = lt[b.value];
+        if (l.first < 0) l.first = static_cast<int>(d);
+        l.last = static_cast<int>(d);
+      }
   return lt;
 }
 
@@ -66,22 +67,28 @@ StatusOr<MemoryPlan> PlanMemory(Program& p) {
     p.values[io.value].offset = plan.outputs_bytes;
     plan.outputs_bytes = AlignUp(plan.outputs_bytes + io.nbytes);
   }
-  // Weights in order of first use.
-  std::vector<size_t> order;
-  for (size_t i = 0; i < p.values.size(); ++i)
-    if (p.values[i].kind == BufferKind::kWeights) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lt[a].first < lt[b].first; });
-  for (size_t i : order) {
-    Value& v = p.values[i];
-    if (v.data.size() != v.bytes) return Internal("constant '" + v.tensor + "' has inconsistent data size");
-    v.offset = plan.weights_bytes;
-    plan.weights_bytes = AlignUp(plan.weights_bytes + v.bytes);
-  }
-  plan.weights.assign(plan.weights_bytes, 0);
-  for (size_t i : order) {
-    const Value& v = p.values[i];
-    if (v.bytes) std::memcpy(plan.weights.data() + v.offset, v.data.data(), v.bytes);
-  }
+  // Weights (kind 0) and their binary16 copies (kind 4), each in order of
+  // first use.
+  auto pack = [&](BufferKind kind, uint64_t* bytes, std::vector<uint8_t>* buffer) -> Status {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < p.values.size(); ++i)
+      if (p.values[i].kind == kind) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lt[a].first < lt[b].first; });
+    for (size_t i : order) {
+      Value& v = p.values[i];
+      if (v.data.size() != v.bytes) return Internal("constant '" + v.tensor + "' has inconsistent data size");
+      v.offset = *bytes;
+      *bytes = AlignUp(*bytes + v.bytes);
+    }
+    buffer->assign(*bytes, 0);
+    for (size_t i : order) {
+      const Value& v = p.values[i];
+      if (v.bytes) std::memcpy(buffer->data() + v.offset, v.data.data(), v.bytes);
+    }
+    return Status::Ok();
+  };
+  OAAXVK_RETURN_IF_ERROR(pack(BufferKind::kWeights, &plan.weights_bytes, &plan.weights));
+  OAAXVK_RETURN_IF_ERROR(pack(BufferKind::kWeightsF16, &plan.weights_f16_bytes, &plan.weights_f16));
   // Arena: greedy by size (largest first), lowest aligned offset that does
   // not overlap any placed value whose lifetime intersects.
   std::vector<size_t> arena;

@@ -1,5 +1,6 @@
 // Static memory plan: liveness-based arena offsets (256-aligned, greedy by
-// size), packed weights, I/O offsets, and barriers from real hazards.
+// size), packed weights (and their binary16 copies), I/O offsets, and
+// barriers from real hazards.
 #ifndef OAAXVK_TOOLCHAIN_PLAN_PLAN_H_
 #define OAAXVK_TOOLCHAIN_PLAN_PLAN_H_
 
@@ -16,10 +17,17 @@ struct MemoryPlan {
   uint64_t arena_bytes = 0, weights_bytes = 0, inputs_bytes = 0, outputs_bytes = 0;
   uint64_t arena_unshared_bytes = 0;  // sum of arena values (what no reuse would cost)
   std::vector<uint8_t> weights;       // weights_bytes bytes, zero padding between constants
+  // Buffer kind 4 (tensor weights_f16, feature device_variants): the
+  // kWeightsF16 values at 256-aligned offsets, in order of first use by a
+  // GPU-class row; empty when the program has none.
+  uint64_t weights_f16_bytes = 0;
+  std::vector<uint8_t> weights_f16;
   std::vector<uint8_t> barrier;       // one per dispatch
 };
 
-// [first, last] dispatch indices touching value `v` (first = -1 if none).
+// [first, last] dispatch indices touching value `v` in any dispatch table
+// (first = -1 if none). The tables bind the same values except the GPU-class
+// rows' kWeightsF16 copies, so arena lifetimes hold for every table.
 struct Lifetime { int first = -1, last = -1; };
 std::vector<Lifetime> ComputeLifetimes(const Program& p);
 
@@ -28,7 +36,8 @@ std::vector<Lifetime> ComputeLifetimes(const Program& p);
 // the last barrier (WAR: arena reuse must not overtake a pending reader).
 std::vector<uint8_t> ComputeBarriers(const Program& p);
 
-// Assigns Value::offset for every value and packs the weights.
+// Assigns Value::offset for every value and packs the weights and their
+// binary16 copies.
 StatusOr<MemoryPlan> PlanMemory(Program& p);
 
 }  // namespace oaaxvk::toolchain
