@@ -434,6 +434,17 @@ def reduction_cases(nodes, output):
     case("GlobalAveragePool", "gap_7x9", f32(2, 5, 7, 9))
     case("GlobalAveragePool", "gap_64x64", f32(1, 3, 64, 64))
     case("GlobalAveragePool", "gap_1x1", f32(1, 4, 1, 1))
+    # 128 rows or more: the CPU table's one-invocation-per-row kernels
+    # (softmax_rows_cpu, reduce_mean_rows_cpu), also with a partial last
+    # workgroup, strided rows, the shifted maximum and ties.
+    x = f32(200, 37)
+    x[5] += 80.0
+    case("Softmax", "sm_rows", x, axis=1)
+    case("Softmax", "sm_rows_strided", f32(2, 9, 70), axis=1)  # 140 rows with a stride of 70
+    case("LogSoftmax", "lsm_rows", f32(130, 64), axis=-1)
+    case("Hardmax", "hm_rows", np.round(f32(129, 5, 1) / 3).astype(np.float32), axis=1)  # stride 1, opset 13 axis
+    case("ReduceMean", "mean_rows", f32(3, 70, 6), axes=[2], keepdims=0)  # 210 rows of 6 (partial vec of 4)
+    case("GlobalAveragePool", "gap_rows", f32(2, 160, 7, 7))
     return inputs
 # ---- end of the reduction cases
 

@@ -193,6 +193,46 @@ TEST(KernelVariants, BundlesWithoutVariantKernelsHaveNoVariantTable) {
   EXPECT_EQ(f->FindTensor("program.dispatch.cpu"), nullptr);
 }
 
+// Row reductions with 128 rows or more run one invocation per row on
+// CPU-class devices (<kernel>_rows_cpu, grid ceil(rows / 64)); fewer rows keep
+// one workgroup per row (reduce_mean: its texel twin; softmax: no CPU row).
+TEST(KernelVariants, ManyShortRowsGetTheRowsKernels) {
+  struct Case {
+    const char* op;
+    std::vector<int64_t> shape;
+    int64_t axis;
+    const char* cpu_kernel;  // "" = no CPU row
+    uint32_t cpu_groups;
+  };
+  const Case cases[] = {
+      {"Softmax", {200, 37}, 1, "softmax_rows_cpu", 4},          // 200 rows
+      {"Softmax", {2, 9, 70}, 1, "softmax_rows_cpu", 3},         // outer 2 x inner 70 = 140 rows
+      {"Softmax", {127, 9}, 1, "", 0},                           // 127 rows
+      {"GlobalAveragePool", {2, 160, 7, 7}, 0, "reduce_mean_rows_cpu", 5},  // 320 rows
+      {"GlobalAveragePool", {1, 100, 7, 7}, 0, "reduce_mean_cpu", 100},     // 100 rows: the texel twin
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " rows case " + std::to_string(c.shape[1]));
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", c.shape);
+    Node& n = AddNode(g, c.op, "r", {"x"}, {"y"});
+    if (std::string(c.op) == "Softmax") n.SetInt("axis", c.axis);
+    AddOutput(g, "y");
+    auto r = CompileGraph(std::move(g));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->program.dispatches.size(), 1u);
+    const Dispatch& d = r->program.dispatches[0];
+    EXPECT_EQ(d.cpu_kernel, c.cpu_kernel);
+    if (*c.cpu_kernel) {
+      EXPECT_EQ(d.cpu_groups[0], c.cpu_groups);
+      EXPECT_EQ(d.cpu_spec, d.spec);
+      EXPECT_EQ(FindKernel(c.cpu_kernel)->binding_types, "fs");
+      if (std::string(c.cpu_kernel).find("_rows_cpu") != std::string::npos)
+        EXPECT_EQ(FindKernel(c.cpu_kernel)->shared_bytes, 0u);  // no shared memory, no barrier
+    }
+  }
+}
 
 // ---- Gemm / MatMul (gemm_cpu*) and depthwise Conv (depthwise_cpu) CPU rows.
 

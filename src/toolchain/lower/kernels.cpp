@@ -68,6 +68,11 @@ const std::vector<KernelInfo>& Kernels() {
     v.push_back({"conv_transpose2d_cpu", 4, 20, {256, 1, 1}, 0, {3}, "fffs"});
     v.push_back({"resize2d_cpu", 2, 19, {256, 1, 1}, 0, {1}, "fs"});
     v.push_back({"reduce_mean_cpu", 2, 2, {64, 1, 1}, 64 * 4, {1}, "fs"});
+    // Many short rows (lower.cpp kMinRowsPerInvocation): one invocation per
+    // row instead of one workgroup per row; same bindings and spec constants
+    // as reduce_mean / softmax, grid ceil(rows / 64).
+    v.push_back({"reduce_mean_rows_cpu", 2, 2, {64, 1, 1}, 0, {1}, "fs"});
+    v.push_back({"softmax_rows_cpu", 2, 4, {64, 1, 1}, 0, {1}, "fs"});
     // ConvTranspose with kernel == stride and 4 taps (lower.cpp ConvTranspose):
     // 4 positions x 4 channels x 4 taps per invocation, 64 lanes.
     v.push_back({"conv_transpose2d_tap4_cpu", 4, 20, {64, 1, 1}, 0, {3}, "fvfs"});

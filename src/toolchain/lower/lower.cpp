@@ -70,6 +70,12 @@ bool SetCpuVariant(Dispatch* d, const char* kernel, int64_t gx, int64_t gy, int6
 // Kernels with a CPU-class texel-read twin named <kernel>_cpu (kernels.cpp):
 // same bindings, spec constants and grid, so the CPU row is the default row
 // with the twin kernel.
+// Row reductions (reduce_mean, softmax) with at least this many rows run one
+// invocation per row on CPU-class devices (<kernel>_rows_cpu): two or more
+// 64-wide workgroups, so every core of a CPU device gets work; fewer, longer
+// rows keep one workgroup per row.
+constexpr uint64_t kMinRowsPerInvocation = 128;
+
 constexpr const char* kTexelTwinKernels[] = {"eltwise",          "unary",    "pool2d",     "strided_copy",
                                              "conv_transpose2d", "resize2d", "reduce_mean"};
 
@@ -155,6 +161,19 @@ class Lowerer {
   void AddTexelTwins() {
     for (Dispatch& d : p_.dispatches) {
       if (!d.cpu_kernel.empty()) continue;
+      // Row reductions over many rows: one invocation per row (the rows count
+      // is spec constant 0 of reduce_mean, OUTER * INNER of softmax).
+      if (d.kernel == "reduce_mean" || d.kernel == "softmax") {
+        const uint64_t rows = d.kernel == "softmax" ? uint64_t{d.spec[0]} * d.spec[2] : d.spec[0];
+        if (rows >= kMinRowsPerInvocation) {
+          uint32_t g[3];
+          Grid1D((rows + 63) / 64, g);
+          if (SetCpuVariant(&d, (d.kernel + "_rows_cpu").c_str(), g[0], g[1], g[2])) {
+            p_.features.insert("kernel_variants");
+            continue;
+          }
+        }
+      }
       for (const char* k : kTexelTwinKernels) {
         if (d.kernel != k) continue;
         if (SetCpuVariant(&d, (d.kernel + "_cpu").c_str(), d.groups[0], d.groups[1], d.groups[2]))
