@@ -175,6 +175,19 @@ TEST(Archive, ConfigInputValuesParseAndErrors) {
   EXPECT_NE(err(R"({"input_value": {}})").find("\"input_values\""), std::string::npos);
 }
 
+TEST(Archive, ConfigFp16Weights) {
+  auto on = ParseModelConfig(R"({"input_shapes": {"x": [1, 3]}})");
+  ASSERT_TRUE(on.ok());
+  EXPECT_TRUE(on->fp16_weights) << "binary16 weight copies are emitted by default";
+  auto off = ParseModelConfig(R"({"fp16_weights": false})");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->fp16_weights);
+  auto bad = ParseModelConfig(R"({"fp16_weights": "no"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("\"fp16_weights\" must be true or false, is \"no\""), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(Archive, Limits) {
   std::string p = Dir() + "/big.tar.gz";
   WriteArchive(p, {{"model.onnx", TinyModel()}, {"pad.bin", std::string(1 << 20, '\0')}});

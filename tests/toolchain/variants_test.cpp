@@ -681,6 +681,28 @@ TEST(DeviceVariants, DispatchesShareOneFloat16Copy) {
   EXPECT_EQ(r->plan.weights_f16[32], 0);  // padding
 }
 
+// config.json "fp16_weights": false (LowerOptions): no binary16 copies and no
+// _f16w rows; the subgroup rows are still emitted.
+TEST(DeviceVariants, Fp16WeightsOffOmitsTheCopies) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 4, 5, 5});
+  AddConst(g, "w", {4, 4, 1, 1}, 0.1f);
+  AddNode(g, "Conv", "c1", {"x", "w"}, {"y1"}).SetInts("kernel_shape", {1, 1});
+  AddNode(g, "Softmax", "sm", {"y1"}, {"y"}).SetInt("axis", 1);
+  AddOutput(g, "y");
+  LowerOptions off;
+  off.fp16_weights = false;
+  auto r = CompileGraph(std::move(g), nullptr, {}, off);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<std::string> gpu;
+  for (const Dispatch& d : r->program.dispatches) gpu.push_back(d.gpu_kernel);
+  EXPECT_EQ(gpu, (std::vector<std::string>{"", "softmax_sg"}));
+  for (const Value& v : r->program.values) EXPECT_NE(v.kind, BufferKind::kWeightsF16);
+  EXPECT_EQ(r->plan.weights_f16_bytes, 0u);
+  EXPECT_EQ(r->program.features.count("device_variants"), 1u);
+}
+
 // A weight that binary16 cannot hold (beyond +-65504, Inf, NaN) keeps its
 // default row; 65504 itself fits. A bundle whose GPU rows would all equal
 // the default rows has no GPU table and no device_variants.

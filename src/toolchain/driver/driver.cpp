@@ -143,7 +143,8 @@ std::string Sha256File(const std::string& path) {
 }
 
 StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
-                                     const std::map<std::string, std::vector<uint8_t>>& bound_inputs) {
+                                     const std::map<std::string, std::vector<uint8_t>>& bound_inputs,
+                                     const LowerOptions& lower_options) {
   auto emit = [&](const std::string& m, const json& d) { if (log) log(m, d.dump()); };
   CompileResult r;
   r.nodes_before = g.nodes.size();
@@ -154,7 +155,7 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
     emit("Pass: " + p.name, d);
   }
   r.nodes_after = g.nodes.size();
-  OAAXVK_ASSIGN_OR_RETURN(r.program, Lower(g));
+  OAAXVK_ASSIGN_OR_RETURN(r.program, Lower(g, lower_options));
   size_t bound_found = 0;
   for (IoDesc& in : r.program.inputs) {
     auto b = bound_inputs.find(in.name);
@@ -236,7 +237,8 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
                               {"Input shapes", shapes}, {"Elapsed ms", ms()}});
   }
   if (!config_path.empty())
-    add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Input values (count)", values}});
+    add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Input values (count)", values},
+                        {"fp16 weights", in->config.fp16_weights}});
   ImportOptions iopt;
   iopt.input_shapes = in->config.input_shapes;
   iopt.input_values = in->config.input_values;
@@ -253,8 +255,11 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   add("Model imported", {{"SHA-256", Sha256File(input_path)}, {"Model SHA-256", Sha256File(in->model_path)}, {"IR version", rep.ir_version}, {"Opset", rep.opset},
                          {"Producer", rep.producer}, {"ONNX nodes", rep.onnx_nodes}, {"Inputs", inputs},
                          {"Outputs", outputs}, {"Notes", rep.notes}, {"Elapsed ms", ms()}});
+  LowerOptions lopt;
+  lopt.fp16_weights = in->config.fp16_weights;
   StatusOr<CompileResult> r = CompileGraph(
-      std::move(*g), [&](const std::string& m, const std::string& d) { add(m, json::parse(d)); }, rep.bound_inputs);
+      std::move(*g), [&](const std::string& m, const std::string& d) { add(m, json::parse(d)); }, rep.bound_inputs,
+      lopt);
   if (!r.ok()) return fail(r.status());
   std::string out = output_dir + "/model.oinf";
   Status ws = WriteBytes(out, r->bundle.data(), r->bundle.size());

@@ -33,8 +33,10 @@ struct CompileResult {
 // ImportReport::bound_inputs of the import (inputs bound at conversion by
 // config.json "input_values"); they are recorded in the bundle (feature
 // `bound_inputs`) so the runtime can reject any other value.
+// `lower_options`: conversion choices (config.json "fp16_weights").
 StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log = nullptr,
-                                     const std::map<std::string, std::vector<uint8_t>>& bound_inputs = {});
+                                     const std::map<std::string, std::vector<uint8_t>>& bound_inputs = {},
+                                     const LowerOptions& lower_options = {});
 
 // Full CLI conversion of a .onnx file or a .zip/.tar.gz archive (model.onnx +
 // optional config.json, see toolchain/input/archive.h): writes <output_dir>/model.oinf and

@@ -168,8 +168,13 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text) {
       OAAXVK_RETURN_IF_ERROR(ParseInputShapes(it.value(), &c));
     } else if (it.key() == "input_values") {
       OAAXVK_RETURN_IF_ERROR(ParseInputValues(it.value(), &c));
+    } else if (it.key() == "fp16_weights") {
+      if (!it.value().is_boolean())
+        return InvalidArgument("config.json: \"fp16_weights\" must be true or false, is " + it.value().dump());
+      c.fp16_weights = it.value().get<bool>();
     } else {
-      return InvalidArgument("config.json: unknown key '" + it.key() + "' (supported: \"input_shapes\", \"input_values\")");
+      return InvalidArgument("config.json: unknown key '" + it.key() +
+                             "' (supported: \"input_shapes\", \"input_values\", \"fp16_weights\")");
     }
   }
   return c;

@@ -37,9 +37,12 @@ struct ArchiveLimits {
 // input_values binds a graph input to a value at conversion (flat row-major
 // numbers; non-finite floats are not representable in JSON). Unknown
 // top-level keys are an error (so a typo does not go unnoticed).
+//   "fp16_weights": false  omits the binary16 weight copies and their GPU
+//   rows (default true; docs/bundle-format.md "Device-specific variants").
 struct ModelConfig {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   InputValues input_values;
+  bool fp16_weights = true;
 };
 
 // Parses config.json text; errors name the offending key / value.

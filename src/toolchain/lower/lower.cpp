@@ -96,7 +96,7 @@ constexpr GpuVariant kGpuVariants[] = {{"conv2d_gemm", "conv2d_gemm_f16w", true}
 
 class Lowerer {
  public:
-  explicit Lowerer(const Graph& g) : g_(g) {}
+  Lowerer(const Graph& g, const LowerOptions& options) : g_(g), options_(options) {}
 
   StatusOr<Program> Run() {
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
@@ -193,6 +193,7 @@ class Lowerer {
         if (d.kernel != gv.kernel) continue;
         std::vector<Binding> bindings;
         if (gv.f16_binding1) {
+          if (!options_.fp16_weights) break;
           const int f16 = Float16Copy(d.bindings.at(1).value);
           if (f16 < 0) break;
           bindings = d.bindings;
@@ -975,6 +976,7 @@ class Lowerer {
   }
 
   const Graph& g_;
+  const LowerOptions options_;
   Program p_;
   std::map<std::string, int> alias_;
   std::vector<size_t> dispatch_log_;  // dispatch index -> its p_.node_kernels entry
@@ -983,8 +985,8 @@ class Lowerer {
 
 }  // namespace
 
-StatusOr<Program> Lower(const Graph& g) {
-  Lowerer l(g);
+StatusOr<Program> Lower(const Graph& g, const LowerOptions& options) {
+  Lowerer l(g, options);
   return l.Run();
 }
 

@@ -103,10 +103,19 @@ constexpr float kMaxFloat16 = 65504.f;
 // finite or beyond +-kMaxFloat16.
 bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16);
 
+// Conversion choices that change what the bundle carries.
+struct LowerOptions {
+  // Emit binary16 weight copies (weights_f16) and the conv2d_gemm_f16w /
+  // gemm_f16w GPU rows reading them (config.json "fp16_weights"; feature
+  // device_variants). false: smaller bundles, those rows keep the default
+  // kernel; the subgroup rows are emitted either way.
+  bool fp16_weights = true;
+};
+
 // Fails (naming the node) for nodes that cannot run on the device:
 // remaining fold-only ops, non-float tensors, ranks above 6, sizes that do
 // not fit 32-bit indexing, unsupported MatMul batch broadcasting.
-StatusOr<Program> Lower(const Graph& g);
+StatusOr<Program> Lower(const Graph& g, const LowerOptions& options = {});
 
 }  // namespace oaaxvk::toolchain
 
