@@ -372,8 +372,8 @@ def device_variants_section(r):
          "reductions), `gpu` with `fp16_weights=1` (the GPU table: fp16-weight GEMMs where the device has storageBuffer16BitAccess, "
          "subgroup reductions where it has subgroupArithmetic; other rows as default) and `cpu` (the CPU-class "
          "table, what `auto` runs on this device). GPU ms = sum of the dispatches' timestamps, median over the "
-         "timed frames (models: one inference). Rel. diff = max |y − y_default| / (1 + |y_default|) over the "
-         "outputs: the gpu table's difference is the fp16 rounding of the weights (bound and tests: "
+         "timed frames (models: one inference). Rel. diff = max |y − y_default| / max |y_default| (per output, the "
+         "largest over the outputs): the gpu table's difference is the fp16 rounding of the weights (bound and tests: "
          "docs/bundle-format.md, \"Device-specific variants\").\n",
          "| kernel / model | default GPU ms | gpu GPU ms (× default) | cpu GPU ms (× default) | gpu rel. diff | "
          "cpu rel. diff | the runtime's log for gpu |", "|---|---|---|---|---|---|---|"]

@@ -440,15 +440,19 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   }
   // Feature kernel_variants: the CPU-class table, with the same bindings row
   // by row so that the memory plan and the barriers hold for either table.
+  // A variant table required by `feature`: u32[nd, 8] like program.dispatch.
+  auto variant_table = [&](const char* name, const char* feature) -> StatusOr<const Tensor*> {
+    if (!f.FindTensor(name))
+      return r.Error(StrFormat("feature %s is required but tensor '%s' is missing", feature, name));
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, r.DataTensor(name, ValueType::kU32, 2));
+    if (t->dims[0] != nd || t->dims[1] != 8)
+      return r.Error(StrFormat("tensor '%s' must be u32[%llu, 8] like program.dispatch, is [%llu, %llu]", name,
+                               static_cast<unsigned long long>(nd), static_cast<unsigned long long>(t->dims[0]),
+                               static_cast<unsigned long long>(t->dims[1])));
+    return t;
+  };
   if (b.features.count("kernel_variants")) {
-    if (!f.FindTensor("program.dispatch.cpu"))
-      return r.Error("feature kernel_variants is required but tensor 'program.dispatch.cpu' is missing");
-    OAAXVK_ASSIGN_OR_RETURN(const Tensor* tcpu, r.DataTensor("program.dispatch.cpu", ValueType::kU32, 2));
-    if (tcpu->dims[0] != nd || tcpu->dims[1] != 8)
-      return r.Error(StrFormat("tensor 'program.dispatch.cpu' must be u32[%llu, 8] like program.dispatch, is "
-                               "[%llu, %llu]", static_cast<unsigned long long>(nd),
-                               static_cast<unsigned long long>(tcpu->dims[0]),
-                               static_cast<unsigned long long>(tcpu->dims[1])));
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* tcpu, variant_table("program.dispatch.cpu", "kernel_variants"));
     for (uint64_t i = 0; i < nd; ++i) {
       Dispatch d;
       OAAXVK_RETURN_IF_ERROR(parse_row(tcpu, "program.dispatch.cpu row", i, &d));
@@ -466,14 +470,7 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   // of bindings, each the same range as the default row's or, for a weights
   // range, a range of the fp16 copies: the memory plan and barriers hold.
   if (device_variants) {
-    if (!f.FindTensor("program.dispatch.gpu"))
-      return r.Error("feature device_variants is required but tensor 'program.dispatch.gpu' is missing");
-    OAAXVK_ASSIGN_OR_RETURN(const Tensor* tgpu, r.DataTensor("program.dispatch.gpu", ValueType::kU32, 2));
-    if (tgpu->dims[0] != nd || tgpu->dims[1] != 8)
-      return r.Error(StrFormat("tensor 'program.dispatch.gpu' must be u32[%llu, 8] like program.dispatch, is "
-                               "[%llu, %llu]", static_cast<unsigned long long>(nd),
-                               static_cast<unsigned long long>(tgpu->dims[0]),
-                               static_cast<unsigned long long>(tgpu->dims[1])));
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* tgpu, variant_table("program.dispatch.gpu", "device_variants"));
     for (uint64_t i = 0; i < nd; ++i) {
       Dispatch d;
       OAAXVK_RETURN_IF_ERROR(parse_row(tgpu, "program.dispatch.gpu row", i, &d));
