@@ -139,6 +139,7 @@ class Suite:
                 "onnx_nodes_imported": data.get("Model imported", {}).get("ONNX nodes"),
                 "arena_bytes": plan.get("Arena bytes"), "arena_bytes_no_reuse": plan.get("Arena bytes without reuse"),
                 "weights_bytes": plan.get("Weights bytes"), "barriers": plan.get("Barriers"),
+                "barriers_lower_bound": plan.get("Barriers lower bound"),
                 "pipelines": plan.get("Distinct pipelines"), "bundle": os.path.join(out_dir, "model.oinf")}
 
     def oaax_run(self, bundle, inputs, iterations, depth, warmup, profile=False, timeout=900, kernel_variant=None,
@@ -521,7 +522,8 @@ class Suite:
                 log(f"model {name}: converting")
                 conv = self.convert(path, os.path.join(d, "out"), shapes)
                 entry.update({k: conv[k] for k in ("conversion_s", "dispatches", "nodes_after_passes", "arena_bytes",
-                                                   "arena_bytes_no_reuse", "weights_bytes", "barriers")})
+                                                   "arena_bytes_no_reuse", "weights_bytes", "barriers",
+                                                   "barriers_lower_bound")})
                 # ORT first: its optimized graph gives the fused node count.
                 log(f"model {name}: ONNX Runtime")
                 opt = os.path.join(d, "ort_optimized.onnx")

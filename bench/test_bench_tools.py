@@ -198,6 +198,16 @@ class Targets(unittest.TestCase):
         self.assertIn("exposed by the device: no", t["VK_KHR_cooperative_matrix"]["measured"])
         self.r["device_variants"]["rows"][0]["gpu"]["table"] = "default"  # the runtime fell back everywhere
         self.assertIs({row["target"].split(" ")[0]: row for row in report.targets(self.r)}["fp16"]["met"], False)
+        # With the toolchain's barrier lower bound on every converted model.
+        self.r["models"][0]["barriers_lower_bound"] = 57
+        self.r["models"][1]["barriers_lower_bound"] = 50
+        z = {row["target"].split(" ")[0]: row for row in report.targets(self.r)}["zero"]
+        self.assertIs(z["met"], False)
+        self.assertIn("resnet50 59 barriers, lower bound 57 (60 dispatches)", z["measured"])
+        self.assertIn("avoidable by reordering: resnet50 2", z["note"])
+        self.r["models"][0]["barriers_lower_bound"] = 59
+        z = {row["target"].split(" ")[0]: row for row in report.targets(self.r)}["zero"]
+        self.assertIs(z["met"], True)
         md = report.markdown(self.r)
         self.assertIn("| matmul_1024 | 2.00 | 2.50 (0.80×) | 0.50 (4.00×) | 0.0003 |", md)
         self.assertIn("| softmax | failed: oaax-run exit 1: y |", md)

@@ -48,6 +48,8 @@ TEST(Plan, BarriersOnReadAfterWriteAndWriteAfterRead) {
   ASSERT_EQ(plan->barrier.size(), 4u);
   EXPECT_EQ(plan->barrier[0], 0);
   for (size_t d = 1; d < 4; ++d) EXPECT_EQ(plan->barrier[d], 1) << d;
+  // A chain of 4 dependent dispatches: no order needs fewer than 3.
+  EXPECT_EQ(plan->barrier_lower_bound, 3u);
 }
 
 TEST(Plan, NoBarrierBetweenIndependentDispatches) {
@@ -64,9 +66,41 @@ TEST(Plan, NoBarrierBetweenIndependentDispatches) {
   auto plan = PlanMemory(*p);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->barrier, (std::vector<uint8_t>{0, 0, 1}));
+  EXPECT_EQ(plan->barrier_lower_bound, 1u);  // r1 and r2 share a level; add after them
   // a and b are live together: distinct regions.
   EXPECT_NE(p->values[p->dispatches[0].bindings[1].value].offset,
             p->values[p->dispatches[1].bindings[1].value].offset);
+}
+
+// The bound is the longest hazard chain, whatever the order: d0 writes a,
+// d1 reads it (RAW), d2 is independent of both and shares a level with d0
+// or d1, d3 reads c (RAW on d2) and overwrites a while d1 may still read it
+// (WAR): three levels, two barriers, which the program order also needs.
+TEST(Plan, BarrierLowerBoundCountsTheLongestHazardChain) {
+  Program p;
+  auto value = [&](BufferKind kind, uint64_t offset) {
+    Value v;
+    v.kind = kind;
+    v.bytes = 256;
+    v.offset = offset;
+    p.values.push_back(v);
+    return static_cast<int>(p.values.size() - 1);
+  };
+  const int x = value(BufferKind::kInputs, 0), a = value(BufferKind::kArena, 0), b = value(BufferKind::kArena, 256),
+            c = value(BufferKind::kArena, 512);
+  auto dispatch = [&](int in, int out) {
+    Dispatch d;
+    d.kernel = "unary";
+    d.bindings = {{in, false}, {out, true}};
+    p.dispatches.push_back(d);
+  };
+  dispatch(x, a);  // level 1
+  dispatch(a, b);  // level 2 (RAW on a)
+  dispatch(x, c);  // level 1: independent, but placed after a barrier
+  EXPECT_EQ(ComputeBarriers(p), (std::vector<uint8_t>{0, 1, 0}));
+  EXPECT_EQ(BarrierLowerBound(p), 1u);
+  dispatch(c, a);  // WAR on a (read by dispatch 1) and RAW on c: level 3
+  EXPECT_EQ(BarrierLowerBound(p), 2u);
 }
 
 TEST(Plan, ViewsAliasTheirSourceWithoutDispatch) {

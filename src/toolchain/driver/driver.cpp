@@ -185,6 +185,7 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
                        {"Inputs bytes", r.plan.inputs_bytes},
                        {"Outputs bytes", r.plan.outputs_bytes},
                        {"Barriers", r.summary.barriers},
+                       {"Barriers lower bound", r.plan.barrier_lower_bound},
                        {"Distinct pipelines", r.summary.pipelines}});
   return r;
 }

@@ -55,6 +55,33 @@ std::vector<uint8_t> ComputeBarriers(const Program& p) {
   return barrier;
 }
 
+uint32_t BarrierLowerBound(const Program& p) {
+  const size_t n = p.dispatches.size();
+  std::vector<std::vector<Range>> reads(n), writes(n);
+  for (size_t d = 0; d < n; ++d)
+    for (const Binding& b : p.dispatches[d].bindings) {
+      const Value& v = p.values[b.value];
+      (b.written ? writes[d] : reads[d]).push_back(Range{v.kind, v.offset, v.offset + v.bytes});
+    }
+  auto any_overlap = [](const std::vector<Range>& a, const std::vector<Range>& b) {
+    for (const Range& x : a)
+      for (const Range& y : b)
+        if (x.Overlaps(y)) return true;
+    return false;
+  };
+  // depth[d]: the longest hazard chain ending at d (1 = depends on nothing).
+  std::vector<uint32_t> depth(n, 1);
+  uint32_t longest = 0;
+  for (size_t d = 0; d < n; ++d) {
+    for (size_t e = 0; e < d; ++e)
+      if (depth[e] + 1 > depth[d] && (any_overlap(writes[e], reads[d]) || any_overlap(writes[e], writes[d]) ||
+                                      any_overlap(reads[e], writes[d])))
+        depth[d] = depth[e] + 1;
+    longest = std::max(longest, depth[d]);
+  }
+  return longest == 0 ? 0 : longest - 1;
+}
+
 StatusOr<MemoryPlan> PlanMemory(Program& p) {
   MemoryPlan plan;
   std::vector<Lifetime> lt = ComputeLifetimes(p);
@@ -118,6 +145,7 @@ StatusOr<MemoryPlan> PlanMemory(Program& p) {
     placed.push_back(i);
   }
   plan.barrier = ComputeBarriers(p);
+  plan.barrier_lower_bound = BarrierLowerBound(p);
   return plan;
 }
 

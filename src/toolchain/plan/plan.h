@@ -23,6 +23,8 @@ struct MemoryPlan {
   uint64_t weights_f16_bytes = 0;
   std::vector<uint8_t> weights_f16;
   std::vector<uint8_t> barrier;       // one per dispatch
+  // BarrierLowerBound of the program with this plan's offsets.
+  uint32_t barrier_lower_bound = 0;
 };
 
 // [first, last] dispatch indices touching value `v` in any dispatch table
@@ -35,6 +37,15 @@ std::vector<Lifetime> ComputeLifetimes(const Program& p);
 // dispatch since the last barrier (RAW, WAW), or writes a range read since
 // the last barrier (WAR: arena reuse must not overtake a pending reader).
 std::vector<uint8_t> ComputeBarriers(const Program& p);
+
+// The fewest barriers any order of the dispatches could need with the same
+// byte ranges (the memory plan's offsets): the longest chain of hazards
+// (RAW, WAW, WAR between two dispatches, as in ComputeBarriers) minus one,
+// since a chain of n dependent dispatches needs n - 1 barriers and a
+// level-by-level order needs no more. ComputeBarriers' count minus this is
+// the number of barriers a reordering could avoid (0 when the program order
+// already runs every independent dispatch between the same two barriers).
+uint32_t BarrierLowerBound(const Program& p);
 
 // Assigns Value::offset for every value and packs the weights and their
 // binary16 copies.
