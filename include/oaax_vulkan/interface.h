@@ -91,6 +91,11 @@ int runtime_initialization(void);
  *                      only; gpu / cpu = that table on any device. A row whose kernel needs a
  *                      capability the device lacks keeps its default row; ignored for bundles
  *                      without variants
+ *   fp16_weights       "1": rows of the chosen table that read binary16 weight copies (weights_f16;
+ *                      fp32 accumulation, half the weight bytes) may run on devices with
+ *                      storageBuffer16BitAccess; results then differ from fp32 within the bound of
+ *                      docs/bundle-format.md "Device-specific variants". Default "0": those rows keep
+ *                      their default row and results stay fp32
  * A malformed value of a known key is an error. Returns 0 on success. */
 int runtime_initialization_with_args(int length, const char** keys, const void** values);
 

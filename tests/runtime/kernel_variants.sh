@@ -92,6 +92,16 @@ PY
 # See tests/e2e/classifier.sh for why leak checking is off in these processes.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 fail=0
+# expect_kept LOG WHAT MUST [MUST_NOT]: the log's "rows keep the default
+# kernel" line must contain MUST and (if given) must not contain MUST_NOT.
+expect_kept() {
+  local kept; kept=$(grep "keep the default kernel" "$1" || true)
+  if ! grep -q "$3" <<< "$kept"; then
+    echo "FAIL: $2: the log does not say that rows keep their default kernel for '$3':"; cat "$1"; fail=1
+  elif [ -n "${4:-}" ] && grep -q "$4" <<< "$kept"; then
+    echo "FAIL: $2: rows keep their default kernel for '$4':"; cat "$1"; fail=1
+  fi
+}
 for drv in lavapipe swiftshader; do
   if [ "$drv" = swiftshader ]; then
     [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ] || { echo "swiftshader: not installed, skipped"; continue; }
@@ -114,12 +124,8 @@ for drv in lavapipe swiftshader; do
     check=fp32
     if [ "$variant" = gpu_fp32 ]; then
       # Without the opt-in only the fp16-weight rows keep their default rows.
-      if ! grep "keep the default kernel" "$log" | grep -q "for fp16 weights, which need the runtime argument fp16_weights=1"; then
-        echo "FAIL: lavapipe kernel_variant=gpu without fp16_weights=1 does not keep the fp16 rows on their default rows:"
-        cat "$log"; fail=1
-      elif grep "keep the default kernel" "$log" | grep -q "capabilities the device lacks"; then
-        echo "FAIL: lavapipe kernel_variant=gpu kept rows for a capability:"; cat "$log"; fail=1
-      fi
+      expect_kept "$log" "lavapipe kernel_variant=gpu without fp16_weights=1" \
+        "for fp16 weights, which need the runtime argument fp16_weights=1" "capabilities the device lacks"
     elif [ "$variant" = gpu ] && [ "$drv" = lavapipe ]; then
       # Both capabilities: no row may keep its default row.
       check=fp16
@@ -127,15 +133,10 @@ for drv in lavapipe swiftshader; do
         echo "FAIL: lavapipe kernel_variant=gpu kept default rows:"; cat "$log"; fail=1
       fi
     elif [ "$variant" = gpu ]; then
-      # No 16-bit storage: the _f16w rows keep their default rows, and say why.
-      if ! grep "keep the default kernel" "$log" | grep -q "storageBuffer16BitAccess"; then
-        echo "FAIL: swiftshader kernel_variant=gpu does not say that the fp16 rows keep their default rows:"
-        cat "$log"; fail=1
-      elif grep "keep the default kernel" "$log" | grep -q "subgroupArithmetic"; then
-        echo "FAIL: swiftshader kernel_variant=gpu kept its subgroup rows:"; cat "$log"; fail=1
-      else
-        grep -o "[0-9]* of [0-9]* rows keep the default kernel.*" "$log" | sed "s/^/swiftshader kernel_variant=gpu: /"
-      fi
+      # No 16-bit storage: the _f16w rows keep their default rows, and say why;
+      # the subgroup rows run.
+      expect_kept "$log" "swiftshader kernel_variant=gpu" "storageBuffer16BitAccess" "subgroupArithmetic"
+      grep -o "[0-9]* of [0-9]* rows keep the default kernel.*" "$log" | sed "s/^/swiftshader kernel_variant=gpu: /"
     fi
     "$py" "$tmp/check.py" "$tmp" "$tmp/$drv-$variant" "$drv kernel_variant=$variant" "$check" || fail=1
   done
