@@ -2,8 +2,11 @@
 
 #include <algorithm>
 
+#include <cctype>
 #include <cstring>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "oaax_vulkan/tensors_util.h"
 
@@ -67,6 +70,23 @@ class Reader {
     return v;
   }
 
+  // Integer metadata of any signed width (i8…i64), or unsigned up to INT64_MAX.
+  StatusOr<int64_t> Signed(const std::string& key) const {
+    OAAXVK_ASSIGN_OR_RETURN(const Metadata* m, Meta(key));
+    switch (m->type) {
+      case ValueType::kI8: { int8_t x = 0; m->GetScalar(&x); return int64_t{x}; }
+      case ValueType::kI16: { int16_t x = 0; m->GetScalar(&x); return int64_t{x}; }
+      case ValueType::kI32: { int32_t x = 0; m->GetScalar(&x); return int64_t{x}; }
+      case ValueType::kI64: { int64_t x = 0; m->GetScalar(&x); return x; }
+      case ValueType::kU8: case ValueType::kU16: case ValueType::kU32: case ValueType::kU64: {
+        OAAXVK_ASSIGN_OR_RETURN(uint64_t u, Unsigned(key, INT64_MAX));
+        return static_cast<int64_t>(u);
+      }
+      default:
+        return Error(StrFormat("metadata '%s' has type %s, expected i64", key.c_str(), oinf::ValueTypeName(m->type)));
+    }
+  }
+
   StatusOr<bool> Bool(const std::string& key) const {
     OAAXVK_ASSIGN_OR_RETURN(const Metadata* m, Meta(key));
     if (m->type != ValueType::kBool)
@@ -110,6 +130,7 @@ class Reader {
   }
 
   bool HasTensor(const std::string& name) const { return f_.FindTensor(name) != nullptr; }
+  const oinf::File& file() const { return f_; }
 
   // A tensor with data of `dtype` and rank `rank` (dims checked by caller).
   StatusOr<const Tensor*> DataTensor(const std::string& name, ValueType dtype, size_t rank) const {
@@ -191,6 +212,233 @@ Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, const s
       d.bound = bt->data.data;
     }
     out->push_back(std::move(d));
+  }
+  return Status::Ok();
+}
+
+
+// An OINF sizevar name for a symbol name: characters outside [A-Za-z0-9._-]
+// become '_' (docs/bundle-format.md, "Dynamic shapes").
+std::string SizeVarName(const std::string& symbol) {
+  std::string s;
+  for (unsigned char c : symbol) s += (isalnum(c) || c == '.' || c == '_' || c == '-') && c < 0x80 ? static_cast<char>(c) : '_';
+  return s;
+}
+
+const char* kTableNames[3] = {"program.dispatch", "program.dispatch.cpu", "program.dispatch.gpu"};
+
+// Feature dynamic_shapes: parses and validates the symbols, `shape.program`
+// and `shape.refs` (docs/bundle-format.md, "Dynamic shapes") into b->shape.
+// Called once every other entry is parsed (the stored values it checks the
+// references against are).
+Status ParseShapeProgram(const Reader& r, Bundle* b) {
+  ShapeProgram& sp = b->shape;
+  const oinf::File& f = r.file();
+  // ---- symbols ----
+  OAAXVK_ASSIGN_OR_RETURN(uint64_t ns, r.Unsigned("shape.symbols", 1u << 16));
+  std::set<std::string> names;
+  for (uint64_t s = 0; s < ns; ++s) {
+    const std::string p = StrFormat("shape.symbol.%llu.", static_cast<unsigned long long>(s));
+    ShapeSymbol sym;
+    OAAXVK_ASSIGN_OR_RETURN(sym.name, r.Utf8(p + "name"));
+    OAAXVK_ASSIGN_OR_RETURN(sym.min, r.Signed(p + "min"));
+    OAAXVK_ASSIGN_OR_RETURN(sym.max, r.Signed(p + "max"));
+    OAAXVK_ASSIGN_OR_RETURN(sym.multiple_of, r.Signed(p + "multiple_of"));
+    const char* nm = sym.name.c_str();
+    const long long mn = sym.min, mx = sym.max, mult = sym.multiple_of;
+    if (sym.name.empty()) return r.Error(StrFormat("metadata '%sname' is empty", p.c_str()));
+    if (!names.insert(sym.name).second)
+      return r.Error(StrFormat("symbol %llu: the name '%s' is used by an earlier symbol", static_cast<unsigned long long>(s), nm));
+    if (mult < 1) return r.Error(StrFormat("symbol %llu ('%s'): %smultiple_of = %lld (must be >= 1)",
+                                           static_cast<unsigned long long>(s), nm, p.c_str(), mult));
+    if (mn < 1 || mn > mx || mn % mult != 0 || mx % mult != 0)
+      return r.Error(StrFormat("symbol %llu ('%s'): range [%lld, %lld] with multiple_of %lld is invalid (need "
+                               "1 <= min <= max, both multiples of multiple_of)",
+                               static_cast<unsigned long long>(s), nm, mn, mx, mult));
+    const std::string sv = SizeVarName(sym.name);
+    const oinf::SizeVar* var = f.FindSizeVar(sv);
+    if (!var)
+      return r.Error(StrFormat("symbol %llu ('%s'): sizevar '%s' is missing", static_cast<unsigned long long>(s), nm,
+                               sv.c_str()));
+    if (var->value != static_cast<uint64_t>(mx))
+      return r.Error(StrFormat("symbol %llu ('%s'): sizevar '%s' = %llu but %smax = %lld", static_cast<unsigned long long>(s),
+                               nm, sv.c_str(), static_cast<unsigned long long>(var->value), p.c_str(), mx));
+    sp.symbols.push_back(std::move(sym));
+  }
+
+  // ---- program ----
+  if (!f.FindTensor("shape.program"))
+    return r.Error("feature dynamic_shapes is required but tensor 'shape.program' is missing");
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* tp, r.DataTensor("shape.program", ValueType::kI64, 2));
+  if (tp->dims[1] != 3)
+    return r.Error(StrFormat("tensor 'shape.program' must be i64[K, 3], has %llu columns",
+                             static_cast<unsigned long long>(tp->dims[1])));
+  const uint64_t nk = tp->dims[0];
+  for (uint64_t k = 0; k < nk; ++k) {
+    ShapeInstruction in;
+    in.opcode = Load<int64_t>(tp->data.data, 3 * k);
+    in.a = Load<int64_t>(tp->data.data, 3 * k + 1);
+    in.b = Load<int64_t>(tp->data.data, 3 * k + 2);
+    const unsigned long long row = static_cast<unsigned long long>(k);
+    if (in.opcode < 0 || in.opcode >= kShapeOpcodes)
+      return r.Error(StrFormat("shape.program row %llu: unknown opcode %lld (known: 0 const, 1 symbol, 2 add, 3 sub, "
+                               "4 mul, 5 floordiv, 6 ceildiv, 7 mod, 8 min, 9 max)",
+                               row, static_cast<long long>(in.opcode)));
+    if (in.opcode == kShapeSymbol) {
+      if (in.a < 0 || static_cast<uint64_t>(in.a) >= ns)
+        return r.Error(StrFormat("shape.program row %llu (symbol): symbol %lld out of range (shape.symbols = %llu)", row,
+                                 static_cast<long long>(in.a), static_cast<unsigned long long>(ns)));
+    } else if (in.opcode != kShapeConst) {
+      for (int op = 0; op < 2; ++op) {
+        const int64_t x = op ? in.b : in.a;
+        if (x < 0 || static_cast<uint64_t>(x) >= k)
+          return r.Error(StrFormat("shape.program row %llu (%s): operand %c = %lld is not an earlier instruction "
+                                   "(must be in [0, %llu))",
+                                   row, ShapeOpcodeName(in.opcode), op ? 'b' : 'a', static_cast<long long>(x), row));
+      }
+    }
+    sp.program.push_back(in);
+  }
+
+  // ---- references ----
+  if (!f.FindTensor("shape.refs"))
+    return r.Error("feature dynamic_shapes is required but tensor 'shape.refs' is missing");
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* tr, r.DataTensor("shape.refs", ValueType::kU32, 2));
+  if (tr->dims[1] != 4)
+    return r.Error(StrFormat("tensor 'shape.refs' must be u32[R, 4], has %llu columns",
+                             static_cast<unsigned long long>(tr->dims[1])));
+  const std::vector<Dispatch>* tables[3] = {&b->dispatches, &b->cpu_dispatches, &b->gpu_dispatches};
+  const bool has_table[3] = {true, b->features.count("kernel_variants") != 0, b->features.count("device_variants") != 0};
+  const size_t nd = b->dispatches.size();
+  sp.group_expr.assign(3, {});
+  for (int t = 0; t < 3; ++t)
+    if (has_table[t]) sp.group_expr[t].assign(nd, {-1, -1, -1});
+  sp.input_symbol.resize(b->inputs.size());
+  for (size_t i = 0; i < b->inputs.size(); ++i) sp.input_symbol[i].assign(b->inputs[i].shape.size(), -1);
+  sp.output_expr.resize(b->outputs.size());
+  for (size_t o = 0; o < b->outputs.size(); ++o) sp.output_expr[o].assign(b->outputs[o].shape.size(), -1);
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint64_t> seen;
+  const uint64_t nr = tr->dims[0];
+  // "<field>" of a reference, for messages.
+  auto field = [&](const ShapeRef& ref) -> std::string {
+    switch (ref.kind) {
+      case kRefGroupCount:
+        return StrFormat("group count %c of %s row %u", "xyz"[ref.sub % 3], kTableNames[ref.sub / 3], ref.index);
+      case kRefSpec: return StrFormat("program.spec[%u]", ref.index);
+      case kRefInputDim: return StrFormat("input '%s' dimension %u", b->inputs[ref.index].name.c_str(), ref.sub);
+      default: return StrFormat("output '%s' dimension %u", b->outputs[ref.index].name.c_str(), ref.sub);
+    }
+  };
+  for (uint64_t j = 0; j < nr; ++j) {
+    ShapeRef ref;
+    ref.kind = Load<uint32_t>(tr->data.data, 4 * j);
+    ref.index = Load<uint32_t>(tr->data.data, 4 * j + 1);
+    ref.sub = Load<uint32_t>(tr->data.data, 4 * j + 2);
+    ref.expr = Load<uint32_t>(tr->data.data, 4 * j + 3);
+    const unsigned long long row = static_cast<unsigned long long>(j);
+    auto bad = [&](const std::string& why) {
+      return r.Error(StrFormat("shape.refs row %llu (kind %u, index %u, sub %u, expr %u): %s", row, ref.kind, ref.index,
+                               ref.sub, ref.expr, why.c_str()));
+    };
+    switch (ref.kind) {
+      case kRefGroupCount:
+        if (ref.index >= nd) return bad(StrFormat("dispatch row out of range (program.dispatch has %zu rows)", nd));
+        if (ref.sub >= 9) return bad("sub must be table * 3 + axis, in [0, 9)");
+        if (!has_table[ref.sub / 3]) return bad(StrFormat("the bundle has no %s", kTableNames[ref.sub / 3]));
+        break;
+      case kRefSpec:
+        if (ref.index >= b->spec.size())
+          return bad(StrFormat("index out of range (program.spec has %zu values)", b->spec.size()));
+        if (ref.sub != 0) return bad("sub must be 0 for a specialization value");
+        break;
+      case kRefInputDim:
+        if (ref.index >= b->inputs.size())
+          return bad(StrFormat("input out of range (io.inputs = %zu)", b->inputs.size()));
+        if (ref.sub >= b->inputs[ref.index].shape.size())
+          return bad(StrFormat("input '%s' has rank %zu", b->inputs[ref.index].name.c_str(),
+                               b->inputs[ref.index].shape.size()));
+        break;
+      case kRefOutputDim:
+        if (ref.index >= b->outputs.size())
+          return bad(StrFormat("output out of range (io.outputs = %zu)", b->outputs.size()));
+        if (ref.sub >= b->outputs[ref.index].shape.size())
+          return bad(StrFormat("output '%s' has rank %zu", b->outputs[ref.index].name.c_str(),
+                               b->outputs[ref.index].shape.size()));
+        break;
+      default:
+        return bad("unknown kind (known: 0 group count, 1 specialization value, 2 input dimension, 3 output dimension)");
+    }
+    if (ref.expr >= nk)
+      return bad(StrFormat("instruction out of range (shape.program has %llu)", static_cast<unsigned long long>(nk)));
+    auto [it, inserted] = seen.emplace(std::make_tuple(ref.kind, ref.index, ref.sub), j);
+    if (!inserted)
+      return bad(StrFormat("%s is already referenced by row %llu", field(ref).c_str(),
+                           static_cast<unsigned long long>(it->second)));
+    switch (ref.kind) {
+      case kRefGroupCount: sp.group_expr[ref.sub / 3][ref.index][ref.sub % 3] = ref.expr; break;
+      case kRefSpec: sp.spec_expr.emplace_back(ref.index, ref.expr); break;
+      case kRefInputDim: {
+        const ShapeInstruction& in = sp.program[ref.expr];
+        if (in.opcode != kShapeSymbol)
+          return bad(StrFormat("%s must evaluate a symbol instruction, but instruction %u is %s", field(ref).c_str(),
+                               ref.expr, ShapeOpcodeName(in.opcode)));
+        sp.input_symbol[ref.index][ref.sub] = static_cast<int>(in.a);
+        if (b->inputs[ref.index].bound)
+          return bad(StrFormat("input '%s' is bound at conversion (io.input.%u.bound), so its dimensions are static",
+                               b->inputs[ref.index].name.c_str(), ref.index));
+        break;
+      }
+      default: sp.output_expr[ref.index][ref.sub] = ref.expr; break;
+    }
+    sp.refs.push_back(ref);
+  }
+  std::sort(sp.spec_expr.begin(), sp.spec_expr.end());
+  // Every symbol is determined by the input shapes.
+  std::vector<bool> determined(ns, false);
+  for (const auto& dims : sp.input_symbol)
+    for (int s : dims)
+      if (s >= 0) determined[static_cast<size_t>(s)] = true;
+  for (uint64_t s = 0; s < ns; ++s)
+    if (!determined[s])
+      return r.Error(StrFormat("symbol %llu ('%s') is no input dimension (no shape.refs row of kind 2 evaluates it), so "
+                               "the input shapes cannot determine it",
+                               static_cast<unsigned long long>(s), sp.symbols[s].name.c_str()));
+
+  // ---- at the maximum shape every reference equals its stored field ----
+  const std::vector<int64_t> max = sp.MaxValues();
+  std::vector<int64_t> v;
+  if (Status st = sp.Evaluate(max, &v); !st.ok())
+    return r.Error("at the maximum shape: " + st.message());
+  for (size_t j = 0; j < sp.refs.size(); ++j) {
+    const ShapeRef& ref = sp.refs[j];
+    const int64_t got = v[ref.expr];
+    bool equal = false;
+    unsigned long long stored = 0;
+    switch (ref.kind) {
+      case kRefGroupCount:
+        stored = (*tables[ref.sub / 3])[ref.index].groups[ref.sub % 3];
+        equal = got >= 0 && static_cast<uint64_t>(got) == stored;
+        break;
+      case kRefSpec:
+        // A 32-bit specialization value: an int32 or uint32 bit pattern.
+        stored = b->spec[ref.index];
+        equal = got >= INT32_MIN && got <= static_cast<int64_t>(UINT32_MAX) &&
+                static_cast<uint32_t>(got) == static_cast<uint32_t>(stored);
+        break;
+      case kRefInputDim:
+        stored = b->inputs[ref.index].shape[ref.sub];
+        equal = got >= 0 && static_cast<uint64_t>(got) == stored;
+        break;
+      default:
+        stored = b->outputs[ref.index].shape[ref.sub];
+        equal = got >= 0 && static_cast<uint64_t>(got) == stored;
+        break;
+    }
+    if (!equal)
+      return r.Error(StrFormat("shape.refs row %zu: %s evaluates to %lld (instruction %u) at the maximum shape (%s) but "
+                               "the bundle stores %llu",
+                               j, field(ref).c_str(), static_cast<long long>(got), ref.expr,
+                               sp.ValuesString(max).c_str(), stored));
   }
   return Status::Ok();
 }
@@ -463,6 +711,7 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
                                  static_cast<unsigned long long>(i), d.first_binding, d.n_bindings, g.first_binding,
                                  g.n_bindings));
       OAAXVK_RETURN_IF_ERROR(reject_f16_bindings("program.dispatch.cpu row", i, d));
+      d.table = 1;
       b.cpu_dispatches.push_back(d);
     }
   }
@@ -492,8 +741,22 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
               row, k, gb.kind, static_cast<unsigned long long>(gb.offset), static_cast<unsigned long long>(gb.size),
               row, k, db.kind, static_cast<unsigned long long>(db.offset), static_cast<unsigned long long>(db.size)));
       }
+      d.table = 2;
       b.gpu_dispatches.push_back(d);
     }
+  }
+  // Feature dynamic_shapes: symbols, shape program and references.
+  if (b.features.count("dynamic_shapes")) {
+    OAAXVK_RETURN_IF_ERROR(ParseShapeProgram(r, &b));
+  } else {
+    std::string entry;
+    if (f.FindMetadata("shape.symbols")) entry = "metadata 'shape.symbols'";
+    else if (f.FindTensor("shape.program")) entry = "tensor 'shape.program'";
+    else if (f.FindTensor("shape.refs")) entry = "tensor 'shape.refs'";
+    for (const Metadata& m : f.metadata())
+      if (entry.empty() && m.key.substr(0, 13) == "shape.symbol.") entry = "metadata '" + std::string(m.key) + "'";
+    if (!entry.empty())
+      return r.Error(StrFormat("%s is present but bundle.features does not list 'dynamic_shapes'", entry.c_str()));
   }
   return b;
 }

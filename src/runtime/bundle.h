@@ -13,6 +13,7 @@
 
 #include "oaax_vulkan/oinf.h"
 #include "oaax_vulkan/status.h"
+#include "runtime/shape_program.h"
 
 namespace oaaxvk::runtime {
 
@@ -21,8 +22,8 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 // Optional features a bundle may require (`bundle.features`, a space-separated
 // list; docs/bundle-format.md "Required features"). A bundle requiring a
 // feature not listed here is rejected at load, naming it.
-inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "device_variants", "kernel_variants",
-                                                     "texel_bindings"};
+inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "device_variants", "dynamic_shapes",
+                                                     "kernel_variants", "texel_bindings"};
 // kKnownFeatures as "a, b" ("none" when empty), for messages.
 inline std::string KnownFeatureList() {
   std::string s;
@@ -50,9 +51,9 @@ const char* OaaxDtypeName(uint32_t dtype);
 struct IoDesc {
   std::string name;            // original ONNX name (UTF-8)
   uint32_t dtype = 0;          // OAAX tensor_data_type
-  std::vector<uint64_t> shape; // static shape
+  std::vector<uint64_t> shape; // static shape (feature dynamic_shapes: the maximum shape)
   uint64_t offset = 0;         // in the inputs/outputs buffer
-  uint64_t nbytes = 0;
+  uint64_t nbytes = 0;         // numel x element size of `shape`
   // Inputs only (feature `bound_inputs`): the value, nbytes bytes, the input
   // was bound to at conversion (config.json "input_values"); points into the
   // mapped file. NULL when the input is not bound.
@@ -96,6 +97,11 @@ struct Dispatch {
   uint32_t first_spec = 0, n_spec = 0;
   bool barrier = false;
   uint32_t op = 0;
+  // The table the row comes from: 0 program.dispatch, 1 program.dispatch.cpu,
+  // 2 program.dispatch.gpu (SelectKernelVariant keeps it with the row), which
+  // is how feature dynamic_shapes names its group-count expressions
+  // (ShapeProgram::group_expr).
+  uint8_t table = 0;
 };
 
 struct DeviceRequirements {
@@ -158,6 +164,10 @@ struct Bundle {
   std::vector<uint32_t> spec;
   std::vector<std::string> op_names;
   DeviceRequirements requirements;
+  // Feature dynamic_shapes: the symbols, the shape program and the fields it
+  // drives (validated: every reference equals its field at the maximum
+  // shape). Empty (static bundle) without the feature.
+  ShapeProgram shape;
 };
 
 // Opens `path` with the OINF reader and validates every entry the contract

@@ -117,6 +117,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
 }
 
 Status Executor::Init() {
+  dynamic_ = bundle_.shape.dynamic();
   VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   cpi.queueFamilyIndex = ctx_->queue_family();
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateCommandPool(dev_, &cpi, nullptr, &cmd_pool_), "vkCreateCommandPool"));
@@ -136,6 +137,16 @@ Status Executor::Init() {
                                  !slots_.empty() && slots_[0].staged ? ", staged I/O" : "",
                                  weights_f16_.buffer ? ", fp16 weight copies uploaded" : "",
                                  profiling_ ? ", profiling every dispatch" : ""));
+  if (dynamic_) {
+    std::string symbols;
+    for (const ShapeSymbol& y : bundle_.shape.symbols)
+      symbols += StrFormat("%s%s %s", symbols.empty() ? "" : ", ", y.name.c_str(), y.RangeString().c_str());
+    const size_t specialized = static_cast<size_t>(std::count(dynamic_spec_.begin(), dynamic_spec_.end(), true));
+    Log(LogLevel::kInfo, StrFormat("'%s': dynamic shapes: %s; %zu of %zu dispatches specialized per shape; each frame "
+                                   "slot keeps the command buffers of %u shapes (shape_cache_size)",
+                                   bundle_.path.c_str(), symbols.c_str(), specialized, bundle_.dispatches.size(),
+                                   options_.shape_cache_size));
+  }
   return Status::Ok();
 }
 
@@ -342,42 +353,102 @@ Status Executor::CreatePipelines() {
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreatePipelineLayout(dev_, &pli, nullptr, &pl), "vkCreatePipelineLayout").WithContext(what));
     pipeline_layouts_.push_back(pl);
   }
+  // Feature dynamic_shapes: dispatches whose specialization values depend on
+  // the shape get their pipelines per recording (AcquirePipeline); every
+  // other dispatch has one pipeline for the executor's lifetime.
+  const ShapeProgram& sp = bundle_.shape;
+  dynamic_spec_.assign(bundle_.dispatches.size(), false);
   for (size_t i = 0; i < bundle_.dispatches.size(); ++i) {
     const Dispatch& d = bundle_.dispatches[i];
+    auto it = std::lower_bound(sp.spec_expr.begin(), sp.spec_expr.end(), std::make_pair(d.first_spec, int64_t{-1}));
+    dynamic_spec_[i] = it != sp.spec_expr.end() && it->first < d.first_spec + d.n_spec;
+  }
+  for (size_t i = 0; i < bundle_.dispatches.size(); ++i) {
+    const Dispatch& d = bundle_.dispatches[i];
+    if (LogEnabled(LogLevel::kDebug)) {
+      const char* op = d.op < bundle_.op_names.size() ? bundle_.op_names[d.op].c_str() : "";
+      Log(LogLevel::kDebug, StrFormat("dispatch %zu: op '%s' kernel '%s' groups (%u, %u, %u)%s%s", i, op,
+                                      bundle_.kernels[d.kernel].name.c_str(), d.groups[0], d.groups[1], d.groups[2],
+                                      d.barrier ? " after a barrier" : "",
+                                      dynamic_spec_[i] ? ", specialized per shape" : ""));
+    }
+    if (dynamic_spec_[i]) {
+      dispatch_pipeline_.push_back(VK_NULL_HANDLE);
+      continue;
+    }
     std::vector<uint32_t> values(bundle_.spec.begin() + d.first_spec, bundle_.spec.begin() + d.first_spec + d.n_spec);
     auto key = std::make_pair(d.kernel, values);
     auto it = pipelines_.find(key);
     if (it == pipelines_.end()) {
-      std::vector<VkSpecializationMapEntry> entries(values.size());
-      for (uint32_t s = 0; s < values.size(); ++s) entries[s] = {s, 4 * s, 4};
-      VkSpecializationInfo spec{};
-      spec.mapEntryCount = static_cast<uint32_t>(entries.size());
-      spec.pMapEntries = entries.data();
-      spec.dataSize = values.size() * 4;
-      spec.pData = values.data();
-      VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-      ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-      ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-      ci.stage.module = modules_[d.kernel];
-      ci.stage.pName = "main";
-      ci.stage.pSpecializationInfo = values.empty() ? nullptr : &spec;
-      ci.layout = pipeline_layouts_[d.kernel];
-      VkPipeline p;
-      OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateComputePipelines(dev_, pipeline_cache_, 1, &ci, nullptr, &p),
-                                     "vkCreateComputePipelines")
-                                 .WithContext(StrFormat("dispatch %zu, kernel %u ('%s')", i, d.kernel,
-                                                        bundle_.kernels[d.kernel].name.c_str())));
-      it = pipelines_.emplace(std::move(key), p).first;
+      OAAXVK_ASSIGN_OR_RETURN(VkPipeline p, CreatePipeline(d.kernel, values,
+                                                           StrFormat("dispatch %zu, kernel %u ('%s')", i, d.kernel,
+                                                                     bundle_.kernels[d.kernel].name.c_str())));
+      PipelineEntry e;
+      e.pipeline = p;
+      e.permanent = true;
+      it = pipelines_.emplace(std::move(key), e).first;
     }
-    dispatch_pipeline_.push_back(it->second);
-    if (LogEnabled(LogLevel::kDebug)) {
-      const char* op = d.op < bundle_.op_names.size() ? bundle_.op_names[d.op].c_str() : "";
-      Log(LogLevel::kDebug, StrFormat("dispatch %zu: op '%s' kernel '%s' groups (%u, %u, %u)%s", i, op,
-                                      bundle_.kernels[d.kernel].name.c_str(), d.groups[0], d.groups[1], d.groups[2],
-                                      d.barrier ? " after a barrier" : ""));
-    }
+    dispatch_pipeline_.push_back(it->second.pipeline);
   }
+  peak_pipelines_ = pipelines_.size();
   return Status::Ok();
+}
+
+StatusOr<VkPipeline> Executor::CreatePipeline(uint32_t kernel, const std::vector<uint32_t>& values,
+                                              const std::string& what) {
+  std::vector<VkSpecializationMapEntry> entries(values.size());
+  for (uint32_t s = 0; s < values.size(); ++s) entries[s] = {s, 4 * s, 4};
+  VkSpecializationInfo spec{};
+  spec.mapEntryCount = static_cast<uint32_t>(entries.size());
+  spec.pMapEntries = entries.data();
+  spec.dataSize = values.size() * 4;
+  spec.pData = values.data();
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = modules_[kernel];
+  ci.stage.pName = "main";
+  ci.stage.pSpecializationInfo = values.empty() ? nullptr : &spec;
+  ci.layout = pipeline_layouts_[kernel];
+  VkPipeline p = VK_NULL_HANDLE;
+  OAAXVK_RETURN_IF_ERROR(
+      VkCheck(vkCreateComputePipelines(dev_, pipeline_cache_, 1, &ci, nullptr, &p), "vkCreateComputePipelines")
+          .WithContext(what));
+  return p;
+}
+
+StatusOr<VkPipeline> Executor::AcquirePipeline(uint32_t kernel, const std::vector<uint32_t>& values, size_t dispatch) {
+  std::lock_guard<std::mutex> lk(pipelines_mu_);
+  PipelineKey key(kernel, values);
+  auto it = pipelines_.find(key);
+  if (it == pipelines_.end()) {
+    OAAXVK_ASSIGN_OR_RETURN(VkPipeline p, CreatePipeline(kernel, values,
+                                                         StrFormat("dispatch %zu, kernel %u ('%s'), specialized for "
+                                                                   "a shape", dispatch, kernel,
+                                                                   bundle_.kernels[kernel].name.c_str())));
+    PipelineEntry e;
+    e.pipeline = p;
+    it = pipelines_.emplace(std::move(key), e).first;
+    peak_pipelines_ = std::max(peak_pipelines_, pipelines_.size());
+  }
+  ++it->second.users;
+  return it->second.pipeline;
+}
+
+void Executor::ReleasePipeline(const PipelineKey& key) {
+  std::lock_guard<std::mutex> lk(pipelines_mu_);
+  auto it = pipelines_.find(key);
+  if (it == pipelines_.end()) return;
+  if (it->second.users > 0) --it->second.users;
+  if (it->second.users == 0 && !it->second.permanent) {
+    vkDestroyPipeline(dev_, it->second.pipeline, nullptr);
+    pipelines_.erase(it);
+  }
+}
+
+size_t Executor::pipeline_count() const {
+  std::lock_guard<std::mutex> lk(pipelines_mu_);
+  return pipelines_.size();
 }
 
 Status Executor::CreateSlots() {
@@ -415,11 +486,10 @@ Status Executor::CreateSlots() {
       OAAXVK_RETURN_IF_ERROR(
           VkCheck(vkCreateQueryPool(dev_, &qpi, nullptr, &s.queries), "vkCreateQueryPool").WithContext(ctx));
     }
-    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cai.commandPool = cmd_pool_;
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cai.commandBufferCount = 1;
-    OAAXVK_RETURN_IF_ERROR(VkCheck(vkAllocateCommandBuffers(dev_, &cai, &s.cmd), "vkAllocateCommandBuffers").WithContext(ctx));
+    VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    cpi.queueFamilyIndex = ctx_->queue_family();
+    OAAXVK_RETURN_IF_ERROR(
+        VkCheck(vkCreateCommandPool(dev_, &cpi, nullptr, &s.pool), "vkCreateCommandPool").WithContext(ctx));
     if (nd > 0) {
       std::vector<VkDescriptorSetLayout> layouts(nd);
       for (size_t i = 0; i < nd; ++i) layouts[i] = set_layouts_[bundle_.dispatches[i].kernel];
@@ -484,27 +554,167 @@ Status Executor::CreateSlots() {
       }
       if (!writes.empty()) vkUpdateDescriptorSets(dev_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
     }
-    OAAXVK_RETURN_IF_ERROR(RecordSlot(&s).WithContext(ctx));
+    // The load-time recording: the stored program, which for a dynamic
+    // bundle is its maximum shape (what the warm-up runs).
+    if (dynamic_) {
+      StatusOr<ShapeInstance> max = Instantiate(bundle_.shape.MaxValues());
+      if (!max.ok()) return max.status().WithContext(ctx + ", maximum shape");
+      OAAXVK_RETURN_IF_ERROR(Record(&s, std::move(max).value()).WithContext(ctx));
+    } else {
+      OAAXVK_RETURN_IF_ERROR(Record(&s, StaticInstance()).WithContext(ctx));
+    }
+    s.current = &s.recordings.front();
+    ++recordings_at_load_;
   }
   return Status::Ok();
 }
 
-Status Executor::RecordSlot(Slot* s) {
+Executor::ShapeInstance Executor::StaticInstance() const {
+  ShapeInstance si;
+  si.groups.resize(bundle_.dispatches.size());
+  si.spec.resize(bundle_.dispatches.size());
+  for (size_t i = 0; i < bundle_.dispatches.size(); ++i) {
+    const Dispatch& d = bundle_.dispatches[i];
+    si.groups[i] = {d.groups[0], d.groups[1], d.groups[2]};
+  }
+  for (const IoDesc& o : bundle_.outputs) {
+    si.output_shapes.push_back(o.shape);
+    si.output_nbytes.push_back(o.nbytes);
+  }
+  return si;
+}
+
+StatusOr<Executor::ShapeInstance> Executor::Instantiate(const std::vector<int64_t>& symbols) const {
+  const ShapeProgram& sp = bundle_.shape;
+  std::vector<int64_t> v;
+  OAAXVK_RETURN_IF_ERROR(sp.Evaluate(symbols, &v));
+  ShapeInstance si;
+  si.symbols = symbols;
+  const size_t nd = bundle_.dispatches.size();
+  si.groups.resize(nd);
+  si.spec.resize(nd);
+  const uint32_t* max_groups = ctx_->properties().limits.maxComputeWorkGroupCount;
+  for (size_t i = 0; i < nd; ++i) {
+    const Dispatch& d = bundle_.dispatches[i];
+    const auto& table = sp.group_expr[d.table];
+    for (int a = 0; a < 3; ++a) {
+      const int64_t e = table.empty() ? -1 : table[i][a];
+      const int64_t g = e < 0 ? d.groups[a] : v[e];
+      if (g < 1 || g > max_groups[a]) {
+        const char* op = d.op < bundle_.op_names.size() ? bundle_.op_names[d.op].c_str() : "";
+        return InvalidArgument(StrFormat(
+            "dispatch %zu (kernel '%s', op '%s'): group count %c evaluates to %lld (shape.program instruction %lld) "
+            "at %s; it must be in [1, %u] (maxComputeWorkGroupCount[%d] of '%s')",
+            i, bundle_.kernels[d.kernel].name.c_str(), op, "xyz"[a], static_cast<long long>(g),
+            static_cast<long long>(e), sp.ValuesString(symbols).c_str(), max_groups[a], a,
+            ctx_->device_name().c_str()));
+      }
+      si.groups[i][a] = static_cast<uint32_t>(g);
+    }
+    if (!dynamic_spec_[i]) continue;
+    std::vector<uint32_t>& values = si.spec[i];
+    values.assign(bundle_.spec.begin() + d.first_spec, bundle_.spec.begin() + d.first_spec + d.n_spec);
+    for (auto it = std::lower_bound(sp.spec_expr.begin(), sp.spec_expr.end(),
+                                    std::make_pair(d.first_spec, int64_t{-1}));
+         it != sp.spec_expr.end() && it->first < d.first_spec + d.n_spec; ++it) {
+      const int64_t x = v[it->second];
+      if (x < INT32_MIN || x > static_cast<int64_t>(UINT32_MAX))
+        return InvalidArgument(StrFormat("dispatch %zu (kernel '%s'): specialization value program.spec[%u] evaluates "
+                                         "to %lld (shape.program instruction %lld) at %s, which is not a 32-bit value",
+                                         i, bundle_.kernels[d.kernel].name.c_str(), it->first,
+                                         static_cast<long long>(x), static_cast<long long>(it->second),
+                                         sp.ValuesString(symbols).c_str()));
+      values[it->first - d.first_spec] = static_cast<uint32_t>(x);
+    }
+  }
+  for (size_t o = 0; o < bundle_.outputs.size(); ++o) {
+    const IoDesc& d = bundle_.outputs[o];
+    std::vector<uint64_t> shape = d.shape;
+    uint64_t numel = 1;
+    bool overflow = false;
+    for (size_t a = 0; a < shape.size(); ++a) {
+      const int64_t e = sp.output_expr[o][a];
+      if (e >= 0) {
+        if (v[e] < 0)
+          return InvalidArgument(StrFormat("output '%s': dimension %zu evaluates to %lld (shape.program instruction "
+                                           "%lld) at %s",
+                                           d.name.c_str(), a, static_cast<long long>(v[e]), static_cast<long long>(e),
+                                           sp.ValuesString(symbols).c_str()));
+        shape[a] = static_cast<uint64_t>(v[e]);
+      }
+      overflow = overflow || (shape[a] != 0 && numel > UINT64_MAX / shape[a]);
+      numel *= shape[a];
+    }
+    const size_t es = TensorElementSize(d.dtype);
+    if (overflow || numel > d.nbytes / es)
+      return InvalidArgument(StrFormat("output '%s': shape %s at %s needs more than the %llu bytes the memory plan "
+                                       "reserves for it (maximum shape %s)",
+                                       d.name.c_str(), Shape(shape).c_str(), sp.ValuesString(symbols).c_str(),
+                                       static_cast<unsigned long long>(d.nbytes), Shape(d.shape).c_str()));
+    si.output_shapes.push_back(std::move(shape));
+    si.output_nbytes.push_back(numel * es);
+  }
+  return si;
+}
+
+Status Executor::Record(Slot* s, ShapeInstance shape) {
+  Recording rec;
+  std::vector<VkPipeline> pipelines = dispatch_pipeline_;
+  auto release = [&]() {
+    for (const PipelineKey& k : rec.held) ReleasePipeline(k);
+    if (rec.cmd) vkFreeCommandBuffers(dev_, s->pool, 1, &rec.cmd);
+  };
+  for (size_t i = 0; i < bundle_.dispatches.size(); ++i) {
+    if (!dynamic_spec_[i]) continue;
+    const uint32_t kernel = bundle_.dispatches[i].kernel;
+    StatusOr<VkPipeline> p = AcquirePipeline(kernel, shape.spec[i], i);
+    if (!p.ok()) {
+      release();
+      return p.status();
+    }
+    pipelines[i] = p.value();
+    rec.held.emplace_back(kernel, shape.spec[i]);
+  }
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = s->pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  Status st = VkCheck(vkAllocateCommandBuffers(dev_, &cai, &rec.cmd), "vkAllocateCommandBuffers");
+  if (st.ok()) st = RecordCommands(s, rec.cmd, shape, pipelines);
+  if (!st.ok()) {
+    release();
+    return st;
+  }
+  rec.shape = std::move(shape);
+  s->recordings.push_front(std::move(rec));
+  ++recordings_;
+  return Status::Ok();
+}
+
+void Executor::Evict(Slot* s, std::list<Recording>::iterator it) {
+  if (s->current == &*it) s->current = nullptr;
+  if (it->cmd) vkFreeCommandBuffers(dev_, s->pool, 1, &it->cmd);
+  for (const PipelineKey& k : it->held) ReleasePipeline(k);
+  s->recordings.erase(it);
+}
+
+Status Executor::RecordCommands(Slot* s, VkCommandBuffer cmd, const ShapeInstance& shape,
+                                const std::vector<VkPipeline>& pipelines) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  OAAXVK_RETURN_IF_ERROR(VkCheck(vkBeginCommandBuffer(s->cmd, &bi), "vkBeginCommandBuffer"));
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer"));
   auto barrier = [&](VkPipelineStageFlags src, VkAccessFlags src_access, VkPipelineStageFlags dst,
                      VkAccessFlags dst_access) {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = src_access;
     mb.dstAccessMask = dst_access;
-    vkCmdPipelineBarrier(s->cmd, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
   };
   // Host writes of the inputs → shader reads (through a staging copy when needed).
   if (s->staged) {
     barrier(VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_TRANSFER_READ_BIT);
     VkBufferCopy region{0, 0, s->in.size};
-    vkCmdCopyBuffer(s->cmd, s->in_stage.buffer, s->in.buffer, 1, &region);
+    vkCmdCopyBuffer(cmd, s->in_stage.buffer, s->in.buffer, 1, &region);
     barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT);
   } else {
@@ -512,7 +722,7 @@ Status Executor::RecordSlot(Slot* s) {
             VK_ACCESS_SHADER_READ_BIT);
   }
   const uint32_t nq = static_cast<uint32_t>(2 * bundle_.dispatches.size());
-  if (s->queries) vkCmdResetQueryPool(s->cmd, s->queries, 0, nq);
+  if (s->queries) vkCmdResetQueryPool(cmd, s->queries, 0, nq);
   VkPipeline bound = VK_NULL_HANDLE;
   for (size_t i = 0; i < bundle_.dispatches.size(); ++i) {
     const Dispatch& d = bundle_.dispatches[i];
@@ -520,32 +730,33 @@ Status Executor::RecordSlot(Slot* s) {
       barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
               VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     }
-    if (dispatch_pipeline_[i] != bound) {
-      vkCmdBindPipeline(s->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dispatch_pipeline_[i]);
-      bound = dispatch_pipeline_[i];
+    if (pipelines[i] != bound) {
+      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines[i]);
+      bound = pipelines[i];
     }
-    vkCmdBindDescriptorSets(s->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layouts_[d.kernel], 0, 1, &s->sets[i], 0,
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layouts_[d.kernel], 0, 1, &s->sets[i], 0,
                             nullptr);
     // profile: both timestamps at the bottom of the pipe, i.e. once every
     // earlier command (the previous dispatch, the barrier) has completed.
     const uint32_t q = static_cast<uint32_t>(2 * i);
-    if (s->queries) vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q);
-    vkCmdDispatch(s->cmd, d.groups[0], d.groups[1], d.groups[2]);
-    if (s->queries) vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q + 1);
+    if (s->queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q);
+    const std::array<uint32_t, 3>& g = shape.groups[i];
+    vkCmdDispatch(cmd, g[0], g[1], g[2]);
+    if (s->queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q + 1);
   }
   // Shader writes of the outputs → host reads.
   if (s->staged) {
     barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_TRANSFER_READ_BIT);
     VkBufferCopy region{0, 0, s->out.size};
-    vkCmdCopyBuffer(s->cmd, s->out.buffer, s->out_stage.buffer, 1, &region);
+    vkCmdCopyBuffer(cmd, s->out.buffer, s->out_stage.buffer, 1, &region);
     barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
             VK_ACCESS_HOST_READ_BIT);
   } else {
     barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
             VK_ACCESS_HOST_READ_BIT);
   }
-  return VkCheck(vkEndCommandBuffer(s->cmd), "vkEndCommandBuffer");
+  return VkCheck(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
 }
 
 Status Executor::WarmUp() {
@@ -557,7 +768,7 @@ Status Executor::WarmUp() {
   if (bundle_.buffer_bytes[kInputs]) memset(s.host_in, 0, bundle_.buffer_bytes[kInputs]);
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &s.cmd;
+  si.pCommandBuffers = &s.current->cmd;
   Status st = VkCheck(vkQueueSubmit(ctx_->queue(), 1, &si, s.fence), "vkQueueSubmit");
   if (st.ok()) {
     // The first dispatch of a lazily compiling driver includes shader
@@ -581,8 +792,8 @@ namespace {
 // Value checks of send_input (docs/runtime.md, "Input values"): a bound
 // input must carry exactly its conversion-time value; 64-bit and unsigned
 // 32-bit integers, computed as int32 on the device, must fit int32.
-Status CheckInputValues(const IoDesc& d, const uint8_t* data) {
-  if (d.nbytes == 0) return Status::Ok();
+Status CheckInputValues(const IoDesc& d, const uint8_t* data, uint64_t nbytes) {
+  if (nbytes == 0) return Status::Ok();
   const size_t es = TensorElementSize(d.dtype);
   if (d.bound) {
     if (memcmp(d.bound, data, d.nbytes) == 0) return Status::Ok();
@@ -593,7 +804,7 @@ Status CheckInputValues(const IoDesc& d, const uint8_t* data) {
                                      "bound value or reconvert with the new one",
                                      d.name.c_str(), k));
   }
-  const uint64_t n = d.nbytes / es;
+  const uint64_t n = nbytes / es;
   if (d.dtype == DATA_TYPE_INT64) {
     for (uint64_t k = 0; k < n; ++k) {
       int64_t v;
@@ -617,13 +828,29 @@ Status CheckInputValues(const IoDesc& d, const uint8_t* data) {
   return Status::Ok();
 }
 
+// "[1, 3, H, W]": an input's shape with its symbolic dimensions named.
+std::string ModelShape(const IoDesc& d, const ShapeProgram& sp, size_t input) {
+  if (!sp.dynamic()) return Shape(d.shape);
+  std::string out = "[";
+  for (size_t a = 0; a < d.shape.size(); ++a) {
+    const int s = sp.input_symbol[input][a];
+    out += (a ? ", " : "") + (s >= 0 ? sp.symbols[static_cast<size_t>(s)].name
+                                     : std::to_string(static_cast<unsigned long long>(d.shape[a])));
+  }
+  return out + "]";
+}
+
 }  // namespace
 
-Status Executor::ValidateInput(const tensors_struct* in, std::vector<size_t>* model_index) const {
+Status Executor::ValidateInput(const tensors_struct* in, CheckedInput* checked) const {
   const std::vector<IoDesc>& want = bundle_.inputs;
+  const ShapeProgram& sp = bundle_.shape;
   if (!in) return InvalidArgument("input_tensors is NULL");
   if (in->num_tensors != want.size())
     return InvalidArgument(StrFormat("expected %zu input tensor(s), got num_tensors = %zu", want.size(), in->num_tensors));
+  checked->model_index.assign(in->num_tensors, 0);
+  checked->nbytes.assign(in->num_tensors, 0);
+  checked->symbols.assign(dynamic_ ? sp.symbols.size() : 0, -1);
   if (want.empty()) return Status::Ok();
   if (!in->names) return InvalidArgument("input_tensors->names is NULL");
   if (!in->data_types) return InvalidArgument("input_tensors->data_types is NULL");
@@ -631,7 +858,9 @@ Status Executor::ValidateInput(const tensors_struct* in, std::vector<size_t>* mo
   if (!in->shapes) return InvalidArgument("input_tensors->shapes is NULL");
   if (!in->data) return InvalidArgument("input_tensors->data is NULL");
   std::vector<int> seen(want.size(), -1);
-  model_index->assign(in->num_tensors, 0);
+  // Feature dynamic_shapes: where each symbol's value was first read
+  // (tensor index in the host's struct, dimension).
+  std::vector<std::pair<size_t, size_t>> first(checked->symbols.size());
   for (size_t i = 0; i < in->num_tensors; ++i) {
     if (!in->names[i]) return InvalidArgument(StrFormat("input tensor #%zu has a NULL name", i));
     const char* name = in->names[i];
@@ -653,24 +882,59 @@ Status Executor::ValidateInput(const tensors_struct* in, std::vector<size_t>* mo
                                        OaaxDtypeName(dt), dt, OaaxDtypeName(d.dtype), d.dtype));
     if (in->ranks[i] != d.shape.size())
       return InvalidArgument(StrFormat("input tensor '%s': rank %zu, the model expects rank %zu (shape %s)", name,
-                                       in->ranks[i], d.shape.size(), Shape(d.shape).c_str()));
+                                       in->ranks[i], d.shape.size(), ModelShape(d, sp, m).c_str()));
     if (in->ranks[i] > 0 && !in->shapes[i])
       return InvalidArgument(StrFormat("input tensor '%s': shapes[%zu] is NULL", name, i));
+    uint64_t numel = 1;
     for (size_t a = 0; a < d.shape.size(); ++a) {
-      if (in->shapes[i][a] != d.shape[a])
-        return InvalidArgument(StrFormat("input tensor '%s': shape %s, the model expects %s", name,
-                                         Shape(in->shapes[i], in->ranks[i]).c_str(), Shape(d.shape).c_str()));
+      const uint64_t got = in->shapes[i][a];
+      const int sym = dynamic_ ? sp.input_symbol[m][a] : -1;
+      if (sym < 0) {
+        if (got != d.shape[a])
+          return InvalidArgument(StrFormat("input tensor '%s': shape %s, the model expects %s%s", name,
+                                           Shape(in->shapes[i], in->ranks[i]).c_str(), ModelShape(d, sp, m).c_str(),
+                                           dynamic_ ? StrFormat(" (dimension %zu must be %llu)", a,
+                                                                static_cast<unsigned long long>(d.shape[a])).c_str()
+                                                    : ""));
+      } else {
+        // A symbolic dimension: within its symbol's range, on its
+        // multiple_of, and equal wherever the symbol occurs.
+        const ShapeSymbol& y = sp.symbols[static_cast<size_t>(sym)];
+        const char* sn = y.name.c_str();
+        if (got < static_cast<uint64_t>(y.min) || got > static_cast<uint64_t>(y.max))
+          return InvalidArgument(StrFormat("input tensor '%s': dimension %zu (%s) is %llu, outside %s's range %s", name,
+                                           a, sn, static_cast<unsigned long long>(got), sn, y.RangeString().c_str()));
+        if (got % static_cast<uint64_t>(y.multiple_of) != 0)
+          return InvalidArgument(StrFormat("input tensor '%s': dimension %zu (%s) is %llu, not a multiple of %lld "
+                                           "(%s's range %s)",
+                                           name, a, sn, static_cast<unsigned long long>(got),
+                                           static_cast<long long>(y.multiple_of), sn, y.RangeString().c_str()));
+        int64_t& value = checked->symbols[static_cast<size_t>(sym)];
+        if (value < 0) {
+          value = static_cast<int64_t>(got);
+          first[static_cast<size_t>(sym)] = {i, a};
+        } else if (value != static_cast<int64_t>(got)) {
+          const auto& [fi, fa] = first[static_cast<size_t>(sym)];
+          return InvalidArgument(StrFormat("input tensor '%s': dimension %zu (%s) is %llu, but input tensor '%s' "
+                                           "dimension %zu gives %s = %lld; every occurrence of %s must be equal",
+                                           name, a, sn, static_cast<unsigned long long>(got), in->names[fi], fa, sn,
+                                           static_cast<long long>(value), sn));
+        }
+      }
+      numel *= got;  // every dimension is at most the stored one: no overflow
     }
-    if (!in->data[i] && d.nbytes > 0) return InvalidArgument(StrFormat("input tensor '%s': data[%zu] is NULL", name, i));
-    OAAXVK_RETURN_IF_ERROR(CheckInputValues(d, static_cast<const uint8_t*>(in->data[i])));
-    (*model_index)[i] = m;
+    const uint64_t nbytes = numel * TensorElementSize(d.dtype);
+    if (!in->data[i] && nbytes > 0) return InvalidArgument(StrFormat("input tensor '%s': data[%zu] is NULL", name, i));
+    OAAXVK_RETURN_IF_ERROR(CheckInputValues(d, static_cast<const uint8_t*>(in->data[i]), nbytes));
+    checked->model_index[i] = m;
+    checked->nbytes[i] = nbytes;
   }
   return Status::Ok();
 }
 
 Status Executor::Send(tensors_struct* in) {
-  std::vector<size_t> model_index;
-  OAAXVK_RETURN_IF_ERROR(ValidateInput(in, &model_index));
+  CheckedInput checked;
+  OAAXVK_RETURN_IF_ERROR(ValidateInput(in, &checked));
   const auto deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
 
   // ---- acquire a free slot (harvesting the oldest frame when all are busy) ----
@@ -708,17 +972,47 @@ Status Executor::Send(tensors_struct* in) {
   s.state = SlotState::kFilling;
   lk.unlock();
 
-  // ---- copy (no lock: the slot is ours) ----
+  // ---- feature dynamic_shapes: the slot's recording of this shape (no lock: the slot is ours) ----
+  bool miss = false;
+  double record_ms = 0;
+  if (dynamic_) {
+    auto it = std::find_if(s.recordings.begin(), s.recordings.end(),
+                           [&](const Recording& r) { return r.shape.symbols == checked.symbols; });
+    if (it != s.recordings.end()) {
+      s.recordings.splice(s.recordings.begin(), s.recordings, it);  // most recently used first
+    } else {
+      miss = true;
+      const auto t0 = Clock::now();
+      StatusOr<ShapeInstance> shape = Instantiate(checked.symbols);
+      Status st = shape.status();
+      if (st.ok()) {
+        // Make room: the slot's frame has completed, so none of its
+        // recordings is in flight (other slots hold their own pipelines).
+        while (s.recordings.size() >= options_.shape_cache_size) Evict(&s, std::prev(s.recordings.end()));
+        st = Record(&s, std::move(shape).value());
+      }
+      if (!st.ok()) {
+        lk.lock();
+        s.state = SlotState::kFree;
+        cv_.notify_all();
+        return st.WithContext(StrFormat("shape (%s)", bundle_.shape.ValuesString(checked.symbols).c_str()));
+      }
+      record_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    }
+    s.current = &s.recordings.front();
+  }
+
+  // ---- copy (no lock: the slot is ours); dense at the actual shape ----
   for (size_t i = 0; i < in->num_tensors; ++i) {
-    const IoDesc& d = bundle_.inputs[model_index[i]];
-    if (d.nbytes) memcpy(s.host_in + d.offset, in->data[i], d.nbytes);
+    const IoDesc& d = bundle_.inputs[checked.model_index[i]];
+    if (checked.nbytes[i]) memcpy(s.host_in + d.offset, in->data[i], checked.nbytes[i]);
   }
 
   // ---- submit (queue access is serialized by the lock) ----
   lk.lock();
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &s.cmd;
+  si.pCommandBuffers = &s.current->cmd;
   Status st = lost_.ok() ? VkCheck(vkQueueSubmit(ctx_->queue(), 1, &si, s.fence), "vkQueueSubmit") : lost_;
   if (!st.ok()) {
     s.state = SlotState::kFree;
@@ -729,9 +1023,18 @@ Status Executor::Send(tensors_struct* in) {
   s.seq = next_send_seq_++;
   s.state = SlotState::kInFlight;
   inflight_.push_back(slot);
+  const uint64_t seq = s.seq;
   cv_.notify_all();
   lk.unlock();
 
+  if (dynamic_) {
+    (miss ? cache_misses_ : cache_hits_)++;
+    if (options_.profile && LogEnabled(LogLevel::kInfo))
+      Log(LogLevel::kInfo, StrFormat("profile frame #%llu: shape (%s) frame slot %zu: %s", static_cast<unsigned long long>(seq),
+                                     bundle_.shape.ValuesString(checked.symbols).c_str(), slot,
+                                     miss ? StrFormat("cache miss, recorded in %.3f ms", record_ms).c_str()
+                                          : "cache hit"));
+  }
   FreeTensors(in);  // ownership taken only now that nothing can fail
   return Status::Ok();
 }
@@ -801,7 +1104,7 @@ StatusOr<tensors_struct*> Executor::Harvest(Slot* s, uint64_t timeout_ns) {
   if (r == VK_TIMEOUT) return DeadlineExceeded("vkWaitForFences: VK_TIMEOUT");
   OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkWaitForFences"));
   if (s->queries) LogProfile(*s);
-  tensors_struct* t = BuildOutputs(s->host_out);
+  tensors_struct* t = BuildOutputs(s->host_out, s->current->shape);
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkResetFences(dev_, 1, &s->fence), "vkResetFences"));
   return t;
 }
@@ -822,11 +1125,12 @@ void Executor::LogProfile(const Slot& s) {
   auto us = [&](uint64_t from, uint64_t to) {
     return static_cast<double>((to - from) & timestamp_mask_) * timestamp_period_ns_ / 1000.0;
   };
+  const std::vector<std::array<uint32_t, 3>>& groups = s.current->shape.groups;  // the frame's (evaluated) counts
   auto describe = [&](size_t i) {
     const Dispatch& d = bundle_.dispatches[i];
     const char* op = d.op < bundle_.op_names.size() ? bundle_.op_names[d.op].c_str() : "";
     return StrFormat("kernel '%s' (#%u) groups (%u, %u, %u) op '%s'", bundle_.kernels[d.kernel].name.c_str(),
-                     d.kernel, d.groups[0], d.groups[1], d.groups[2], op);
+                     d.kernel, groups[i][0], groups[i][1], groups[i][2], op);
   };
   std::vector<double> t(nd);
   double sum = 0;
@@ -866,14 +1170,15 @@ void Executor::LogProfile(const Slot& s) {
   }
 }
 
-tensors_struct* Executor::BuildOutputs(const uint8_t* host_out) const {
+tensors_struct* Executor::BuildOutputs(const uint8_t* host_out, const ShapeInstance& shape) const {
   const size_t n = bundle_.outputs.size();
   tensors_struct* t = AllocTensors(n);
   if (!t) return nullptr;
   for (size_t i = 0; i < n; ++i) {
     const IoDesc& d = bundle_.outputs[i];
-    if (!SetTensor(t, i, d.name.c_str(), static_cast<tensor_data_type>(d.dtype), d.shape.data(), d.shape.size(),
-                   host_out + d.offset, d.nbytes)) {
+    const std::vector<uint64_t>& dims = shape.output_shapes[i];  // the frame's actual shape
+    if (!SetTensor(t, i, d.name.c_str(), static_cast<tensor_data_type>(d.dtype), dims.data(), dims.size(),
+                   host_out + d.offset, shape.output_nbytes[i])) {
       FreeTensors(t);
       return nullptr;
     }
@@ -909,8 +1214,18 @@ Executor::~Executor() {
   VkResult r = vkDeviceWaitIdle(dev_);
   if (r != VK_SUCCESS) Log(LogLevel::kError, VkCheck(r, "vkDeviceWaitIdle").message());
   SavePipelineCache();
+  if (dynamic_)
+    Log(LogLevel::kInfo, StrFormat("shape cache: %llu hits, %llu misses; %llu command buffers recorded (%llu at load); "
+                                   "%zu pipelines alive, at most %zu",
+                                   static_cast<unsigned long long>(cache_hits_.load()),
+                                   static_cast<unsigned long long>(cache_misses_.load()),
+                                   static_cast<unsigned long long>(recordings_.load()),
+                                   static_cast<unsigned long long>(recordings_at_load_.load()), pipelines_.size(),
+                                   peak_pipelines_));
   for (auto& kv : done_) FreeTensors(kv.second);
   for (Slot& s : slots_) {
+    s.recordings.clear();  // their command buffers go with the pool, their pipelines below
+    if (s.pool) vkDestroyCommandPool(dev_, s.pool, nullptr);
     DestroyBuffer(&s.arena);
     DestroyBuffer(&s.in);
     DestroyBuffer(&s.out);
@@ -920,9 +1235,9 @@ Executor::~Executor() {
     if (s.queries) vkDestroyQueryPool(dev_, s.queries, nullptr);
     for (VkBufferView v : s.views) vkDestroyBufferView(dev_, v, nullptr);
   }
-  if (cmd_pool_) vkDestroyCommandPool(dev_, cmd_pool_, nullptr);  // frees the command buffers
+  if (cmd_pool_) vkDestroyCommandPool(dev_, cmd_pool_, nullptr);
   if (pool_) vkDestroyDescriptorPool(dev_, pool_, nullptr);      // frees the sets
-  for (auto& kv : pipelines_) vkDestroyPipeline(dev_, kv.second, nullptr);
+  for (auto& kv : pipelines_) vkDestroyPipeline(dev_, kv.second.pipeline, nullptr);
   if (pipeline_cache_) vkDestroyPipelineCache(dev_, pipeline_cache_, nullptr);
   for (VkPipelineLayout pl : pipeline_layouts_) vkDestroyPipelineLayout(dev_, pl, nullptr);
   for (VkDescriptorSetLayout l : set_layouts_) vkDestroyDescriptorSetLayout(dev_, l, nullptr);

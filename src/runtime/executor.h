@@ -1,6 +1,7 @@
 // Executes a validated Bundle on a VkContext: device buffers, pipelines,
-// descriptor sets, one command buffer per frame slot recorded once at load,
-// one fence per slot, and the FIFO frame queue shared by send/receive.
+// descriptor sets, one command buffer per frame slot recorded once at load
+// (feature dynamic_shapes: one per shape, kept per slot in an LRU cache), one
+// fence per slot, and the FIFO frame queue shared by send/receive.
 #ifndef OAAXVK_RUNTIME_EXECUTOR_H_
 #define OAAXVK_RUNTIME_EXECUTOR_H_
 
@@ -9,7 +10,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <array>
+#include <atomic>
 #include <deque>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +54,11 @@ struct ExecutorOptions {
   // off by default, so results stay fp32 unless the host opts in (those rows
   // then keep their program.dispatch row).
   bool fp16_weights = false;
+  // Feature dynamic_shapes (runtime argument shape_cache_size, 1..1024): how
+  // many recorded command buffers (one per shape) each frame slot keeps; the
+  // least recently used one is freed when a new shape needs room. Static
+  // bundles record one command buffer per slot at load and ignore it.
+  uint32_t shape_cache_size = 8;
 };
 
 class Executor {
@@ -64,10 +73,25 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   const Bundle& bundle() const { return bundle_; }
-  size_t pipeline_count() const { return pipelines_.size(); }
+  // VkPipelines alive now (static ones plus those the cached recordings of a
+  // dynamic bundle hold).
+  size_t pipeline_count() const;
+  // Command buffers recorded so far: one per frame slot at load, plus one per
+  // shape-cache miss (feature dynamic_shapes).
+  uint64_t recordings() const { return recordings_.load(); }
+  // Feature dynamic_shapes: send_input calls whose shape had a recording in
+  // the chosen slot (hits) or needed one (misses).
+  uint64_t shape_cache_hits() const { return cache_hits_.load(); }
+  uint64_t shape_cache_misses() const { return cache_misses_.load(); }
 
+  // What ValidateInput found, per tensor of the host's struct.
+  struct CheckedInput {
+    std::vector<size_t> model_index;  // the model input each tensor is
+    std::vector<uint64_t> nbytes;     // its bytes at its actual shape
+    std::vector<int64_t> symbols;     // feature dynamic_shapes: the symbol values (empty for static bundles)
+  };
   // Validates `in` against the model inputs without touching it.
-  Status ValidateInput(const tensors_struct* in, std::vector<size_t>* model_index) const;
+  Status ValidateInput(const tensors_struct* in, CheckedInput* checked) const;
   // Validates, copies into a free frame slot (waiting for the oldest frame
   // when all are busy), submits, and on success frees `in`.
   Status Send(tensors_struct* in);
@@ -82,12 +106,40 @@ class Executor {
     VkDeviceSize size = 0;
   };
   enum class SlotState { kFree, kFilling, kInFlight, kHarvesting };
+  using PipelineKey = std::pair<uint32_t, std::vector<uint32_t>>;  // kernel, specialization values
+  struct PipelineEntry {
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    uint32_t users = 0;      // recordings holding it (dynamic specialization)
+    bool permanent = false;  // a dispatch whose specialization is static uses it: kept until destruction
+  };
+  // The values a shape gives the fields of the bundle (feature
+  // dynamic_shapes; for static bundles the stored fields).
+  struct ShapeInstance {
+    std::vector<int64_t> symbols;                 // the shape (empty for static bundles)
+    std::vector<std::array<uint32_t, 3>> groups;  // per dispatch (of the chosen rows)
+    // Per dispatch whose specialization range holds an expression: its
+    // evaluated values (empty for the others).
+    std::vector<std::vector<uint32_t>> spec;
+    std::vector<std::vector<uint64_t>> output_shapes;
+    std::vector<uint64_t> output_nbytes;
+  };
+  // One recorded command buffer of a slot and what it was recorded for.
+  struct Recording {
+    ShapeInstance shape;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    std::vector<PipelineKey> held;  // specialized pipelines acquired for it (released when evicted)
+  };
   struct Slot {
     Buffer arena, in, out, in_stage, out_stage;
     bool staged = false;
     std::vector<VkDescriptorSet> sets;
     std::vector<VkBufferView> views;  // texel-buffer bindings (feature texel_bindings)
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    // The slot's own command pool: only the thread that owns the slot
+    // (filling it) allocates, records or frees its command buffers.
+    VkCommandPool pool = VK_NULL_HANDLE;
+    // Most recently used first; static bundles: exactly one, recorded at load.
+    std::list<Recording> recordings;
+    Recording* current = nullptr;  // what the slot's frame runs (valid until the slot is filled again)
     VkFence fence = VK_NULL_HANDLE;
     VkQueryPool queries = VK_NULL_HANDLE;  // profile: 2 timestamps per dispatch
     SlotState state = SlotState::kFree;
@@ -107,8 +159,30 @@ class Executor {
   // buffer in errors ("weights", "weights_f16").
   Status UploadBuffer(const uint8_t* bytes, VkDeviceSize n, Buffer* buffer, const char* what);
   Status CreatePipelines();
+  // One compute pipeline of `kernel` specialized with `values`; `what`
+  // names it in errors.
+  StatusOr<VkPipeline> CreatePipeline(uint32_t kernel, const std::vector<uint32_t>& values, const std::string& what);
+  // The pipeline of (kernel, values), created when no recording holds it
+  // yet; counted until ReleasePipeline.
+  StatusOr<VkPipeline> AcquirePipeline(uint32_t kernel, const std::vector<uint32_t>& values, size_t dispatch);
+  // Destroys the pipeline when its last holder releases it (never a
+  // permanent one). Callers guarantee no frame in flight uses it.
+  void ReleasePipeline(const PipelineKey& key);
   Status CreateSlots();
-  Status RecordSlot(Slot* slot);
+  // The stored fields (static bundles; and the maximum shape of a dynamic one).
+  ShapeInstance StaticInstance() const;
+  // Feature dynamic_shapes: evaluates the shape program for `symbols` and
+  // derives every field; fails (naming the dispatch, output or instruction
+  // and the symbol values) on an overflow, a group count outside
+  // 1..maxComputeWorkGroupCount, or an output larger than its planned bytes.
+  StatusOr<ShapeInstance> Instantiate(const std::vector<int64_t>& symbols) const;
+  // Records `shape` into a new command buffer of `slot` (which the caller
+  // owns) and puts it first in the slot's cache.
+  Status Record(Slot* slot, ShapeInstance shape);
+  // Frees a recording of `slot` (not in flight) and releases its pipelines.
+  void Evict(Slot* slot, std::list<Recording>::iterator it);
+  Status RecordCommands(Slot* slot, VkCommandBuffer cmd, const ShapeInstance& shape,
+                        const std::vector<VkPipeline>& pipelines);
   Status WarmUp();
   // profile: decides whether the queue family has timestamps (logs when not).
   void SetUpProfiling();
@@ -126,7 +200,7 @@ class Executor {
   // the device is lost (lost_ is set and returned).
   StatusOr<tensors_struct*> HarvestOldest(std::unique_lock<std::mutex>& lk,
                                           std::chrono::steady_clock::time_point deadline, Slot** slot);
-  tensors_struct* BuildOutputs(const uint8_t* host_out) const;
+  tensors_struct* BuildOutputs(const uint8_t* host_out, const ShapeInstance& shape) const;
 
   VkContext* ctx_;
   VkDevice dev_;
@@ -139,8 +213,18 @@ class Executor {
   std::vector<VkShaderModule> modules_;
   std::vector<VkDescriptorSetLayout> set_layouts_;
   std::vector<VkPipelineLayout> pipeline_layouts_;
-  std::map<std::pair<uint32_t, std::vector<uint32_t>>, VkPipeline> pipelines_;
+  // Every pipeline alive, by (kernel, specialization values); guarded by
+  // pipelines_mu_ (send_input may create and release them on several threads).
+  mutable std::mutex pipelines_mu_;
+  std::map<PipelineKey, PipelineEntry> pipelines_;
+  size_t peak_pipelines_ = 0;
+  // By dispatch: the pipeline of a dispatch with static specialization;
+  // VK_NULL_HANDLE where the specialization depends on the shape
+  // (dynamic_spec_), whose pipelines each recording acquires.
   std::vector<VkPipeline> dispatch_pipeline_;
+  std::vector<bool> dynamic_spec_;
+  bool dynamic_ = false;  // feature dynamic_shapes with at least one symbol
+  std::atomic<uint64_t> recordings_{0}, recordings_at_load_{0}, cache_hits_{0}, cache_misses_{0};
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   VkCommandPool cmd_pool_ = VK_NULL_HANDLE;

@@ -95,7 +95,7 @@ Status Initialize(int length, const char** keys, const void** values) {
     const bool is_known = known("log_level") || known("log_file") || known("device") || known("frames_in_flight") ||
                           known("receive_timeout_ms") || known("validation") || known("pipeline_cache") ||
                           known("load_warmup") || known("force_staging") || known("profile") ||
-                          known("kernel_variant") || known("fp16_weights");
+                          known("kernel_variant") || known("fp16_weights") || known("shape_cache_size");
     if (!is_known) continue;  // spec 4.2: unknown keys are ignored
     if (!value) return InvalidArgument(StrFormat("value of argument '%s' is NULL", key));
     if (known("log_level")) {
@@ -122,6 +122,9 @@ Status Initialize(int length, const char** keys, const void** values) {
       OAAXVK_ASSIGN_OR_RETURN(eopts.kernel_variant, ParseKernelVariant(value));
     } else if (known("fp16_weights")) {
       OAAXVK_ASSIGN_OR_RETURN(eopts.fp16_weights, ParseBool(key, value));
+    } else if (known("shape_cache_size")) {
+      OAAXVK_ASSIGN_OR_RETURN(uint64_t v, ParseUnsigned(key, value, 1, 1024));
+      eopts.shape_cache_size = static_cast<uint32_t>(v);
     } else if (known("force_staging")) {  // undocumented test knob
       OAAXVK_ASSIGN_OR_RETURN(eopts.force_staging, ParseBool(key, value));
     }

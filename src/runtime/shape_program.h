@@ -1,0 +1,92 @@
+// Feature dynamic_shapes (docs/bundle-format.md, "Dynamic shapes"): the
+// symbols of a bundle compiled for a range of input shapes, the shape program
+// (i64 instructions over the symbols) and the references that say which
+// bundle fields (group counts, specialization values, input and output
+// dimensions) are expressions. No Vulkan here.
+#ifndef OAAXVK_RUNTIME_SHAPE_PROGRAM_H_
+#define OAAXVK_RUNTIME_SHAPE_PROGRAM_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oaax_vulkan/status.h"
+
+namespace oaaxvk::runtime {
+
+// Opcodes of `shape.program` (column 0).
+enum ShapeOpcode : int64_t {
+  kShapeConst = 0,
+  kShapeSymbol = 1,
+  kShapeAdd = 2,
+  kShapeSub = 3,
+  kShapeMul = 4,
+  kShapeFloorDiv = 5,
+  kShapeCeilDiv = 6,
+  kShapeMod = 7,
+  kShapeMin = 8,
+  kShapeMax = 9,
+};
+inline constexpr int64_t kShapeOpcodes = 10;
+// "const", "symbol", "add", … ("unknown" outside 0–9).
+const char* ShapeOpcodeName(int64_t opcode);
+
+// Kinds of `shape.refs` (column 0).
+enum ShapeRefKind : uint32_t {
+  kRefGroupCount = 0,  // index = dispatch row, sub = table * 3 + axis
+  kRefSpec = 1,        // index into program.spec, sub = 0
+  kRefInputDim = 2,    // index = input, sub = dimension
+  kRefOutputDim = 3,   // index = output, sub = dimension
+};
+inline constexpr uint32_t kShapeRefKinds = 4;
+
+struct ShapeSymbol {
+  std::string name;  // shape.symbol.<s>.name (UTF-8)
+  int64_t min = 1, max = 1, multiple_of = 1;
+  bool Valid(int64_t v) const { return v >= min && v <= max && v % multiple_of == 0; }
+  // "[32, 960] (multiple of 32)", or "[1, 64]" when multiple_of is 1.
+  std::string RangeString() const;
+};
+
+struct ShapeInstruction {
+  int64_t opcode = 0, a = 0, b = 0;
+};
+
+struct ShapeRef {
+  uint32_t kind = 0, index = 0, sub = 0, expr = 0;
+};
+
+// The shape program of a bundle, validated by ParseBundle (bundle.cpp).
+struct ShapeProgram {
+  std::vector<ShapeSymbol> symbols;
+  std::vector<ShapeInstruction> program;
+  std::vector<ShapeRef> refs;
+  // Derived from refs at parse time (-1 = static field).
+  // input_symbol[i][d]: the symbol input i's dimension d is (kind 2 refs
+  // evaluate `symbol` instructions).
+  std::vector<std::vector<int>> input_symbol;
+  // output_expr[o][d]: the instruction output o's dimension d takes.
+  std::vector<std::vector<int64_t>> output_expr;
+  // group_expr[table][row][axis], table 0 = program.dispatch, 1 = .cpu, 2 = .gpu
+  // (empty vectors for tables the bundle lacks).
+  std::vector<std::vector<std::array<int64_t, 3>>> group_expr;
+  // (index into program.spec, instruction) of every kind-1 reference, by index.
+  std::vector<std::pair<uint32_t, int64_t>> spec_expr;
+
+  // Whether the bundle has symbols at all (a bundle without is static).
+  bool dynamic() const { return !symbols.empty(); }
+  // Every symbol at its max.
+  std::vector<int64_t> MaxValues() const;
+  // "H = 32, W = 64".
+  std::string ValuesString(const std::vector<int64_t>& symbol_values) const;
+  // Evaluates every instruction for `symbol_values` (one per symbol) into
+  // *values (one per instruction). Fails on a signed 64-bit overflow or a
+  // divisor <= 0, naming the instruction, its operands and the symbol values.
+  Status Evaluate(const std::vector<int64_t>& symbol_values, std::vector<int64_t>* values) const;
+};
+
+}  // namespace oaaxvk::runtime
+
+#endif  // OAAXVK_RUNTIME_SHAPE_PROGRAM_H_
