@@ -1029,11 +1029,15 @@ Status Executor::Send(tensors_struct* in) {
 
   if (dynamic_) {
     (miss ? cache_misses_ : cache_hits_)++;
-    if (options_.profile && LogEnabled(LogLevel::kInfo))
-      Log(LogLevel::kInfo, StrFormat("profile frame #%llu: shape (%s) frame slot %zu: %s", static_cast<unsigned long long>(seq),
-                                     bundle_.shape.ValuesString(checked.symbols).c_str(), slot,
-                                     miss ? StrFormat("cache miss, recorded in %.3f ms", record_ms).c_str()
-                                          : "cache hit"));
+    // profile=1: every frame's hit or miss (info); otherwise each miss at debug level.
+    const bool profile_line = options_.profile && LogEnabled(LogLevel::kInfo);
+    if (profile_line || (miss && LogEnabled(LogLevel::kDebug))) {
+      const std::string what = miss ? StrFormat("shape cache miss, recorded in %.3f ms", record_ms) : "shape cache hit";
+      Log(profile_line ? LogLevel::kInfo : LogLevel::kDebug,
+          StrFormat("%sframe #%llu: shape (%s), frame slot %zu: %s", profile_line ? "profile " : "",
+                    static_cast<unsigned long long>(seq), bundle_.shape.ValuesString(checked.symbols).c_str(), slot,
+                    what.c_str()));
+    }
   }
   FreeTensors(in);  // ownership taken only now that nothing can fail
   return Status::Ok();

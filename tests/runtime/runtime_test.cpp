@@ -1210,6 +1210,577 @@ TEST_F(Runtime, ProfileOffLogsNoProfileAndBadValueIsRejected) {
   ExpectError(Init({{"profile", "2"}}), {"runtime_initialization_with_args", "'profile'", "'2'", "expected 0 or 1"});
 }
 
+
+// ---------------------------------------------------------------- dynamic shapes
+//
+// Bundle feature dynamic_shapes (docs/bundle-format.md, "Dynamic shapes"):
+// test bundles from test_bundles.h (DynamicAffineBundle: x, y [1, N];
+// DynamicRowSumBundle: x [R, L] -> y [R]) and variations built here.
+
+using oaaxvk::test::DynamicAffineBundle;
+using oaaxvk::test::DynamicRowSumBundle;
+using oaaxvk::test::kOpAdd;
+using oaaxvk::test::kOpCeilDiv;
+using oaaxvk::test::kOpConst;
+using oaaxvk::test::kOpFloorDiv;
+using oaaxvk::test::kOpMul;
+using oaaxvk::test::kOpSub;
+using oaaxvk::test::kOpSymbol;
+using oaaxvk::test::kRefGroups;
+using oaaxvk::test::kRefInput;
+using oaaxvk::test::kRefOutput;
+using oaaxvk::test::kRefSpec;
+
+// One received output: its name, shape and float32 values.
+struct Output {
+  std::string name;
+  std::vector<size_t> shape;
+  std::vector<float> values;
+};
+
+// Receives one frame (empty after a failed assertion).
+std::vector<Output> ReceiveOutputs() {
+  std::vector<Output> outs;
+  tensors_struct* out = nullptr;
+  if (g_api->receive(&out) != 0 || !out) {
+    ADD_FAILURE() << g_api->error();
+    return outs;
+  }
+  for (size_t i = 0; i < out->num_tensors; ++i) {
+    Output o;
+    o.name = out->names[i];
+    o.shape.assign(out->shapes[i], out->shapes[i] + out->ranks[i]);
+    size_t numel = 1;
+    for (size_t d : o.shape) numel *= d;
+    EXPECT_EQ(out->data_types[i], DATA_TYPE_FLOAT);
+    const float* p = static_cast<const float*>(out->data[i]);
+    o.values.assign(p, p + numel);
+    outs.push_back(std::move(o));
+  }
+  DeepFree(out);
+  return outs;
+}
+
+// relu(x * w + b) over the first x.size() weights.
+std::vector<float> AffineReluPrefix(const std::vector<float>& x, const std::vector<float>& w,
+                                    const std::vector<float>& b) {
+  return AffineRelu(x, std::vector<float>(w.begin(), w.begin() + x.size()),
+                    std::vector<float>(b.begin(), b.begin() + x.size()));
+}
+
+// Sends x [1, n] to a loaded DynamicAffineBundle (asserting success).
+void SendAffine(const std::vector<float>& x) {
+  const size_t n = x.size();
+  ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {x})), 0) << "N = " << n << ": " << g_api->error();
+}
+
+// Receives one frame of a DynamicAffineBundle and checks it against the
+// reference for x.
+void ExpectAffineOutput(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b) {
+  const size_t n = x.size();
+  std::vector<Output> outs = ReceiveOutputs();
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs[0].name, "y");
+  ASSERT_EQ(outs[0].shape, (std::vector<size_t>{1, n}));
+  const std::vector<float> ref = AffineReluPrefix(x, w, b);
+  for (size_t i = 0; i < n; ++i) ASSERT_NEAR(outs[0].values[i], ref[i], 1e-6f) << "element " << i << " at N = " << n;
+}
+
+class DynamicShapes : public Runtime {
+ protected:
+  void ExpectRejected(tensors_struct* t, std::initializer_list<const char*> fragments) {
+    ASSERT_NE(t, nullptr);
+    ExpectError(g_api->send(t), fragments);
+    // Still the host's: the struct is intact (names, shapes, data).
+    EXPECT_NE(t->names[0], nullptr);
+    DeepFree(t);
+  }
+  void LoadDynamicAffine(uint32_t min, uint32_t max, uint32_t multiple, const std::string& name) {
+    w_ = Random(max, 11);
+    b_ = Random(max, 12);
+    ASSERT_EQ(g_api->load(Write(DynamicAffineBundle(min, max, multiple, w_, b_), name).c_str()), 0) << g_api->error();
+  }
+  void RoundTrip(size_t n, uint32_t seed) {
+    std::vector<float> x = Random(n, seed);
+    SendAffine(x);
+    ExpectAffineOutput(x, w_, b_);
+  }
+  std::vector<float> w_, b_;
+};
+
+TEST_F(DynamicShapes, OutputsHaveTheActualShapeAtMinMaxAndOddShapes) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  LoadDynamicAffine(1, 1000, 1, "dyn_affine");
+  for (size_t n : {size_t{1}, size_t{1000}, size_t{13}, size_t{999}, size_t{64}, size_t{65}, size_t{1}, size_t{1000}}) {
+    SCOPED_TRACE(n);
+    RoundTrip(n, static_cast<uint32_t>(n));
+  }
+}
+
+TEST_F(DynamicShapes, TwoSymbolsWithMultipleOfAndAnOutputExpression) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(DynamicRowSumBundle(1, 200, 4, 64, 4), "dyn_rowsum").c_str()), 0) << g_api->error();
+  for (auto [r, l] : std::vector<std::pair<size_t, size_t>>{{1, 4}, {200, 64}, {37, 28}, {65, 60}, {1, 64}}) {
+    SCOPED_TRACE(std::to_string(r) + " x " + std::to_string(l));
+    std::vector<float> x = SmallIntegers(r * l, static_cast<uint32_t>(r * 1000 + l));
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{r, l}}, {x})), 0) << g_api->error();
+    std::vector<Output> outs = ReceiveOutputs();
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].shape, std::vector<size_t>{r});
+    for (size_t i = 0; i < r; ++i) {
+      float sum = 0;
+      for (size_t k = 0; k < l; ++k) sum += x[i * l + k];
+      ASSERT_EQ(outs[0].values[i], sum) << "row " << i;
+    }
+  }
+  ExpectRejected(MakeTensors({"x"}, {{8, 30}}, {std::vector<float>(240)}),
+                 {"input tensor 'x': dimension 1 (L) is 30, not a multiple of 4 (L's range [4, 64] (multiple of 4))"});
+  ExpectRejected(MakeTensors({"x"}, {{8, 68}}, {std::vector<float>(8 * 68)}),
+                 {"input tensor 'x': dimension 1 (L) is 68, outside L's range [4, 64] (multiple of 4)"});
+  ExpectRejected(MakeTensors({"x"}, {{0, 8}}, {std::vector<float>()}),
+                 {"input tensor 'x': dimension 0 (R) is 0, outside R's range [1, 200]"});
+}
+
+TEST_F(DynamicShapes, InputShapesAreCheckedAgainstRangesAndStaticDimensions) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  LoadDynamicAffine(32, 960, 32, "dyn_affine_32");
+  ExpectRejected(MakeTensors({"x"}, {{1, 1000}}, {std::vector<float>(1000)}),
+                 {"send_input", "input tensor 'x': dimension 1 (N) is 1000, outside N's range [32, 960] (multiple of 32)"});
+  ExpectRejected(MakeTensors({"x"}, {{1, 16}}, {std::vector<float>(16)}),
+                 {"input tensor 'x': dimension 1 (N) is 16, outside N's range [32, 960] (multiple of 32)"});
+  ExpectRejected(MakeTensors({"x"}, {{1, 100}}, {std::vector<float>(100)}),
+                 {"input tensor 'x': dimension 1 (N) is 100, not a multiple of 32 (N's range [32, 960] (multiple of 32))"});
+  ExpectRejected(MakeTensors({"x"}, {{2, 64}}, {std::vector<float>(128)}),
+                 {"input tensor 'x': shape [2, 64], the model expects [1, N] (dimension 0 must be 1)"});
+  ExpectRejected(MakeTensors({"x"}, {{1, 64, 1}}, {std::vector<float>(64)}),
+                 {"input tensor 'x': rank 3, the model expects rank 2 (shape [1, N])"});
+  // Nothing was queued: the next frame is the first.
+  tensors_struct* out = nullptr;
+  ExpectError(g_api->receive(&out), {"no pending input"});
+  RoundTrip(32, 1);
+  RoundTrip(960, 2);
+  RoundTrip(352, 3);
+}
+
+// TwoInTwoOutBundle(max) with one symbol N shared by both inputs
+// ("input:0" [1, N], "画像" [N]) and both outputs.
+BundleSpec DynamicTwoInTwoOut(uint32_t max) {
+  BundleSpec s = oaaxvk::test::TwoInTwoOutBundle(max);
+  s.features = "dynamic_shapes";
+  s.symbols = {{"N", 1, max, 1}};
+  s.shape_program = {{kOpSymbol, 0, 0}, {kOpConst, 64, 0}, {kOpCeilDiv, 0, 1}};
+  s.shape_refs = {{kRefInput, 0, 1, 0}, {kRefInput, 1, 0, 0}, {kRefOutput, 0, 0, 0}, {kRefOutput, 1, 1, 0},
+                  {kRefGroups, 0, 0, 2}, {kRefGroups, 1, 0, 2}, {kRefSpec, 0, 0, 0}};
+  return s;
+}
+
+TEST_F(DynamicShapes, ASymbolMustBeEqualWhereverItOccurs) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(DynamicTwoInTwoOut(100), "dyn_two").c_str()), 0) << g_api->error();
+  const std::string img = "\xe7\x94\xbb\xe5\x83\x8f";
+  ExpectRejected(MakeTensors({"input:0", img}, {{1, 7}, {5}}, {std::vector<float>(7), std::vector<float>(5)}),
+                 {"input tensor '\xe7\x94\xbb\xe5\x83\x8f': dimension 0 (N) is 5, but input tensor 'input:0' dimension 1 "
+                  "gives N = 7; every occurrence of N must be equal"});
+  for (size_t n : {size_t{7}, size_t{100}, size_t{1}}) {
+    SCOPED_TRACE(n);
+    std::vector<float> a = Random(n, 1), c = Random(n, 2);
+    ASSERT_EQ(g_api->send(MakeTensors({img, "input:0"}, {{n}, {1, n}}, {c, a})), 0) << g_api->error();
+    std::vector<Output> outs = ReceiveOutputs();
+    ASSERT_EQ(outs.size(), 2u);
+    EXPECT_EQ(outs[0].name, "sum/out");
+    EXPECT_EQ(outs[1].name, "prod:0");
+    ASSERT_EQ(outs[0].shape, std::vector<size_t>{n});
+    ASSERT_EQ(outs[1].shape, (std::vector<size_t>{1, n}));
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(outs[0].values[i], a[i] + c[i]);
+      ASSERT_EQ(outs[1].values[i], a[i] * c[i]);
+    }
+  }
+}
+
+TEST_F(DynamicShapes, InvalidShapeProgramsAreRejectedAtLoad) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w(128, 1.0f), b(128, 0.0f);
+  const BundleSpec base = DynamicAffineBundle(1, 128, 1, w, b);
+  struct Case {
+    const char* name;
+    void (*mutate)(BundleSpec*);
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"no_feature", [](BundleSpec* s) { s->features = ""; },
+       "metadata 'shape.symbols' is present but bundle.features does not list 'dynamic_shapes'"},
+      {"operand_not_earlier", [](BundleSpec* s) { s->shape_program[2] = {kOpCeilDiv, 0, 2}; },
+       "shape.program row 2 (ceildiv): operand b = 2 is not an earlier instruction (must be in [0, 2))"},
+      {"unknown_opcode", [](BundleSpec* s) { s->shape_program[1] = {12, 0, 0}; },
+       "shape.program row 1: unknown opcode 12"},
+      {"symbol_out_of_range", [](BundleSpec* s) { s->shape_program[0] = {kOpSymbol, 1, 0}; },
+       "shape.program row 0 (symbol): symbol 1 out of range (shape.symbols = 1)"},
+      {"dispatch_row_out_of_range", [](BundleSpec* s) { s->shape_refs[2] = {kRefGroups, 3, 0, 2}; },
+       "shape.refs row 2 (kind 0, index 3, sub 0, expr 2): dispatch row out of range (program.dispatch has 3 rows)"},
+      {"table_missing", [](BundleSpec* s) { s->shape_refs[2] = {kRefGroups, 0, 3, 2}; },
+       "shape.refs row 2 (kind 0, index 0, sub 3, expr 2): the bundle has no program.dispatch.cpu"},
+      {"sub_out_of_range", [](BundleSpec* s) { s->shape_refs[2] = {kRefGroups, 0, 9, 2}; },
+       "sub must be table * 3 + axis, in [0, 9)"},
+      {"input_dim_out_of_range", [](BundleSpec* s) { s->shape_refs[0] = {kRefInput, 0, 2, 0}; },
+       "shape.refs row 0 (kind 2, index 0, sub 2, expr 0): input 'x' has rank 2"},
+      {"output_out_of_range", [](BundleSpec* s) { s->shape_refs[1] = {kRefOutput, 1, 0, 0}; },
+       "output out of range (io.outputs = 1)"},
+      {"spec_out_of_range", [](BundleSpec* s) { s->shape_refs[3] = {kRefSpec, 3, 0, 0}; },
+       "index out of range (program.spec has 3 values)"},
+      {"spec_sub", [](BundleSpec* s) { s->shape_refs[3] = {kRefSpec, 0, 1, 0}; },
+       "sub must be 0 for a specialization value"},
+      {"expr_out_of_range", [](BundleSpec* s) { s->shape_refs[1] = {kRefOutput, 0, 1, 7}; },
+       "shape.refs row 1 (kind 3, index 0, sub 1, expr 7): instruction out of range (shape.program has 3)"},
+      {"unknown_kind", [](BundleSpec* s) { s->shape_refs[1] = {4, 0, 0, 0}; }, "unknown kind"},
+      {"duplicate", [](BundleSpec* s) { s->shape_refs.push_back({kRefSpec, 0, 0, 0}); },
+       "shape.refs row 8 (kind 1, index 0, sub 0, expr 0): program.spec[0] is already referenced by row 3"},
+      {"input_dim_not_symbol", [](BundleSpec* s) { s->shape_refs[0] = {kRefInput, 0, 1, 2}; },
+       "input 'x' dimension 1 must evaluate a symbol instruction, but instruction 2 is ceildiv"},
+      {"symbol_undetermined", [](BundleSpec* s) { s->shape_refs.erase(s->shape_refs.begin()); },
+       "symbol 0 ('N') is no input dimension (no shape.refs row of kind 2 evaluates it), so the input shapes cannot "
+       "determine it"},
+      {"stored_groups", [](BundleSpec* s) { s->dispatch[1][1] = 3; },
+       "group count x of program.dispatch row 1 evaluates to 2 (instruction 2) at the maximum shape (N = 128) but the "
+       "bundle stores 3"},
+      {"stored_spec", [](BundleSpec* s) { s->spec[2] = 5; },
+       "program.spec[2] evaluates to 128 (instruction 0) at the maximum shape (N = 128) but the bundle stores 5"},
+      {"stored_output_dim",
+       [](BundleSpec* s) {
+         s->outputs[0].shape = {1, 64};
+         s->outputs[0].nbytes = 256;
+       },
+       "output 'y' dimension 1 evaluates to 128 (instruction 0) at the maximum shape (N = 128) but the bundle stores 64"},
+      {"symbol_range", [](BundleSpec* s) { s->symbols[0].min = 0; },
+       "symbol 0 ('N'): range [0, 128] with multiple_of 1 is invalid"},
+      {"symbol_multiple", [](BundleSpec* s) { s->symbols[0].multiple_of = 3; },
+       "symbol 0 ('N'): range [1, 128] with multiple_of 3 is invalid"},
+      {"sizevar_value",
+       [](BundleSpec* s) { s->sizevars = std::vector<std::pair<std::string, uint64_t>>{{"N", 100}}; },
+       "symbol 0 ('N'): sizevar 'N' = 100 but shape.symbol.0.max = 128"},
+      {"sizevar_missing", [](BundleSpec* s) { s->sizevars = std::vector<std::pair<std::string, uint64_t>>{}; },
+       "symbol 0 ('N'): sizevar 'N' is missing"},
+      {"overflow_at_max",
+       [](BundleSpec* s) {
+         s->shape_program.push_back({kOpConst, int64_t{1} << 62, 0});
+         s->shape_program.push_back({kOpMul, 0, 3});
+       },
+       "at the maximum shape: shape program instruction 4 (mul of v[0] = 128 and v[3] = 4611686018427387904): the "
+       "result overflows signed 64 bits, at N = 128"},
+      {"divisor_at_max",
+       [](BundleSpec* s) {
+         s->shape_program.push_back({kOpConst, 0, 0});
+         s->shape_program.push_back({kOpFloorDiv, 0, 3});
+       },
+       "shape program instruction 4 (floordiv of v[0] = 128 and v[3] = 0): the divisor is not positive, at N = 128"},
+      {"bound_symbolic_input",
+       [](BundleSpec* s) {
+         s->features = "dynamic_shapes bound_inputs";
+         s->inputs[0].bound.assign(s->inputs[0].nbytes, 0);
+       },
+       "input 'x' is bound at conversion (io.input.0.bound), so its dimensions are static"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BundleSpec s = base;
+    c.mutate(&s);
+    const std::string path = Write(s, std::string("dyn_bad_") + c.name);
+    ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", path.c_str(), c.expect});
+  }
+  // The feature is known: the valid bundle loads, and so does a bundle that
+  // lists dynamic_shapes without any symbol (a static program).
+  ASSERT_EQ(g_api->load(Write(base, "dyn_good").c_str()), 0) << g_api->error();
+}
+
+TEST_F(DynamicShapes, ABundleListingTheFeatureWithoutSymbolsRunsAsStatic) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w = Random(13, 3), b = Random(13, 4);
+  BundleSpec s = oaaxvk::test::AffineReluBundle(13, w, b);
+  s.features = "dynamic_shapes";
+  s.write_shape = true;  // shape.symbols = 0, empty program and references
+  ASSERT_EQ(g_api->load(Write(s, "dyn_none").c_str()), 0) << g_api->error();
+  RunAffineOnce(13, w, b, 5);
+  ExpectError(g_api->send(MakeTensors({"x"}, {{1, 12}}, {std::vector<float>(12)})),
+              {"input tensor 'x': shape [1, 12], the model expects [1, 13]"});
+}
+
+// DynamicAffineBundle(32, 128, 1) whose shape program has `extra`
+// instructions appended (from index 3) and dispatch 0's group count taken
+// from instruction `groups0`.
+BundleSpec DynamicAffineWithProgram(const std::vector<float>& w, const std::vector<float>& b,
+                                    const std::vector<std::array<int64_t, 3>>& extra, uint32_t groups0) {
+  BundleSpec s = DynamicAffineBundle(32, 128, 1, w, b);
+  for (const auto& in : extra) s.shape_program.push_back(in);
+  for (auto& ref : s.shape_refs)
+    if (ref[0] == kRefGroups && ref[1] == 0) ref[3] = groups0;
+  return s;
+}
+
+TEST_F(DynamicShapes, EvaluationErrorsFailSendInputNamingTheShape) {
+  std::vector<float> w(128, 1.0f), b(128, 0.0f);
+  struct Case {
+    const char* name;
+    std::vector<std::array<int64_t, 3>> extra;
+    uint32_t groups0;
+    size_t n;  // a valid input shape at which evaluation fails
+    const char* expect;
+  };
+  const int64_t big = int64_t{1} << 32;
+  const Case cases[] = {
+      // floordiv(N, 64): 0 groups below N = 64.
+      {"zero_groups", {{kOpFloorDiv, 0, 1}}, 3, 63,
+       "dispatch 0 (kernel 'mul', op '/node/0'): group count x evaluates to 0 (shape.program instruction 3) at N = 63; "
+       "it must be in [1, "},
+      // 2 + (128 - N) * 2^32: beyond every device's maxComputeWorkGroupCount below N = 128.
+      {"too_many_groups",
+       {{kOpConst, 128, 0}, {kOpSub, 3, 0}, {kOpConst, big, 0}, {kOpMul, 4, 5}, {kOpConst, 2, 0}, {kOpAdd, 6, 7}},
+       8, 100, "dispatch 0 (kernel 'mul', op '/node/0'): group count x evaluates to 120259084290"},
+      // 10 / (N - 32): unreferenced, still evaluated.
+      {"divisor", {{kOpConst, 32, 0}, {kOpSub, 0, 3}, {kOpConst, 10, 0}, {kOpFloorDiv, 5, 4}}, 2, 32,
+       "shape program instruction 6 (floordiv of v[5] = 10 and v[4] = 0): the divisor is not positive, at N = 32"},
+      // (129 - N) * 2^62 overflows below N = 128.
+      {"overflow", {{kOpConst, 129, 0}, {kOpSub, 3, 0}, {kOpConst, int64_t{1} << 62, 0}, {kOpMul, 4, 5}}, 2, 126,
+       "shape program instruction 6 (mul of v[4] = 3 and v[5] = 4611686018427387904): the result overflows signed 64 "
+       "bits, at N = 126"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_EQ(Init(), 0) << g_api->error();
+    w_ = w;
+    b_ = b;
+    ASSERT_EQ(g_api->load(Write(DynamicAffineWithProgram(w, b, c.extra, c.groups0), std::string("dyn_eval_") + c.name)
+                              .c_str()),
+              0)
+        << g_api->error();
+    ExpectRejected(MakeTensors({"x"}, {{1, c.n}}, {std::vector<float>(c.n)}), {"send_input", c.expect});
+    tensors_struct* out = nullptr;
+    ExpectError(g_api->receive(&out), {"no pending input"});
+    RoundTrip(128, 7);  // the maximum shape still runs (recorded at load)
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+  }
+}
+
+// "frame #<k>: ... shape cache hit|miss" lines of a log, in order, as 'h' / 'm'.
+std::string HitsAndMisses(const std::string& text) {
+  std::string out;
+  for (const std::string& l : LinesWith(text, "shape cache ")) {
+    if (l.find("shape cache hit") != std::string::npos) out += 'h';
+    else if (l.find("shape cache miss") != std::string::npos) out += 'm';
+  }
+  return out;
+}
+
+TEST_F(DynamicShapes, EachSlotKeepsTheMostRecentShapesInAnLruCache) {
+  const std::string log = g_tmpdir + "/dyn-lru.log";
+  ASSERT_EQ(Init({{"frames_in_flight", "1"}, {"shape_cache_size", "2"}, {"profile", "1"}, {"log_level", "2"},
+                  {"log_file", log}}),
+            0)
+      << g_api->error();
+  LoadDynamicAffine(1, 128, 1, "dyn_lru");
+  // Slot 0 holds the maximum shape from load; capacity 2.
+  const size_t sequence[] = {128, 32, 128, 64, 32, 64, 128};
+  uint32_t seed = 0;
+  for (size_t n : sequence) RoundTrip(n, ++seed);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  //            128  32   128  64   32   64   128
+  EXPECT_EQ(HitsAndMisses(text), "hmhmmhm") << text;
+  std::vector<std::string> lines = LinesWith(text, "profile frame #1: shape (N = 32), frame slot 0: shape cache miss, "
+                                                   "recorded in ");
+  ASSERT_EQ(lines.size(), 1u) << text;
+  EXPECT_NE(lines[0].find(" ms"), std::string::npos) << lines[0];
+  EXPECT_EQ(LinesWith(text, "profile frame #0: shape (N = 128), frame slot 0: shape cache hit").size(), 1u) << text;
+  // 3 hits, 4 misses; one recording at load plus one per miss; each shape
+  // holds 3 specialized pipelines and at most 2 shapes are cached.
+  EXPECT_EQ(LinesWith(text, "shape cache: 3 hits, 4 misses; 5 command buffers recorded (1 at load); 6 pipelines alive, "
+                            "at most 6").size(),
+            1u)
+      << text;
+  EXPECT_NE(text.find("dynamic shapes: N [1, 128]; 3 of 3 dispatches specialized per shape"), std::string::npos) << text;
+  if (text.find("profiling is unavailable") == std::string::npos) {
+    // The profile shows each frame's evaluated group counts.
+    EXPECT_EQ(LinesWith(text, "profile frame #0 dispatch 0: ").size(), 1u) << text;
+    EXPECT_NE(LinesWith(text, "profile frame #0 dispatch 0: ")[0].find("groups (2, 1, 1)"), std::string::npos);
+    EXPECT_NE(LinesWith(text, "profile frame #1 dispatch 0: ")[0].find("groups (1, 1, 1)"), std::string::npos);
+  }
+}
+
+TEST_F(DynamicShapes, FramesInFlightWithDifferentShapesUseTheirOwnRecordings) {
+  ASSERT_EQ(Init({{"frames_in_flight", "2"}, {"shape_cache_size", "1"}}), 0) << g_api->error();
+  LoadDynamicAffine(1, 300, 1, "dyn_inflight");
+  // Two frames of different shapes in flight at once, then three queued
+  // with two slots (send_input harvests the oldest itself).
+  for (const std::vector<size_t>& batch : {std::vector<size_t>{32, 300}, std::vector<size_t>{300, 7},
+                                          std::vector<size_t>{65, 128, 1}, std::vector<size_t>{1, 1, 299, 5}}) {
+    std::vector<std::vector<float>> xs;
+    for (size_t n : batch) {
+      xs.push_back(Random(n, static_cast<uint32_t>(n + 17 * xs.size())));
+      SendAffine(xs.back());
+    }
+    for (const auto& x : xs) ExpectAffineOutput(x, w_, b_);
+  }
+}
+
+// Feature dynamic_shapes with kernel_variants and device_variants: the group
+// count of dispatch 1 has a different expression per table, so the profile's
+// evaluated counts show which row ran. program.dispatch: ceildiv(N, 64);
+// program.dispatch.cpu row 1: mul instead of add (relu(x * w * b)) with
+// ceildiv(N, 32); program.dispatch.gpu row 1: an 'add' twin requiring a
+// capability no device has, with ceildiv(N, 16) -- it keeps its default row,
+// whose expression must then apply.
+BundleSpec DynamicAffineWithVariants(const std::vector<float>& w, const std::vector<float>& b) {
+  BundleSpec s = DynamicAffineBundle(1, 128, 1, w, b);
+  s.features = "dynamic_shapes kernel_variants device_variants";
+  s.weights_f16 = std::vector<uint8_t>();
+  s.kernels.push_back({"add", oaaxvk::test::ReadSpirv("add"), 3, 1, "", "warpDrive"});
+  s.dispatch_cpu = s.dispatch;
+  s.dispatch_cpu[1][0] = 0;  // mul
+  s.dispatch_cpu[1][1] = 4;  // ceildiv(128, 32)
+  s.dispatch_gpu = s.dispatch;
+  s.dispatch_gpu[1][0] = 3;  // the add twin
+  s.dispatch_gpu[1][1] = 8;  // ceildiv(128, 16)
+  s.max_workgroup_count = 8;
+  s.shape_program.push_back({kOpConst, 32, 0});    // 3
+  s.shape_program.push_back({kOpCeilDiv, 0, 3});   // 4
+  s.shape_program.push_back({kOpConst, 16, 0});    // 5
+  s.shape_program.push_back({kOpCeilDiv, 0, 5});   // 6
+  for (uint32_t row = 0; row < 3; ++row) {
+    s.shape_refs.push_back({kRefGroups, row, 3, row == 1 ? 4u : 2u});  // cpu table, x
+    s.shape_refs.push_back({kRefGroups, row, 6, row == 1 ? 6u : 2u});  // gpu table, x
+  }
+  return s;
+}
+
+TEST_F(DynamicShapes, GroupCountsFollowTheChosenRowOfEachDispatch) {
+  const uint32_t n = 100;
+  std::vector<float> w = Random(128, 21), b = Random(128, 22), x = Random(n, 23);
+  std::vector<float> mul_mul(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    volatile float p = x[i] * w[i];
+    volatile float q = p * b[i];
+    mul_mul[i] = std::max(static_cast<float>(q), 0.0f);
+  }
+  const std::string path = Write(DynamicAffineWithVariants(w, b), "dyn_variants");
+  struct Variant {
+    const char* table;
+    const char* groups;  // dispatch 1's evaluated group count
+    bool cpu_values;
+  };
+  for (const Variant& v : {Variant{"default", "groups (2, 1, 1)", false}, Variant{"cpu", "groups (4, 1, 1)", true},
+                           Variant{"gpu", "groups (2, 1, 1)", false}}) {
+    SCOPED_TRACE(v.table);
+    const std::string log = g_tmpdir + "/dyn-variant-" + v.table + ".log";
+    ASSERT_EQ(Init({{"kernel_variant", v.table}, {"profile", "1"}, {"log_level", "2"}, {"log_file", log}}), 0)
+        << g_api->error();
+    ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+    SendAffine(x);
+    std::vector<Output> outs = ReceiveOutputs();
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].shape, (std::vector<size_t>{1, n}));
+    const std::vector<float> ref = v.cpu_values ? mul_mul : AffineReluPrefix(x, w, b);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_NEAR(outs[0].values[i], ref[i], 1e-6f) << "element " << i;
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+    const std::string text = ReadFile(log);
+    if (text.find("profiling is unavailable") != std::string::npos) continue;
+    std::vector<std::string> lines = LinesWith(text, "profile frame #0 dispatch 1: ");
+    ASSERT_EQ(lines.size(), 1u) << text;
+    EXPECT_NE(lines[0].find(v.groups), std::string::npos) << lines[0];
+    EXPECT_NE(LinesWith(text, "profile frame #0 dispatch 0: ")[0].find("groups (2, 1, 1)"), std::string::npos) << text;
+  }
+}
+
+// The number in `line` right after `key` (-1 when absent).
+long long NumberAfter(const std::string& line, const std::string& key) {
+  const size_t p = line.find(key);
+  return p == std::string::npos ? -1 : atoll(line.c_str() + p + key.size());
+}
+
+TEST_F(DynamicShapes, TenThousandInferencesOverMixedShapesKeepPipelinesAndCacheFlat) {
+  const std::string log = g_tmpdir + "/dyn-loop.log";
+  ASSERT_EQ(Init({{"log_level", "1"}, {"log_file", log}}), 0) << g_api->error();  // misses at debug level
+  LoadDynamicAffine(1, 128, 1, "dyn_loop");
+  const size_t cycle[] = {1, 37, 64, 100, 128, 7, 65};
+  const size_t nc = sizeof cycle / sizeof cycle[0];
+  std::vector<std::vector<float>> xs, refs;
+  for (size_t k = 0; k < nc; ++k) {
+    xs.push_back(Random(cycle[k], static_cast<uint32_t>(k + 1)));
+    refs.push_back(AffineReluPrefix(xs.back(), w_, b_));
+  }
+  const int frames = 10000;
+  int received = 0;
+  auto receive_one = [&]() {
+    tensors_struct* out = nullptr;
+    ASSERT_EQ(g_api->receive(&out), 0) << "frame " << received << ": " << g_api->error();
+    const size_t k = static_cast<size_t>(received) % nc;
+    ASSERT_EQ(out->ranks[0], 2u);
+    ASSERT_EQ(out->shapes[0][1], cycle[k]) << "frame " << received;
+    const float* y = static_cast<const float*>(out->data[0]);
+    for (size_t i = 0; i < cycle[k]; ++i) ASSERT_NEAR(y[i], refs[k][i], 1e-6f) << "frame " << received;
+    DeepFree(out);
+    ++received;
+  };
+  for (int f = 0; f < frames; ++f) {  // two frames in flight
+    const size_t k = static_cast<size_t>(f) % nc;
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, cycle[k]}}, {xs[k]})), 0) << "frame " << f << ": " << g_api->error();
+    if (f >= 1) {
+      ASSERT_NO_FATAL_FAILURE(receive_one());
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(receive_one());
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  // Every recording happens while each slot first meets each shape: within
+  // the first 2 * nc frames, at most once per (slot, shape).
+  std::vector<std::string> misses = LinesWith(text, "shape cache miss");
+  EXPECT_LE(misses.size(), 2 * nc) << text.substr(0, 4000);
+  for (const std::string& l : misses) EXPECT_LT(NumberAfter(l, "frame #"), static_cast<long long>(2 * nc)) << l;
+  std::vector<std::string> totals = LinesWith(text, "shape cache: ");
+  ASSERT_EQ(totals.size(), 1u) << text.substr(text.size() > 4000 ? text.size() - 4000 : 0);
+  const std::string& t = totals[0];
+  EXPECT_EQ(NumberAfter(t, "shape cache: ") + NumberAfter(t, "hits, "), frames) << t;
+  EXPECT_EQ(NumberAfter(t, "hits, "), static_cast<long long>(misses.size())) << t;
+  // One recording per slot at load plus one per miss; 7 shapes x 3
+  // specialized dispatches, never more.
+  EXPECT_EQ(NumberAfter(t, "misses; "), static_cast<long long>(misses.size()) + 2) << t;
+  EXPECT_NE(t.find("command buffers recorded (2 at load)"), std::string::npos) << t;
+  EXPECT_NE(t.find("21 pipelines alive, at most 21"), std::string::npos) << t;
+}
+
+TEST_F(DynamicShapes, EvictedShapesReleaseTheirPipelines) {
+  // Cache smaller than the cycle: nearly every frame records, and evicted
+  // recordings' pipelines are destroyed, so the count stays bounded.
+  const std::string log = g_tmpdir + "/dyn-evict.log";
+  ASSERT_EQ(Init({{"shape_cache_size", "2"}, {"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+  LoadDynamicAffine(1, 128, 1, "dyn_evict");
+  const size_t cycle[] = {1, 37, 64, 100, 128, 7, 65};
+  const int frames = 210;
+  std::vector<std::vector<float>> sent;
+  for (int f = 0; f < frames; ++f) {
+    const size_t n = cycle[static_cast<size_t>(f) % 7];
+    sent.push_back(Random(n, static_cast<uint32_t>(f)));
+    SendAffine(sent.back());
+    if (f >= 1) ExpectAffineOutput(sent[static_cast<size_t>(f) - 1], w_, b_);
+  }
+  ExpectAffineOutput(sent.back(), w_, b_);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  std::vector<std::string> totals = LinesWith(text, "shape cache: ");
+  ASSERT_EQ(totals.size(), 1u) << text;
+  // 2 slots x 2 cached shapes x 3 pipelines at most.
+  EXPECT_LE(NumberAfter(totals[0], "at most "), 12) << totals[0];
+  EXPECT_LE(NumberAfter(totals[0], "at load); "), 12) << totals[0];  // pipelines alive
+  EXPECT_EQ(NumberAfter(totals[0], "misses; "), NumberAfter(totals[0], "hits, ") + 2) << totals[0];
+  EXPECT_GE(NumberAfter(totals[0], "hits, "), frames - 14) << totals[0];  // misses: nearly every frame
+}
+
+TEST_F(DynamicShapes, ShapeCacheSizeArgumentIsValidated) {
+  ExpectError(Init({{"shape_cache_size", "0"}}),
+              {"runtime_initialization_with_args", "argument 'shape_cache_size' = '0': expected an integer in [1, 1024]"});
+  ExpectError(Init({{"shape_cache_size", "1025"}}), {"'shape_cache_size' = '1025'", "[1, 1024]"});
+  ExpectError(Init({{"shape_cache_size", "eight"}}), {"'shape_cache_size' = 'eight'"});
+  ASSERT_EQ(Init({{"shape_cache_size", "1024"}}), 0) << g_api->error();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

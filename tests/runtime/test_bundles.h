@@ -63,6 +63,18 @@ struct BundleSpec {
   // and tensor weights_f16 (written when set, possibly empty).
   std::vector<std::array<uint32_t, 8>> dispatch_gpu;
   std::optional<std::vector<uint8_t>> weights_f16;
+  // Feature dynamic_shapes (docs/bundle-format.md, "Dynamic shapes"): the
+  // shape.* entries are written when `symbols` is not empty or `write_shape`.
+  struct Symbol {
+    std::string name;
+    int64_t min = 1, max = 1, multiple_of = 1;
+  };
+  std::vector<Symbol> symbols;
+  std::vector<std::array<int64_t, 3>> shape_program;  // opcode, a, b
+  std::vector<std::array<uint32_t, 4>> shape_refs;    // kind, index, sub, expr
+  bool write_shape = false;
+  // Sizevars; unset: one per symbol (its name, value max).
+  std::optional<std::vector<std::pair<std::string, uint64_t>>> sizevars;
 
   oaaxvk::Status Write(const std::string& path) const {
     using oinf::MetadataValue;
@@ -137,6 +149,24 @@ struct BundleSpec {
       w.AddMetadata("program.op_name." + std::to_string(i), u8array("/node/" + std::to_string(i)));
     }
     w.AddTensor("program.op", ValueType::kU32, {ops.size()}, ops.data(), ops.size() * 4);
+    if (!symbols.empty() || write_shape) {
+      if (sizevars) {
+        for (const auto& [name, value] : *sizevars) w.AddSizeVar(name, value);
+      } else {
+        for (const Symbol& y : symbols) w.AddSizeVar(y.name, static_cast<uint64_t>(y.max));
+      }
+      w.AddMetadata("shape.symbols", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(symbols.size())));
+      for (size_t k = 0; k < symbols.size(); ++k) {
+        const std::string p = "shape.symbol." + std::to_string(k) + ".";
+        w.AddMetadata(p + "name", u8array(symbols[k].name));
+        w.AddMetadata(p + "min", MetadataValue::Scalar<int64_t>(symbols[k].min));
+        w.AddMetadata(p + "max", MetadataValue::Scalar<int64_t>(symbols[k].max));
+        w.AddMetadata(p + "multiple_of", MetadataValue::Scalar<int64_t>(symbols[k].multiple_of));
+      }
+      w.AddTensor("shape.program", ValueType::kI64, {shape_program.size(), 3}, shape_program.data(),
+                  shape_program.size() * 24);
+      w.AddTensor("shape.refs", ValueType::kU32, {shape_refs.size(), 4}, shape_refs.data(), shape_refs.size() * 16);
+    }
     return w.WriteFile(path);
   }
 };
@@ -279,6 +309,58 @@ inline BundleSpec SpinBundle(uint32_t n, uint32_t iterations) {
   s.dispatch = {{0, g, 1, 1, 0, 2, 0, 2}};
   s.barrier = {0};
   s.max_workgroup_count = g;
+  return s;
+}
+
+// ---------------------------------------------------------------- dynamic shapes
+
+// Opcodes of shape.program and kinds of shape.refs (docs/bundle-format.md,
+// "Dynamic shapes").
+enum : int64_t { kOpConst = 0, kOpSymbol, kOpAdd, kOpSub, kOpMul, kOpFloorDiv, kOpCeilDiv, kOpMod, kOpMin, kOpMax };
+enum : uint32_t { kRefGroups = 0, kRefSpec = 1, kRefInput = 2, kRefOutput = 3 };
+
+// AffineRelu compiled for x, y of shape [1, N], N in [min, max] on
+// multiple_of (feature dynamic_shapes): the plan and weights are those of
+// AffineReluBundle(max); every dispatch's group count x is ceildiv(N, 64)
+// and its specialization value N. shape.program:
+//   0: symbol N   1: const 64   2: ceildiv(v0, v1)
+inline BundleSpec DynamicAffineBundle(uint32_t min, uint32_t max, uint32_t multiple_of, const std::vector<float>& w,
+                                      const std::vector<float>& b) {
+  BundleSpec s = AffineReluBundle(max, w, b);
+  s.features = "dynamic_shapes";
+  s.symbols = {{"N", min, max, multiple_of}};
+  s.shape_program = {{kOpSymbol, 0, 0}, {kOpConst, 64, 0}, {kOpCeilDiv, 0, 1}};
+  s.shape_refs = {{kRefInput, 0, 1, 0}, {kRefOutput, 0, 1, 0}};
+  for (uint32_t d = 0; d < 3; ++d) {
+    s.shape_refs.push_back({kRefGroups, d, 0, 2});  // table 0, axis x
+    s.shape_refs.push_back({kRefSpec, d, 0, 0});    // program.spec[d] = N
+  }
+  return s;
+}
+
+// y[r] = sum_k x[r, k] for x [R, L], y [R] (shaders/row_sum.comp), with two
+// symbols: R in [r_min, r_max] and L in [l_min, l_max] on multiple_of
+// l_multiple. Group count ceildiv(R, 64); specialization values R and L.
+//   0: symbol R   1: symbol L   2: const 64   3: ceildiv(v0, v2)
+inline BundleSpec DynamicRowSumBundle(uint32_t r_min, uint32_t r_max, uint32_t l_min, uint32_t l_max,
+                                      uint32_t l_multiple) {
+  BundleSpec s;
+  const uint64_t in_bytes = 4ull * r_max * l_max, out_bytes = 4ull * r_max;
+  s.inputs.push_back({"x", 1, {r_max, l_max}, 0, in_bytes});
+  s.outputs.push_back({"y", 1, {r_max}, 0, out_bytes});
+  s.inputs_bytes = in_bytes;
+  s.outputs_bytes = out_bytes;
+  s.kernels = {{"row_sum", ReadSpirv("row_sum"), 2, 2}};
+  s.bindings = {{2, 0, in_bytes}, {3, 0, out_bytes}};
+  s.spec = {r_max, l_max};
+  s.dispatch = {{0, Groups(r_max), 1, 1, 0, 2, 0, 2}};
+  s.barrier = {0};
+  s.max_workgroup_count = Groups(r_max);
+  s.features = "dynamic_shapes";
+  s.symbols = {{"R", r_min, r_max, 1}, {"L", l_min, l_max, l_multiple}};
+  s.shape_program = {{kOpSymbol, 0, 0}, {kOpSymbol, 1, 0}, {kOpConst, 64, 0}, {kOpCeilDiv, 0, 2}};
+  s.shape_refs = {{kRefInput, 0, 0, 0}, {kRefInput, 0, 1, 1}, {kRefOutput, 0, 0, 0},
+                  {kRefGroups, 0, 0, 3}, {kRefSpec, 0, 0, 0}, {kRefSpec, 1, 0, 1}};
   return s;
 }
 
