@@ -17,6 +17,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 "$mkbundle" affine 13 "$tmp/affine.oinf" || exit 1
 "$mkbundle" two 7 "$tmp/two.oinf" || exit 1
+"$mkbundle" dynamic 100 "$tmp/dyn.oinf" || exit 1     # x, y [1, K], K in [1, 100]
+"$mkbundle" dyntwo 50 "$tmp/dyntwo.oinf" || exit 1    # "input:0" [1, N], "画像" [N], N in [1, 50]
 "$py" - "$tmp" <<'PY' || exit 1
 import sys, numpy as np
 d = sys.argv[1]
@@ -26,6 +28,8 @@ np.save(f"{d}/x64.npy", rng.uniform(-2, 2, (1, 13)))
 np.save(f"{d}/x12.npy", rng.uniform(-2, 2, (1, 12)).astype(np.float32))
 np.save(f"{d}/a.npy", rng.uniform(-2, 2, (1, 7)).astype(np.float32))
 np.save(f"{d}/b.npy", rng.uniform(-2, 2, (7,)).astype(np.float32))
+np.save(f"{d}/x37.npy", rng.uniform(-2, 2, (1, 37)).astype(np.float32))
+np.save(f"{d}/x101.npy", rng.uniform(-2, 2, (1, 101)).astype(np.float32))
 open(f"{d}/garbage.npy", "wb").write(b"hello, not numpy")
 open(f"{d}/model.txt", "w").write("not a model\n")
 PY
@@ -120,6 +124,35 @@ else
   fail "manifest mode: $(cat "$tmp/err.txt")"
 fi
 
+# Dynamic shapes (bundle feature dynamic_shapes): random inputs at the maximum
+# shape by default, at the --shape given, a shared symbol filled in for the
+# other input; a .npy input of any valid shape; outputs at the actual shape.
+if "$run" --model "$tmp/dyn.oinf" --json --output-dir "$tmp/dmax" --arg validation=1 >"$tmp/dmax.json" 2>"$tmp/err.txt" &&
+   "$run" --model "$tmp/dyn.oinf" --shape x=1,37 --iterations 5 --json --output-dir "$tmp/d37" --arg validation=1 \
+     >"$tmp/d37.json" 2>"$tmp/err.txt" &&
+   "$run" --model "$tmp/dyn.oinf" --input "x=$tmp/x37.npy" --output-dir "$tmp/dnpy" --quiet >/dev/null 2>"$tmp/err.txt" &&
+   "$run" --model "$tmp/dyntwo.oinf" --shape "input:0=1,9" --json --output-dir "$tmp/dtwo" >"$tmp/dtwo.json" 2>"$tmp/err.txt"; then
+  "$py" - "$tmp" <<'PY' && echo "ok: --shape and dynamic-shape bundles" || fail "--shape outputs"
+import json, sys, numpy as np
+d = sys.argv[1]
+r = json.load(open(f"{d}/dmax.json"))
+assert r["inputs"][0]["shape"] == [1, 100] and r["outputs"][0]["shape"] == [1, 100], r
+r = json.load(open(f"{d}/d37.json"))
+assert r["inputs"] == [{"name": "x", "dtype": "float32", "shape": [1, 37], "source": "random(seed 0)"}], r["inputs"]
+assert r["outputs"][0]["shape"] == [1, 37], r["outputs"]
+assert np.load(f"{d}/d37/y.npy").shape == (1, 37)
+x = np.load(f"{d}/x37.npy")
+y = np.load(f"{d}/dnpy/y.npy")
+want = np.maximum(np.float32(2) * x - np.float32(1), np.float32(0))
+assert y.shape == (1, 37) and np.array_equal(y, want), (y, want)
+r = json.load(open(f"{d}/dtwo.json"))
+assert [i["shape"] for i in r["inputs"]] == [[1, 9], [9]], r["inputs"]
+assert [o["shape"] for o in r["outputs"]] == [[9], [1, 9]], r["outputs"]
+PY
+else
+  fail "dynamic shapes: $(cat "$tmp/err.txt")"
+fi
+
 # ---- errors ----
 expect_error "missing runtime library" 1 "cannot load runtime library '$tmp/nope.so'" -- \
   --runtime "$tmp/nope.so" --model "$tmp/affine.oinf"
@@ -148,6 +181,22 @@ expect_error "runtime argument rejected" 1 "runtime_initialization_with_args fai
 expect_error "malformed --arg" 2 "is not KEY=VALUE" -- --model "$tmp/affine.oinf" --arg novalue
 expect_error "--input with --inputs" 2 "excludes" -- --model "$tmp/affine.oinf" --input "x=$tmp/x.npy" --inputs "$tmp/man_in"
 expect_error "zero iterations" 2 "iterations" -- --model "$tmp/affine.oinf" --iterations 0
+expect_error "--shape outside the range" 1 "input 'x': --shape has dimension 1 (K) = 101, outside K's range [1, 100]" -- \
+  --model "$tmp/dyn.oinf" --shape x=1,101
+expect_error "--shape static dimension" 1 "input 'x': --shape has shape [2, 10], the model expects [1, K]" -- \
+  --model "$tmp/dyn.oinf" --shape x=2,10
+expect_error "--shape unknown input" 1 "--shape 'y': the model has no input of that name; its inputs are 'x'" -- \
+  --model "$tmp/dyn.oinf" --shape y=1,10
+expect_error "malformed --shape" 1 "--shape 'x=1,a' is not NAME=D0,D1,... (non-negative integers)" -- \
+  --model "$tmp/dyn.oinf" --shape x=1,a
+expect_error "--shape symbols disagree" 1 "input '画像': --shape has dimension 0 (N) = 8, but input 'input:0' (--shape) gives N = 7" -- \
+  --model "$tmp/dyntwo.oinf" --shape "input:0=1,7" --shape "画像=8"
+expect_error "--shape with --input" 1 "--shape 'x': the input is given with --input" -- \
+  --model "$tmp/dyn.oinf" --input "x=$tmp/x37.npy" --shape x=1,10
+expect_error ".npy outside the range" 1 "input 'x': $tmp/x101.npy has dimension 1 (K) = 101, outside K's range [1, 100]" -- \
+  --model "$tmp/dyn.oinf" --input "x=$tmp/x101.npy"
+expect_error "--shape for a non-bundle model" 1 "the model is not an oaax-vulkan bundle, so oaax-run cannot generate its inputs" -- \
+  --model "$tmp/model.txt" --input "x=$tmp/x.npy" --shape z=1
 
 echo "oaax_run_cli: $failures failure(s)"
 [ "$failures" = 0 ]

@@ -1362,21 +1362,9 @@ TEST_F(DynamicShapes, InputShapesAreCheckedAgainstRangesAndStaticDimensions) {
   RoundTrip(352, 3);
 }
 
-// TwoInTwoOutBundle(max) with one symbol N shared by both inputs
-// ("input:0" [1, N], "画像" [N]) and both outputs.
-BundleSpec DynamicTwoInTwoOut(uint32_t max) {
-  BundleSpec s = oaaxvk::test::TwoInTwoOutBundle(max);
-  s.features = "dynamic_shapes";
-  s.symbols = {{"N", 1, max, 1}};
-  s.shape_program = {{kOpSymbol, 0, 0}, {kOpConst, 64, 0}, {kOpCeilDiv, 0, 1}};
-  s.shape_refs = {{kRefInput, 0, 1, 0}, {kRefInput, 1, 0, 0}, {kRefOutput, 0, 0, 0}, {kRefOutput, 1, 1, 0},
-                  {kRefGroups, 0, 0, 2}, {kRefGroups, 1, 0, 2}, {kRefSpec, 0, 0, 0}};
-  return s;
-}
-
 TEST_F(DynamicShapes, ASymbolMustBeEqualWhereverItOccurs) {
   ASSERT_EQ(Init(), 0) << g_api->error();
-  ASSERT_EQ(g_api->load(Write(DynamicTwoInTwoOut(100), "dyn_two").c_str()), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::DynamicTwoInTwoOutBundle(100), "dyn_two").c_str()), 0) << g_api->error();
   const std::string img = "\xe7\x94\xbb\xe5\x83\x8f";
   ExpectRejected(MakeTensors({"input:0", img}, {{1, 7}, {5}}, {std::vector<float>(7), std::vector<float>(5)}),
                  {"input tensor '\xe7\x94\xbb\xe5\x83\x8f': dimension 0 (N) is 5, but input tensor 'input:0' dimension 1 "

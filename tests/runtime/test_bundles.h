@@ -364,6 +364,19 @@ inline BundleSpec DynamicRowSumBundle(uint32_t r_min, uint32_t r_max, uint32_t l
   return s;
 }
 
+// TwoInTwoOutBundle(max) with one symbol N in [1, max] shared by both inputs
+// ("input:0" [1, N], "画像" [N]) and both outputs ("sum/out" [N], "prod:0"
+// [1, N]).
+inline BundleSpec DynamicTwoInTwoOutBundle(uint32_t max) {
+  BundleSpec s = TwoInTwoOutBundle(max);
+  s.features = "dynamic_shapes";
+  s.symbols = {{"N", 1, max, 1}};
+  s.shape_program = {{kOpSymbol, 0, 0}, {kOpConst, 64, 0}, {kOpCeilDiv, 0, 1}};
+  s.shape_refs = {{kRefInput, 0, 1, 0}, {kRefInput, 1, 0, 0}, {kRefOutput, 0, 0, 0}, {kRefOutput, 1, 1, 0},
+                  {kRefGroups, 0, 0, 2}, {kRefGroups, 1, 0, 2}, {kRefSpec, 0, 0, 0}};
+  return s;
+}
+
 }  // namespace oaaxvk::test
 
 #endif  // OAAXVK_TESTS_RUNTIME_TEST_BUNDLES_H_

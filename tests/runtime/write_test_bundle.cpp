@@ -7,6 +7,9 @@
 //                                         kernel_variant=gpu computes relu(fp16(2.1) x - 1)
 //                                         where the device has storageBuffer16BitAccess,
 //                                         cpu relu(-2.1 x)
+//   write_test_bundle dynamic N OUT.oinf  y = relu(2 x - 1) for x, y [1, K], K in [1, N]
+//                                         (feature dynamic_shapes, symbol "K")
+//   write_test_bundle dyntwo N OUT.oinf   "two" with one symbol "N" in [1, N] for both inputs
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -16,7 +19,7 @@
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: write_test_bundle affine|two|variants N OUT.oinf\n");
+    fprintf(stderr, "usage: write_test_bundle affine|two|variants|dynamic|dyntwo N OUT.oinf\n");
     return 2;
   }
   const std::string kind = argv[1];
@@ -32,6 +35,11 @@ int main(int argc, char** argv) {
   } else if (kind == "variants") {
     spec = oaaxvk::test::AffineReluWithDeviceVariants(un, std::vector<float>(un, 2.1f), std::vector<float>(un, -1.0f),
                                                       true);
+  } else if (kind == "dynamic") {
+    spec = oaaxvk::test::DynamicAffineBundle(1, un, 1, std::vector<float>(un, 2.0f), std::vector<float>(un, -1.0f));
+    spec.symbols[0].name = "K";
+  } else if (kind == "dyntwo") {
+    spec = oaaxvk::test::DynamicTwoInTwoOutBundle(un);
   } else if (kind == "two") {
     spec = oaaxvk::test::TwoInTwoOutBundle(un);
   } else {

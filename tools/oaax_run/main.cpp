@@ -5,8 +5,9 @@
 // model-load time and host overhead (text, or JSON with --json).
 //
 //   oaax-run [--runtime PATH.so] --model FILE [--input NAME=FILE.npy ...]
-//            [--output-dir DIR] [--iterations N] [--warmup N] [--depth K]
-//            [--seed S] [--arg KEY=VALUE ...] [--json] [--quiet]
+//            [--shape NAME=D0,D1,... ...] [--output-dir DIR] [--iterations N]
+//            [--warmup N] [--depth K] [--seed S] [--arg KEY=VALUE ...]
+//            [--json] [--quiet]
 //
 // Manifest mode (the form tools/reference/ort_run.js reads and writes), kept
 // for the model tests: --inputs DIR (DIR/manifest.json: [{"name", "dtype",
@@ -17,6 +18,9 @@
 // from the model file when it is an oaax-vulkan bundle (io.input.<i>.* in
 // docs/bundle-format.md), which also lets every --input file be checked before
 // the runtime is touched; for other model formats every input must be given.
+// For a bundle compiled for a range of shapes (feature dynamic_shapes) the
+// random inputs take the maximum shape unless --shape picks another, and
+// every given shape is checked against the symbols' ranges.
 //
 // Exit status: 0 success, 1 error (message on stderr, naming the file, tensor
 // or runtime call), 2 bad usage.
@@ -166,12 +170,40 @@ std::string DimsString(const std::vector<uint64_t>& s) {
 struct InputDesc {
   std::string name;
   const DType* dtype = nullptr;
-  std::vector<uint64_t> shape;
+  std::vector<uint64_t> shape;  // the stored shape (the maximum one of a dynamic bundle)
+  std::vector<int> symbol;      // per dimension: the symbol it is (feature dynamic_shapes), -1 = static
 };
+
+// A symbolic dimension of a dynamic bundle (docs/bundle-format.md, "Dynamic shapes").
+struct SymbolDesc {
+  std::string name;
+  int64_t min = 1, max = 1, multiple_of = 1;
+};
+
+// What oaax-run knows of a bundle's inputs.
+struct ModelInputs {
+  std::vector<InputDesc> inputs;
+  std::vector<SymbolDesc> symbols;
+};
+
+// "[1, 3, H, W]".
+std::string ModelShape(const InputDesc& d, const std::vector<SymbolDesc>& symbols) {
+  std::string r = "[";
+  for (size_t i = 0; i < d.shape.size(); ++i)
+    r += (i ? ", " : "") + (d.symbol[i] >= 0 ? symbols[static_cast<size_t>(d.symbol[i])].name : std::to_string(d.shape[i]));
+  return r + "]";
+}
+
+std::string RangeString(const SymbolDesc& y) {
+  std::string r = "[" + std::to_string(y.min) + ", " + std::to_string(y.max) + "]";
+  if (y.multiple_of != 1) r += " (multiple of " + std::to_string(y.multiple_of) + ")";
+  return r;
+}
 
 // The model's inputs when `path` is an oaax-vulkan bundle; an empty optional
 // (false) when it is another kind of file; an error for a broken bundle.
-StatusOr<bool> ReadBundleInputs(const std::string& path, std::vector<InputDesc>* out) {
+StatusOr<bool> ReadBundleInputs(const std::string& path, ModelInputs* model) {
+  std::vector<InputDesc>* out = &model->inputs;
   auto file = oaaxvk::oinf::File::Open(path);
   if (!file.ok()) {
     if (file.status().code() == oaaxvk::StatusCode::kNotFound) return file.status();
@@ -208,9 +240,105 @@ StatusOr<bool> ReadBundleInputs(const std::string& path, std::vector<InputDesc>*
       if (v < 0) return err("'" + p + "shape' has a negative dimension");
       d.shape.push_back(static_cast<uint64_t>(v));
     }
+    d.symbol.assign(d.shape.size(), -1);
     out->push_back(std::move(d));
   }
+  // Feature dynamic_shapes: the symbols and which input dimensions they are
+  // (shape.refs rows of kind 2 name `symbol` instructions of shape.program).
+  // The runtime validates all of it at load; this reads what --shape needs.
+  if (f.FindMetadata("shape.symbols")) {
+    uint32_t ns = 0;
+    if (!f.FindMetadata("shape.symbols")->GetScalar(&ns)) return err("'shape.symbols' is not a u32");
+    auto integer = [&](const std::string& key, int64_t* v) -> bool {
+      const auto* m = f.FindMetadata(key);
+      return m && m->GetScalar(v);
+    };
+    for (uint32_t k = 0; k < ns; ++k) {
+      const std::string p = "shape.symbol." + std::to_string(k) + ".";
+      SymbolDesc y;
+      const auto* name = f.FindMetadata(p + "name");
+      if (!name || name->type != oaaxvk::oinf::ValueType::kNdArray ||
+          name->ndarray.element_type != oaaxvk::oinf::ValueType::kU8)
+        return err("'" + p + "name' (u8 ndarray) is missing");
+      y.name.assign(reinterpret_cast<const char*>(name->ndarray.data.data), name->ndarray.data.size);
+      if (!integer(p + "min", &y.min) || !integer(p + "max", &y.max) || !integer(p + "multiple_of", &y.multiple_of) ||
+          y.multiple_of < 1)
+        return err("'" + p + "min', 'max' or 'multiple_of' (i64) is missing or invalid");
+      model->symbols.push_back(std::move(y));
+    }
+    const auto* prog = f.FindTensor("shape.program");
+    const auto* refs = f.FindTensor("shape.refs");
+    if (!prog || prog->dtype != oaaxvk::oinf::ValueType::kI64 || prog->dims.size() != 2 || prog->dims[1] != 3 ||
+        !refs || refs->dtype != oaaxvk::oinf::ValueType::kU32 || refs->dims.size() != 2 || refs->dims[1] != 4)
+      return err("tensors 'shape.program' (i64[K, 3]) and 'shape.refs' (u32[R, 4]) are missing or malformed");
+    for (uint64_t r = 0; r < refs->dims[0]; ++r) {
+      uint32_t ref[4];
+      memcpy(ref, refs->data.data + 16 * r, 16);
+      if (ref[0] != 2) continue;  // input dimensions only
+      int64_t in[3] = {-1, -1, -1};
+      if (ref[3] < prog->dims[0]) memcpy(in, prog->data.data + 24 * static_cast<uint64_t>(ref[3]), 24);
+      if (ref[1] >= out->size() || ref[2] >= (*out)[ref[1]].shape.size() || in[0] != 1 || in[1] < 0 ||
+          static_cast<uint64_t>(in[1]) >= model->symbols.size())
+        return err("'shape.refs' row " + std::to_string(r) + " is not a valid input dimension of a symbol");
+      (*out)[ref[1]].symbol[ref[2]] = static_cast<int>(in[1]);
+    }
+  }
   return true;
+}
+
+// Checks `shape` (from `source`) against input `d` of a bundle: its rank, its
+// static dimensions, and each symbolic dimension's range, multiple and value
+// (*values: the symbols' values so far, -1 = not yet known; *where: what set
+// each one). The error names the source, dimension, symbol and range.
+Status CheckShape(const InputDesc& d, const std::vector<SymbolDesc>& symbols, const std::vector<uint64_t>& shape,
+                  const std::string& source, std::vector<int64_t>* values, std::vector<std::string>* where) {
+  const std::string want = "the model expects " + ModelShape(d, symbols);
+  if (shape.size() != d.shape.size())
+    return oaaxvk::InvalidArgument("input '" + d.name + "': " + source + " has shape " + DimsString(shape) + ", " + want);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int s = d.symbol[i];
+    if (s < 0) {
+      if (shape[i] != d.shape[i])
+        return oaaxvk::InvalidArgument("input '" + d.name + "': " + source + " has shape " + DimsString(shape) + ", " +
+                                       want);
+      continue;
+    }
+    const SymbolDesc& y = symbols[static_cast<size_t>(s)];
+    const std::string dim = "input '" + d.name + "': " + source + " has dimension " + std::to_string(i) + " (" +
+                            y.name + ") = " + std::to_string(shape[i]);
+    if (shape[i] < static_cast<uint64_t>(y.min) || shape[i] > static_cast<uint64_t>(y.max) ||
+        shape[i] % static_cast<uint64_t>(y.multiple_of) != 0)
+      return oaaxvk::InvalidArgument(dim + ", outside " + y.name + "'s range " + RangeString(y));
+    int64_t& v = (*values)[static_cast<size_t>(s)];
+    if (v >= 0 && v != static_cast<int64_t>(shape[i]))
+      return oaaxvk::InvalidArgument(dim + ", but " + (*where)[static_cast<size_t>(s)] + " gives " + y.name + " = " +
+                                     std::to_string(v));
+    v = static_cast<int64_t>(shape[i]);
+    (*where)[static_cast<size_t>(s)] = "input '" + d.name + "' (" + source + ")";
+  }
+  return Status::Ok();
+}
+
+// --shape NAME=D0,D1,... (NAME= for a scalar): the name and dimensions.
+StatusOr<std::pair<std::string, std::vector<uint64_t>>> ParseShapeSpec(const std::string& spec) {
+  const size_t eq = spec.rfind('=');
+  auto bad = [&]() {
+    return oaaxvk::InvalidArgument("--shape '" + spec + "' is not NAME=D0,D1,... (non-negative integers)");
+  };
+  if (eq == std::string::npos || eq == 0) return bad();
+  std::vector<uint64_t> dims;
+  const std::string list = spec.substr(eq + 1);
+  size_t pos = 0;
+  while (pos < list.size()) {
+    size_t end = list.find(',', pos);
+    if (end == std::string::npos) end = list.size();
+    const std::string d = list.substr(pos, end - pos);
+    if (d.empty() || d.size() > 18 || d.find_first_not_of("0123456789") != std::string::npos) return bad();
+    dims.push_back(std::stoull(d));
+    pos = end + 1;
+    if (end + 1 == list.size()) return bad();  // trailing comma
+  }
+  return std::make_pair(spec.substr(0, eq), dims);
 }
 
 void FillRandom(Tensor* t, std::mt19937_64* rng) {
@@ -238,10 +366,13 @@ void FillRandom(Tensor* t, std::mt19937_64* rng) {
   }
 }
 
-// Inputs from --input NAME=FILE.npy and seeded random data, checked against
-// the bundle's declared inputs when known.
-StatusOr<std::vector<Tensor>> BuildInputs(const std::vector<std::string>& specs, bool have_desc,
-                                          const std::vector<InputDesc>& desc, uint64_t seed) {
+// Inputs from --input NAME=FILE.npy and seeded random data (of the shapes
+// --shape picks, else the stored ones), checked against the bundle's declared
+// inputs when known.
+StatusOr<std::vector<Tensor>> BuildInputs(const std::vector<std::string>& specs,
+                                          const std::vector<std::string>& shape_specs, bool have_desc,
+                                          const ModelInputs& model, uint64_t seed) {
+  const std::vector<InputDesc>& desc = model.inputs;
   std::map<std::string, Tensor> given;
   for (const std::string& s : specs) {
     const size_t eq = s.find('=');
@@ -258,8 +389,20 @@ StatusOr<std::vector<Tensor>> BuildInputs(const std::vector<std::string>& specs,
     t.data = std::move(a.data);
     given[t.name] = std::move(t);
   }
+  std::map<std::string, std::vector<uint64_t>> shapes;
+  for (const std::string& s : shape_specs) {
+    OAAXVK_ASSIGN_OR_RETURN(auto named, ParseShapeSpec(s));
+    if (shapes.count(named.first)) return oaaxvk::InvalidArgument("--shape '" + named.first + "' is given twice");
+    if (given.count(named.first))
+      return oaaxvk::InvalidArgument("--shape '" + named.first + "': the input is given with --input, which fixes its "
+                                     "shape; --shape picks the shape of generated random inputs");
+    shapes[named.first] = named.second;
+  }
   std::vector<Tensor> out;
   if (!have_desc) {
+    if (!shapes.empty())
+      return oaaxvk::InvalidArgument("--shape '" + shapes.begin()->first + "': the model is not an oaax-vulkan bundle, "
+                                     "so oaax-run cannot generate its inputs; give every input with --input NAME=FILE.npy");
     if (given.empty())
       return oaaxvk::InvalidArgument(
           "the model is not an oaax-vulkan bundle, so its inputs are unknown: give every input with --input NAME=FILE.npy");
@@ -274,26 +417,50 @@ StatusOr<std::vector<Tensor>> BuildInputs(const std::vector<std::string>& specs,
     if (!known.count(kv.first))
       return oaaxvk::InvalidArgument("--input '" + kv.first + "': the model has no input of that name; its inputs are " +
                                      names);
-  std::mt19937_64 rng(seed);
+  for (const auto& kv : shapes)
+    if (!known.count(kv.first))
+      return oaaxvk::InvalidArgument("--shape '" + kv.first + "': the model has no input of that name; its inputs are " +
+                                     names);
+  // Every given shape (files, then --shape) against the model, fixing the
+  // symbols' values; random inputs without --shape take those values (the
+  // maximum for symbols nothing fixes).
+  std::vector<int64_t> values(model.symbols.size(), -1);
+  std::vector<std::string> where(model.symbols.size());
   for (const InputDesc& d : desc) {
     auto it = given.find(d.name);
-    if (it == given.end()) {
-      Tensor t;
-      t.name = d.name;
-      t.dtype = d.dtype;
-      t.shape = d.shape;
-      t.source = "random(seed " + std::to_string(seed) + ")";
-      FillRandom(&t, &rng);
-      out.push_back(std::move(t));
-      continue;
-    }
-    Tensor& t = it->second;
+    if (it == given.end()) continue;
+    const Tensor& t = it->second;
     if (t.dtype != d.dtype)
       return oaaxvk::InvalidArgument("input '" + d.name + "': " + t.source + " has dtype " + t.dtype->name +
                                      ", the model expects " + d.dtype->name);
-    if (t.shape != d.shape)
-      return oaaxvk::InvalidArgument("input '" + d.name + "': " + t.source + " has shape " + DimsString(t.shape) +
-                                     ", the model expects " + DimsString(d.shape));
+    OAAXVK_RETURN_IF_ERROR(CheckShape(d, model.symbols, t.shape, t.source, &values, &where));
+  }
+  for (const InputDesc& d : desc) {
+    auto it = shapes.find(d.name);
+    if (it != shapes.end())
+      OAAXVK_RETURN_IF_ERROR(CheckShape(d, model.symbols, it->second, "--shape", &values, &where));
+  }
+  std::mt19937_64 rng(seed);
+  for (const InputDesc& d : desc) {
+    auto it = given.find(d.name);
+    if (it != given.end()) {
+      out.push_back(std::move(it->second));
+      continue;
+    }
+    Tensor t;
+    t.name = d.name;
+    t.dtype = d.dtype;
+    auto sh = shapes.find(d.name);
+    if (sh != shapes.end()) {
+      t.shape = sh->second;
+    } else {
+      t.shape = d.shape;
+      for (size_t i = 0; i < t.shape.size(); ++i)
+        if (d.symbol[i] >= 0 && values[static_cast<size_t>(d.symbol[i])] >= 0)
+          t.shape[i] = static_cast<uint64_t>(values[static_cast<size_t>(d.symbol[i])]);
+    }
+    t.source = "random(seed " + std::to_string(seed) + ")";
+    FillRandom(&t, &rng);
     out.push_back(std::move(t));
   }
   return out;
@@ -405,12 +572,15 @@ int Error(const std::string& message) {
 int main(int argc, char** argv) {
   CLI::App app{"oaax-run: run and benchmark a model through any OAAX runtime library."};
   std::string runtime = DefaultRuntime(), model, output_dir, in_dir, out_dir;
-  std::vector<std::string> input_specs, args;
+  std::vector<std::string> input_specs, shape_specs, args;
   uint64_t iterations = 1, warmup = 0, depth = 2, seed = 0;
   bool json = false, quiet = false;
   app.add_option("--runtime", runtime, "OAAX runtime shared library (default: libRuntimeLibrary.so beside oaax-run)");
   app.add_option("--model", model, "model file for the runtime (model.oinf)")->required();
   app.add_option("--input", input_specs, "NAME=FILE.npy (repeatable); inputs not given are seeded random data");
+  app.add_option("--shape", shape_specs,
+                 "NAME=D0,D1,... (repeatable): the shape of the random data for input NAME, for bundles compiled for "
+                 "a range of shapes (default: the bundle's stored, i.e. maximum, shape)");
   app.add_option("--output-dir", output_dir, "write the last iteration's outputs here as <name>.npy");
   app.add_option("--iterations", iterations, "timed inferences (default 1)")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   app.add_option("--warmup", warmup, "untimed inferences before the timed ones (default 0)");
@@ -422,6 +592,7 @@ int main(int argc, char** argv) {
   auto* inputs_opt = app.add_option("--inputs", in_dir, "manifest mode: directory with manifest.json and raw inputs");
   app.add_option("--outputs", out_dir, "manifest mode: directory for manifest.json and raw outputs");
   inputs_opt->excludes(app.get_option("--input"));
+  inputs_opt->excludes(app.get_option("--shape"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -445,10 +616,10 @@ int main(int argc, char** argv) {
     if (!in_dir.empty()) {
       r = ReadManifest(in_dir);
     } else {
-      std::vector<InputDesc> desc;
+      ModelInputs desc;
       StatusOr<bool> have = ReadBundleInputs(model, &desc);
       if (!have.ok()) return Error("model '" + model + "': " + have.status().message());
-      r = BuildInputs(input_specs, have.value(), desc, seed);
+      r = BuildInputs(input_specs, shape_specs, have.value(), desc, seed);
     }
     if (!r.ok()) return Error(r.status().message());
     inputs = std::move(r).value();
