@@ -96,6 +96,13 @@ int runtime_initialization(void);
  *                      storageBuffer16BitAccess; results then differ from fp32 within the bound of
  *                      docs/bundle-format.md "Device-specific variants". Default "0": those rows keep
  *                      their default row and results stay fp32
+ *   shape_cache_size   "1".."1024", default "8": for bundles compiled for a range of input shapes
+ *                      (feature dynamic_shapes, docs/bundle-format.md), how many command buffers,
+ *                      one per shape (tuple of symbol values), each frame slot keeps. A repeated shape
+ *                      records nothing; a new shape is recorded (pipelines specialized for it are
+ *                      created then) and evicts the slot's least recently used one, whose
+ *                      pipelines are destroyed once no cached shape uses them. Ignored for static
+ *                      bundles (one command buffer per slot, recorded at load)
  * A malformed value of a known key is an error. Returns 0 on success. */
 int runtime_initialization_with_args(int length, const char** keys, const void** values);
 
@@ -109,15 +116,19 @@ int runtime_model_loading(const char* file_path);
 
 /* Spec 4.4. Queues one inference. The whole struct is validated first (NULL
  * pointers, tensor count, names matched by name in any order, data type, rank,
- * shape against the model inputs); on failure nothing is taken and the caller
- * keeps ownership of `input_tensors`. On success the runtime copies the data
+ * shape against the model inputs: for a bundle with dynamic shapes each
+ * symbolic dimension within its range and multiple, and equal wherever the
+ * symbol occurs; data[i] holds the tensor at its actual shape); on failure
+ * nothing is taken and the caller keeps ownership of `input_tensors`. On success the runtime copies the data
  * into a free frame slot, submits it, and frees every field with free().
  * When every frame slot is busy it first waits (at most receive_timeout_ms)
  * for the oldest frame and keeps its outputs for receive_output.
  * Returns 0 on success. */
 int send_input(tensors_struct* input_tensors);
 
-/* Spec 4.5. Returns the outputs of the oldest input not yet received (FIFO).
+/* Spec 4.5. Returns the outputs of the oldest input not yet received (FIFO),
+ * each at its actual shape (for a bundle with dynamic shapes, the one its
+ * input shapes imply).
  * Waits at most receive_timeout_ms for that frame; fails at once with
  * "no pending input" when nothing is queued (leaving *output_tensors
  * untouched). On success *output_tensors is a newly malloc'ed struct (every
