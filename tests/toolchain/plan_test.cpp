@@ -192,7 +192,7 @@ TEST(KernelIndexing, EltwiseBroadcastStridesMatchNumpyBroadcasting) {
   ASSERT_TRUE(RunDefaultPipeline(g).ok());
   auto p = Lower(g);
   ASSERT_TRUE(p.ok());
-  const std::vector<uint32_t>& s = p->dispatches[0].spec;
+  const std::vector<int64_t> s = DimValues(p->dispatches[0].spec);
   ASSERT_EQ(s[0], 24u);
   float A[6] = {1, 2, 3, 4, 5, 6}, B[4] = {10, 20, 30, 40};
   for (uint32_t i = 0; i < s[0]; ++i) {
@@ -215,7 +215,7 @@ TEST(KernelIndexing, TransposeStridedCopyMatchesPermutation) {
   ASSERT_TRUE(RunDefaultPipeline(g).ok());
   auto p = Lower(g);
   ASSERT_TRUE(p.ok());
-  const std::vector<uint32_t>& s = p->dispatches[0].spec;
+  const std::vector<int64_t> s = DimValues(p->dispatches[0].spec);
   std::vector<float> x(24), y(24, -1);
   for (int i = 0; i < 24; ++i) x[i] = static_cast<float>(i);
   for (uint32_t i = 0; i < s[0]; ++i) {

@@ -215,7 +215,7 @@ TEST(KernelVariants, ManyShortRowsGetTheRowsKernels) {
     SCOPED_TRACE(std::string(c.op) + " rows case " + std::to_string(c.shape[1]));
     Graph g;
     g.opset = 13;
-    AddInput(g, "x", c.shape);
+    AddInput(g, "x", ToDims(c.shape));
     Node& n = AddNode(g, c.op, "r", {"x"}, {"y"});
     if (std::string(c.op) == "Softmax") n.SetInt("axis", c.axis);
     AddOutput(g, "y");

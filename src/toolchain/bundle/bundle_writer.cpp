@@ -1,6 +1,7 @@
 #include "toolchain/bundle/bundle_writer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <set>
@@ -25,8 +26,39 @@ std::vector<uint8_t> Bytes(const std::vector<T>& v) {
 }
 
 MetadataValue ShapeArray(const Shape& s) {
-  std::vector<int64_t> v(s.begin(), s.end());
+  std::vector<int64_t> v = DimValues(s);
   return MetadataValue::NdArray(ValueType::kI64, {s.size()}, Bytes(v));
+}
+
+// The bundle fields that expressions drive (feature dynamic_shapes,
+// docs/bundle-format.md "Dynamic shapes"): rows of shape.refs.
+struct Refs {
+  std::vector<uint32_t> rows;  // kind, index, sub, expr
+  void Add(uint32_t kind, uint64_t index, uint32_t sub, const Dim& d) {
+    if (d.is_symbolic())
+      rows.insert(rows.end(), {kind, static_cast<uint32_t>(index), sub, static_cast<uint32_t>(d.expr())});
+  }
+  // Group counts of table `table` (0 default, 1 cpu, 2 gpu) for dispatch row `row`.
+  void Groups(uint32_t table, size_t row, const Dim g[3]) {
+    for (uint32_t a = 0; a < 3; ++a) Add(0, row, table * 3 + a, g[a]);
+  }
+  // Specialization values appended at program.spec index `first`.
+  void Spec(size_t first, const std::vector<Dim>& v) {
+    for (size_t i = 0; i < v.size(); ++i) Add(1, first + i, 0, v[i]);
+  }
+};
+
+uint32_t U32(const Dim& d) { return static_cast<uint32_t>(d.value()); }
+std::vector<uint32_t> U32s(const std::vector<Dim>& v) {
+  std::vector<uint32_t> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = U32(v[i]);
+  return r;
+}
+bool SameSpec(const std::vector<Dim>& a, const std::vector<Dim>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].value() != b[i].value() || a[i].expr() != b[i].expr()) return false;
+  return true;
 }
 // Appends dispatch `di`'s program.dispatch.gpu row (feature device_variants)
 // to `dispatch_gpu`: its GPU kernel, group counts and spec values (sharing
@@ -36,7 +68,8 @@ MetadataValue ShapeArray(const Shape& s) {
 // contract's rules: same binding count and ranges except kind 0 -> kind 4.
 Status AppendGpuRow(const Program& p, size_t di, const KernelInfo& k, const std::vector<uint32_t>& dispatch,
                     std::map<std::string, uint32_t>& kernel_index, std::vector<uint32_t>* spec,
-                    std::vector<uint64_t>* bindings, std::vector<uint32_t>* dispatch_gpu, BundleSummary* s) {
+                    std::vector<uint64_t>* bindings, std::vector<uint32_t>* dispatch_gpu, Refs* refs,
+                    BundleSummary* s) {
   const Dispatch& d = p.dispatches[di];
   const KernelInfo& kg = *FindKernel(d.gpu_kernel);
   const std::vector<Binding>& gb = d.GpuBindings();
@@ -46,7 +79,7 @@ Status AppendGpuRow(const Program& p, size_t di, const KernelInfo& k, const std:
                               kg.spec_constants, gb.size(), d.gpu_spec.size()));
   for (int a = 0; a < 3; ++a) {
     if (d.gpu_groups[a] < 1) return Internal("GPU variant with a zero group count at node '" + d.node + "'");
-    s->max_workgroup_count = std::max(s->max_workgroup_count, d.gpu_groups[a]);
+    s->max_workgroup_count = std::max(s->max_workgroup_count, U32(d.gpu_groups[a]));
   }
   uint32_t first_binding = dispatch[dispatch.size() - 4];  // the default row's bindings when equal
   bool same = true;
@@ -64,17 +97,20 @@ Status AppendGpuRow(const Program& p, size_t di, const KernelInfo& k, const std:
     for (const Binding& b : gb) {
       const Value& v = p.values[b.value];
       if (v.offset % kAlignment) return Internal("unaligned binding offset for '" + v.tensor + "'");
-      bindings->insert(bindings->end(), {static_cast<uint64_t>(v.kind), v.offset, v.bytes});
-      s->max_storage_buffer_range = std::max(s->max_storage_buffer_range, v.bytes);
+      bindings->insert(bindings->end(), {static_cast<uint64_t>(v.kind), v.offset, static_cast<uint64_t>(v.bytes.value())});
+      s->max_storage_buffer_range = std::max<uint64_t>(s->max_storage_buffer_range, v.bytes.value());
     }
   }
   uint32_t first_spec = dispatch[dispatch.size() - 2];  // the default row's spec values when equal
-  if (d.gpu_spec != d.spec) {
+  if (!SameSpec(d.gpu_spec, d.spec)) {
     first_spec = static_cast<uint32_t>(spec->size());
-    spec->insert(spec->end(), d.gpu_spec.begin(), d.gpu_spec.end());
+    refs->Spec(spec->size(), d.gpu_spec);
+    std::vector<uint32_t> v = U32s(d.gpu_spec);
+    spec->insert(spec->end(), v.begin(), v.end());
   }
-  dispatch_gpu->insert(dispatch_gpu->end(), {kernel_index[d.gpu_kernel], d.gpu_groups[0], d.gpu_groups[1],
-                                             d.gpu_groups[2], first_binding, static_cast<uint32_t>(gb.size()),
+  refs->Groups(2, di, d.gpu_groups);
+  dispatch_gpu->insert(dispatch_gpu->end(), {kernel_index[d.gpu_kernel], U32(d.gpu_groups[0]), U32(d.gpu_groups[1]),
+                                             U32(d.gpu_groups[2]), first_binding, static_cast<uint32_t>(gb.size()),
                                              first_spec, static_cast<uint32_t>(d.gpu_spec.size())});
   return Status::Ok();
 }
@@ -148,6 +184,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   std::vector<uint32_t> dispatch_gpu;  // feature device_variants: program.dispatch.gpu
   const bool device_variants = p.features.count("device_variants") != 0;
   std::vector<uint64_t> bindings;
+  Refs refs;
   std::vector<std::string> op_names;
   std::map<std::string, uint32_t> op_index;
   std::set<std::pair<uint32_t, std::vector<uint32_t>>> pipelines;
@@ -160,10 +197,11 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
                                 k.spec_constants));
     for (int a = 0; a < 3; ++a) {
       if (d.groups[a] < 1) return Internal("dispatch with a zero group count at node '" + d.node + "'");
-      s.max_workgroup_count = std::max(s.max_workgroup_count, d.groups[a]);
+      s.max_workgroup_count = std::max(s.max_workgroup_count, U32(d.groups[a]));
     }
     uint32_t kj = kernel_index[d.kernel];
-    dispatch.insert(dispatch.end(), {kj, d.groups[0], d.groups[1], d.groups[2], static_cast<uint32_t>(bindings.size() / 3),
+    refs.Groups(0, di, d.groups);
+    dispatch.insert(dispatch.end(), {kj, U32(d.groups[0]), U32(d.groups[1]), U32(d.groups[2]), static_cast<uint32_t>(bindings.size() / 3),
                                      static_cast<uint32_t>(d.bindings.size()), static_cast<uint32_t>(spec.size()),
                                      static_cast<uint32_t>(d.spec.size())});
     for (const Binding& b : d.bindings) {
@@ -172,13 +210,18 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       if (v.kind == BufferKind::kWeightsF16)
         return Internal(StrFormat("dispatch %zu (node '%s') binds the binary16 copy of '%s' outside a GPU-class row",
                                   di, d.node.c_str(), v.tensor.c_str()));
-      bindings.insert(bindings.end(), {static_cast<uint64_t>(v.kind), v.offset, v.bytes});
-      s.max_storage_buffer_range = std::max(s.max_storage_buffer_range, v.bytes);
+      bindings.insert(bindings.end(), {static_cast<uint64_t>(v.kind), v.offset, static_cast<uint64_t>(v.bytes.value())});
+      s.max_storage_buffer_range = std::max<uint64_t>(s.max_storage_buffer_range, v.bytes.value());
     }
-    spec.insert(spec.end(), d.spec.begin(), d.spec.end());
-    pipelines.insert({kj, d.spec});
+    refs.Spec(spec.size(), d.spec);
+    {
+      std::vector<uint32_t> v = U32s(d.spec);
+      spec.insert(spec.end(), v.begin(), v.end());
+      pipelines.insert({kj, v});
+    }
     if (variants && d.cpu_kernel.empty()) {  // no CPU-specific kernel: the same row
       dispatch_cpu.insert(dispatch_cpu.end(), dispatch.end() - 8, dispatch.end());
+      refs.Groups(1, di, d.groups);
     } else if (variants) {
       const KernelInfo& kc = *FindKernel(d.cpu_kernel);
       if (kc.bindings != k.bindings || d.cpu_spec.size() != kc.spec_constants)
@@ -187,15 +230,18 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
                                   kc.spec_constants, d.bindings.size(), d.cpu_spec.size()));
       for (int a = 0; a < 3; ++a) {
         if (d.cpu_groups[a] < 1) return Internal("CPU variant with a zero group count at node '" + d.node + "'");
-        s.max_workgroup_count = std::max(s.max_workgroup_count, d.cpu_groups[a]);
+        s.max_workgroup_count = std::max(s.max_workgroup_count, U32(d.cpu_groups[a]));
       }
       uint32_t first_spec = dispatch[dispatch.size() - 2];  // reuse the default row's values when equal
-      if (d.cpu_spec != d.spec) {
+      if (!SameSpec(d.cpu_spec, d.spec)) {
         first_spec = static_cast<uint32_t>(spec.size());
-        spec.insert(spec.end(), d.cpu_spec.begin(), d.cpu_spec.end());
+        refs.Spec(spec.size(), d.cpu_spec);
+        std::vector<uint32_t> v = U32s(d.cpu_spec);
+        spec.insert(spec.end(), v.begin(), v.end());
       }
       uint32_t kc_index = kernel_index[d.cpu_kernel];
-      dispatch_cpu.insert(dispatch_cpu.end(), {kc_index, d.cpu_groups[0], d.cpu_groups[1], d.cpu_groups[2],
+      refs.Groups(1, di, d.cpu_groups);
+      dispatch_cpu.insert(dispatch_cpu.end(), {kc_index, U32(d.cpu_groups[0]), U32(d.cpu_groups[1]), U32(d.cpu_groups[2]),
                                                dispatch[dispatch.size() - 4], dispatch[dispatch.size() - 3],
                                                first_spec, static_cast<uint32_t>(d.cpu_spec.size())});
     } else if (!d.cpu_kernel.empty()) {
@@ -203,8 +249,9 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     }
     if (device_variants && d.gpu_kernel.empty()) {  // no device-specific kernel: the same row
       dispatch_gpu.insert(dispatch_gpu.end(), dispatch.end() - 8, dispatch.end());
+      refs.Groups(2, di, d.groups);
     } else if (device_variants) {
-      OAAXVK_RETURN_IF_ERROR(AppendGpuRow(p, di, k, dispatch, kernel_index, &spec, &bindings, &dispatch_gpu, &s));
+      OAAXVK_RETURN_IF_ERROR(AppendGpuRow(p, di, k, dispatch, kernel_index, &spec, &bindings, &dispatch_gpu, &refs, &s));
     } else if (!d.gpu_kernel.empty()) {
       return Internal("dispatch at node '" + d.node + "' has a GPU variant but feature device_variants is not set");
     }
@@ -240,9 +287,9 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
 
   // I/O descriptors.
   for (const IoDesc& d : p.inputs)
-    if (!d.bound.empty() && (d.bound.size() != d.nbytes || !p.features.count("bound_inputs")))
+    if (!d.bound.empty() && (d.bound.size() != static_cast<uint64_t>(d.nbytes.value()) || !p.features.count("bound_inputs")))
       return Internal("input '" + d.name + "' is bound with " + std::to_string(d.bound.size()) + " bytes for " +
-                      std::to_string(d.nbytes) + " (or feature bound_inputs is missing)");
+                      std::to_string(d.nbytes.value()) + " (or feature bound_inputs is missing)");
   auto io = [&](const char* plural, const char* single, const std::vector<IoDesc>& v) {
     w->AddMetadata(std::string("io.") + plural, MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v.size())));
     for (size_t i = 0; i < v.size(); ++i) {
@@ -251,13 +298,40 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       w->AddMetadata(pre + "dtype", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v[i].dtype)));
       w->AddMetadata(pre + "shape", ShapeArray(v[i].shape));
       w->AddMetadata(pre + "offset", MetadataValue::Scalar<uint64_t>(p.values[v[i].value].offset));
-      w->AddMetadata(pre + "nbytes", MetadataValue::Scalar<uint64_t>(v[i].nbytes));
+      w->AddMetadata(pre + "nbytes", MetadataValue::Scalar<uint64_t>(v[i].nbytes.value()));
+      for (size_t k = 0; k < v[i].shape.size(); ++k) refs.Add(single[0] == 'i' ? 2 : 3, i, static_cast<uint32_t>(k), v[i].shape[k]);
       if (!v[i].bound.empty())  // feature bound_inputs: the value assumed at conversion
         w->AddTensor(pre + "bound", ValueType::kU8, {v[i].bound.size()}, v[i].bound);
     }
   };
   io("inputs", "input", p.inputs);
   io("outputs", "output", p.outputs);
+
+  // Dynamic shapes: symbols, the shape program and the fields it drives.
+  if (!refs.rows.empty()) {
+    const SymContext* c = SymContext::Current();
+    if (c == nullptr || !features.count("dynamic_shapes"))
+      return Internal("symbolic sizes in a program compiled without symbols (feature dynamic_shapes)");
+    const std::vector<Symbol>& syms = c->symbols();
+    w->AddMetadata("shape.symbols", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(syms.size())));
+    for (size_t k = 0; k < syms.size(); ++k) {
+      std::string sv = syms[k].name;
+      for (char& ch : sv)
+        if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-')) ch = '_';
+      w->AddSizeVar(sv, static_cast<uint64_t>(syms[k].max));
+      std::string pre = "shape.symbol." + std::to_string(k) + ".";
+      w->AddMetadata(pre + "name", Utf8Array(syms[k].name));
+      w->AddMetadata(pre + "min", MetadataValue::Scalar<int64_t>(syms[k].min));
+      w->AddMetadata(pre + "max", MetadataValue::Scalar<int64_t>(syms[k].max));
+      w->AddMetadata(pre + "multiple_of", MetadataValue::Scalar<int64_t>(syms[k].multiple_of));
+    }
+    std::vector<int64_t> prog;
+    for (const SymNode& n : c->nodes()) prog.insert(prog.end(), {static_cast<int64_t>(n.op), n.a, n.b});
+    w->AddTensor("shape.program", ValueType::kI64, {c->nodes().size(), 3}, Bytes(prog));
+    w->AddTensor("shape.refs", ValueType::kU32, {refs.rows.size() / 4, 4}, Bytes(refs.rows));
+  } else if (features.count("dynamic_shapes")) {
+    return Internal("feature dynamic_shapes without any symbolic size");
+  }
 
   // Device requirements.
   w->AddMetadata("device.max_workgroup_invocations", MetadataValue::Scalar<uint32_t>(s.max_workgroup_invocations));

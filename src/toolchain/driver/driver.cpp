@@ -248,7 +248,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   if (!g.ok()) return fail(g.status());
   json inputs = json::array(), outputs = json::array();
   for (const GraphIO& io : g->inputs) {
-    json e = {{"Name", io.name}, {"Shape", g->FindTensor(io.tensor)->shape}};
+    json e = {{"Name", io.name}, {"Shape", DimValues(g->FindTensor(io.tensor)->shape)}};
     if (rep.bound_inputs.count(io.name)) e["Bound at conversion"] = true;
     inputs.push_back(std::move(e));
   }

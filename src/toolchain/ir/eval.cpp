@@ -127,7 +127,7 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
   }
   if (op == "Slice") {
     std::vector<int64_t> st = n.GetInts("_starts", {}), sp = n.GetInts("_steps", {});
-    std::vector<int64_t> xs = DenseStrides(x.shape);
+    std::vector<int64_t> xs = DimValues(DenseStrides(x.shape));
     ForEachIndex(out.shape, [&](int64_t i, const std::vector<int64_t>& idx) {
       int64_t src = 0;
       for (size_t d = 0; d < idx.size(); ++d) src += (st[d] + idx[d] * sp[d]) * xs[d];
@@ -152,7 +152,7 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
   }
   if (op == "Transpose") {
     std::vector<int64_t> perm = n.GetInts("perm", {});
-    std::vector<int64_t> xs = DenseStrides(x.shape);
+    std::vector<int64_t> xs = DimValues(DenseStrides(x.shape));
     ForEachIndex(out.shape, [&](int64_t i, const std::vector<int64_t>& idx) {
       int64_t src = 0;
       for (size_t d = 0; d < idx.size(); ++d) src += idx[d] * xs[perm[d]];
@@ -162,13 +162,13 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
   }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     const Tensor& y = *in[1];
-    std::vector<int64_t> sa = BroadcastStrides(x.shape, out.shape), sb = BroadcastStrides(y.shape, out.shape);
+    std::vector<int64_t> sa = DimValues(BroadcastStrides(x.shape, out.shape)), sb = DimValues(BroadcastStrides(y.shape, out.shape));
     bool integer = out.dtype == DType::kInt64 || out.dtype == DType::kInt32;
     std::vector<int64_t> ia, ib;
     std::vector<double> da, db;
     if (integer) { ia = x.AsInts(); ib = y.AsInts(); } else { da = x.AsDoubles(); db = y.AsDoubles(); }
-    std::vector<int64_t> ri(integer ? out.numel() : 0);
-    std::vector<double> rd(integer ? 0 : out.numel());
+    std::vector<int64_t> ri(integer ? out.numel().value() : 0);
+    std::vector<double> rd(integer ? 0 : out.numel().value());
     Status err;
     ForEachIndex(out.shape, [&](int64_t i, const std::vector<int64_t>& idx) {
       int64_t pa = 0, pb = 0;

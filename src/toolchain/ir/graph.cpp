@@ -37,15 +37,19 @@ const char* DTypeName(DType t) {
   }
 }
 
-int64_t NumElements(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
+Dim NumElements(const Shape& s) {
+  Dim n = 1;
+  for (const Dim& d : s) n *= d;
   return n;
 }
 
 std::string ShapeToString(const Shape& s) {
   std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  SymContext* c = SymContext::Current();
+  for (size_t i = 0; i < s.size(); ++i) {
+    r += (i ? ", " : "") + std::to_string(s[i].value());
+    if (c != nullptr && s[i].is_symbolic()) r += " (" + c->ToString(s[i].expr()) + ")";
+  }
   return r + "]";
 }
 
@@ -164,6 +168,17 @@ Tensor MakeConstI64(const std::string& name, const Shape& shape, const std::vect
   t.data.resize(v.size() * 8);
   if (!v.empty()) std::memcpy(t.data.data(), v.data(), v.size() * 8);
   return t;
+}
+
+Tensor MakeConstDims(const std::string& name, const Shape& shape, const std::vector<Dim>& v) {
+  Tensor t = MakeConstI64(name, shape, DimValues(v));
+  if (AnySymbolic(v)) t.sym = v;
+  return t;
+}
+
+std::vector<Dim> Tensor::AsDims() const {
+  if (!sym.empty()) return sym;
+  return ToDims(AsInts());
 }
 
 template <typename T>

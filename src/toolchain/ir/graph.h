@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "oaax_vulkan/status.h"
+#include "toolchain/ir/dim.h"
 
 namespace oaaxvk::toolchain {
 
@@ -32,8 +33,9 @@ uint16_t FloatToHalf(float f);
 uint16_t FloatToBfloat(float f);
 const char* DTypeName(DType t);
 
-using Shape = std::vector<int64_t>;
-int64_t NumElements(const Shape& s);  // 1 for rank 0
+// Dimensions may be symbolic (dim.h); a static conversion has only plain sizes.
+using Shape = std::vector<Dim>;
+Dim NumElements(const Shape& s);  // 1 for rank 0
 std::string ShapeToString(const Shape& s);
 
 struct Tensor {
@@ -43,17 +45,26 @@ struct Tensor {
   bool has_shape = false;        // false until known (import / shape inference)
   bool is_const = false;         // true: `data` holds numel * DTypeSize bytes
   std::vector<uint8_t> data;     // row-major little-endian
+  // Integer constants computed from symbolic sizes (a folded Shape, a
+  // decomposition's Reshape target): the values of `data` as Dims with their
+  // expressions (dim.h). Empty when no value depends on a symbol.
+  std::vector<Dim> sym;
 
-  int64_t numel() const { return NumElements(shape); }
+  Dim numel() const { return NumElements(shape); }
   // Constant data as doubles / int64 (converted from the dtype); only for
   // is_const tensors of numeric dtypes.
   std::vector<double> AsDoubles() const;
   std::vector<int64_t> AsInts() const;
+  // AsInts() with the expressions of `sym` when present.
+  std::vector<Dim> AsDims() const;
 };
 
 // Builds constant tensors.
 Tensor MakeConstF32(const std::string& name, const Shape& shape, const std::vector<float>& v);
 Tensor MakeConstI64(const std::string& name, const Shape& shape, const std::vector<int64_t>& v);
+// An int64 constant of Dims: `data` holds their values, `sym` the Dims when
+// any is symbolic.
+Tensor MakeConstDims(const std::string& name, const Shape& shape, const std::vector<Dim>& v);
 // Converts doubles into a constant of `dtype` (float/double/ints/bool).
 Tensor MakeConstFromDoubles(const std::string& name, DType dtype, const Shape& shape,
                             const std::vector<double>& v);

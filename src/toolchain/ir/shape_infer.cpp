@@ -60,9 +60,12 @@ StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
   size_t r = std::max(a.size(), b.size());
   Shape out(r);
   for (size_t i = 0; i < r; ++i) {
-    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da == db || db == 1) out[i] = da;
+    Dim da = i < r - a.size() ? Dim(1) : a[i - (r - a.size())];
+    Dim db = i < r - b.size() ? Dim(1) : b[i - (r - b.size())];
+    // Equal sizes keep the symbolic one (a static 1 beside a symbol that is 1
+    // at this shape must not drop the symbol).
+    if (da == db) out[i] = da.is_symbolic() ? da : db;
+    else if (db == 1) out[i] = da;
     else if (da == 1) out[i] = db;
     else return InvalidArgument("shapes " + ShapeToString(a) + " and " + ShapeToString(b) +
                                 " cannot be broadcast");
@@ -70,17 +73,17 @@ StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
   return out;
 }
 
-std::vector<int64_t> DenseStrides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
+std::vector<Dim> DenseStrides(const Shape& s) {
+  std::vector<Dim> st(s.size(), 1);
   for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
   return st;
 }
 
-std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out) {
-  std::vector<int64_t> st(out.size(), 0);
-  std::vector<int64_t> dense = DenseStrides(in);
+std::vector<Dim> BroadcastStrides(const Shape& in, const Shape& out) {
+  std::vector<Dim> st(out.size(), 0);
+  std::vector<Dim> dense = DenseStrides(in);
   size_t off = out.size() - in.size();
-  for (size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 ? 0 : dense[i];
+  for (size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 ? Dim(0) : dense[i];
   return st;
 }
 
@@ -437,7 +440,7 @@ Status InferNodeShapes(Graph& g, Node& n) {
     }
     Shape s;
     size_t j = 0;
-    for (int64_t i = 0; i < outr; ++i) s.push_back(ax.count(i) ? 1 : x[j++]);
+    for (int64_t i = 0; i < outr; ++i) s.push_back(ax.count(i) ? Dim(1) : x[j++]);
     return SetOut(g, n, 0, dt, s);
   }
   if (op == "Transpose") {
@@ -520,7 +523,7 @@ Status InferNodeShapes(Graph& g, Node& n) {
     DType odt = DType::kFloat;
     auto it = n.attrs.find("value");
     if (it != n.attrs.end() && !it->second.t.empty()) odt = it->second.t[0].dtype;
-    return SetOut(g, n, 0, odt, sh);
+    return SetOut(g, n, 0, odt, ToDims(sh));
   }
   if (op == "Slice") {
     // Output shape is computed by folding (Slice is fold-only); it needs constant bounds.

@@ -22,9 +22,9 @@ std::vector<std::string> SupportedOps();
 StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 // Element strides of `in` (row-major) broadcast to `out` (same or lower rank,
 // right-aligned); 0 on broadcast dimensions. Result has out.size() entries.
-std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out);
+std::vector<Dim> BroadcastStrides(const Shape& in, const Shape& out);
 // Row-major element strides of `s`.
-std::vector<int64_t> DenseStrides(const Shape& s);
+std::vector<Dim> DenseStrides(const Shape& s);
 
 // Computes dtype and static shape of every output of `n` from its inputs
 // (constant inputs are read for Reshape shapes, Slice bounds, ...). Also

@@ -85,7 +85,7 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
     OAAXVK_RETURN_IF_ERROR(need(1));
     if (!in[1]->is_const)
       return IntNodeError(n, "shape input '" + n.inputs[1] + "' is not a compile-time constant (dynamic shapes are not supported)");
-    StatusOr<Shape> s = BroadcastShapes(x, in[1]->AsInts());
+    StatusOr<Shape> s = BroadcastShapes(x, in[1]->AsDims());
     if (!s.ok()) return IntNodeError(n, s.status().message());
     return SetOutput(g, n, in[0]->dtype, *s);
   }

@@ -30,11 +30,11 @@ bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16
   return true;
 }
 
-void Grid1D(uint64_t groups, uint32_t out[3]) {
-  if (groups == 0) groups = 1;
-  uint64_t gx = groups < 65535 ? groups : 65535;
-  out[0] = static_cast<uint32_t>(gx);
-  out[1] = static_cast<uint32_t>((groups + gx - 1) / gx);
+void Grid1D(const Dim& groups, Dim out[3]) {
+  const Dim g = Max(groups, 1);
+  const Dim gx = Min(g, 65535);
+  out[0] = gx;
+  out[1] = CeilDiv(g, gx);
   out[2] = 1;
 }
 
@@ -57,12 +57,12 @@ constexpr int64_t kConvCpuBlock = 8, kGemmCpuBlock = 8, kCpuLocalSize = 64;
 // Sets `d`'s CPU variant: `kernel` with d's spec values on the grid
 // (gx, gy, gz). Leaves d without a variant when a group count exceeds 65535
 // (the default kernel then runs on CPU-class devices too).
-bool SetCpuVariant(Dispatch* d, const char* kernel, int64_t gx, int64_t gy, int64_t gz) {
-  if (gx > 65535 || gy > 65535 || gz > 65535) return false;
+bool SetCpuVariant(Dispatch* d, const char* kernel, const Dim& gx, const Dim& gy, const Dim& gz) {
+  if (UpperBound(gx) > 65535 || UpperBound(gy) > 65535 || UpperBound(gz) > 65535) return false;
   d->cpu_kernel = kernel;
-  d->cpu_groups[0] = static_cast<uint32_t>(gx);
-  d->cpu_groups[1] = static_cast<uint32_t>(gy);
-  d->cpu_groups[2] = static_cast<uint32_t>(gz);
+  d->cpu_groups[0] = gx;
+  d->cpu_groups[1] = gy;
+  d->cpu_groups[2] = gz;
   d->cpu_spec = d->spec;
   return true;
 }
@@ -164,10 +164,10 @@ class Lowerer {
       // Row reductions over many rows: one invocation per row (the rows count
       // is spec constant 0 of reduce_mean, OUTER * INNER of softmax).
       if (d.kernel == "reduce_mean" || d.kernel == "softmax") {
-        const uint64_t rows = d.kernel == "softmax" ? uint64_t{d.spec[0]} * d.spec[2] : d.spec[0];
-        if (rows >= kMinRowsPerInvocation) {
-          uint32_t g[3];
-          Grid1D((rows + 63) / 64, g);
+        const Dim rows = d.kernel == "softmax" ? d.spec[0] * d.spec[2] : d.spec[0];
+        if (LowerBound(rows) >= static_cast<int64_t>(kMinRowsPerInvocation)) {
+          Dim g[3];
+          Grid1D(CeilDiv(rows, 64), g);
           if (SetCpuVariant(&d, (d.kernel + "_rows_cpu").c_str(), g[0], g[1], g[2])) {
             p_.features.insert("kernel_variants");
             continue;
@@ -355,7 +355,7 @@ class Lowerer {
     PushDispatch(std::move(d), n.name, text);
   }
 
-  static void ActSpec(const Node& n, std::vector<uint32_t>* s) {
+  static void ActSpec(const Node& n, std::vector<Dim>* s) {
     s->push_back(static_cast<uint32_t>(n.act()));
     s->push_back(FBits(n.GetFloat("_act_alpha", 0.f)));
     s->push_back(FBits(n.GetFloat("_act_beta", 0.f)));
@@ -441,7 +441,7 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
                          pd = n.GetInts("_pads", {0, 0, 0, 0});
-    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    auto u = [](const Dim& v) { return v; };
     Dispatch d;
     d.kernel = "conv_transpose2d";
     d.bindings = {{x, false}, {w, false}, {b, false}, {y, true}};
@@ -449,18 +449,18 @@ class Lowerer {
               u(st[0]), u(st[1]), u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), u(n.GetInt("group", 1)),
               has_bias ? 1u : 0u};
     ActSpec(n, &d.spec);
-    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     // Non-overlapping upsampling (kernel == stride, 4 taps, no padding,
     // dilation 1, group 1, no output_padding): every output takes one input
     // pixel and one tap, a register-blocked CPU-class kernel
     // (shaders/conv_transpose2d_tap4_cpu.comp). Other shapes get the direct
     // kernel's texel twin (AddTexelTwins).
     const bool tap4 = ws[2] == st[0] && ws[3] == st[1] && ws[2] * ws[3] == 4 && dl[0] == 1 && dl[1] == 1 &&
-                      pd[0] == 0 && pd[1] == 0 && n.GetInt("group", 1) == 1 && ys[2] == xs[2] * ws[2] &&
-                      ys[3] == xs[3] * ws[3];
+                      pd[0] == 0 && pd[1] == 0 && n.GetInt("group", 1) == 1 && SameDim(ys[2], xs[2] * ws[2]) &&
+                      SameDim(ys[3], xs[3] * ws[3]);
     // Grid: x over input positions (4 per invocation, 64 lanes), y over blocks of 4 output channels.
-    if (tap4 && SetCpuVariant(&d, "conv_transpose2d_tap4_cpu", (xs[0] * xs[2] * xs[3] + 255) / 256,
-                              (ys[1] + 3) / 4, 1))
+    if (tap4 && SetCpuVariant(&d, "conv_transpose2d_tap4_cpu", CeilDiv(xs[0] * xs[2] * xs[3], 256),
+                              CeilDiv(ys[1], 4), 1))
       p_.features.insert("kernel_variants");
     Emit(n, d, StrFormat("%lldx%lld s%lld", static_cast<long long>(ws[2]), static_cast<long long>(ws[3]),
                          static_cast<long long>(st[0])) + ActName(n));
@@ -478,13 +478,15 @@ class Lowerer {
       if (axes[i] != rank - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return Reduce(n);
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
-    int64_t cols = 1;
-    for (int64_t a : axes) cols *= xs[a];
-    int64_t rows = NumElements(xs) / cols;
+    Dim cols = 1, rows = 1;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (std::find(axes.begin(), axes.end(), i) != axes.end()) cols *= xs[i];
+      else rows *= xs[i];
+    }
     Dispatch d;
     d.kernel = "reduce_mean";
     d.bindings = {{x, false}, {y, true}};
-    d.spec = {static_cast<uint32_t>(rows), static_cast<uint32_t>(cols)};
+    d.spec = {rows, cols};
     Grid1D(rows, d.groups);
     Emit(n, d, StrFormat("rows=%lld cols=%lld", static_cast<long long>(rows), static_cast<long long>(cols)));
     return Status::Ok();
@@ -497,8 +499,8 @@ class Lowerer {
     if (st.size() != xs.size() || sp.size() != xs.size()) return Internal("node '" + n.name + "': Slice bounds missing");
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
-    std::vector<int64_t> xd = DenseStrides(xs), si(xs.size());
-    int64_t base = 0;
+    std::vector<Dim> xd = DenseStrides(xs), si(xs.size());
+    Dim base = 0;
     for (size_t i = 0; i < xs.size(); ++i) {
       base += st[i] * xd[i];
       si[i] = sp[i] * xd[i];  // negative steps wrap in uint32 arithmetic and still index correctly
@@ -507,7 +509,7 @@ class Lowerer {
     d.kernel = "strided_copy";
     d.bindings = {{x, false}, {y, true}};
     d.spec = CopySpec(ys, si, DenseStrides(ys), base, 0);
-    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, "slice");
     return Status::Ok();
   }
@@ -563,13 +565,13 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(int rois, ValueOf(n.inputs[1], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int bi, ValueOf(n.inputs[2], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
-    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    auto u = [](const Dim& v) { return v; };
     Dispatch d;
     d.kernel = "roi_align";
     d.bindings = {{x, false}, {rois, false}, {bi, false}, {y, true}};
     d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ys[0]), u(ys[2]), u(ys[3]), u(sr),
               FBits(n.GetFloat("spatial_scale", 1.f)), ctm == "half_pixel" ? 1u : 0u, mode == "avg" ? 0u : 1u};
-    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, mode + " " + ctm);
     return Status::Ok();
   }
@@ -585,13 +587,13 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int grid, ValueOf(n.inputs[1], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
-    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    auto u = [](const Dim& v) { return v; };
     Dispatch d;
     d.kernel = "grid_sample";
     d.bindings = {{x, false}, {grid, false}, {y, true}};
     d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ys[2]), u(ys[3]), kMode.at(mode), kPad.at(pad),
               n.GetInt("align_corners", 0) != 0 ? 1u : 0u};
-    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, mode + " " + pad + (n.GetInt("align_corners", 0) != 0 ? " align_corners" : ""));
     return Status::Ok();
   }
@@ -645,8 +647,8 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     size_t r = xs.size();
-    int64_t planes = NumElements(Shape(xs.begin(), xs.end() - 2));
-    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    Dim planes = NumElements(Shape(xs.begin(), xs.end() - 2));
+    auto u = [](const Dim& v) { return v; };
     Dispatch d;
     d.kernel = "resize2d";
     d.bindings = {{x, false}, {y, true}};
@@ -655,7 +657,7 @@ class Lowerer {
               FBits(n.GetFloat("cubic_coeff_a", -0.75f)), n.GetInt("exclude_outside", 0) != 0 ? 1u : 0u,
               FBits(roi[r - 2]), FBits(roi[2 * r - 2]), FBits(roi[r - 1]), FBits(roi[2 * r - 1]),
               FBits(n.GetFloat("extrapolation_value", 0.f)), FBits(len[r - 2]), FBits(len[r - 1])};
-    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : ""));
     return Status::Ok();
   }
@@ -667,20 +669,20 @@ class Lowerer {
     const Shape& os = T(n.outputs[0]).shape;
     Shape o6(6 - os.size(), 1);
     o6.insert(o6.end(), os.begin(), os.end());
-    std::vector<int64_t> sa = BroadcastStrides(T(n.inputs[0]).shape, o6), sb = BroadcastStrides(T(n.inputs[1]).shape, o6);
+    std::vector<Dim> sa = BroadcastStrides(T(n.inputs[0]).shape, o6), sb = BroadcastStrides(T(n.inputs[1]).shape, o6);
     Dispatch d;
     d.kernel = "eltwise";
     d.bindings = {{a, false}, {b, false}, {c, true}};
     static const std::map<std::string, uint32_t> kOp = {{"Add", 0}, {"Sub", 1}, {"Mul", 2}, {"Div", 3},
                                                        {"Pow", 4}, {"Max", 5}, {"Min", 6}};
     uint32_t opc = kOp.at(n.op_type);
-    int64_t N = NumElements(os);
-    d.spec = {static_cast<uint32_t>(N), opc};
+    Dim N = NumElements(os);
+    d.spec = {N, opc};
     ActSpec(n, &d.spec);
-    for (int64_t x : o6) d.spec.push_back(static_cast<uint32_t>(x));
-    for (int64_t x : sa) d.spec.push_back(static_cast<uint32_t>(x));
-    for (int64_t x : sb) d.spec.push_back(static_cast<uint32_t>(x));
-    Grid1D((N + 255) / 256, d.groups);
+    for (const Dim& x : o6) d.spec.push_back(x);
+    for (const Dim& x : sa) d.spec.push_back(x);
+    for (const Dim& x : sb) d.spec.push_back(x);
+    Grid1D(CeilDiv(N, 256), d.groups);
     Emit(n, d, n.op_type + ActName(n));
     return Status::Ok();
   }
@@ -689,16 +691,16 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(ActivationParams ap, GetActivationParams(g_, n));
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
-    int64_t N = T(n.outputs[0]).numel();
+    Dim N = T(n.outputs[0]).numel();
     Dispatch d;
     d.kernel = "unary";
     d.bindings = {{x, false}, {y, true}};
-    d.spec = {static_cast<uint32_t>(N), static_cast<uint32_t>(ap.act), FBits(ap.alpha), FBits(ap.beta)};
-    Grid1D((N + 255) / 256, d.groups);
+    d.spec = {N, static_cast<uint32_t>(ap.act), FBits(ap.alpha), FBits(ap.beta)};
+    Grid1D(CeilDiv(N, 256), d.groups);
     // CPU-class variant: four elements per invocation (vec4 texel fetch and
     // vec4 store), same spec constants.
-    uint32_t g[3];
-    Grid1D((N + 1023) / 1024, g);
+    Dim g[3];
+    Grid1D(CeilDiv(N, 1024), g);
     const bool cpu = SetCpuVariant(&d, "unary_vec4_cpu", g[0], g[1], g[2]);
     if (cpu) p_.features.insert("kernel_variants");
     Emit(n, d, n.op_type);
@@ -721,7 +723,7 @@ class Lowerer {
     std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
                          pd = n.GetInts("_pads", {0, 0, 0, 0});
     int64_t group = n.GetInt("group", 1);
-    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    auto u = [](const Dim& v) { return v; };
     Dispatch d;
     d.bindings = {{x, false}, {w, false}, {b, false}, {y, true}, {res, false}};
     bool depthwise = group == xs[1] && ws[0] == xs[1] && ws[1] == 1 && group > 1;
@@ -734,17 +736,17 @@ class Lowerer {
                 u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), has_bias ? 1u : 0u};
       ActSpec(n, &d.spec);
       d.spec.push_back(has_res ? 1u : 0u);
-      Grid1D((NumElements(ys) + 255) / 256, d.groups);
+      Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
       // CPU-class variant (shaders/depthwise_cpu.glsl): one invocation per bw
       // consecutive outputs along ow of one (n, c, oh) row (bw = 16 at stride
       // 1 when OW > 8, else 8); depthwise_cpu_xv reads X as vec4 texels when
       // rows come in fours at stride 1 and a kernel row's input segment
       // (from ow0 - PW rounded up to 4) fits in six texels.
-      int64_t bw = st[1] == 1 && ys[3] > 8 ? 16 : 8;
+      int64_t bw = st[1] == 1 && LowerBound(ys[3]) > 8 ? 16 : 8;
       int64_t skip = (pd[1] + 3) / 4 * 4 - pd[1];
-      bool xv = st[1] == 1 && xs[3] % 4 == 0 && skip + bw + (ws[3] - 1) * dl[1] <= 24;
+      bool xv = st[1] == 1 && Divisible(xs[3], 4) && skip + bw + (ws[3] - 1) * dl[1] <= 24;
       std::string cpu = xv ? "depthwise_cpu_xv" : "depthwise_cpu";
-      if (SetLinearCpuVariant(&d, cpu, xs[0] * xs[1] * ys[2] * ((ys[3] + bw - 1) / bw), 1))
+      if (SetLinearCpuVariant(&d, cpu, xs[0] * xs[1] * ys[2] * CeilDiv(ys[3], bw), 1))
         p_.features.insert("kernel_variants");
     } else {
       d.kernel = "conv2d_gemm";
@@ -752,10 +754,11 @@ class Lowerer {
                 u(st[0]), u(st[1]), u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), u(group), has_bias ? 1u : 0u};
       ActSpec(n, &d.spec);
       d.spec.push_back(has_res ? 1u : 0u);
-      int64_t ncol = xs[0] * ys[2] * ys[3], m = ws[0] / group;
-      d.groups[0] = u((ncol + 63) / 64);
-      d.groups[1] = u((m + 63) / 64);
-      d.groups[2] = u(group);
+      Dim ncol = xs[0] * ys[2] * ys[3];
+      int64_t m = ws[0] / group;
+      d.groups[0] = CeilDiv(ncol, 64);
+      d.groups[1] = (m + 63) / 64;
+      d.groups[2] = group;
       if (d.groups[0] > 65535 || d.groups[1] > 65535 || d.groups[2] > 65535)
         return NodeError(n, "workgroup count above 65535");
       // CPU-class variant (shaders/conv2d_cpu*.comp): conv2d_cpu_pw for
@@ -766,15 +769,15 @@ class Lowerer {
       // with suffix _xv when input rows come in fours (X read as vec4 texels).
       int64_t cg = xs[1] / group;
       bool pointwise = ws[2] == 1 && ws[3] == 1 && st[0] == 1 && st[1] == 1 && pd[0] == 0 && pd[1] == 0 &&
-                       ys[2] == xs[2] && ys[3] == xs[3] && (xs[2] * xs[3]) % 4 == 0 && cg % 4 == 0;
+                       SameDim(ys[2], xs[2]) && SameDim(ys[3], xs[3]) && Divisible(xs[2] * xs[3], 4) && cg % 4 == 0;
       bool wide = ws[3] == 5 || ws[3] >= 7;
       std::string cpu = pointwise ? "conv2d_cpu_pw" : wide ? "conv2d_cpu_wide" : "conv2d_cpu";
-      if (!pointwise && xs[3] % 4 == 0) cpu += "_xv";
+      if (!pointwise && Divisible(xs[3], 4)) cpu += "_xv";
       // One invocation per (block of 8 channels, block of 8 positions) pair,
       // 64 to a workgroup; groups along z.
-      int64_t row_blocks = (ys[3] + kConvCpuBlock - 1) / kConvCpuBlock;
-      int64_t pos_blocks = pointwise ? (ncol + kConvCpuBlock - 1) / kConvCpuBlock : xs[0] * ys[2] * row_blocks;
-      int64_t pairs = (m + kConvCpuBlock - 1) / kConvCpuBlock * pos_blocks;
+      Dim row_blocks = CeilDiv(ys[3], kConvCpuBlock);
+      Dim pos_blocks = pointwise ? CeilDiv(ncol, kConvCpuBlock) : xs[0] * ys[2] * row_blocks;
+      Dim pairs = (m + kConvCpuBlock - 1) / kConvCpuBlock * pos_blocks;
       if (SetLinearCpuVariant(&d, cpu, pairs, group)) p_.features.insert("kernel_variants");
     }
     Emit(n, d, detail);
@@ -787,21 +790,21 @@ class Lowerer {
     const Shape& ys = T(n.outputs[0]).shape;
     OAAXVK_ASSIGN_OR_RETURN(int a, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int b, ValueOf(n.inputs[1], n.name));
-    int64_t M, N, K, batch = 1, sab = 0, sam, sak, sbb = 0, sbk, sbn, scm = 0, scn = 0;
+    Dim M, N, K, batch = 1, sab = 0, sam, sak, sbb = 0, sbk, sbn, scm = 0, scn = 0;
     bool has_bias = false;
     int c = b;
     float alpha = 1.f, beta = 1.f;
     if (n.op_type == "Gemm") {
       bool ta = n.GetInt("transA", 0), tb = n.GetInt("transB", 0);
       M = ys[0]; N = ys[1]; K = ta ? as[0] : as[1];
-      sam = ta ? 1 : K; sak = ta ? M : 1;
-      sbk = tb ? 1 : N; sbn = tb ? K : 1;
+      sam = ta ? Dim(1) : K; sak = ta ? M : Dim(1);
+      sbk = tb ? Dim(1) : N; sbn = tb ? K : Dim(1);
       alpha = n.GetFloat("alpha", 1.f);
       beta = n.GetFloat("beta", 1.f);
       if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
         has_bias = true;
         OAAXVK_ASSIGN_OR_RETURN(c, ValueOf(n.inputs[2], n.name));
-        std::vector<int64_t> cs = BroadcastStrides(T(n.inputs[2]).shape, {M, N});
+        std::vector<Dim> cs = BroadcastStrides(T(n.inputs[2]).shape, {M, N});
         scm = cs[0]; scn = cs[1];
       }
     } else {
@@ -813,9 +816,9 @@ class Lowerer {
       sam = K; sak = 1; sbk = N; sbn = 1;
       Shape ob(ys.begin(), ys.end() - (as.size() == 1 ? 0 : 1) - (bvec ? 0 : 1));
       batch = NumElements(ob);
-      int64_t ab = NumElements(Shape(a2.begin(), a2.end() - 2)), bb = NumElements(Shape(b2.begin(), b2.end() - 2));
-      auto bstride = [&](int64_t nb, const Shape& full, int64_t mat) -> StatusOr<int64_t> {
-        if (nb == 1) return int64_t{0};
+      Dim ab = NumElements(Shape(a2.begin(), a2.end() - 2)), bb = NumElements(Shape(b2.begin(), b2.end() - 2));
+      auto bstride = [&](const Dim& nb, const Shape& full, const Dim& mat) -> StatusOr<Dim> {
+        if (nb == 1 && !nb.is_symbolic()) return Dim(0);
         Shape mine(full.begin(), full.end() - 2);
         Shape pad(ob.size() - std::min(ob.size(), mine.size()), 1);
         pad.insert(pad.end(), mine.begin(), mine.end());
@@ -826,16 +829,16 @@ class Lowerer {
       OAAXVK_ASSIGN_OR_RETURN(sbb, bstride(bb, b2, K * N));
     }
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
-    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    auto u = [](const Dim& v) { return v; };
     Dispatch d;
     d.kernel = "gemm";
     d.bindings = {{a, false}, {b, false}, {c, false}, {y, true}};
     d.spec = {u(M), u(N), u(K), u(sab), u(sam), u(sak), u(sbb), u(sbk), u(sbn), has_bias ? 1u : 0u, u(scm), u(scn),
               FBits(alpha), FBits(beta)};
     ActSpec(n, &d.spec);
-    d.groups[0] = u((N + 63) / 64);
-    d.groups[1] = u((M + 63) / 64);
-    d.groups[2] = u(batch);
+    d.groups[0] = CeilDiv(N, 64);
+    d.groups[1] = CeilDiv(M, 64);
+    d.groups[2] = batch;
     if (d.groups[0] > 65535 || d.groups[1] > 65535 || d.groups[2] > 65535)
       return NodeError(n, "workgroup count above 65535");
     // CPU-class variant (shaders/gemm_cpu.glsl): 8 x 8 blocks of Y, one per
@@ -843,13 +846,12 @@ class Lowerer {
     // when their rows are vec4-aligned (A along k or, transposed, along m; B
     // along n or, transposed, along k; the shader re-derives which), else
     // through R32 views: kernel gemm_cpu, or gemm_cpu_<A><B> naming the views.
-    auto al4 = [](int64_t v) { return v % 4 == 0; };
+    auto al4 = [](const Dim& v) { return Divisible(v, 4); };
     bool a_v = (sak == 1 && al4(sam) && al4(sab) && al4(K)) || (sam == 1 && al4(sak) && al4(sab) && al4(M));
     bool b_v = (sbn == 1 && al4(sbk) && al4(sbb) && al4(N)) || (sbk == 1 && al4(sbn) && al4(sbb) && al4(K));
     std::string cpu_kernel =
         a_v && b_v ? "gemm_cpu" : std::string("gemm_cpu_") + (a_v ? "v" : "f") + (b_v ? "v" : "f");
-    bool cpu = SetLinearCpuVariant(&d, cpu_kernel, ((M + kGemmCpuBlock - 1) / kGemmCpuBlock) *
-                                                       ((N + kGemmCpuBlock - 1) / kGemmCpuBlock), batch);
+    bool cpu = SetLinearCpuVariant(&d, cpu_kernel, CeilDiv(M, kGemmCpuBlock) * CeilDiv(N, kGemmCpuBlock), batch);
     if (cpu) p_.features.insert("kernel_variants");
     Emit(n, d, StrFormat("M=%lld N=%lld K=%lld batch=%lld", static_cast<long long>(M), static_cast<long long>(N),
                          static_cast<long long>(K), static_cast<long long>(batch)) + ActName(n));
@@ -861,9 +863,9 @@ class Lowerer {
   // 64-wide workgroups (item = (group_y * groups_x + group_x) * 64 + lane;
   // shaders/gemm_cpu.glsl, depthwise_cpu.comp), times `z` along group z.
   // Leaves d without a variant when a group count would exceed 65535.
-  static bool SetLinearCpuVariant(Dispatch* d, const std::string& kernel, int64_t items, int64_t z) {
-    uint32_t g[3];
-    Grid1D(static_cast<uint64_t>((items + kCpuLocalSize - 1) / kCpuLocalSize), g);
+  static bool SetLinearCpuVariant(Dispatch* d, const std::string& kernel, const Dim& items, const Dim& z) {
+    Dim g[3];
+    Grid1D(CeilDiv(items, kCpuLocalSize), g);
     return SetCpuVariant(d, kernel.c_str(), g[0], g[1], z);
   }
 
@@ -875,14 +877,14 @@ class Lowerer {
     std::vector<int64_t> k = n.GetInts("kernel_shape", {}), st = n.GetInts("strides", {1, 1}),
                          dl = n.GetInts("dilations", {1, 1}), pd = n.GetInts("_pads", {0, 0, 0, 0});
     if (n.op_type == "MaxPool" && n.GetInt("storage_order", 0) != 0) return NodeError(n, "storage_order=1 is not supported");
-    auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    auto u = [](const Dim& v) { return v; };
     Dispatch d;
     d.kernel = "pool2d";
     d.bindings = {{x, false}, {y, true}};
     d.spec = {u(xs[0] * xs[1]), u(xs[2]), u(xs[3]), u(ys[2]), u(ys[3]), u(k[0]), u(k[1]), u(st[0]), u(st[1]),
               u(pd[0]), u(pd[1]), u(pd[2]), u(pd[3]), u(dl[0]), u(dl[1]), n.op_type == "MaxPool" ? 0u : 1u,
               u(n.GetInt("count_include_pad", 0))};
-    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, StrFormat("%s %lldx%lld", n.op_type == "MaxPool" ? "max" : "avg", static_cast<long long>(k[0]),
                          static_cast<long long>(k[1])));
     return Status::Ok();
@@ -892,11 +894,11 @@ class Lowerer {
     const Shape& xs = T(n.inputs[0]).shape;
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
-    int64_t rows = xs[0] * xs[1], cols = NumElements(xs) / rows;
+    Dim rows = xs[0] * xs[1], cols = NumElements(Shape(xs.begin() + 2, xs.end()));
     Dispatch d;
     d.kernel = "reduce_mean";
     d.bindings = {{x, false}, {y, true}};
-    d.spec = {static_cast<uint32_t>(rows), static_cast<uint32_t>(cols)};
+    d.spec = {rows, cols};
     Grid1D(rows, d.groups);
     Emit(n, d, "");
     return Status::Ok();
@@ -909,7 +911,7 @@ class Lowerer {
     int64_t rank = static_cast<int64_t>(xs.size());
     int64_t axis = n.GetInt("axis", g_.opset >= 13 ? -1 : 1);
     if (axis < 0) axis += rank;
-    int64_t outer = 1, len = 1, inner = 1;
+    Dim outer = 1, len = 1, inner = 1;
     for (int64_t i = 0; i < rank; ++i) {
       if (i < axis) outer *= xs[i];
       else if (i == axis || g_.opset < 13) len *= xs[i];
@@ -918,22 +920,20 @@ class Lowerer {
     Dispatch d;
     d.kernel = "softmax";
     d.bindings = {{x, false}, {y, true}};
-    d.spec = {static_cast<uint32_t>(outer), static_cast<uint32_t>(len), static_cast<uint32_t>(inner),
-              n.op_type == "LogSoftmax" ? 1u : n.op_type == "Hardmax" ? 2u : 0u};
+    d.spec = {outer, len, inner, n.op_type == "LogSoftmax" ? 1u : n.op_type == "Hardmax" ? 2u : 0u};
     Grid1D(outer * inner, d.groups);
     Emit(n, d, StrFormat("rows=%lld len=%lld", static_cast<long long>(outer * inner), static_cast<long long>(len)));
     return Status::Ok();
   }
 
   // strided_copy spec: N, IN_BASE, OUT_BASE, D[6], SI[6], SO[6] (right-aligned).
-  static std::vector<uint32_t> CopySpec(const Shape& dims, const std::vector<int64_t>& si,
-                                        const std::vector<int64_t>& so, int64_t in_base, int64_t out_base) {
+  static std::vector<Dim> CopySpec(const Shape& dims, const std::vector<Dim>& si, const std::vector<Dim>& so,
+                                   const Dim& in_base, const Dim& out_base) {
     size_t pad = 6 - dims.size();
-    std::vector<uint32_t> s = {static_cast<uint32_t>(NumElements(dims)), static_cast<uint32_t>(in_base),
-                               static_cast<uint32_t>(out_base)};
-    for (size_t i = 0; i < 6; ++i) s.push_back(i < pad ? 1u : static_cast<uint32_t>(dims[i - pad]));
-    for (size_t i = 0; i < 6; ++i) s.push_back(i < pad ? 0u : static_cast<uint32_t>(si[i - pad]));
-    for (size_t i = 0; i < 6; ++i) s.push_back(i < pad ? 0u : static_cast<uint32_t>(so[i - pad]));
+    std::vector<Dim> s = {NumElements(dims), in_base, out_base};
+    for (size_t i = 0; i < 6; ++i) s.push_back(i < pad ? Dim(1) : dims[i - pad]);
+    for (size_t i = 0; i < 6; ++i) s.push_back(i < pad ? Dim(0) : si[i - pad]);
+    for (size_t i = 0; i < 6; ++i) s.push_back(i < pad ? Dim(0) : so[i - pad]);
     return s;
   }
 
@@ -943,13 +943,13 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     std::vector<int64_t> perm = n.GetInts("perm", {});
-    std::vector<int64_t> xd = DenseStrides(xs), si(ys.size());
+    std::vector<Dim> xd = DenseStrides(xs), si(ys.size());
     for (size_t i = 0; i < ys.size(); ++i) si[i] = xd[perm[i]];
     Dispatch d;
     d.kernel = "strided_copy";
     d.bindings = {{x, false}, {y, true}};
     d.spec = CopySpec(ys, si, DenseStrides(ys), 0, 0);
-    Grid1D((NumElements(ys) + 255) / 256, d.groups);
+    Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, "transpose");
     return Status::Ok();
   }
@@ -958,8 +958,8 @@ class Lowerer {
     const Shape& ys = T(n.outputs[0]).shape;
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     int64_t axis = n.GetInt("axis", 0);
-    std::vector<int64_t> yd = DenseStrides(ys);
-    int64_t off = 0;
+    std::vector<Dim> yd = DenseStrides(ys);
+    Dim off = 0;
     for (const std::string& in : n.inputs) {
       const Shape& xs = T(in).shape;
       if (NumElements(xs) == 0) continue;
@@ -968,7 +968,7 @@ class Lowerer {
       d.kernel = "strided_copy";
       d.bindings = {{x, false}, {y, true}};
       d.spec = CopySpec(xs, DenseStrides(xs), yd, 0, off * yd[axis]);
-      Grid1D((NumElements(xs) + 255) / 256, d.groups);
+      Grid1D(CeilDiv(NumElements(xs), 256), d.groups);
       Emit(n, d, "concat part");
       off += xs[axis];
     }

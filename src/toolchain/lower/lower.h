@@ -24,7 +24,7 @@ enum class BufferKind : uint32_t { kWeights = 0, kArena = 1, kInputs = 2, kOutpu
 struct Value {
   std::string tensor;           // tensor that owns the region
   BufferKind kind = BufferKind::kArena;
-  uint64_t bytes = 0;           // dense float32 bytes (kWeightsF16: 2 per element)
+  Dim bytes = 0;                // dense float32 bytes (kWeightsF16: 2 per element); symbolic in dynamic programs
   uint64_t offset = 0;          // byte offset in its buffer (set by the planner)
   std::vector<uint8_t> data;    // kWeights: the constant bytes; kWeightsF16: their binary16 (RNE) copy
   int io_index = -1;            // kInputs/kOutputs: index in Program::inputs/outputs
@@ -35,11 +35,15 @@ struct Binding {
   bool written = false;
 };
 
+// Group counts and specialization values are Dims: in a dynamic-shape
+// conversion they carry the expression of the symbols the runtime evaluates
+// (dim.h; docs/bundle-format.md "Dynamic shapes"). Specialization values are
+// 32-bit patterns (int, uint or float bits) held in the Dim's int64 value.
 struct Dispatch {
   std::string kernel;
-  uint32_t groups[3] = {1, 1, 1};
+  Dim groups[3] = {1, 1, 1};
   std::vector<Binding> bindings;  // binding 0..B-1
-  std::vector<uint32_t> spec;     // constant_id 0..S-1
+  std::vector<Dim> spec;          // constant_id 0..S-1
   std::string node;               // ONNX node name (for program.op)
   std::string op_type;
   // Kernel variant for CPU-class devices (VK_PHYSICAL_DEVICE_TYPE_CPU), the
@@ -47,8 +51,8 @@ struct Dispatch {
   // the dispatch above runs everywhere. Same bindings (so the memory plan and
   // barriers hold for both); own kernel, group counts and spec values.
   std::string cpu_kernel;
-  uint32_t cpu_groups[3] = {1, 1, 1};
-  std::vector<uint32_t> cpu_spec;
+  Dim cpu_groups[3] = {1, 1, 1};
+  std::vector<Dim> cpu_spec;
   // Device-specific variant for GPU-class devices (program.dispatch.gpu,
   // bundle feature `device_variants`): empty = none. Own kernel (one with
   // KernelInfo::required_capabilities; the runtime falls back to the row
@@ -57,8 +61,8 @@ struct Dispatch {
   // weights values (kWeights) may be replaced by their binary16 copies
   // (kWeightsF16), which the kernel reads as float16_t.
   std::string gpu_kernel;
-  uint32_t gpu_groups[3] = {1, 1, 1};
-  std::vector<uint32_t> gpu_spec;
+  Dim gpu_groups[3] = {1, 1, 1};
+  std::vector<Dim> gpu_spec;
   std::vector<Binding> gpu_bindings;
 
   // The bindings of the GPU-class row.
@@ -70,7 +74,7 @@ struct IoDesc {
   DType dtype = DType::kFloat;
   Shape shape;
   int value = -1;
-  uint64_t nbytes = 0;
+  Dim nbytes = 0;
   // Inputs only: non-empty when the input was bound at conversion
   // (config.json "input_values"): its nbytes host-dtype bytes. The compiled
   // program assumes this value; the runtime rejects any other
@@ -92,7 +96,9 @@ struct Program {
 
 // Splits n invocations of 256-wide (or `local`-wide) workgroups into
 // groups_x <= 65535 and groups_y.
-void Grid1D(uint64_t groups, uint32_t out[3]);
+// Symbolic groups give groups_x = min(groups, 65535), groups_y =
+// ceildiv(groups, groups_x) as expressions.
+void Grid1D(const Dim& groups, Dim out[3]);
 
 // Largest finite IEEE binary16 value: weights within +-kMaxFloat16 (and
 // finite) get a binary16 copy for the _f16w kernels.

@@ -15,16 +15,17 @@ Status LErr(const Node& n, const std::string& m) {
   return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
 }
 
-uint32_t U(int64_t v) { return static_cast<uint32_t>(v); }
+// A specialization value (bundle writer: the low 32 bits of the value).
+Dim U(const Dim& v) { return v; }
 
 // Right-aligns `v` (one entry per dimension) to 6 entries, padding with `fill`.
-std::vector<int64_t> Align6(const std::vector<int64_t>& v, int64_t fill) {
-  std::vector<int64_t> r(6 - v.size(), fill);
+std::vector<Dim> Align6(const std::vector<Dim>& v, int64_t fill) {
+  std::vector<Dim> r(6 - v.size(), fill);
   r.insert(r.end(), v.begin(), v.end());
   return r;
 }
-void Push(std::vector<uint32_t>* spec, const std::vector<int64_t>& v) {
-  for (int64_t x : v) spec->push_back(U(x));
+void Push(std::vector<Dim>* spec, const std::vector<Dim>& v) {
+  for (const Dim& x : v) spec->push_back(x);
 }
 
 Status CheckTensors(const Graph& g, const Node& n) {
@@ -159,8 +160,8 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       for (int64_t t = K - 1; t >= 0; --t) { ks6[t] = s; s *= kd[t]; }
       d.kernel = "gather_nd";
       d.spec = {U(y.numel()), U(K), U(tuples / batch), U(slice), U(kprod * slice)};
-      Push(&d.spec, kd6);
-      Push(&d.spec, ks6);
+      Push(&d.spec, ToDims(kd6));
+      Push(&d.spec, ToDims(ks6));
       d.detail = StrFormat("batch_dims=%lld K=%lld", static_cast<long long>(b), static_cast<long long>(K));
     } else {
       if (IsFloatLike(g.FindTensor(n.inputs.at(2))->dtype) != (in_float != 0))
@@ -170,7 +171,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       d.inputs = {ind.name, n.inputs[2]};
       d.units = static_cast<uint64_t>(slice);
       d.spec = {U(slice), U(K), U(tuples)};
-      Push(&d.spec, kd6);
+      Push(&d.spec, ToDims(kd6));
       d.spec.push_back(U(n.GetInt("_reduction", 0)));
       d.spec.push_back(in_float);
       d.detail = StrFormat("K=%lld updates=%lld", static_cast<long long>(K), static_cast<long long>(tuples));
@@ -208,7 +209,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.spec = {U(y.numel()), U(n.GetInt("_mode", 0)), has_value ? 1u : 0u, value_bits};
     Push(&d.spec, Align6(y.shape, 1));
     Push(&d.spec, Align6(xs, 1));
-    Push(&d.spec, Align6(std::vector<int64_t>(pads.begin(), pads.begin() + rank), 0));
+    Push(&d.spec, Align6(ToDims(std::vector<int64_t>(pads.begin(), pads.begin() + rank)), 0));
     d.detail = n.GetString("mode", "constant");
   } else {  // MaxPool with Indices
     if (xs.size() != 4) return LErr(n, "only 2-D pooling (4-D input) is supported");

@@ -32,8 +32,8 @@ struct IndexDispatch {
   std::string kernel;
   std::vector<std::string> inputs;
   std::vector<size_t> outputs;
-  std::vector<uint32_t> spec;
-  uint64_t units = 0;
+  std::vector<Dim> spec;
+  Dim units = 0;
   std::string detail;
 };
 

@@ -22,15 +22,16 @@ Status Err(const Node& n, const std::string& m) {
   return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
 }
 
-uint32_t U(int64_t v) { return static_cast<uint32_t>(v); }
+// A specialization value (bundle writer: the low 32 bits of the value).
+Dim U(const Dim& v) { return v; }
 
 // 6 right-aligned dims of `out`, then broadcast strides of each input.
-void BroadcastSpec(const Shape& out, const std::vector<Shape>& ins, std::vector<uint32_t>* spec) {
+void BroadcastSpec(const Shape& out, const std::vector<Shape>& ins, std::vector<Dim>* spec) {
   Shape o6(6 - out.size(), 1);
   o6.insert(o6.end(), out.begin(), out.end());
-  for (int64_t d : o6) spec->push_back(U(d));
+  for (const Dim& d : o6) spec->push_back(d);
   for (const Shape& s : ins)
-    for (int64_t st : BroadcastStrides(s, o6)) spec->push_back(U(st));
+    for (const Dim& st : BroadcastStrides(s, o6)) spec->push_back(st);
 }
 
 Status CheckDevice(const Graph& g, const Node& n) {
@@ -52,14 +53,14 @@ Status CheckDevice(const Graph& g, const Node& n) {
 
 DType ComputeDType(DType t) { return IsFloatLike(t) ? DType::kFloat : DType::kInt32; }
 
-std::vector<uint32_t> ConvertSpec(int64_t n, DType src, DType dst, DType sem) {
-  return {U(n), static_cast<uint32_t>(src), static_cast<uint32_t>(dst), static_cast<uint32_t>(sem)};
+std::vector<Dim> ConvertSpec(const Dim& n, DType src, DType dst, DType sem) {
+  return {n, static_cast<uint32_t>(src), static_cast<uint32_t>(dst), static_cast<uint32_t>(sem)};
 }
 
-uint64_t ConvertUnits(int64_t n, DType dst) {
+Dim ConvertUnits(const Dim& n, DType dst) {
   size_t es = DTypeSize(dst);
-  uint64_t epw = es == 1 ? 4 : es == 2 ? 2 : 1;
-  return (static_cast<uint64_t>(n) + epw - 1) / epw;
+  int64_t epw = es == 1 ? 4 : es == 2 ? 2 : 1;
+  return CeilDiv(n, epw);
 }
 
 StatusOr<std::vector<uint8_t>> DeviceWords(const Tensor& t) {

@@ -22,8 +22,8 @@ namespace oaaxvk::toolchain {
 struct PlannedDispatch {
   std::string kernel;
   std::vector<std::string> inputs;
-  std::vector<uint32_t> spec;
-  uint64_t units = 0;
+  std::vector<Dim> spec;
+  Dim units = 0;
   std::string detail;
 };
 
@@ -41,8 +41,8 @@ DType ComputeDType(DType t);
 StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n);
 // `convert` kernel parameters for n elements read in storage dtype `src`,
 // converted to `sem`, written in storage dtype `dst`.
-std::vector<uint32_t> ConvertSpec(int64_t n, DType src, DType dst, DType sem);
-uint64_t ConvertUnits(int64_t n, DType dst);
+std::vector<Dim> ConvertSpec(const Dim& n, DType src, DType dst, DType sem);
+Dim ConvertUnits(const Dim& n, DType dst);
 // A constant's data as device words (numel x 4 bytes): float64 rounded to
 // float32, integers narrowed to int32 (error naming the tensor when a value
 // does not fit), bool as 0/1.

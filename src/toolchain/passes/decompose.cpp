@@ -119,11 +119,11 @@ Status DepthSpace(Graph& g, const Node& n, Builder& b) {
     perm = {0, 3, 5, 1, 2, 4};
     s4 = {N, C * bs * bs, H / bs, W / bs};
   }
-  std::string r6 = b.Out(b.Add("Reshape", {n.inputs[0], b.ConstI64("shape6", s6)}, "reshape6"));
+  std::string r6 = b.Out(b.Add("Reshape", {n.inputs[0], b.ConstI64("shape6", ToDims(s6))}, "reshape6"));
   Node& t = b.Add("Transpose", {r6}, "transpose");
   t.SetInts("perm", perm);
   std::string tr = b.Out(t);
-  b.Add("Reshape", {tr, b.ConstI64("shape4", s4)}, "reshape4", n.outputs[0]);
+  b.Add("Reshape", {tr, b.ConstI64("shape4", ToDims(s4))}, "reshape4", n.outputs[0]);
   return Status::Ok();
 }
 

@@ -37,8 +37,9 @@ class Builder {
     g_.tensors[name] = std::move(t);
     return name;
   }
-  std::string ConstI64(const std::string& suffix, const std::vector<int64_t>& v) {
-    return AddConst(MakeConstI64("", {static_cast<int64_t>(v.size())}, v), suffix);
+  // An int64 constant (symbolic sizes keep their expressions, graph.h Tensor::sym).
+  std::string ConstI64(const std::string& suffix, const std::vector<Dim>& v) {
+    return AddConst(MakeConstDims("", {static_cast<int64_t>(v.size())}, v), suffix);
   }
   // Adds a node; `out` empty: a fresh tensor named after `suffix`.
   Node& Add(const std::string& op, std::vector<std::string> inputs, const std::string& suffix,
@@ -56,7 +57,7 @@ class Builder {
   std::string Op(const std::string& op, std::vector<std::string> inputs, const std::string& suffix) {
     return Out(Add(op, std::move(inputs), suffix));
   }
-  std::string Reshape(const std::string& x, const std::vector<int64_t>& shape, const std::string& suffix) {
+  std::string Reshape(const std::string& x, const std::vector<Dim>& shape, const std::string& suffix) {
     return Op("Reshape", {x, ConstI64(suffix + "_shape", shape)}, suffix);
   }
   // Slice of [start, end) on one axis.

@@ -36,7 +36,7 @@ void Keep(const Node& n, Builder& b) {
   c.attrs = n.attrs;
 }
 
-std::string Reshape(Builder& b, const std::string& x, const std::vector<int64_t>& shape, const std::string& suffix,
+std::string Reshape(Builder& b, const std::string& x, const std::vector<Dim>& shape, const std::string& suffix,
                     const std::string& out = "") {
   return b.Out(b.Add("Reshape", {x, b.ConstI64(suffix + "_shape", shape)}, suffix, out));
 }
@@ -278,7 +278,7 @@ Status Window(Graph& g, const Node& n, Builder& b) {
 std::string PerChannel(Builder& b, const std::string& t, int64_t C, size_t rank, const std::string& suffix) {
   std::vector<int64_t> s(rank > 1 ? rank - 1 : 1, 1);
   s[0] = C;
-  return Reshape(b, t, s, suffix);
+  return Reshape(b, t, ToDims(s), suffix);
 }
 
 Status CheckFloat(const Node& n, const Tensor* x, size_t k) {
@@ -434,7 +434,7 @@ StatusOr<std::string> QuantParam(Graph& g, const Node& n, Builder& b, size_t k, 
                                     "]) quantization parameters are supported");
   std::vector<int64_t> s(static_cast<size_t>(rank - axis), 1);
   s[0] = xs[axis];
-  return Reshape(b, n.inputs[k], s, suffix);
+  return Reshape(b, n.inputs[k], ToDims(s), suffix);
 }
 
 // Requantizes float `v` (integer-valued or real) to `to`:
@@ -569,7 +569,7 @@ StatusOr<std::string> Centered(Graph& g, const Node& n, Builder& b, size_t vk, s
         return NodeInvalid(n, "zero point '" + n.inputs[zk] + "' must have " + Str(vs[0]) + " entries");
       std::vector<int64_t> s(vs.size(), 1);
       s[0] = vs[0];
-      zf = Reshape(b, zf, s, suffix + "_zero_point_channels");
+      zf = Reshape(b, zf, ToDims(s), suffix + "_zero_point_channels");
     }
   } else if (!z->shape.empty()) {
     zf = Reshape(b, zf, {}, suffix + "_zero_point_scalar");
@@ -618,7 +618,7 @@ StatusOr<std::string> Multiplier(Graph& g, const Node& n, Builder& b, size_t as,
     } else if (t->shape.size() == 1 && per[i] == 'o') {
       std::vector<int64_t> s(static_cast<size_t>(out_rank - 1), 1);
       s[0] = t->shape[0];
-      r[i] = Reshape(b, n.inputs[idx[i]], s, "scale" + Str(i) + "_channels");
+      r[i] = Reshape(b, n.inputs[idx[i]], ToDims(s), "scale" + Str(i) + "_channels");
     } else {
       return NodeUnimplemented(n, "scale '" + n.inputs[idx[i]] + "' of shape " + ShapeToString(t->shape) +
                                       " is not supported (per-tensor or per-row/column/channel only)");
@@ -877,9 +877,9 @@ Status Einsum(Graph& g, const Node& n, Builder& b) {
     std::vector<int64_t> full;
     for (char c : all) {
       const size_t p = sorted.find(c);
-      full.push_back(p == std::string::npos ? 1 : shape[static_cast<size_t>(perm[p])]);
+      full.push_back(p == std::string::npos ? int64_t{1} : shape[static_cast<size_t>(perm[p])].value());
     }
-    if (sorted.size() != all.size()) cur = Reshape(b, cur, full, tag + "_aligned");
+    if (sorted.size() != all.size()) cur = Reshape(b, cur, ToDims(full), tag + "_aligned");
     aligned.push_back(cur);
   }
   std::string prod = aligned[0];
@@ -889,7 +889,7 @@ Status Einsum(Graph& g, const Node& n, Builder& b) {
   if (!sum_axes.empty()) prod = Reduce(b, "ReduceSum", prod, sum_axes, false, "contract");
   std::vector<int64_t> out_shape;
   for (char c : out) out_shape.push_back(dim[c]);
-  Reshape(b, prod, out_shape, "result", n.outputs[0]);
+  Reshape(b, prod, ToDims(out_shape), "result", n.outputs[0]);
   return Status::Ok();
 }
 

@@ -292,7 +292,7 @@ class Unroller {
   std::string Add(const std::string& op, std::vector<std::string> in, const std::string& sfx) {
     return b_.Op(op, std::move(in), sfx);
   }
-  std::string Reshape(const std::string& x, const std::vector<int64_t>& shape, const std::string& sfx) {
+  std::string Reshape(const std::string& x, const std::vector<Dim>& shape, const std::string& sfx) {
     return b_.Reshape(x, shape, sfx);
   }
   std::string SliceAxis(const std::string& x, int64_t axis, int64_t start, int64_t end, const std::string& sfx) {

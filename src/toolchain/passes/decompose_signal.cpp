@@ -31,7 +31,7 @@ class Ops {
   std::string Op(const std::string& op, std::vector<std::string> in, const std::string& sfx) {
     return b_.Op(op, std::move(in), sfx);
   }
-  std::string Reshape(const std::string& x, const std::vector<int64_t>& shape, const std::string& sfx) {
+  std::string Reshape(const std::string& x, const std::vector<Dim>& shape, const std::string& sfx) {
     return b_.Reshape(x, shape, sfx);
   }
   std::string SliceAxis(const std::string& x, int64_t axis, int64_t start, int64_t end, const std::string& sfx) {
@@ -96,7 +96,7 @@ Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs,
     im = o.Op("Add", {im, o.Op("MatMul", {xi, C}, "xi_c")}, "im");
   }
   Shape moved;
-  for (int64_t p : perm) moved.push_back(p == axis ? K : inner[p]);
+  for (int64_t p : perm) moved.push_back(p == axis ? Dim(K) : inner[p]);
   moved.push_back(1);
   std::vector<int64_t> perm_back = inv;
   perm_back.push_back(rank - 1);

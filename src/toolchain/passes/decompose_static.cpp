@@ -47,7 +47,7 @@ Status Compress(Graph& g, const Node& n, Builder& b) {
   for (size_t i = 0; i < c.size(); ++i)
     if (c[i] != 0) idx.push_back(static_cast<int64_t>(i));
   if (idx.empty()) return NodeUnimplemented(n, "the condition selects nothing (empty outputs are not supported)");
-  std::string table = b.ConstI64("indices", idx);
+  std::string table = b.ConstI64("indices", ToDims(idx));
   b.Add("Gather", {data, table}, "gather", n.outputs[0]).SetInt("axis", axis);
   return Status::Ok();
 }

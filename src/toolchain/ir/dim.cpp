@@ -1,0 +1,303 @@
+#include "toolchain/ir/dim.h"
+
+#include <algorithm>
+#include <limits>
+#include <ostream>
+
+namespace oaaxvk::toolchain {
+
+namespace {
+thread_local SymContext* g_current = nullptr;
+
+bool CheckedOp(SymOp op, int64_t a, int64_t b, int64_t* r) {
+  switch (op) {
+    case SymOp::kAdd: return !__builtin_add_overflow(a, b, r);
+    case SymOp::kSub: return !__builtin_sub_overflow(a, b, r);
+    case SymOp::kMul: return !__builtin_mul_overflow(a, b, r);
+    case SymOp::kFloorDiv: if (b <= 0) return false; *r = FloorDivI(a, b); return true;
+    case SymOp::kCeilDiv: if (b <= 0) return false; *r = CeilDivI(a, b); return true;
+    case SymOp::kMod: if (b <= 0) return false; *r = a - b * FloorDivI(a, b); return true;
+    case SymOp::kMin: *r = a < b ? a : b; return true;
+    case SymOp::kMax: *r = a > b ? a : b; return true;
+    default: return false;
+  }
+}
+
+const char* OpName(SymOp op) {
+  switch (op) {
+    case SymOp::kFloorDiv: return "floordiv";
+    case SymOp::kCeilDiv: return "ceildiv";
+    case SymOp::kMod: return "mod";
+    case SymOp::kMin: return "min";
+    case SymOp::kMax: return "max";
+    default: return "?";
+  }
+}
+}  // namespace
+
+int64_t FloorDivI(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t CeilDivI(int64_t a, int64_t b) { return -FloorDivI(-a, b); }
+
+SymContext* SymContext::Current() { return g_current; }
+
+SymScope::SymScope(SymContext* c) : prev_(g_current) { g_current = c; }
+SymScope::~SymScope() { g_current = prev_; }
+
+int32_t SymContext::Intern(SymNode n) {
+  auto key = std::make_tuple(static_cast<int64_t>(n.op), n.a, n.b);
+  auto it = index_.find(key);
+  if (it != index_.end()) return it->second;
+  nodes_.push_back(n);
+  int32_t id = static_cast<int32_t>(nodes_.size() - 1);
+  index_[key] = id;
+  return id;
+}
+
+int32_t SymContext::SymbolNode(size_t s) { return Intern({SymOp::kSymbol, static_cast<int64_t>(s), 0}); }
+int32_t SymContext::ConstNode(int64_t v) { return Intern({SymOp::kConst, v, 0}); }
+
+int32_t SymContext::Make(SymOp op, int32_t a, int32_t b) {
+  const SymNode na = nodes_[a];
+  const SymNode nb = nodes_[b];
+  const bool ca = na.op == SymOp::kConst, cb = nb.op == SymOp::kConst;
+  if (ca && cb) {
+    int64_t r;
+    if (CheckedOp(op, na.a, nb.a, &r)) return ConstNode(r);
+  }
+  // Linear forms: x - c is x + (-c); (x + c1) + c2 is x + (c1 + c2);
+  // (x * c1) * c2 is x * (c1 * c2); (x * c1) / c2 is x * (c1 / c2) when c2
+  // divides c1 (floor and ceil alike).
+  if (op == SymOp::kSub && cb && nb.a != std::numeric_limits<int64_t>::min())
+    return Make(SymOp::kAdd, a, ConstNode(-nb.a));
+  if ((op == SymOp::kAdd || op == SymOp::kMul) && (ca || cb)) {
+    const int32_t x = ca ? b : a;
+    const int64_t c = ca ? na.a : nb.a;
+    const SymNode& nx = nodes_[x];
+    if (nx.op == op) {
+      const SymNode& l = nodes_[nx.a];
+      const SymNode& r = nodes_[nx.b];
+      int64_t folded;
+      if (r.op == SymOp::kConst && CheckedOp(op, r.a, c, &folded))
+        return Make(op, static_cast<int32_t>(nx.a), ConstNode(folded));
+      if (l.op == SymOp::kConst && CheckedOp(op, l.a, c, &folded))
+        return Make(op, static_cast<int32_t>(nx.b), ConstNode(folded));
+    }
+  }
+  if ((op == SymOp::kFloorDiv || op == SymOp::kCeilDiv) && cb && nb.a > 0 && na.op == SymOp::kMul) {
+    for (int k = 0; k < 2; ++k) {
+      const int64_t f = k == 0 ? na.a : na.b, other = k == 0 ? na.b : na.a;
+      const SymNode& nf = nodes_[f];
+      if (nf.op == SymOp::kConst && nf.a % nb.a == 0)
+        return Make(SymOp::kMul, static_cast<int32_t>(other), ConstNode(nf.a / nb.a));
+    }
+  }
+  switch (op) {
+    case SymOp::kAdd:
+      if (ca && na.a == 0) return b;
+      if (cb && nb.a == 0) return a;
+      break;
+    case SymOp::kSub:
+      if (cb && nb.a == 0) return a;
+      if (a == b) return ConstNode(0);
+      break;
+    case SymOp::kMul:
+      if (ca && na.a == 1) return b;
+      if (cb && nb.a == 1) return a;
+      if ((ca && na.a == 0) || (cb && nb.a == 0)) return ConstNode(0);
+      break;
+    case SymOp::kFloorDiv:
+    case SymOp::kCeilDiv:
+      if (cb && nb.a == 1) return a;
+      if (a == b) return ConstNode(1);
+      break;
+    case SymOp::kMin:
+    case SymOp::kMax:
+      if (a == b) return a;
+      break;
+    default: break;
+  }
+  // Commutative operations in a canonical operand order, so equal
+  // expressions share a node.
+  if ((op == SymOp::kAdd || op == SymOp::kMul || op == SymOp::kMin || op == SymOp::kMax) && a > b) std::swap(a, b);
+  return Intern({op, a, b});
+}
+
+StatusOr<std::vector<int64_t>> SymContext::EvalAll(const std::vector<int64_t>& vals) const {
+  std::vector<int64_t> v(nodes_.size());
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    const SymNode& n = nodes_[k];
+    if (n.op == SymOp::kConst) { v[k] = n.a; continue; }
+    if (n.op == SymOp::kSymbol) {
+      if (n.a < 0 || static_cast<size_t>(n.a) >= vals.size())
+        return Internal(StrFormat("shape expression %zu reads symbol %lld of %zu", k, static_cast<long long>(n.a),
+                                  vals.size()));
+      v[k] = vals[n.a];
+      continue;
+    }
+    if (!CheckedOp(n.op, v[n.a], v[n.b], &v[k]))
+      return InvalidArgument(StrFormat("shape expression %zu (%s) overflows or divides by a non-positive value "
+                                       "(%lld, %lld)", k, ToString(static_cast<int32_t>(k)).c_str(),
+                                       static_cast<long long>(v[n.a]), static_cast<long long>(v[n.b])));
+  }
+  return v;
+}
+
+StatusOr<int64_t> SymContext::Eval(int32_t e, const std::vector<int64_t>& vals) const {
+  // Expressions are small DAGs over earlier nodes: evaluate the nodes e needs.
+  std::vector<int64_t> v(static_cast<size_t>(e) + 1, 0);
+  std::vector<char> need(static_cast<size_t>(e) + 1, 0);
+  need[e] = 1;
+  for (int32_t k = e; k >= 0; --k) {
+    if (!need[k]) continue;
+    const SymNode& n = nodes_[k];
+    if (n.op != SymOp::kConst && n.op != SymOp::kSymbol) { need[n.a] = 1; need[n.b] = 1; }
+  }
+  for (int32_t k = 0; k <= e; ++k) {
+    if (!need[k]) continue;
+    const SymNode& n = nodes_[k];
+    if (n.op == SymOp::kConst) { v[k] = n.a; continue; }
+    if (n.op == SymOp::kSymbol) {
+      if (n.a < 0 || static_cast<size_t>(n.a) >= vals.size()) return Internal("shape expression reads a missing symbol");
+      v[k] = vals[n.a];
+      continue;
+    }
+    if (!CheckedOp(n.op, v[n.a], v[n.b], &v[k]))
+      return InvalidArgument(StrFormat("shape expression %s overflows or divides by a non-positive value",
+                                       ToString(k).c_str()));
+  }
+  return v[e];
+}
+
+bool SymContext::IsMonotone(int32_t e) const {
+  const SymNode& n = nodes_[e];
+  switch (n.op) {
+    case SymOp::kConst: return n.a >= 0;
+    case SymOp::kSymbol: return true;
+    case SymOp::kAdd:
+    case SymOp::kMul:
+    case SymOp::kMin:
+    case SymOp::kMax: return IsMonotone(static_cast<int32_t>(n.a)) && IsMonotone(static_cast<int32_t>(n.b));
+    case SymOp::kFloorDiv:
+    case SymOp::kCeilDiv:
+      return IsMonotone(static_cast<int32_t>(n.a)) && nodes_[n.b].op == SymOp::kConst && nodes_[n.b].a > 0;
+    default: return false;
+  }
+}
+
+int64_t SymContext::KnownDivisor(int32_t e) const {
+  const SymNode& n = nodes_[e];
+  auto gcd = [](int64_t x, int64_t y) {
+    x = x < 0 ? -x : x;
+    y = y < 0 ? -y : y;
+    while (y) { int64_t t = x % y; x = y; y = t; }
+    return x;
+  };
+  switch (n.op) {
+    case SymOp::kConst: return n.a < 0 ? -n.a : n.a;
+    case SymOp::kSymbol:
+      return n.a >= 0 && static_cast<size_t>(n.a) < symbols_.size() ? std::max<int64_t>(1, symbols_[n.a].multiple_of) : 1;
+    case SymOp::kMul: {
+      int64_t r;
+      const int64_t x = KnownDivisor(static_cast<int32_t>(n.a)), y = KnownDivisor(static_cast<int32_t>(n.b));
+      return __builtin_mul_overflow(x, y, &r) ? 1 : r;
+    }
+    case SymOp::kAdd:
+    case SymOp::kSub:
+    case SymOp::kMin:
+    case SymOp::kMax: {
+      const int64_t g = gcd(KnownDivisor(static_cast<int32_t>(n.a)), KnownDivisor(static_cast<int32_t>(n.b)));
+      return g == 0 ? 0 : g;
+    }
+    default: return 1;
+  }
+}
+
+std::string SymContext::ToString(int32_t e) const {
+  const SymNode& n = nodes_[e];
+  auto sub = [&](int64_t k) { return ToString(static_cast<int32_t>(k)); };
+  auto paren = [&](int64_t k) {
+    SymOp o = nodes_[k].op;
+    std::string s = sub(k);
+    return (o == SymOp::kAdd || o == SymOp::kSub) ? "(" + s + ")" : s;
+  };
+  switch (n.op) {
+    case SymOp::kConst: return std::to_string(n.a);
+    case SymOp::kSymbol:
+      return n.a >= 0 && static_cast<size_t>(n.a) < symbols_.size() ? symbols_[n.a].name : "?";
+    case SymOp::kAdd: return sub(n.a) + "+" + sub(n.b);
+    case SymOp::kSub: return sub(n.a) + "-" + paren(n.b);
+    case SymOp::kMul: return paren(n.a) + "*" + paren(n.b);
+    default: return std::string(OpName(n.op)) + "(" + sub(n.a) + ", " + sub(n.b) + ")";
+  }
+}
+
+Dim Dim::Apply(SymOp op, const Dim& a, const Dim& b) {
+  int64_t r = 0;
+  if (!CheckedOp(op, a.v_, b.v_, &r)) {
+    // Division by a non-positive size or overflow: the caller validates sizes;
+    // keep a defined value (the plain C++ result where it exists).
+    r = (op == SymOp::kFloorDiv || op == SymOp::kCeilDiv || op == SymOp::kMod) ? 0 : a.v_;
+  }
+  SymContext* c = g_current;
+  if (c == nullptr || (a.e_ < 0 && b.e_ < 0)) return Dim(r);
+  int32_t e = c->Make(op, a.Node(c), b.Node(c));
+  if (c->nodes()[e].op == SymOp::kConst) return Dim(r);
+  return Dim(r, e);
+}
+
+namespace {
+// Value of d with every symbol at its min (lo) or max, when d is monotone.
+bool Bound(const Dim& d, bool lo, int64_t* out) {
+  SymContext* c = SymContext::Current();
+  if (!d.is_symbolic() || c == nullptr) { *out = d.value(); return true; }
+  if (!c->IsMonotone(d.expr())) return false;
+  std::vector<int64_t> vals;
+  for (const Symbol& s : c->symbols()) vals.push_back(lo ? s.min : s.max);
+  StatusOr<int64_t> v = c->Eval(d.expr(), vals);
+  if (!v.ok()) return false;
+  *out = *v;
+  return true;
+}
+}  // namespace
+
+int64_t LowerBound(const Dim& d) {
+  int64_t v;
+  return Bound(d, true, &v) ? v : std::numeric_limits<int64_t>::min();
+}
+int64_t UpperBound(const Dim& d) {
+  int64_t v;
+  return Bound(d, false, &v) ? v : std::numeric_limits<int64_t>::max();
+}
+bool Divisible(const Dim& d, int64_t k) {
+  if (k <= 0) return false;
+  SymContext* c = SymContext::Current();
+  if (!d.is_symbolic() || c == nullptr) return d.value() % k == 0;
+  const int64_t kd = c->KnownDivisor(d.expr());
+  return kd == 0 || kd % k == 0;
+}
+bool SameDim(const Dim& a, const Dim& b) {
+  if (a.is_symbolic() != b.is_symbolic()) return false;
+  return a.is_symbolic() ? a.expr() == b.expr() : a.value() == b.value();
+}
+
+std::ostream& operator<<(std::ostream& os, const Dim& d) { return os << d.value(); }
+
+std::vector<int64_t> DimValues(const std::vector<Dim>& ds) {
+  std::vector<int64_t> r(ds.size());
+  for (size_t i = 0; i < ds.size(); ++i) r[i] = ds[i].value();
+  return r;
+}
+
+std::vector<Dim> ToDims(const std::vector<int64_t>& vs) { return std::vector<Dim>(vs.begin(), vs.end()); }
+
+bool AnySymbolic(const std::vector<Dim>& ds) {
+  for (const Dim& d : ds)
+    if (d.is_symbolic()) return true;
+  return false;
+}
+
+}  // namespace oaaxvk::toolchain

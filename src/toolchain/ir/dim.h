@@ -1,0 +1,196 @@
+// Dimension sizes that may depend on symbolic input dimensions.
+//
+// A Dim is an int64 value at the shape the toolchain is currently compiling
+// for, plus (when it depends on a symbol) an expression of the symbols in the
+// active SymContext. Arithmetic on Dims (+, -, *, FloorDiv, CeilDiv, Mod, Min,
+// Max) builds the expression alongside the value; a Dim converts implicitly
+// to its int64 value, which drops the expression. A dynamic-shape conversion
+// (driver.cpp) compiles the model at several points of the symbols' domain and
+// checks that every expression the bundle carries, evaluated at each point,
+// equals what the compiler computed there, so a size that lost its
+// expression is a conversion error, never a wrong bundle.
+//
+// Without an active SymContext (every static conversion) Dims are plain
+// integers: no expression is ever built.
+#ifndef OAAXVK_TOOLCHAIN_IR_DIM_H_
+#define OAAXVK_TOOLCHAIN_IR_DIM_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "oaax_vulkan/status.h"
+
+namespace oaaxvk::toolchain {
+
+// Opcodes of shape-program instructions (docs/bundle-format.md, "Shape program").
+enum class SymOp : int64_t {
+  kConst = 0, kSymbol = 1, kAdd = 2, kSub = 3, kMul = 4, kFloorDiv = 5, kCeilDiv = 6, kMod = 7, kMin = 8,
+  kMax = 9,
+};
+
+// A symbolic dimension and its valid values: min <= v <= max, v % multiple_of == 0.
+struct Symbol {
+  std::string name;
+  int64_t min = 1, max = 1, multiple_of = 1;
+};
+
+struct SymNode {
+  SymOp op = SymOp::kConst;
+  int64_t a = 0, b = 0;  // kConst: value; kSymbol: symbol index; else operand node indices
+};
+
+// The symbols of one conversion and the expressions built from them
+// (hash-consed: equal expressions share a node). Install with SymScope.
+class SymContext {
+ public:
+  explicit SymContext(std::vector<Symbol> symbols) : symbols_(std::move(symbols)) {}
+
+  const std::vector<Symbol>& symbols() const { return symbols_; }
+  const std::vector<SymNode>& nodes() const { return nodes_; }
+  // Node of symbol `s`.
+  int32_t SymbolNode(size_t s);
+  int32_t ConstNode(int64_t v);
+  // Node for `op` over nodes a and b, folded when both are constants and
+  // simplified for the identities x+0, x-0, x*1, x*0, x/1.
+  int32_t Make(SymOp op, int32_t a, int32_t b);
+  // Value of node `e` with symbol values `vals` (one per symbol). Fails on a
+  // divisor <= 0 or a 64-bit overflow, naming the node.
+  StatusOr<int64_t> Eval(int32_t e, const std::vector<int64_t>& vals) const;
+  // Every node's value (nodes in order), same failures.
+  StatusOr<std::vector<int64_t>> EvalAll(const std::vector<int64_t>& vals) const;
+  // Whether node `e` provably never decreases when any symbol grows: built
+  // only from non-negative constants, symbols, add, mul, floordiv / ceildiv
+  // by a positive constant, min and max of such nodes.
+  bool IsMonotone(int32_t e) const;
+  // A positive number every value of node `e` is a multiple of (1 when
+  // nothing is known; 0 for the constant 0).
+  int64_t KnownDivisor(int32_t e) const;
+  // Human-readable form, e.g. "ceildiv(H*W, 256)".
+  std::string ToString(int32_t e) const;
+
+  // The context in use on this thread (nullptr: static conversion).
+  static SymContext* Current();
+
+ private:
+  friend class SymScope;
+  std::vector<Symbol> symbols_;
+  std::vector<SymNode> nodes_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int32_t> index_;
+  int32_t Intern(SymNode n);
+};
+
+// Installs a SymContext as the current one for its lifetime (RAII).
+class SymScope {
+ public:
+  explicit SymScope(SymContext* c);
+  ~SymScope();
+  SymScope(const SymScope&) = delete;
+  SymScope& operator=(const SymScope&) = delete;
+
+ private:
+  SymContext* prev_;
+};
+
+class Dim {
+ public:
+  constexpr Dim() = default;
+  template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+  constexpr Dim(T v) : v_(static_cast<int64_t>(v)) {}  // NOLINT: a plain (static) size
+  // A size with value v and expression node e of the current SymContext (-1 = static).
+  constexpr Dim(int64_t v, int32_t e) : v_(v), e_(e) {}
+
+  constexpr operator int64_t() const { return v_; }  // NOLINT: the value, without the expression
+  constexpr int64_t value() const { return v_; }
+  // Expression node in the current SymContext, or -1 when the size is static.
+  constexpr int32_t expr() const { return e_; }
+  constexpr bool is_symbolic() const { return e_ >= 0; }
+  // The node of this Dim in `c` (a constant node when static).
+  int32_t Node(SymContext* c) const { return e_ >= 0 ? e_ : c->ConstNode(v_); }
+
+  Dim& operator+=(const Dim& o) { return *this = Apply(SymOp::kAdd, *this, o); }
+  Dim& operator-=(const Dim& o) { return *this = Apply(SymOp::kSub, *this, o); }
+  Dim& operator*=(const Dim& o) { return *this = Apply(SymOp::kMul, *this, o); }
+
+  // Result of `op` on a and b: the value, and an expression when either is symbolic.
+  static Dim Apply(SymOp op, const Dim& a, const Dim& b);
+
+ private:
+  int64_t v_ = 0;
+  int32_t e_ = -1;
+};
+
+// Arithmetic keeping expressions. Division is written out (FloorDiv /
+// CeilDiv) because sizes never divide with C++'s truncation by accident.
+inline Dim operator+(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kAdd, a, b); }
+inline Dim operator-(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kSub, a, b); }
+inline Dim operator*(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kMul, a, b); }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+Dim operator+(const Dim& a, T b) { return a + Dim(b); }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+Dim operator+(T a, const Dim& b) { return Dim(a) + b; }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+Dim operator-(const Dim& a, T b) { return a - Dim(b); }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+Dim operator-(T a, const Dim& b) { return Dim(a) - b; }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+Dim operator*(const Dim& a, T b) { return a * Dim(b); }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+Dim operator*(T a, const Dim& b) { return Dim(a) * b; }
+inline Dim FloorDiv(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kFloorDiv, a, b); }
+inline Dim CeilDiv(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kCeilDiv, a, b); }
+inline Dim Mod(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kMod, a, b); }
+inline Dim Min(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kMin, a, b); }
+inline Dim Max(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kMax, a, b); }
+
+// Facts that hold at every valid point of the symbols' domain (used where a
+// kernel choice depends on a size, so that every shape of a dynamic bundle
+// gets the same kernels). Static Dims answer for their value.
+// A lower / upper bound of d over the domain: exact for expressions
+// SymContext::IsMonotone accepts (evaluated with every symbol at its min /
+// max), INT64_MIN / INT64_MAX otherwise.
+int64_t LowerBound(const Dim& d);
+int64_t UpperBound(const Dim& d);
+// Whether d is a multiple of k (k > 0) at every point: a static value's
+// remainder, or a divisor the expression provably has (multiple_of of
+// symbols, products, sums).
+bool Divisible(const Dim& d, int64_t k);
+// Whether a and b are the same size at every point: equal static values, or
+// the same expression node.
+bool SameDim(const Dim& a, const Dim& b);
+
+// floor / ceil division and floor modulo of plain integers (b > 0).
+int64_t FloorDivI(int64_t a, int64_t b);
+int64_t CeilDivI(int64_t a, int64_t b);
+
+// Value comparison of a list of Dims with plain integers (tests, shape checks).
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+bool operator==(const std::vector<Dim>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].value() != static_cast<int64_t>(b[i])) return false;
+  return true;
+}
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+bool operator==(const std::vector<T>& b, const std::vector<Dim>& a) { return a == b; }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+bool operator!=(const std::vector<Dim>& a, const std::vector<T>& b) { return !(a == b); }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+bool operator!=(const std::vector<T>& b, const std::vector<Dim>& a) { return !(a == b); }
+// Prints the value.
+std::ostream& operator<<(std::ostream& os, const Dim& d);
+
+// The values of `ds`, without expressions.
+std::vector<int64_t> DimValues(const std::vector<Dim>& ds);
+// Dims of plain values.
+std::vector<Dim> ToDims(const std::vector<int64_t>& vs);
+// Whether any Dim of `ds` is symbolic.
+bool AnySymbolic(const std::vector<Dim>& ds);
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_IR_DIM_H_
