@@ -9,9 +9,12 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "toolchain/driver/dynamic.h"
 #include "toolchain/ir/shape_infer.h"
 
 namespace oaaxvk::toolchain {
@@ -144,7 +147,7 @@ std::string Sha256File(const std::string& path) {
 
 StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
                                      const std::map<std::string, std::vector<uint8_t>>& bound_inputs,
-                                     const LowerOptions& lower_options) {
+                                     const LowerOptions& lower_options, bool dynamic, bool lower_only) {
   auto emit = [&](const std::string& m, const json& d) { if (log) log(m, d.dump()); };
   CompileResult r;
   r.nodes_before = g.nodes.size();
@@ -156,6 +159,8 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
   }
   r.nodes_after = g.nodes.size();
   OAAXVK_ASSIGN_OR_RETURN(r.program, Lower(g, lower_options));
+  if (dynamic) r.program.features.insert("dynamic_shapes");
+  if (lower_only) return r;
   size_t bound_found = 0;
   for (IoDesc& in : r.program.inputs) {
     auto b = bound_inputs.find(in.name);
@@ -240,15 +245,60 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   if (!config_path.empty())
     add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Input values (count)", values},
                         {"fp16 weights", in->config.fp16_weights}});
-  ImportOptions iopt;
-  iopt.input_shapes = in->config.input_shapes;
-  iopt.input_values = in->config.input_values;
+  StatusOr<std::vector<Symbol>> symbols = ResolveSymbols(in->config);
+  if (!symbols.ok()) return fail(symbols.status());
+  // Imports the model with every symbol at its value in `point`; the graph
+  // inputs' symbolic dimensions become Dims of `ctx` (nullptr: static).
+  auto import_at = [&](const std::vector<int64_t>& point, SymContext* ctx, ImportReport* rep) -> StatusOr<Graph> {
+    ImportOptions iopt;
+    iopt.input_shapes = in->config.input_shapes;
+    iopt.input_values = in->config.input_values;
+    std::map<std::string, size_t> index;
+    for (size_t k = 0; k < symbols->size(); ++k) {
+      index[(*symbols)[k].name] = k;
+      iopt.symbol_values[(*symbols)[k].name] = point[k];
+    }
+    for (const auto& [input, names] : in->config.input_symbols)
+      for (size_t d = 0; d < names.size(); ++d)
+        if (!names[d].empty()) iopt.input_shapes[input][d] = point[index.at(names[d])];
+    OAAXVK_ASSIGN_OR_RETURN(Graph g, ImportOnnxFile(in->model_path, iopt, rep));
+    if (ctx == nullptr) return g;
+    std::set<std::string> used;
+    auto attach = [&](const std::string& input, size_t d, const std::string& sym) -> Status {
+      used.insert(sym);
+      for (const GraphIO& io : g.inputs) {
+        if (io.name != input) continue;
+        Tensor* t = g.FindTensor(io.tensor);
+        if (t == nullptr || d >= t->shape.size()) break;
+        const size_t k = index.at(sym);
+        t->shape[d] = Dim(point[k], ctx->SymbolNode(k));
+        return Status::Ok();
+      }
+      return Internal("dynamic shapes: input '" + input + "' dimension " + std::to_string(d) + " not found");
+    };
+    for (const auto& [input, names] : in->config.input_symbols)
+      for (size_t d = 0; d < names.size(); ++d)
+        if (!names[d].empty()) OAAXVK_RETURN_IF_ERROR(attach(input, d, names[d]));
+    for (const auto& [input, d, sym] : rep->symbolic_dims)
+      OAAXVK_RETURN_IF_ERROR(attach(input, static_cast<size_t>(d), sym));
+    for (const Symbol& s : *symbols)
+      if (!used.count(s.name))
+        return InvalidArgument("config.json: dimensions['" + s.name +
+                               "'] is not a symbolic dimension of any graph input (name it in \"input_shapes\", or "
+                               "use the model's own dim_param name)");
+    return g;
+  };
+  const bool dynamic = !symbols->empty();
+  std::vector<std::vector<int64_t>> points = dynamic ? SamplePoints(*symbols) : std::vector<std::vector<int64_t>>{{}};
+  SymContext ctx(*symbols);  // the canonical (maximum) program's expressions
+  std::unique_ptr<SymScope> scope;
+  if (dynamic) scope = std::make_unique<SymScope>(&ctx);
   ImportReport rep;
-  StatusOr<Graph> g = ImportOnnxFile(in->model_path, iopt, &rep);
+  StatusOr<Graph> g = import_at(points[0], dynamic ? &ctx : nullptr, &rep);
   if (!g.ok()) return fail(g.status());
   json inputs = json::array(), outputs = json::array();
   for (const GraphIO& io : g->inputs) {
-    json e = {{"Name", io.name}, {"Shape", DimValues(g->FindTensor(io.tensor)->shape)}};
+    json e = {{"Name", io.name}, {"Shape", ShapeToString(g->FindTensor(io.tensor)->shape)}};
     if (rep.bound_inputs.count(io.name)) e["Bound at conversion"] = true;
     inputs.push_back(std::move(e));
   }
@@ -260,7 +310,32 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   lopt.fp16_weights = in->config.fp16_weights;
   StatusOr<CompileResult> r = CompileGraph(
       std::move(*g), [&](const std::string& m, const std::string& d) { add(m, json::parse(d)); }, rep.bound_inputs,
-      lopt);
+      lopt, dynamic);
+  if (!r.ok()) return fail(r.status());
+  if (dynamic) {
+    // Every other check point: the same program, every expression right there.
+    json checked = json::array();
+    for (size_t k = 1; k < points.size(); ++k) {
+      SymContext sample_ctx(*symbols);
+      SymScope sample_scope(&sample_ctx);
+      ImportReport srep;
+      StatusOr<Graph> sg = import_at(points[k], &sample_ctx, &srep);
+      if (!sg.ok()) return fail(sg.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, points[k])));
+      StatusOr<CompileResult> sr = CompileGraph(std::move(*sg), nullptr, srep.bound_inputs, lopt, true, true);
+      if (!sr.ok()) return fail(sr.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, points[k])));
+      Status cs = CheckSample(r->program, ctx, sr->program, points[k]);
+      if (!cs.ok()) return fail(cs);
+      checked.push_back(PointToString(*symbols, points[k]));
+    }
+    Status pb = CheckPlanBounds(r->program, ctx);
+    if (!pb.ok()) return fail(pb);
+    json syms = json::array();
+    for (const Symbol& s : *symbols)
+      syms.push_back({{"Name", s.name}, {"Min", s.min}, {"Max", s.max}, {"Multiple of", s.multiple_of}});
+    add("Dynamic shapes", {{"Symbols", syms}, {"Shape program instructions", ctx.nodes().size()},
+                           {"Compiled for", PointToString(*symbols, points[0])}, {"Checked at", checked},
+                           {"Elapsed ms", ms()}});
+  }
   if (!r.ok()) return fail(r.status());
   std::string out = output_dir + "/model.oinf";
   Status ws = WriteBytes(out, r->bundle.data(), r->bundle.size());

@@ -34,9 +34,13 @@ struct CompileResult {
 // config.json "input_values"); they are recorded in the bundle (feature
 // `bound_inputs`) so the runtime can reject any other value.
 // `lower_options`: conversion choices (config.json "fp16_weights").
+// `dynamic`: the graph's input shapes carry symbols of the current
+// SymContext (dim.h): the bundle gets feature dynamic_shapes. `lower_only`:
+// stop after lowering (a dynamic conversion's check points; no plan, no bundle).
 StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log = nullptr,
                                      const std::map<std::string, std::vector<uint8_t>>& bound_inputs = {},
-                                     const LowerOptions& lower_options = {});
+                                     const LowerOptions& lower_options = {}, bool dynamic = false,
+                                     bool lower_only = false);
 
 // Full CLI conversion of a .onnx file or a .zip/.tar.gz archive (model.onnx +
 // optional config.json, see toolchain/input/archive.h): writes <output_dir>/model.oinf and

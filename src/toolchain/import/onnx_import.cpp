@@ -426,6 +426,14 @@ Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, Im
     for (int i = 0; i < tt->shape().dim_size(); ++i) {
       auto* d = tt->mutable_shape()->mutable_dim(i);
       if (d->has_dim_value() && d->dim_value() > 0) continue;
+      if (d->has_dim_param()) {
+        auto sv = options.symbol_values.find(d->dim_param());
+        if (sv != options.symbol_values.end()) {  // a symbol of a dynamic-shape conversion
+          report->symbolic_dims.emplace_back(vi.name(), i, d->dim_param());
+          d->set_dim_value(sv->second);
+          continue;
+        }
+      }
       std::string sym = d->has_dim_param() ? "'" + d->dim_param() + "'" : "(unknown)";
       if (i == 0) {
         d->set_dim_value(1);
@@ -434,8 +442,10 @@ Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, Im
       }
       return InvalidArgument(StrFormat(
           "graph input '%s': dimension %d %s is symbolic; bind it in config.json, e.g. "
-          "{\"input_shapes\": {\"%s\": [1, 3, 224, 224]}}, or export the model with static shapes",
-          vi.name().c_str(), i, sym.c_str(), vi.name().c_str()));
+          "{\"input_shapes\": {\"%s\": [1, 3, 224, 224]}}, give it a range with "
+          "{\"dimensions\": {\"%s\": {\"min\": 1, \"max\": 8}}}, or export the model with static shapes",
+          vi.name().c_str(), i, sym.c_str(), vi.name().c_str(),
+          d->has_dim_param() ? d->dim_param().c_str() : "NAME"));
     }
   }
   return Status::Ok();

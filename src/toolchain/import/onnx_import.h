@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct ImportOptions {
   // bound input becomes a constant for the compiler but stays a graph input:
   // see ImportReport::bound_inputs.
   InputValues input_values;
+  // Symbolic dimensions named by the model (dim_param) that the conversion
+  // treats as symbols (config.json "dimensions"): name -> the value to import at.
+  std::map<std::string, int64_t> symbol_values;
 };
 
 // Notes the importer wants logged (e.g. "batch dimension of 'x' set to 1").
@@ -35,6 +39,9 @@ struct ImportReport {
   std::string producer;
   size_t onnx_nodes = 0;
   std::vector<std::string> notes;
+  // Input dimensions bound from ImportOptions::symbol_values: (input name,
+  // dimension index, symbol name).
+  std::vector<std::tuple<std::string, int, std::string>> symbolic_dims;
   // Bound inputs: graph input name -> its value as host-dtype bytes
   // (little-endian, row-major). The graph keeps the input (GraphIO.name) but
   // points it at a placeholder tensor no node reads; the nodes read a

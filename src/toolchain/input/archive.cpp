@@ -109,13 +109,24 @@ Status ParseInputShapes(const nlohmann::json& v, ModelConfig* c) {
     if (!s.value().is_array() || s.value().empty())
       return InvalidArgument("config.json: input_shapes['" + s.key() + "'] must be a non-empty list of positive integers");
     std::vector<int64_t> dims;
+    std::vector<std::string> syms;
+    bool symbolic = false;
     for (const auto& d : s.value()) {
+      if (d.is_string() && !d.get<std::string>().empty()) {  // a symbolic dimension
+        dims.push_back(0);
+        syms.push_back(d.get<std::string>());
+        symbolic = true;
+        continue;
+      }
       if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t{1} << 31))
         return InvalidArgument("config.json: input_shapes['" + s.key() + "'] has " + d.dump() +
-                               "; every dimension must be an integer in [1, 2^31]");
+                               "; every dimension must be an integer in [1, 2^31] or the name of a symbolic "
+                               "dimension (a string with its range in \"dimensions\")");
       dims.push_back(d.get<int64_t>());
+      syms.emplace_back();
     }
     c->input_shapes[s.key()] = std::move(dims);
+    if (symbolic) c->input_symbols[s.key()] = std::move(syms);
   }
   return Status::Ok();
 }
@@ -156,6 +167,36 @@ Status ParseInputValues(const nlohmann::json& v, ModelConfig* c) {
   return Status::Ok();
 }
 
+Status ParseDimensions(const nlohmann::json& v, ModelConfig* c) {
+  const std::string example = "e.g. {\"dimensions\": {\"H\": {\"min\": 32, \"max\": 960, \"multiple_of\": 32}}}";
+  if (!v.is_object()) return InvalidArgument("config.json: \"dimensions\" must map symbol names to ranges, " + example);
+  for (auto s = v.begin(); s != v.end(); ++s) {
+    const std::string where = "config.json: dimensions['" + s.key() + "']";
+    if (s.key().empty()) return InvalidArgument("config.json: dimensions has an empty symbol name");
+    if (!s.value().is_object()) return InvalidArgument(where + " must be an object like {\"min\": 1, \"max\": 8}");
+    Symbol sym;
+    sym.name = s.key();
+    bool has_min = false, has_max = false;
+    for (auto k = s.value().begin(); k != s.value().end(); ++k) {
+      const auto& n = k.value();
+      if (k.key() != "min" && k.key() != "max" && k.key() != "multiple_of")
+        return InvalidArgument(where + ": unknown key '" + k.key() + "' (supported: min, max, multiple_of)");
+      if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > (int64_t{1} << 31))
+        return InvalidArgument(where + "." + k.key() + " is " + n.dump() + "; it must be an integer in [1, 2^31]");
+      int64_t x = n.get<int64_t>();
+      if (k.key() == "min") { sym.min = x; has_min = true; }
+      else if (k.key() == "max") { sym.max = x; has_max = true; }
+      else sym.multiple_of = x;
+    }
+    if (!has_min || !has_max) return InvalidArgument(where + " needs both \"min\" and \"max\"");
+    if (sym.min > sym.max)
+      return InvalidArgument(StrFormat("%s: min %lld is above max %lld", where.c_str(), static_cast<long long>(sym.min),
+                                       static_cast<long long>(sym.max)));
+    c->dimensions[s.key()] = sym;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ModelConfig> ParseModelConfig(const std::string& text) {
@@ -168,13 +209,15 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text) {
       OAAXVK_RETURN_IF_ERROR(ParseInputShapes(it.value(), &c));
     } else if (it.key() == "input_values") {
       OAAXVK_RETURN_IF_ERROR(ParseInputValues(it.value(), &c));
+    } else if (it.key() == "dimensions") {
+      OAAXVK_RETURN_IF_ERROR(ParseDimensions(it.value(), &c));
     } else if (it.key() == "fp16_weights") {
       if (!it.value().is_boolean())
         return InvalidArgument("config.json: \"fp16_weights\" must be true or false, is " + it.value().dump());
       c.fp16_weights = it.value().get<bool>();
     } else {
       return InvalidArgument("config.json: unknown key '" + it.key() +
-                             "' (supported: \"input_shapes\", \"input_values\", \"fp16_weights\")");
+                             "' (supported: \"input_shapes\", \"dimensions\", \"input_values\", \"fp16_weights\")");
     }
   }
   return c;

@@ -14,6 +14,7 @@
 #ifndef OAAXVK_TOOLCHAIN_INPUT_ARCHIVE_H_
 #define OAAXVK_TOOLCHAIN_INPUT_ARCHIVE_H_
 
+#include "toolchain/ir/dim.h"
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -39,8 +40,17 @@ struct ArchiveLimits {
 // top-level keys are an error (so a typo does not go unnoticed).
 //   "fp16_weights": false  omits the binary16 weight copies and their GPU
 //   rows (default true; docs/bundle-format.md "Device-specific variants").
+//   input_shapes entries may name a symbolic dimension instead of a number
+//   ("H"); every symbol needs a range in
+//   "dimensions": {"H": {"min": 32, "max": 960, "multiple_of": 32}, ...}
+//   (WIA-AI-011 "Dynamic Shapes"; multiple_of defaults to 1). A symbol the
+//   ONNX model itself names (a dim_param) may be given a range there too.
 struct ModelConfig {
-  std::map<std::string, std::vector<int64_t>> input_shapes;
+  std::map<std::string, std::vector<int64_t>> input_shapes;  // 0 where input_symbols names a symbol
+  // Per input_shapes entry: the symbol name of each dimension ("" = the number).
+  std::map<std::string, std::vector<std::string>> input_symbols;
+  // "dimensions": symbol name -> its range, as written (not yet rounded to multiple_of).
+  std::map<std::string, Symbol> dimensions;
   InputValues input_values;
   bool fp16_weights = true;
 };

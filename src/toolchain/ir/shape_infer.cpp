@@ -100,26 +100,28 @@ static Status SetOut(Graph& g, const Node& n, size_t k, DType dt, Shape s) {
 }
 
 // Spatial output size with explicit pads.
-static int64_t PoolOut(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, bool ceil_mode) {
+static Dim PoolOut(const Dim& in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, bool ceil_mode) {
   int64_t eff = (k - 1) * d + 1;
-  int64_t num = in + pb + pe - eff;
+  Dim num = in + (pb + pe - eff);
   if (num < 0) return -1;
-  int64_t o = ceil_mode ? (num + s - 1) / s + 1 : num / s + 1;
-  // ONNX/ORT: with ceil_mode the last window must start inside the input or left pad.
-  if (ceil_mode && (o - 1) * s >= in + pb) --o;
+  Dim o = (ceil_mode ? CeilDiv(num, s) : FloorDiv(num, s)) + 1;
+  // ONNX/ORT: with ceil_mode the last window must start inside the input or
+  // left pad (a size-dependent correction: a plain value, which a dynamic
+  // conversion reports when it does not hold over the whole range).
+  if (ceil_mode && (o - 1) * s >= in + pb) return Dim(o.value() - 1);
   return o;
 }
 
 // Resolves auto_pad / pads for a 2-D window op and returns OH, OW.
 static Status Window2D(Node& n, const Shape& x, int64_t kh, int64_t kw, bool ceil_mode,
-                       int64_t* oh, int64_t* ow) {
+                       Dim* oh, Dim* ow) {
   std::vector<int64_t> strides = n.GetInts("strides", {1, 1});
   std::vector<int64_t> dil = n.GetInts("dilations", {1, 1});
   std::vector<int64_t> pads = n.GetInts("pads", {0, 0, 0, 0});
   if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
     return NodeError(n, "only 2-D windows are supported (strides/dilations/pads rank)");
   std::string ap = n.GetString("auto_pad", "NOTSET");
-  int64_t H = x[2], W = x[3];
+  Dim H = x[2], W = x[3];
   int64_t k[2] = {kh, kw}, in[2] = {H, W};
   if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
     for (int i = 0; i < 2; ++i) {
@@ -163,6 +165,15 @@ static StatusOr<std::vector<int64_t>> ConstInts(const Graph& g, const Node& n, s
   if (!t || !t->is_const)
     return NodeError(n, NotConstantMessage(g, what, n.inputs[idx]));
   return t->AsInts();
+}
+
+// ConstInts with the expressions of symbolic values (Tensor::sym).
+static StatusOr<std::vector<Dim>> ConstDims(const Graph& g, const Node& n, size_t idx, const char* what) {
+  if (idx >= n.inputs.size() || n.inputs[idx].empty()) return std::vector<Dim>{};
+  const Tensor* t = g.FindTensor(n.inputs[idx]);
+  if (!t || !t->is_const)
+    return NodeError(n, NotConstantMessage(g, what, n.inputs[idx]));
+  return t->AsDims();
 }
 
 Status InferNodeShapes(Graph& g, Node& n) {
@@ -360,7 +371,7 @@ Status InferNodeShapes(Graph& g, Node& n) {
     if (group < 1 || x[1] % group != 0 || w[0] % group != 0 || w[1] * group != x[1])
       return NodeError(n, "channels " + std::to_string(x[1]) + " / weight " + ShapeToString(w) +
                               " do not match group " + std::to_string(group));
-    int64_t oh, ow;
+    Dim oh, ow;
     OAAXVK_RETURN_IF_ERROR(Window2D(n, x, w[2], w[3], false, &oh, &ow));
     return SetOut(g, n, 0, dt, {x[0], w[0], oh, ow});
   }
@@ -370,7 +381,7 @@ Status InferNodeShapes(Graph& g, Node& n) {
     if (k.size() != 2) return NodeError(n, "kernel_shape must have 2 entries");
     if (op == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
       return NodeError(n, "the Indices output of MaxPool is not supported");
-    int64_t oh, ow;
+    Dim oh, ow;
     OAAXVK_RETURN_IF_ERROR(Window2D(n, x, k[0], k[1], n.GetInt("ceil_mode", 0) != 0, &oh, &ow));
     return SetOut(g, n, 0, dt, {x[0], x[1], oh, ow});
   }
@@ -381,10 +392,11 @@ Status InferNodeShapes(Graph& g, Node& n) {
     return SetOut(g, n, 0, dt, s);
   }
   if (op == "Reshape") {
-    OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> sh, ConstInts(g, n, 1, "shape"));
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<Dim> sh, ConstDims(g, n, 1, "shape"));
     bool allowzero = n.GetInt("allowzero", 0) != 0;
     Shape s(sh.size());
-    int64_t known = 1, infer = -1;
+    Dim known = 1;
+    int64_t infer = -1;
     for (size_t i = 0; i < sh.size(); ++i) {
       if (sh[i] == 0 && !allowzero) {
         if (i >= x.size()) return NodeError(n, "shape entry 0 copies a missing input dimension");
@@ -398,10 +410,10 @@ Status InferNodeShapes(Graph& g, Node& n) {
       }
       known *= s[i];
     }
-    int64_t total = NumElements(x);
+    Dim total = NumElements(x);
     if (infer >= 0) {
       if (known == 0 || total % known) return NodeError(n, "cannot infer -1 reshaping " + ShapeToString(x));
-      s[infer] = total / known;
+      s[infer] = FloorDiv(total, known);
     }
     if (NumElements(s) != total)
       return NodeError(n, "cannot reshape " + ShapeToString(x) + " to " + ShapeToString(s));
@@ -410,7 +422,7 @@ Status InferNodeShapes(Graph& g, Node& n) {
   if (op == "Flatten") {
     int64_t axis = NormAxis(n.GetInt("axis", 1), rank);
     if (axis < 0 || axis > rank) return NodeError(n, "axis out of range");
-    int64_t a = 1, b = 1;
+    Dim a = 1, b = 1;
     for (int64_t i = 0; i < rank; ++i) (i < axis ? a : b) *= x[i];
     return SetOut(g, n, 0, dt, {a, b});
   }
@@ -493,8 +505,8 @@ Status InferNodeShapes(Graph& g, Node& n) {
     const Shape& b = in[1]->shape;
     if (x.size() != 2 || b.size() != 2) return NodeError(n, "Gemm operands must be 2-D");
     bool ta = n.GetInt("transA", 0), tb = n.GetInt("transB", 0);
-    int64_t M = ta ? x[1] : x[0], K = ta ? x[0] : x[1];
-    int64_t K2 = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
+    Dim M = ta ? x[1] : x[0], K = ta ? x[0] : x[1];
+    Dim K2 = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
     if (K != K2) return NodeError(n, "inner dimensions differ");
     if (in.size() > 2 && in[2]) {
       StatusOr<Shape> bs = BroadcastShapes(in[2]->shape, {M, N});

@@ -104,7 +104,7 @@ class Lowerer {
       const Tensor& t = *g_.FindTensor(io.tensor);
       OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kInputs));
       p_.values[v].io_index = static_cast<int>(i);
-      p_.inputs.push_back({io.name, t.dtype, t.shape, v, static_cast<uint64_t>(t.numel()) * DTypeSize(t.dtype)});
+      p_.inputs.push_back({io.name, t.dtype, t.shape, v, t.numel() * static_cast<int64_t>(DTypeSize(t.dtype))});
       alias_[io.tensor] = v;
       if (t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert to the compute format
         OAAXVK_ASSIGN_OR_RETURN(int c, NewValue(t, BufferKind::kArena));
@@ -133,16 +133,15 @@ class Lowerer {
         d.node = io.name;
         d.op_type = "Copy";
         d.bindings = {{src, false}, {v, true}};
-        int64_t n = t.numel();
-        d.spec = {static_cast<uint32_t>(n), 0, 0, 1, 1, 1, 1, 1, static_cast<uint32_t>(n),
-                  0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
-        Grid1D((n + 255) / 256, d.groups);
+        Dim n = t.numel();
+        d.spec = {n, 0, 0, 1, 1, 1, 1, 1, n, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+        Grid1D(CeilDiv(n, 256), d.groups);
         PushDispatch(std::move(d), io.name, "strided_copy (graph output copy)");
       }
       p_.values[v].kind = BufferKind::kOutputs;
       p_.values[v].io_index = static_cast<int>(i);
       claimed[v] = true;
-      p_.outputs.push_back({io.name, t.dtype, t.shape, v, static_cast<uint64_t>(t.numel()) * DTypeSize(t.dtype)});
+      p_.outputs.push_back({io.name, t.dtype, t.shape, v, t.numel() * static_cast<int64_t>(DTypeSize(t.dtype))});
     }
     AddTexelTwins();
     AddGpuVariants();
@@ -251,14 +250,14 @@ class Lowerer {
   }
 
   // Graph-boundary / Cast conversion with the `convert` kernel (lower_int.h).
-  void EmitConvert(const std::string& who, int src, int dst, int64_t n, DType sfmt, DType dfmt, DType sem) {
+  void EmitConvert(const std::string& who, int src, int dst, const Dim& n, DType sfmt, DType dfmt, DType sem) {
     Dispatch d;
     d.kernel = "convert";
     d.node = who;
     d.op_type = "Convert";
     d.bindings = {{src, false}, {dst, true}};
     d.spec = ConvertSpec(n, sfmt, dfmt, sem);
-    Grid1D((ConvertUnits(n, dfmt) + 255) / 256, d.groups);
+    Grid1D(CeilDiv(ConvertUnits(n, dfmt), 256), d.groups);
     PushDispatch(std::move(d), who, std::string("convert (") + DTypeName(sfmt) + " -> " + DTypeName(dfmt) + ")");
   }
 
@@ -279,7 +278,7 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     d.bindings.push_back({y, true});
     d.spec = il.d.spec;
-    Grid1D((il.d.units + 255) / 256, d.groups);
+    Grid1D(CeilDiv(il.d.units, 256), d.groups);
     Emit(n, d, il.d.detail);
     return Status::Ok();
   }
@@ -301,7 +300,7 @@ class Lowerer {
         d.bindings.push_back({v, true});
       }
       d.spec = p.spec;
-      Grid1D((p.units + 255) / 256, d.groups);
+      Grid1D(CeilDiv(p.units, 256), d.groups);
       Emit(n, d, p.detail);
     }
     return Status::Ok();
@@ -313,15 +312,15 @@ class Lowerer {
                            ", which is not supported on the device (float32/float64, int64/int32/int16/int8, "
                            "uint16/uint8, bool)");
     if (!t.has_shape) return InvalidArgument("tensor '" + t.name + "' has no static shape");
-    int64_t n = t.numel();
+    Dim n = t.numel();
     if (n <= 0) return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
     if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
     Value v;
     v.tensor = t.name;
     v.kind = kind;
-    v.bytes = static_cast<uint64_t>(n) * 4;
+    v.bytes = n * 4;
     if (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)  // raw host bytes, 4-byte aligned
-      v.bytes = (static_cast<uint64_t>(n) * DTypeSize(t.dtype) + 3) / 4 * 4;
+      v.bytes = CeilDiv(n * static_cast<int64_t>(DTypeSize(t.dtype)), 4) * 4;
     if (kind == BufferKind::kWeights) { OAAXVK_ASSIGN_OR_RETURN(v.data, DeviceWords(t)); }
     p_.values.push_back(std::move(v));
     return static_cast<int>(p_.values.size() - 1);

@@ -1,0 +1,219 @@
+#include "toolchain/driver/dynamic.h"
+
+#include <algorithm>
+#include <set>
+
+namespace oaaxvk::toolchain {
+
+StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config) {
+  for (const auto& [input, syms] : config.input_symbols)
+    for (const std::string& s : syms) {
+      if (s.empty()) continue;
+      if (!config.dimensions.count(s))
+        return InvalidArgument("config.json: input_shapes['" + input + "'] names the symbolic dimension '" + s +
+                               "', which has no range; add it to \"dimensions\", e.g. {\"dimensions\": {\"" + s +
+                               "\": {\"min\": 1, \"max\": 8}}}");
+    }
+  std::vector<Symbol> out;
+  for (const auto& [name, sym] : config.dimensions) {
+    Symbol s = sym;
+    s.multiple_of = std::max<int64_t>(1, s.multiple_of);
+    s.min = CeilDivI(sym.min, s.multiple_of) * s.multiple_of;
+    s.max = FloorDivI(sym.max, s.multiple_of) * s.multiple_of;
+    if (s.min > s.max)
+      return InvalidArgument(StrFormat("config.json: dimensions['%s'] = [%lld, %lld] holds no multiple of %lld",
+                                       name.c_str(), static_cast<long long>(sym.min), static_cast<long long>(sym.max),
+                                       static_cast<long long>(s.multiple_of)));
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<std::vector<int64_t>> SamplePoints(const std::vector<Symbol>& symbols) {
+  const size_t n = symbols.size();
+  std::vector<int64_t> mx(n), mn(n), mid(n), next(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Symbol& s = symbols[i];
+    mx[i] = s.max;
+    mn[i] = s.min;
+    next[i] = std::min(s.max, s.min + s.multiple_of);
+    // An interior value that is an odd multiple of multiple_of (odd sizes
+    // exercise loop tails), different for each symbol.
+    const int64_t steps = (s.max - s.min) / s.multiple_of;
+    int64_t k = steps / 2 + static_cast<int64_t>(i % 3);
+    if (k > steps) k = steps;
+    int64_t v = s.min + k * s.multiple_of;
+    if ((v / s.multiple_of) % 2 == 0 && v + s.multiple_of <= s.max) v += s.multiple_of;
+    else if ((v / s.multiple_of) % 2 == 0 && v - s.multiple_of >= s.min) v -= s.multiple_of;
+    mid[i] = v;
+  }
+  std::vector<std::vector<int64_t>> pts = {mx, mn};
+  for (size_t i = 0; i < n && n > 1; ++i) {
+    std::vector<int64_t> p = mx;
+    p[i] = mn[i];
+    pts.push_back(p);
+  }
+  pts.push_back(mid);
+  pts.push_back(next);
+  std::vector<int64_t> mixed = mid;  // interior values beside extremes
+  for (size_t i = 0; i < n; i += 2) mixed[i] = mx[i];
+  for (size_t i = 1; i < n; i += 2) mixed[i] = mn[i];
+  pts.push_back(mixed);
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& p : pts)
+    if (std::find(out.begin(), out.end(), p) == out.end() && out.size() < 8) out.push_back(p);
+  return out;
+}
+
+std::string PointToString(const std::vector<Symbol>& symbols, const std::vector<int64_t>& point) {
+  std::string r;
+  for (size_t i = 0; i < symbols.size() && i < point.size(); ++i)
+    r += (i ? ", " : "") + symbols[i].name + "=" + std::to_string(point[i]);
+  return r;
+}
+
+namespace {
+
+class Checker {
+ public:
+  Checker(const SymContext& ctx, const std::vector<int64_t>& point) : ctx_(ctx), point_(point) {}
+
+  // Whether canonical field `c` evaluated at the point equals `got` (as
+  // 32-bit patterns when `bits32`).
+  Status Field(const Dim& c, int64_t got, bool bits32, const std::string& what) const {
+    int64_t want = c.value();
+    if (c.is_symbolic()) {
+      StatusOr<int64_t> v = ctx_.Eval(c.expr(), point_);
+      if (!v.ok()) return v.status().WithContext(what);
+      want = *v;
+    }
+    const bool same = bits32 ? static_cast<uint32_t>(want) == static_cast<uint32_t>(got) : want == got;
+    if (same) return Status::Ok();
+    const std::string expr = c.is_symbolic() ? ctx_.ToString(c.expr()) : "a constant";
+    return Unimplemented(StrFormat(
+        "dynamic shapes: %s is %lld when the model is compiled at %s, but the bundle's size expression (%s) gives "
+        "%lld there: this operator does not yet carry that size symbolically; bind the dimension to a number in "
+        "config.json \"input_shapes\" or narrow its range",
+        what.c_str(), static_cast<long long>(got), PointToString(ctx_.symbols(), point_).c_str(), expr.c_str(),
+        static_cast<long long>(want)));
+  }
+
+ private:
+  const SymContext& ctx_;
+  const std::vector<int64_t>& point_;
+};
+
+std::string Where(const Dispatch& d, size_t i) {
+  return StrFormat("node '%s' (%s), dispatch %zu (%s)", d.node.c_str(), d.op_type.c_str(), i, d.kernel.c_str());
+}
+
+Status Rows(const Checker& ck, const std::string& where, const char* table, const Dim cg[3], const Dim sg[3],
+            const std::vector<Dim>& cs, const std::vector<Dim>& ss) {
+  for (int a = 0; a < 3; ++a)
+    OAAXVK_RETURN_IF_ERROR(ck.Field(cg[a], sg[a].value(), false,
+                                    StrFormat("%s: %s group count %c", where.c_str(), table, "xyz"[a])));
+  if (cs.size() != ss.size())
+    return Unimplemented(where + ": the " + table + " kernel's specialization differs between shapes");
+  for (size_t k = 0; k < cs.size(); ++k)
+    OAAXVK_RETURN_IF_ERROR(
+        ck.Field(cs[k], ss[k].value(), true, StrFormat("%s: %s specialization value %zu", where.c_str(), table, k)));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckSample(const Program& canonical, const SymContext& ctx, const Program& sample,
+                   const std::vector<int64_t>& point) {
+  const std::string at = " when compiled at " + PointToString(ctx.symbols(), point);
+  Checker ck(ctx, point);
+  if (canonical.dispatches.size() != sample.dispatches.size() || canonical.values.size() != sample.values.size())
+    return Unimplemented(StrFormat("dynamic shapes: the program has %zu dispatches / %zu buffers at the maximum "
+                                   "shape but %zu / %zu%s: passes or lowering depend on the shape",
+                                   canonical.dispatches.size(), canonical.values.size(), sample.dispatches.size(),
+                                   sample.values.size(), at.c_str()));
+  for (size_t i = 0; i < canonical.dispatches.size(); ++i) {
+    const Dispatch& c = canonical.dispatches[i];
+    const Dispatch& s = sample.dispatches[i];
+    const std::string where = Where(c, i);
+    if (c.kernel != s.kernel || c.cpu_kernel != s.cpu_kernel || c.gpu_kernel != s.gpu_kernel ||
+        c.node != s.node)
+      return Unimplemented("dynamic shapes: " + where + " selects kernel " + c.kernel + " [cpu: " + c.cpu_kernel +
+                           ", gpu: " + c.gpu_kernel + "] at the maximum shape but node '" + s.node + "' kernel " +
+                           s.kernel + " [cpu: " + s.cpu_kernel + ", gpu: " + s.gpu_kernel + "]" + at);
+    if (c.bindings.size() != s.bindings.size() || c.gpu_bindings.size() != s.gpu_bindings.size())
+      return Unimplemented("dynamic shapes: " + where + " binds different buffers" + at);
+    for (size_t b = 0; b < c.bindings.size(); ++b)
+      if (c.bindings[b].value != s.bindings[b].value || c.bindings[b].written != s.bindings[b].written)
+        return Unimplemented("dynamic shapes: " + where + " binds different buffers" + at);
+    OAAXVK_RETURN_IF_ERROR(Rows(ck, where, "default", c.groups, s.groups, c.spec, s.spec));
+    if (!c.cpu_kernel.empty())
+      OAAXVK_RETURN_IF_ERROR(Rows(ck, where, "cpu", c.cpu_groups, s.cpu_groups, c.cpu_spec, s.cpu_spec));
+    if (!c.gpu_kernel.empty())
+      OAAXVK_RETURN_IF_ERROR(Rows(ck, where, "gpu", c.gpu_groups, s.gpu_groups, c.gpu_spec, s.gpu_spec));
+  }
+  for (size_t v = 0; v < canonical.values.size(); ++v) {
+    const Value& c = canonical.values[v];
+    if (c.kind != sample.values[v].kind || c.tensor != sample.values[v].tensor)
+      return Unimplemented("dynamic shapes: buffer " + std::to_string(v) + " ('" + c.tensor + "') differs" + at);
+    OAAXVK_RETURN_IF_ERROR(
+        ck.Field(c.bytes, sample.values[v].bytes.value(), false, "the size in bytes of tensor '" + c.tensor + "'"));
+  }
+  auto io = [&](const std::vector<IoDesc>& cv, const std::vector<IoDesc>& sv, const char* what) -> Status {
+    if (cv.size() != sv.size()) return Internal(std::string("dynamic shapes: ") + what + " count differs" + at);
+    for (size_t i = 0; i < cv.size(); ++i) {
+      if (cv[i].shape.size() != sv[i].shape.size())
+        return Unimplemented(StrFormat("dynamic shapes: %s '%s' has rank %zu at the maximum shape but %zu%s", what,
+                                       cv[i].name.c_str(), cv[i].shape.size(), sv[i].shape.size(), at.c_str()));
+      for (size_t k = 0; k < cv[i].shape.size(); ++k)
+        OAAXVK_RETURN_IF_ERROR(ck.Field(cv[i].shape[k], sv[i].shape[k].value(), false,
+                                        StrFormat("dimension %zu of %s '%s'", k, what, cv[i].name.c_str())));
+    }
+    return Status::Ok();
+  };
+  OAAXVK_RETURN_IF_ERROR(io(canonical.inputs, sample.inputs, "input"));
+  OAAXVK_RETURN_IF_ERROR(io(canonical.outputs, sample.outputs, "output"));
+  return Status::Ok();
+}
+
+Status CheckPlanBounds(const Program& p, const SymContext& ctx, uint64_t max_points) {
+  const std::vector<Symbol>& syms = ctx.symbols();
+  std::vector<int32_t> todo;
+  for (const Value& v : p.values)
+    if (v.bytes.is_symbolic() && !ctx.IsMonotone(v.bytes.expr())) todo.push_back(v.bytes.expr());
+  if (todo.empty()) return Status::Ok();
+  uint64_t points = 1;
+  for (const Symbol& s : syms) {
+    points *= static_cast<uint64_t>((s.max - s.min) / s.multiple_of + 1);
+    if (points > max_points)
+      return Unimplemented(StrFormat("dynamic shapes: the size of a buffer (%s bytes) cannot be shown to stay within "
+                                     "the memory plan over a domain of more than %llu shapes; narrow the ranges",
+                                     ctx.ToString(todo[0]).c_str(), static_cast<unsigned long long>(max_points)));
+  }
+  std::vector<int64_t> mx;
+  for (const Symbol& s : syms) mx.push_back(s.max);
+  std::vector<int64_t> at_max;
+  for (int32_t e : todo) {
+    OAAXVK_ASSIGN_OR_RETURN(int64_t m, ctx.Eval(e, mx));
+    at_max.push_back(m);
+  }
+  std::vector<int64_t> cur(syms.size());
+  for (size_t i = 0; i < syms.size(); ++i) cur[i] = syms[i].min;
+  for (;;) {
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> vals, ctx.EvalAll(cur));
+    for (size_t k = 0; k < todo.size(); ++k)
+      if (vals[todo[k]] > at_max[k] || vals[todo[k]] < 0)
+        return Unimplemented(StrFormat("dynamic shapes: a buffer needs %lld bytes at %s, more than the %lld bytes "
+                                       "planned at the maximum shape (%s)",
+                                       static_cast<long long>(vals[todo[k]]), PointToString(syms, cur).c_str(),
+                                       static_cast<long long>(at_max[k]), ctx.ToString(todo[k]).c_str()));
+    size_t i = 0;
+    for (; i < syms.size(); ++i) {
+      if (cur[i] + syms[i].multiple_of <= syms[i].max) { cur[i] += syms[i].multiple_of; break; }
+      cur[i] = syms[i].min;
+    }
+    if (i == syms.size()) break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace oaaxvk::toolchain

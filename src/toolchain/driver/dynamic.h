@@ -1,0 +1,49 @@
+// Dynamic-shape conversion (docs/toolchain.md "Dynamic shapes",
+// docs/bundle-format.md "Dynamic shapes"): the model is compiled at several
+// points of the symbols' domain, always first at the maximum (the program the
+// bundle carries, with its memory plan); every expression the bundle carries
+// is then checked against what the compiler computed at each other point, and
+// every buffer size against the plan over the whole domain.
+#ifndef OAAXVK_TOOLCHAIN_DRIVER_DYNAMIC_H_
+#define OAAXVK_TOOLCHAIN_DRIVER_DYNAMIC_H_
+
+#include <string>
+#include <vector>
+
+#include "toolchain/input/archive.h"
+#include "toolchain/ir/dim.h"
+#include "toolchain/lower/lower.h"
+
+namespace oaaxvk::toolchain {
+
+// The symbols of a config (its "dimensions"), with min / max rounded inward
+// to multiple_of. Fails naming the config key when a symbol used in
+// input_shapes has no range or a range holds no multiple of multiple_of.
+StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config);
+
+// The points a dynamic conversion compiles at, first the maximum of every
+// symbol, then the minimum, each symbol at its minimum with the others at
+// their maximum, and interior values (odd multiples of multiple_of) — at most
+// 8 points, without repeats.
+std::vector<std::vector<int64_t>> SamplePoints(const std::vector<Symbol>& symbols);
+
+// Checks the program compiled at `point` (`sample`) against the expressions of
+// `canonical` (compiled at the maximum, in `ctx`): the same dispatches,
+// kernels and bindings, and every group count, specialization value, value
+// size and I/O dimension equal to its expression evaluated at `point`.
+// Fails naming the node, the field, both values and the symbol values.
+Status CheckSample(const Program& canonical, const SymContext& ctx, const Program& sample,
+                   const std::vector<int64_t>& point);
+
+// Checks that no value of `p` needs more bytes at any valid point of the
+// domain than at the maximum (the memory plan's size): a size expression that
+// provably grows with every symbol passes at once; others are evaluated at
+// every point when the domain has at most `max_points` points, else refused.
+Status CheckPlanBounds(const Program& p, const SymContext& ctx, uint64_t max_points = 1000000);
+
+// "H=32, W=64" for messages.
+std::string PointToString(const std::vector<Symbol>& symbols, const std::vector<int64_t>& point);
+
+}  // namespace oaaxvk::toolchain
+
+#endif  // OAAXVK_TOOLCHAIN_DRIVER_DYNAMIC_H_
