@@ -61,7 +61,66 @@ bool CanEvaluate(const Graph& g, const Node& n) {
   return true;
 }
 
+namespace {
+StatusOr<std::vector<Tensor>> EvaluateValues(const Graph& g, const Node& n);
+
+// Symbolic values (Tensor::sym) of a folded shape computation: the Dims of a
+// Shape, carried through the integer ops that move them unchanged (views,
+// integer Cast, Gather, Concat and Slice of 1-D tensors). Other ops fold to
+// plain values, which a dynamic-shape conversion reports where it matters.
+void PropagateSymbols(const Graph& g, const Node& n, Tensor* out) {
+  const std::string& op = n.op_type;
+  std::vector<const Tensor*> in;
+  for (const std::string& s : n.inputs) in.push_back(s.empty() ? nullptr : g.FindTensor(s));
+  if (in.empty() || in[0] == nullptr) return;
+  const Tensor& x = *in[0];
+  const bool int_out = out->dtype == DType::kInt64 || out->dtype == DType::kInt32;
+  std::vector<Dim> sym;
+  if (op == "Shape") {
+    if (!AnySymbolic(x.shape)) return;
+    const std::vector<int64_t> v = out->AsInts();
+    // The folded values are a contiguous run of the input's dimensions.
+    for (size_t st = 0; st + v.size() <= x.shape.size(); ++st) {
+      bool match = true;
+      for (size_t k = 0; k < v.size() && match; ++k) match = x.shape[st + k].value() == v[k];
+      if (match) { sym.assign(x.shape.begin() + st, x.shape.begin() + st + v.size()); break; }
+    }
+  } else if (x.sym.empty() && op != "Concat") {
+    return;
+  } else if (op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+             (op == "Cast" && int_out)) {
+    sym = x.sym;
+  } else if (op == "Gather" && x.shape.size() == 1 && in.size() > 1 && in[1] != nullptr) {
+    const int64_t len = static_cast<int64_t>(x.sym.size());
+    for (int64_t i : in[1]->AsInts()) sym.push_back(x.sym.at(static_cast<size_t>(i < 0 ? i + len : i)));
+  } else if (op == "Concat" && out->shape.size() == 1 && int_out) {
+    bool any = false;
+    for (const Tensor* t : in) {
+      if (t == nullptr) continue;
+      any |= !t->sym.empty();
+      std::vector<Dim> d = t->AsDims();
+      sym.insert(sym.end(), d.begin(), d.end());
+    }
+    if (!any) return;
+  } else if (op == "Slice" && x.shape.size() == 1) {
+    std::vector<int64_t> st = n.GetInts("_starts", {}), sp = n.GetInts("_steps", {});
+    if (st.size() != 1 || sp.size() != 1) return;
+    for (int64_t i = 0; i < out->numel(); ++i) sym.push_back(x.sym.at(static_cast<size_t>(st[0] + i * sp[0])));
+  } else {
+    return;
+  }
+  if (sym.size() == static_cast<size_t>(out->numel().value()) && AnySymbolic(sym)) out->sym = std::move(sym);
+}
+}  // namespace
+
 StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateValues(g, n));
+  if (!outs.empty()) PropagateSymbols(g, n, &outs[0]);
+  return outs;
+}
+
+namespace {
+StatusOr<std::vector<Tensor>> EvaluateValues(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
   std::vector<const Tensor*> in;
   for (const std::string& s : n.inputs) in.push_back(s.empty() ? nullptr : g.FindTensor(s));
@@ -211,5 +270,6 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
   }
   return Unimplemented("node '" + n.name + "': cannot evaluate " + op + " at compile time");
 }
+}  // namespace
 
 }  // namespace oaaxvk::toolchain
