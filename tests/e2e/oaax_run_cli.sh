@@ -19,6 +19,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 "$mkbundle" two 7 "$tmp/two.oinf" || exit 1
 "$mkbundle" dynamic 100 "$tmp/dyn.oinf" || exit 1     # x, y [1, K], K in [1, 100]
 "$mkbundle" dyntwo 50 "$tmp/dyntwo.oinf" || exit 1    # "input:0" [1, N], "画像" [N], N in [1, 50]
+"$mkbundle" dynrows 64 "$tmp/dynrows.oinf" || exit 1  # x [R, L] -> y [R], R in [1, 64], L in [4, 64] on multiples of 4
 "$py" - "$tmp" <<'PY' || exit 1
 import sys, numpy as np
 d = sys.argv[1]
@@ -189,6 +190,8 @@ expect_error "--shape unknown input" 1 "--shape 'y': the model has no input of t
   --model "$tmp/dyn.oinf" --shape y=1,10
 expect_error "malformed --shape" 1 "--shape 'x=1,a' is not NAME=D0,D1,... (non-negative integers)" -- \
   --model "$tmp/dyn.oinf" --shape x=1,a
+expect_error "--shape off multiple_of" 1 "input 'x': --shape has dimension 1 (L) = 30, not a multiple of 4 (L's range [4, 64] (multiple of 4))" -- \
+  --model "$tmp/dynrows.oinf" --shape x=8,30
 expect_error "--shape symbols disagree" 1 "input '画像': --shape has dimension 0 (N) = 8, but input 'input:0' (--shape) gives N = 7" -- \
   --model "$tmp/dyntwo.oinf" --shape "input:0=1,7" --shape "画像=8"
 expect_error "--shape with --input" 1 "--shape 'x': the input is given with --input" -- \

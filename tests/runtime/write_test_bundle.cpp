@@ -10,6 +10,8 @@
 //   write_test_bundle dynamic N OUT.oinf  y = relu(2 x - 1) for x, y [1, K], K in [1, N]
 //                                         (feature dynamic_shapes, symbol "K")
 //   write_test_bundle dyntwo N OUT.oinf   "two" with one symbol "N" in [1, N] for both inputs
+//   write_test_bundle dynrows N OUT.oinf  y[r] = sum_k x[r, k], x [R, L], R in [1, N], L in [4, N]
+//                                         on multiples of 4 (N a multiple of 4)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -19,7 +21,7 @@
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: write_test_bundle affine|two|variants|dynamic|dyntwo N OUT.oinf\n");
+    fprintf(stderr, "usage: write_test_bundle affine|two|variants|dynamic|dyntwo|dynrows N OUT.oinf\n");
     return 2;
   }
   const std::string kind = argv[1];
@@ -38,6 +40,12 @@ int main(int argc, char** argv) {
   } else if (kind == "dynamic") {
     spec = oaaxvk::test::DynamicAffineBundle(1, un, 1, std::vector<float>(un, 2.0f), std::vector<float>(un, -1.0f));
     spec.symbols[0].name = "K";
+  } else if (kind == "dynrows") {
+    if (un % 4 != 0 || un < 4) {
+      fprintf(stderr, "write_test_bundle: dynrows needs N a multiple of 4\n");
+      return 2;
+    }
+    spec = oaaxvk::test::DynamicRowSumBundle(1, un, 4, un, 4);
   } else if (kind == "dyntwo") {
     spec = oaaxvk::test::DynamicTwoInTwoOutBundle(un);
   } else if (kind == "two") {

@@ -306,9 +306,11 @@ Status CheckShape(const InputDesc& d, const std::vector<SymbolDesc>& symbols, co
     const SymbolDesc& y = symbols[static_cast<size_t>(s)];
     const std::string dim = "input '" + d.name + "': " + source + " has dimension " + std::to_string(i) + " (" +
                             y.name + ") = " + std::to_string(shape[i]);
-    if (shape[i] < static_cast<uint64_t>(y.min) || shape[i] > static_cast<uint64_t>(y.max) ||
-        shape[i] % static_cast<uint64_t>(y.multiple_of) != 0)
+    if (shape[i] < static_cast<uint64_t>(y.min) || shape[i] > static_cast<uint64_t>(y.max))
       return oaaxvk::InvalidArgument(dim + ", outside " + y.name + "'s range " + RangeString(y));
+    if (shape[i] % static_cast<uint64_t>(y.multiple_of) != 0)
+      return oaaxvk::InvalidArgument(dim + ", not a multiple of " + std::to_string(y.multiple_of) + " (" + y.name +
+                                     "'s range " + RangeString(y) + ")");
     int64_t& v = (*values)[static_cast<size_t>(s)];
     if (v >= 0 && v != static_cast<int64_t>(shape[i]))
       return oaaxvk::InvalidArgument(dim + ", but " + (*where)[static_cast<size_t>(s)] + " gives " + y.name + " = " +
