@@ -6,6 +6,11 @@
 namespace oaaxvk::toolchain {
 
 namespace {
+
+// A value's size in bytes at the shape the plan is made for (the maximum of a
+// dynamic program: every smaller shape fits).
+uint64_t Bytes(const Value& v) { return static_cast<uint64_t>(v.bytes.value()); }
+
 uint64_t AlignUp(uint64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
 
 struct Range {
@@ -34,7 +39,7 @@ std::vector<uint8_t> ComputeBarriers(const Program& p) {
     std::vector<Range> reads, writes;
     for (const Binding& b : p.dispatches[d].bindings) {
       const Value& v = p.values[b.value];
-      Range r{v.kind, v.offset, v.offset + v.bytes};
+      Range r{v.kind, v.offset, v.offset + Bytes(v)};
       (b.written ? writes : reads).push_back(r);
     }
     bool need = false;
@@ -61,7 +66,7 @@ uint32_t BarrierLowerBound(const Program& p) {
   for (size_t d = 0; d < n; ++d)
     for (const Binding& b : p.dispatches[d].bindings) {
       const Value& v = p.values[b.value];
-      (b.written ? writes[d] : reads[d]).push_back(Range{v.kind, v.offset, v.offset + v.bytes});
+      (b.written ? writes[d] : reads[d]).push_back(Range{v.kind, v.offset, v.offset + Bytes(v)});
     }
   auto any_overlap = [](const std::vector<Range>& a, const std::vector<Range>& b) {
     for (const Range& x : a)
@@ -88,11 +93,11 @@ StatusOr<MemoryPlan> PlanMemory(Program& p) {
   // Inputs / outputs: I/O order, densely packed at aligned offsets.
   for (IoDesc& io : p.inputs) {
     p.values[io.value].offset = plan.inputs_bytes;
-    plan.inputs_bytes = AlignUp(plan.inputs_bytes + io.nbytes);
+    plan.inputs_bytes = AlignUp(plan.inputs_bytes + static_cast<uint64_t>(io.nbytes.value()));
   }
   for (IoDesc& io : p.outputs) {
     p.values[io.value].offset = plan.outputs_bytes;
-    plan.outputs_bytes = AlignUp(plan.outputs_bytes + io.nbytes);
+    plan.outputs_bytes = AlignUp(plan.outputs_bytes + static_cast<uint64_t>(io.nbytes.value()));
   }
   // Weights (kind 0) and their binary16 copies (kind 4), each in order of
   // first use.
@@ -103,14 +108,14 @@ StatusOr<MemoryPlan> PlanMemory(Program& p) {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lt[a].first < lt[b].first; });
     for (size_t i : order) {
       Value& v = p.values[i];
-      if (v.data.size() != v.bytes) return Internal("constant '" + v.tensor + "' has inconsistent data size");
+      if (v.data.size() != Bytes(v)) return Internal("constant '" + v.tensor + "' has inconsistent data size");
       v.offset = *bytes;
-      *bytes = AlignUp(*bytes + v.bytes);
+      *bytes = AlignUp(*bytes + Bytes(v));
     }
     buffer->assign(*bytes, 0);
     for (size_t i : order) {
       const Value& v = p.values[i];
-      if (v.bytes) std::memcpy(buffer->data() + v.offset, v.data.data(), v.bytes);
+      if (Bytes(v)) std::memcpy(buffer->data() + v.offset, v.data.data(), Bytes(v));
     }
     return Status::Ok();
   };
@@ -122,18 +127,18 @@ StatusOr<MemoryPlan> PlanMemory(Program& p) {
   for (size_t i = 0; i < p.values.size(); ++i)
     if (p.values[i].kind == BufferKind::kArena && lt[i].first >= 0) arena.push_back(i);
   std::stable_sort(arena.begin(), arena.end(), [&](size_t a, size_t b) {
-    if (p.values[a].bytes != p.values[b].bytes) return p.values[a].bytes > p.values[b].bytes;
+    if (Bytes(p.values[a]) != Bytes(p.values[b])) return Bytes(p.values[a]) > Bytes(p.values[b]);
     return a < b;
   });
   std::vector<size_t> placed;
   for (size_t i : arena) {
     Value& v = p.values[i];
-    uint64_t size = AlignUp(v.bytes);
+    uint64_t size = AlignUp(Bytes(v));
     plan.arena_unshared_bytes += size;
     std::vector<std::pair<uint64_t, uint64_t>> busy;
     for (size_t j : placed)
       if (!(lt[j].last < lt[i].first || lt[i].last < lt[j].first))
-        busy.push_back({p.values[j].offset, p.values[j].offset + AlignUp(p.values[j].bytes)});
+        busy.push_back({p.values[j].offset, p.values[j].offset + AlignUp(Bytes(p.values[j]))});
     std::sort(busy.begin(), busy.end());
     uint64_t off = 0;
     for (const auto& [b, e] : busy) {
