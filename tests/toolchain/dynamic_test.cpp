@@ -49,6 +49,19 @@ TEST(SymbolicDims, BoundsDivisibilityAndMonotonicity) {
   EXPECT_FALSE(Divisible(n, 2));
   EXPECT_FALSE(Divisible(h + 1, 2));
   EXPECT_TRUE(ctx.IsMonotone((n * h + 7).expr()));
+  EXPECT_TRUE(ctx.IsMonotone(((h - 3) * n).expr()));      // h - 3 >= 29 in H's range
+  EXPECT_FALSE(ctx.IsMonotone(((n - 3) * h).expr()));     // n - 3 < 0 at N = 1
+  Dim g[3];
+  Grid1D(CeilDiv(n * h * 100000, 64), g);                 // split grids stay bounded
+  EXPECT_EQ(UpperBound(g[0]), 65535);
+  EXPECT_EQ(UpperBound(g[1]), (8 * 96 * 100000 / 64 + 65534) / 65535);
+  // Facts the expression's form does not show are checked at every point of
+  // the (small) domain: floordiv(h - 1, 2) + 1 = h / 2 is even for h in 32, 64, 96.
+  const Dim half = FloorDiv(h - 1, 2) + 1;
+  EXPECT_TRUE(Divisible(half, 16));
+  EXPECT_FALSE(Divisible(half + 1, 2));
+  EXPECT_TRUE(SameDim(half * 2, h));
+  EXPECT_EQ(LowerBound(FloorDiv(Dim(1000), n)), 125);
   EXPECT_FALSE(ctx.IsMonotone((Dim(1000) - n).expr()));
   EXPECT_TRUE(SameDim(n * h, h * n));
   EXPECT_FALSE(SameDim(n, Dim(8)));

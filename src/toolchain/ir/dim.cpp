@@ -174,16 +174,25 @@ StatusOr<int64_t> SymContext::Eval(int32_t e, const std::vector<int64_t>& vals) 
 
 bool SymContext::IsMonotone(int32_t e) const {
   const SymNode& n = nodes_[e];
+  const int32_t a = static_cast<int32_t>(n.a), b = static_cast<int32_t>(n.b);
+  // Value with every symbol at its minimum: the smallest value of a monotone node.
+  auto at_min = [&](int32_t k) {
+    std::vector<int64_t> mins;
+    for (const Symbol& s : symbols_) mins.push_back(s.min);
+    StatusOr<int64_t> v = Eval(k, mins);
+    return v.ok() ? *v : -1;
+  };
   switch (n.op) {
-    case SymOp::kConst: return n.a >= 0;
+    case SymOp::kConst:
     case SymOp::kSymbol: return true;
     case SymOp::kAdd:
-    case SymOp::kMul:
     case SymOp::kMin:
-    case SymOp::kMax: return IsMonotone(static_cast<int32_t>(n.a)) && IsMonotone(static_cast<int32_t>(n.b));
+    case SymOp::kMax: return IsMonotone(a) && IsMonotone(b);
+    case SymOp::kSub: return IsMonotone(a) && nodes_[b].op == SymOp::kConst;
+    case SymOp::kMul:  // non-decreasing factors that are never negative
+      return IsMonotone(a) && IsMonotone(b) && at_min(a) >= 0 && at_min(b) >= 0;
     case SymOp::kFloorDiv:
-    case SymOp::kCeilDiv:
-      return IsMonotone(static_cast<int32_t>(n.a)) && nodes_[n.b].op == SymOp::kConst && nodes_[n.b].a > 0;
+    case SymOp::kCeilDiv: return IsMonotone(a) && nodes_[b].op == SymOp::kConst && nodes_[b].a > 0;
     default: return false;
   }
 }
@@ -264,24 +273,83 @@ bool Bound(const Dim& d, bool lo, int64_t* out) {
 }
 }  // namespace
 
+// Calls fn(values of `es`) at every valid point of the domain; false when
+// the domain has more than kMaxEnumeratedPoints points or an expression
+// fails to evaluate somewhere (the caller then answers conservatively).
+constexpr uint64_t kMaxEnumeratedPoints = 100000;
+template <typename Fn>
+bool ForEachPoint(const SymContext& c, const std::vector<int32_t>& es, Fn fn) {
+  const std::vector<Symbol>& syms = c.symbols();
+  uint64_t points = 1;
+  for (const Symbol& s : syms) {
+    points *= static_cast<uint64_t>((s.max - s.min) / std::max<int64_t>(1, s.multiple_of) + 1);
+    if (points > kMaxEnumeratedPoints) return false;
+  }
+  std::vector<int64_t> cur;
+  for (const Symbol& s : syms) cur.push_back(s.min);
+  std::vector<int64_t> vals(es.size());
+  for (;;) {
+    for (size_t k = 0; k < es.size(); ++k) {
+      StatusOr<int64_t> v = c.Eval(es[k], cur);
+      if (!v.ok()) return false;
+      vals[k] = *v;
+    }
+    if (!fn(vals)) return true;  // fn stopped early
+    size_t i = 0;
+    for (; i < syms.size(); ++i) {
+      const int64_t step = std::max<int64_t>(1, syms[i].multiple_of);
+      if (cur[i] + step <= syms[i].max) { cur[i] += step; break; }
+      cur[i] = syms[i].min;
+    }
+    if (i == syms.size()) return true;
+  }
+}
+
 int64_t LowerBound(const Dim& d) {
   int64_t v;
-  return Bound(d, true, &v) ? v : std::numeric_limits<int64_t>::min();
+  if (Bound(d, true, &v)) return v;
+  int64_t lo = std::numeric_limits<int64_t>::max();
+  if (ForEachPoint(*SymContext::Current(), {d.expr()}, [&](const std::vector<int64_t>& x) {
+        lo = std::min(lo, x[0]);
+        return true;
+      }))
+    return lo;
+  return std::numeric_limits<int64_t>::min();
 }
 int64_t UpperBound(const Dim& d) {
   int64_t v;
-  return Bound(d, false, &v) ? v : std::numeric_limits<int64_t>::max();
+  if (Bound(d, false, &v)) return v;
+  int64_t hi = std::numeric_limits<int64_t>::min();
+  if (ForEachPoint(*SymContext::Current(), {d.expr()}, [&](const std::vector<int64_t>& x) {
+        hi = std::max(hi, x[0]);
+        return true;
+      }))
+    return hi;
+  return std::numeric_limits<int64_t>::max();
 }
 bool Divisible(const Dim& d, int64_t k) {
   if (k <= 0) return false;
   SymContext* c = SymContext::Current();
   if (!d.is_symbolic() || c == nullptr) return d.value() % k == 0;
   const int64_t kd = c->KnownDivisor(d.expr());
-  return kd == 0 || kd % k == 0;
+  if (kd == 0 || kd % k == 0) return true;
+  bool all = true;
+  const bool done = ForEachPoint(*c, {d.expr()}, [&](const std::vector<int64_t>& x) {
+    all = x[0] % k == 0;
+    return all;
+  });
+  return done && all;
 }
 bool SameDim(const Dim& a, const Dim& b) {
   if (a.is_symbolic() != b.is_symbolic()) return false;
-  return a.is_symbolic() ? a.expr() == b.expr() : a.value() == b.value();
+  if (!a.is_symbolic()) return a.value() == b.value();
+  if (a.expr() == b.expr()) return true;
+  bool all = true;
+  const bool done = ForEachPoint(*SymContext::Current(), {a.expr(), b.expr()}, [&](const std::vector<int64_t>& x) {
+    all = x[0] == x[1];
+    return all;
+  });
+  return done && all;
 }
 
 std::ostream& operator<<(std::ostream& os, const Dim& d) { return os << d.value(); }

@@ -63,9 +63,10 @@ class SymContext {
   StatusOr<int64_t> Eval(int32_t e, const std::vector<int64_t>& vals) const;
   // Every node's value (nodes in order), same failures.
   StatusOr<std::vector<int64_t>> EvalAll(const std::vector<int64_t>& vals) const;
-  // Whether node `e` provably never decreases when any symbol grows: built
-  // only from non-negative constants, symbols, add, mul, floordiv / ceildiv
-  // by a positive constant, min and max of such nodes.
+  // Whether node `e` provably never decreases when any symbol grows (within
+  // the symbols' ranges): built from constants, symbols, add, min, max,
+  // subtraction of a constant, floordiv / ceildiv by a positive constant, and
+  // mul of such nodes that are never negative.
   bool IsMonotone(int32_t e) const;
   // A positive number every value of node `e` is a multiple of (1 when
   // nothing is known; 0 for the constant 0).

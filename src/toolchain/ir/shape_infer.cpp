@@ -83,7 +83,10 @@ std::vector<Dim> BroadcastStrides(const Shape& in, const Shape& out) {
   std::vector<Dim> st(out.size(), 0);
   std::vector<Dim> dense = DenseStrides(in);
   size_t off = out.size() - in.size();
-  for (size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 ? Dim(0) : dense[i];
+  // A symbolic dimension keeps its dense stride even where it is 1: the index
+  // along a size-1 dimension is always 0, so any stride reads the same
+  // element, and the stride's expression then holds at every shape.
+  for (size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 && !in[i].is_symbolic() ? Dim(0) : dense[i];
   return st;
 }
 
@@ -346,6 +349,14 @@ Status InferNodeShapes(Graph& g, Node& n) {
       for (int64_t i = 0; i < rank; ++i) {
         if (!(scales[i] > 0)) return NodeError(n, "scales must be positive");
         s[i] = static_cast<int64_t>(std::floor(static_cast<double>(x[i]) * static_cast<float>(scales[i])));
+        // A symbolic size and a scale that is an exact binary fraction p / q
+        // (2, 0.5, 1.25, ...): floor(x * scale) = floordiv(x * p, q) at every size.
+        for (int64_t q = 1; x[i].is_symbolic() && q <= 1024; q *= 2) {
+          const double pq = static_cast<double>(static_cast<float>(scales[i])) * static_cast<double>(q);
+          if (pq != std::floor(pq) || pq > 1e9) continue;
+          s[i] = FloorDiv(x[i] * static_cast<int64_t>(pq), q);
+          break;
+        }
         eff[i] = static_cast<float>(scales[i]);
         len[i] = static_cast<float>(static_cast<double>(x[i]) * scales[i]);
       }

@@ -32,9 +32,10 @@ bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16
 
 void Grid1D(const Dim& groups, Dim out[3]) {
   const Dim g = Max(groups, 1);
-  const Dim gx = Min(g, 65535);
-  out[0] = gx;
-  out[1] = CeilDiv(g, gx);
+  out[0] = Min(g, 65535);
+  // = ceildiv(g, groups_x) at every g >= 1, written with a constant divisor
+  // so that a symbolic count stays provably monotone (dim.h UpperBound).
+  out[1] = CeilDiv(g, 65535);
   out[2] = 1;
 }
 
@@ -656,6 +657,11 @@ class Lowerer {
               FBits(n.GetFloat("cubic_coeff_a", -0.75f)), n.GetInt("exclude_outside", 0) != 0 ? 1u : 0u,
               FBits(roi[r - 2]), FBits(roi[2 * r - 2]), FBits(roi[r - 1]), FBits(roi[2 * r - 1]),
               FBits(n.GetFloat("extrapolation_value", 0.f)), FBits(len[r - 2]), FBits(len[r - 1])};
+    // The unrounded lengths matter only to align_corners, pytorch_half_pixel
+    // and tf_crop_and_resize (shaders/resize2d.glsl src_coord); elsewhere a
+    // fixed value keeps the specialization the same at every input size.
+    if (ctm != "align_corners" && ctm != "pytorch_half_pixel" && ctm != "tf_crop_and_resize")
+      d.spec[17] = d.spec[18] = FBits(1.f);
     Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : ""));
     return Status::Ok();
