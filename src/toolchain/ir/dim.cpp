@@ -305,28 +305,23 @@ bool ForEachPoint(const SymContext& c, const std::vector<int32_t>& es, Fn fn) {
   }
 }
 
-int64_t LowerBound(const Dim& d) {
+// The least (lo) or greatest value of d over the domain: the monotone bound,
+// else every point of a small domain, else the type's extreme.
+static int64_t Extreme(const Dim& d, bool lo) {
   int64_t v;
-  if (Bound(d, true, &v)) return v;
-  int64_t lo = std::numeric_limits<int64_t>::max();
+  if (Bound(d, lo, &v)) return v;
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  int64_t r = lo ? kMax : kMin;
   if (ForEachPoint(*SymContext::Current(), {d.expr()}, [&](const std::vector<int64_t>& x) {
-        lo = std::min(lo, x[0]);
+        r = lo ? std::min(r, x[0]) : std::max(r, x[0]);
         return true;
       }))
-    return lo;
-  return std::numeric_limits<int64_t>::min();
+    return r;
+  return lo ? kMin : kMax;
 }
-int64_t UpperBound(const Dim& d) {
-  int64_t v;
-  if (Bound(d, false, &v)) return v;
-  int64_t hi = std::numeric_limits<int64_t>::min();
-  if (ForEachPoint(*SymContext::Current(), {d.expr()}, [&](const std::vector<int64_t>& x) {
-        hi = std::max(hi, x[0]);
-        return true;
-      }))
-    return hi;
-  return std::numeric_limits<int64_t>::max();
-}
+
+int64_t LowerBound(const Dim& d) { return Extreme(d, true); }
+int64_t UpperBound(const Dim& d) { return Extreme(d, false); }
 bool Divisible(const Dim& d, int64_t k) {
   if (k <= 0) return false;
   SymContext* c = SymContext::Current();
