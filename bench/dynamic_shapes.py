@@ -86,6 +86,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-dir", required=True)
     ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3, help="alternating static/dynamic rounds (best p50 kept)")
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--only", default="", help="comma-separated subset: det,rec,resnet50")
     a = ap.parse_args()
@@ -127,8 +128,14 @@ def main():
         tag = re.sub(r"[^a-z0-9]+", "_", c["model"].lower())
         sb, s_ms = convert(build, c["onnx_static"], c["static"], os.path.join(tmp, tag + "_static"))
         db, d_ms = convert(build, c["onnx_dyn"], c["dynamic"], os.path.join(tmp, tag + "_dynamic"))
-        st = oaax_run(build, sb, c["input"], c["shape"], a.iterations, 2)
-        dy = oaax_run(build, db, c["input"], c["shape"], a.iterations, 2)
+        # Static and dynamic alternate over a.rounds rounds; each keeps its best
+        # round's p50 (this 2-core machine's background load only slows runs down).
+        st = dy = None
+        for _ in range(a.rounds):
+            s1 = oaax_run(build, sb, c["input"], c["shape"], a.iterations, 2)
+            d1 = oaax_run(build, db, c["input"], c["shape"], a.iterations, 2)
+            st = s1 if st is None or s1["latency_ms"]["p50"] < st["latency_ms"]["p50"] else st
+            dy = d1 if dy is None or d1["latency_ms"]["p50"] < dy["latency_ms"]["p50"] else dy
         first = oaax_run(build, db, c["input"], c["switch"], 1, 0)
         steady = oaax_run(build, db, c["input"], c["switch"], max(3, a.iterations // 2), 1)
         rec_ms = record_ms(build, db, c["input"], c["switch"], tmp)
@@ -158,7 +165,8 @@ def main():
         json.dump(res, f, indent=1)
     md = [f"# Dynamic-shape bundles beside static ones", "",
           f"One run of `/usr/bin/python3 bench/dynamic_shapes.py --build-dir build` ({when}, git {git}); "
-          f"device: {device}; {a.iterations} timed inferences per figure, depth 1, oaax-run latency p50.", "",
+          f"device: {device}; oaax-run latency p50 of {a.iterations} timed inferences at depth 1; static and "
+          f"dynamic alternate over {a.rounds} rounds and each keeps its best round.", "",
           "| model | dynamic range | shape | static p50 ms | dynamic p50 ms | dynamic / static | target ≤ 1.10 |",
           "|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -165,7 +165,12 @@ class Lowerer {
       // is spec constant 0 of reduce_mean, OUTER * INNER of softmax).
       if (d.kernel == "reduce_mean" || d.kernel == "softmax") {
         const Dim rows = d.kernel == "softmax" ? d.spec[0] * d.spec[2] : d.spec[0];
-        if (LowerBound(rows) >= static_cast<int64_t>(kMinRowsPerInvocation)) {
+        // A dynamic size: reduce_mean keeps its texel twin unless every shape
+        // has enough rows; softmax has no other CPU-class kernel, so the
+        // per-row one (merely less parallel with few rows) serves whenever
+        // the largest shape has enough.
+        const int64_t bound = d.kernel == "softmax" ? UpperBound(rows) : LowerBound(rows);
+        if (bound >= static_cast<int64_t>(kMinRowsPerInvocation)) {
           Dim g[3];
           Grid1D(CeilDiv(rows, 64), g);
           if (SetCpuVariant(&d, (d.kernel + "_rows_cpu").c_str(), g[0], g[1], g[2])) {
