@@ -236,14 +236,26 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     in->has_config = true;
   }
   json shapes = json::object(), values = json::object();
-  for (const auto& [k, v] : in->config.input_shapes) shapes[k] = v;
+  for (const auto& [k, v] : in->config.input_shapes) {  // symbolic dimensions by name, as config.json gives them
+    json dims = json::array();
+    auto syms = in->config.input_symbols.find(k);
+    for (size_t d = 0; d < v.size(); ++d) {
+      if (syms != in->config.input_symbols.end() && !syms->second[d].empty()) dims.push_back(syms->second[d]);
+      else dims.push_back(v[d]);
+    }
+    shapes[k] = std::move(dims);
+  }
+  json dimensions = json::object();
+  for (const auto& [k, sym] : in->config.dimensions)
+    dimensions[k] = {{"min", sym.min}, {"max", sym.max}, {"multiple_of", sym.multiple_of}};
   for (const auto& [k, v] : in->config.input_values) values[k] = v.size();
   if (in->from_archive) {
     add("Archive extracted", {{"Entries", in->entries}, {"config.json", in->has_config},
                               {"Input shapes", shapes}, {"Elapsed ms", ms()}});
   }
   if (!config_path.empty())
-    add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Input values (count)", values},
+    add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Dimensions", dimensions},
+                        {"Input values (count)", values},
                         {"fp16 weights", in->config.fp16_weights}});
   StatusOr<std::vector<Symbol>> symbols = ResolveSymbols(in->config);
   if (!symbols.ok()) return fail(symbols.status());
