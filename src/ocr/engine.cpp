@@ -107,12 +107,12 @@ class OaaxEngine final : public Engine {
       return InvalidArgument(o.model_path + ": runtime_model_loading failed: " + e->error_());
     }
     e->describe_ = std::string(e->name_()) + " " + e->version_() + ", " + o.model_path;
-    OAAXVK_ASSIGN_OR_RETURN(e->input_shape_, ReadBundleInputShape(o.model_path));
+    OAAXVK_ASSIGN_OR_RETURN(e->input_dims_, ReadBundleInputDims(o.model_path));
     return std::unique_ptr<Engine>(std::move(e));
   }
 
   std::string Describe() const override { return describe_; }
-  std::vector<int64_t> InputShape() const override { return input_shape_; }
+  std::vector<InputDim> InputDims() const override { return input_dims_; }
 
   Status Send(Tensor input) override {
     if (NumElements(input.shape) != input.data.size()) {
@@ -168,7 +168,7 @@ class OaaxEngine final : public Engine {
   }
 
   std::string runtime_, describe_;
-  std::vector<int64_t> input_shape_;
+  std::vector<InputDim> input_dims_;
   void* handle_ = nullptr;
   bool initialized_ = false;
   int (*init_)(int, const char**, const void**) = nullptr;
@@ -186,7 +186,7 @@ class OaaxEngine final : public Engine {
 class OrtEngine final : public Engine {
  public:
   explicit OrtEngine(OrtEngineOptions o) : o_(std::move(o)) {}
-  std::vector<int64_t> InputShape() const override { return {}; }
+  std::vector<InputDim> InputDims() const override { return {}; }
   std::string Describe() const override { return "ONNX Runtime (onnxruntime-node, CPU), " + o_.model_path; }
 
   Status Send(Tensor input) override {
@@ -200,7 +200,24 @@ class OrtEngine final : public Engine {
   StatusOr<std::vector<Tensor>> Receive() override {
     if (done_.empty()) {
       if (pending_.empty()) return FailedPrecondition("receive from ONNX Runtime: no pending input");
-      while (!pending_.empty()) OAAXVK_RETURN_IF_ERROR(RunBatch());
+      // Everything queued runs now, one process per distinct (name, shape);
+      // the outputs are put back in the order the inputs were sent.
+      std::vector<std::vector<Tensor>> results(pending_.size());
+      std::vector<bool> done(pending_.size(), false);
+      for (size_t first = 0; first < pending_.size(); ++first) {
+        if (done[first]) continue;
+        std::vector<size_t> group = {first};
+        const Tensor& f = pending_[first];
+        if (!f.shape.empty() && f.shape[0] == 1) {
+          for (size_t i = first + 1; i < pending_.size(); ++i) {
+            if (!done[i] && pending_[i].name == f.name && pending_[i].shape == f.shape) group.push_back(i);
+          }
+        }
+        OAAXVK_RETURN_IF_ERROR(RunBatch(group, &results));
+        for (size_t i : group) done[i] = true;
+      }
+      pending_.clear();
+      for (auto& r : results) done_.push_back(std::move(r));
     }
     std::vector<Tensor> out = std::move(done_.front());
     done_.pop_front();
@@ -208,12 +225,14 @@ class OrtEngine final : public Engine {
   }
 
  private:
-  Status RunBatch() {
-    // The longest run of pending inputs with one name and one [1, ...] shape.
-    size_t n = 1;
-    const Tensor& first = pending_.front();
+  // Runs pending_[group[0]], pending_[group[1]], ... (one name, one shape) in
+  // one process: stacked along the leading batch dimension when there are
+  // several (their shapes then start with 1). (*results)[group[k]] receives
+  // the outputs of pending_[group[k]].
+  Status RunBatch(const std::vector<size_t>& group, std::vector<std::vector<Tensor>>* results) {
+    const size_t n = group.size();
+    const Tensor& first = pending_[group[0]];
     const bool batchable = !first.shape.empty() && first.shape[0] == 1;
-    while (batchable && n < pending_.size() && pending_[n].name == first.name && pending_[n].shape == first.shape) ++n;
     OAAXVK_ASSIGN_OR_RETURN(TempDir dir, TempDir::Make("oaax-ocr-ort-"));
     const std::string in_dir = dir.path() + "/in", out_dir = dir.path() + "/out";
     fs::create_directories(in_dir);
@@ -221,7 +240,7 @@ class OrtEngine final : public Engine {
     if (batchable) shape[0] = static_cast<int64_t>(n);
     {
       std::ofstream f(in_dir + "/0.bin", std::ios::binary);
-      for (size_t i = 0; i < n; ++i) {
+      for (size_t i : group) {
         f.write(reinterpret_cast<const char*>(pending_[i].data.data()),
                 static_cast<std::streamsize>(pending_[i].data.size() * sizeof(float)));
       }
@@ -237,7 +256,6 @@ class OrtEngine final : public Engine {
       manifest = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
       if (!manifest.is_array()) return DataLoss(out_dir + "/manifest.json: not a JSON array (ort_run.js output)");
     }
-    std::vector<std::vector<Tensor>> results(n);
     for (const auto& e : manifest) {
       if (!e.is_object() || !e.contains("name") || !e.contains("shape") || !e.contains("file") ||
           e.value("dtype", "") != "float32" || !e["shape"].is_array()) {
@@ -260,17 +278,15 @@ class OrtEngine final : public Engine {
       }
       const size_t per = NumElements(oshape) / n;
       const auto* p = reinterpret_cast<const float*>(bytes.data());
-      for (size_t i = 0; i < n; ++i) {
+      for (size_t k = 0; k < n; ++k) {
         Tensor t;
         t.name = e["name"].get<std::string>();
         t.shape = oshape;
         if (batchable) t.shape[0] = 1;
-        t.data.assign(p + i * per, p + (i + 1) * per);
-        results[i].push_back(std::move(t));
+        t.data.assign(p + k * per, p + (k + 1) * per);
+        (*results)[group[k]].push_back(std::move(t));
       }
     }
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
-    for (auto& r : results) done_.push_back(std::move(r));
     return Status::Ok();
   }
 
@@ -310,22 +326,98 @@ class OrtEngine final : public Engine {
   }
 
   OrtEngineOptions o_;
-  std::deque<Tensor> pending_;
+  std::vector<Tensor> pending_;
   std::deque<std::vector<Tensor>> done_;
 };
 
 }  // namespace
 
-StatusOr<std::vector<int64_t>> ReadBundleInputShape(const std::string& model_path) {
+std::string InputDim::ToString() const {
+  if (!is_symbolic()) return std::to_string(value);
+  std::string s = symbol + " in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (multiple_of != 1) s += ", multiple of " + std::to_string(multiple_of);
+  return s;
+}
+
+std::string InputDimsString(const std::vector<InputDim>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    s += (i ? ", " : "") + (dims[i].is_symbolic() ? dims[i].symbol : std::to_string(dims[i].value));
+  }
+  return s + "]";
+}
+
+StatusOr<std::vector<InputDim>> ReadBundleInputDims(const std::string& model_path) {
   OAAXVK_ASSIGN_OR_RETURN(oinf::File file, oinf::File::Open(model_path));
+  auto bad = [&](const std::string& what) {
+    return DataLoss(model_path + ": bundle metadata " + what + " (docs/bundle-format.md)");
+  };
   const oinf::Metadata* m = file.FindMetadata("io.input.0.shape");
   if (m == nullptr || m->type != oinf::ValueType::kNdArray || m->ndarray.element_type != oinf::ValueType::kI64 ||
       m->ndarray.dims.size() != 1) {
-    return DataLoss(model_path + ": metadata io.input.0.shape is missing or not an i64 NDARRAY (docs/bundle-format.md)");
+    return bad("io.input.0.shape is missing or not an i64 NDARRAY");
   }
-  std::vector<int64_t> shape(m->ndarray.numel);
-  std::memcpy(shape.data(), m->ndarray.data.data, shape.size() * sizeof(int64_t));
-  return shape;
+  std::vector<InputDim> dims(m->ndarray.numel);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t v = 0;
+    std::memcpy(&v, m->ndarray.data.data + i * sizeof(int64_t), sizeof(int64_t));
+    if (v < 0) return bad(StrFormat("io.input.0.shape has a negative dimension %lld", static_cast<long long>(v)));
+    dims[i].value = dims[i].min = dims[i].max = v;
+  }
+  const oinf::Metadata* count = file.FindMetadata("shape.symbols");
+  if (count == nullptr) return dims;  // a static bundle
+  // Feature dynamic_shapes: shape.refs rows (kind, index, sub, expr) of kind 2
+  // are input dimensions; their expression is a `symbol` instruction
+  // (opcode 1, a = the symbol) of shape.program. The runtime validates all of
+  // it at load; this reads what the host needs to size its inputs.
+  uint32_t ns = 0;
+  if (!count->GetScalar(&ns)) return bad("shape.symbols is not a u32");
+  struct Symbol {
+    std::string name;
+    int64_t min = 0, max = 0, multiple_of = 1;
+  };
+  std::vector<Symbol> symbols(ns);
+  for (uint32_t k = 0; k < ns; ++k) {
+    const std::string p = "shape.symbol." + std::to_string(k) + ".";
+    const oinf::Metadata* name = file.FindMetadata(p + "name");
+    if (name == nullptr || name->type != oinf::ValueType::kNdArray || name->ndarray.element_type != oinf::ValueType::kU8) {
+      return bad(p + "name is missing or not a u8 NDARRAY");
+    }
+    symbols[k].name.assign(reinterpret_cast<const char*>(name->ndarray.data.data), name->ndarray.data.size);
+    for (auto [key, out] : {std::pair{"min", &symbols[k].min}, {"max", &symbols[k].max}, {"multiple_of", &symbols[k].multiple_of}}) {
+      const oinf::Metadata* e = file.FindMetadata(p + key);
+      if (e == nullptr || !e->GetScalar(out)) return bad(p + key + " is missing or not an i64");
+    }
+    const Symbol& y = symbols[k];
+    if (y.multiple_of < 1 || y.min < 1 || y.max < y.min || y.min % y.multiple_of || y.max % y.multiple_of) {
+      return bad(StrFormat("%s*: range [%lld, %lld], multiple of %lld is not valid", p.c_str(),
+                           static_cast<long long>(y.min), static_cast<long long>(y.max),
+                           static_cast<long long>(y.multiple_of)));
+    }
+  }
+  const oinf::Tensor* prog = file.FindTensor("shape.program");
+  const oinf::Tensor* refs = file.FindTensor("shape.refs");
+  if (prog == nullptr || prog->dtype != oinf::ValueType::kI64 || prog->dims.size() != 2 || prog->dims[1] != 3 ||
+      !prog->has_data || refs == nullptr || refs->dtype != oinf::ValueType::kU32 || refs->dims.size() != 2 ||
+      refs->dims[1] != 4 || !refs->has_data) {
+    return bad("tensors shape.program (i64[K, 3]) and shape.refs (u32[R, 4]) are missing or malformed");
+  }
+  for (uint64_t r = 0; r < refs->dims[0]; ++r) {
+    uint32_t ref[4];
+    std::memcpy(ref, refs->data.data + 16 * r, sizeof ref);
+    if (ref[0] != 2 || ref[1] != 0) continue;  // dimensions of input 0 only
+    int64_t ins[3] = {-1, -1, -1};
+    if (ref[3] < prog->dims[0]) std::memcpy(ins, prog->data.data + 24 * static_cast<uint64_t>(ref[3]), sizeof ins);
+    if (ref[2] >= dims.size() || ins[0] != 1 || ins[1] < 0 || static_cast<uint64_t>(ins[1]) >= symbols.size()) {
+      return bad("shape.refs row " + std::to_string(r) + " is not a dimension of input 0 bound to a symbol");
+    }
+    const Symbol& y = symbols[static_cast<size_t>(ins[1])];
+    InputDim& d = dims[ref[2]];
+    d.symbol = y.name.empty() ? "?" + std::to_string(ins[1]) : y.name;
+    d.min = y.min, d.max = y.max, d.multiple_of = y.multiple_of;
+    d.value = y.max;
+  }
+  return dims;
 }
 
 StatusOr<std::unique_ptr<Engine>> OpenOaaxEngine(const OaaxEngineOptions& options) { return OaaxEngine::Open(options); }

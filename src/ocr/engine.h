@@ -21,9 +21,33 @@ struct Tensor {
   std::vector<float> data;  // product(shape) elements
 };
 
+// One dimension of a model input. A bundle compiled for a range of shapes
+// (docs/bundle-format.md, "Dynamic shapes") has symbolic dimensions: the host
+// picks their value per inference, within the symbol's range. A static
+// dimension is described as the range [value, value], multiple_of 1, so that
+// every dimension answers Accepts() the same way.
+struct InputDim {
+  std::string symbol;       // the symbol's name ("H", "W", ...); empty for a static dimension
+  int64_t value = 0;        // static: the size; symbolic: the largest valid value (what io.input.<i>.shape stores)
+  int64_t min = 0;          // smallest valid value (static: value)
+  int64_t max = 0;          // largest valid value (static: value)
+  int64_t multiple_of = 1;  // every valid value is a multiple of it (static: 1)
+
+  bool is_symbolic() const { return !symbol.empty(); }
+  // True when `v` is a valid size for this dimension.
+  bool Accepts(int64_t v) const { return v >= min && v <= max && v % multiple_of == 0; }
+  // "640", or "W in [32, 1280], multiple of 32" (", multiple of" left out when 1).
+  std::string ToString() const;
+};
+
+// "[1, 3, H, W]": static dimensions by value, symbolic ones by name.
+std::string InputDimsString(const std::vector<InputDim>& dims);
+
 // One loaded model. Inputs are queued with Send and their outputs returned by
 // Receive in FIFO order; a caller may Send several inputs before the first
-// Receive (the OAAX runtime then overlaps them on the device). Not thread-safe.
+// Receive (the OAAX runtime then overlaps them on the device). Consecutive
+// inputs may have different shapes when the model accepts them (InputDims).
+// Not thread-safe.
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -33,15 +57,21 @@ class Engine {
   virtual Status Send(Tensor input) = 0;
   // Outputs of the oldest queued input (kFailedPrecondition when none).
   virtual StatusOr<std::vector<Tensor>> Receive() = 0;
-  // The static shape of the model's first input, or empty when the engine
-  // accepts any shape (ONNX Runtime on a model with dynamic dimensions).
-  virtual std::vector<int64_t> InputShape() const = 0;
+  // The dimensions of the model's first input (static sizes and symbol
+  // ranges), or empty when the engine accepts any shape (ONNX Runtime on a
+  // model with dynamic dimensions).
+  virtual std::vector<InputDim> InputDims() const = 0;
 };
 
-// The static shape of input 0 of a bundle (its "io.input.0.shape" metadata,
-// docs/bundle-format.md). The OAAX C API cannot tell a host the model's input
-// shapes, so the OCR host reads them from the bundle to size its inputs.
-StatusOr<std::vector<int64_t>> ReadBundleInputShape(const std::string& model_path);
+// The dimensions of input 0 of an oaax-vulkan bundle: its "io.input.0.shape"
+// metadata, and for a bundle with the feature dynamic_shapes the symbols
+// ("shape.symbol.<s>.name/min/max/multiple_of") that the shape.refs rows of
+// kind 2 bind to its dimensions (docs/bundle-format.md). The OAAX C API
+// cannot tell a host the model's input shapes, so the OCR host reads them
+// from the bundle to size its inputs. Errors: kNotFound / kInvalidArgument
+// when the file cannot be read, kDataLoss (naming the entry) when it is not
+// an OINF file or the metadata is missing or malformed.
+StatusOr<std::vector<InputDim>> ReadBundleInputDims(const std::string& model_path);
 
 struct OaaxEngineOptions {
   std::string runtime_path;  // libRuntimeLibrary.so (or any OAAX runtime)
@@ -69,9 +99,12 @@ struct OrtEngineOptions {
   std::string model_path;     // model.onnx
 };
 
-// ONNX Runtime through `node ort_run.js MODEL IN_DIR OUT_DIR`. Queued inputs
-// that share name and shape with a leading batch dimension of 1 are run as
-// one batch (one process) at the first Receive.
+// ONNX Runtime through `node ort_run.js MODEL IN_DIR OUT_DIR`. At the first
+// Receive with nothing computed, every queued input runs: inputs that share
+// name and shape with a leading batch dimension of 1 are stacked into one
+// batch (one process per distinct shape, e.g. one per recognition width);
+// outputs still come back in the order the inputs were sent. The engine
+// accepts any shape (InputDims is empty): ONNX Runtime checks it.
 StatusOr<std::unique_ptr<Engine>> OpenOrtEngine(const OrtEngineOptions& options);
 
 }  // namespace oaaxvk::ocr

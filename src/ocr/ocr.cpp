@@ -95,25 +95,59 @@ std::array<int, 2> DetNaturalSize(int image_width, int image_height, int limit_s
   return {round32(image_height * ratio), round32(image_width * ratio)};
 }
 
-StatusOr<DetInput> PrepareDetInput(const Image& image, const DetInputOptions& options) {
-  if (image.width <= 0 || image.height <= 0) return InvalidArgument("detection input: the image is empty");
+namespace {
+
+Status CheckRange(const SizeRange& r, const char* what) {
+  if (r.min < 1 || r.multiple_of < 1 || r.max < 0 || (r.max != 0 && (r.max < r.min || r.max % r.multiple_of != 0))) {
+    return InvalidArgument(StrFormat("detection input: the %s range [%d, %d], multiple of %d, is empty or malformed "
+                                     "(min >= 1, max = 0 or a multiple of multiple_of >= min)",
+                                     what, r.min, r.max, r.multiple_of));
+  }
+  return Status::Ok();
+}
+
+// The content's side rounded up to the range's multiple, at least min, at most max.
+int FitSide(int content, const SizeRange& r) {
+  int v = (content + r.multiple_of - 1) / r.multiple_of * r.multiple_of;
+  v = std::max(v, r.min);
+  if (r.max > 0) v = std::min(v, r.max);
+  return v;
+}
+
+}  // namespace
+
+StatusOr<DetInput> PlanDetInput(int image_width, int image_height, const DetInputOptions& options) {
+  if (image_width <= 0 || image_height <= 0) return InvalidArgument("detection input: the image is empty");
   if (options.fixed_height < 0 || options.fixed_width < 0 || (options.fixed_height == 0) != (options.fixed_width == 0)) {
-    return InvalidArgument(StrFormat("detection input: fixed shape %dx%d must be two positive sizes (or 0x0 for the PP-OCR size)",
+    return InvalidArgument(StrFormat("detection input: fixed shape %dx%d must be two positive sizes (or 0x0 for a size per image)",
                                      options.fixed_height, options.fixed_width));
   }
-  DetInput in;
-  const auto natural = DetNaturalSize(image.width, image.height, options.limit_side_len);
-  int rh = natural[0], rw = natural[1];
-  in.height = rh, in.width = rw;
+  SizeRange hr = options.height, wr = options.width;
   if (options.fixed_height > 0) {
-    in.height = options.fixed_height, in.width = options.fixed_width;
-    if (rh > in.height || rw > in.width) {
-      const double s = std::min(static_cast<double>(in.height) / rh, static_cast<double>(in.width) / rw);
-      rh = std::max(1, static_cast<int>(rh * s + 1e-9));
-      rw = std::max(1, static_cast<int>(rw * s + 1e-9));
-    }
+    hr = SizeRange{options.fixed_height, options.fixed_height, 1};
+    wr = SizeRange{options.fixed_width, options.fixed_width, 1};
   }
+  OAAXVK_RETURN_IF_ERROR(CheckRange(hr, "height"));
+  OAAXVK_RETURN_IF_ERROR(CheckRange(wr, "width"));
+  const auto natural = DetNaturalSize(image_width, image_height, options.limit_side_len);
+  int rh = natural[0], rw = natural[1];
+  if ((hr.max > 0 && rh > hr.max) || (wr.max > 0 && rw > wr.max)) {
+    double s = 1.0;
+    if (hr.max > 0) s = std::min(s, static_cast<double>(hr.max) / rh);
+    if (wr.max > 0) s = std::min(s, static_cast<double>(wr.max) / rw);
+    rh = std::max(1, static_cast<int>(rh * s + 1e-9));
+    rw = std::max(1, static_cast<int>(rw * s + 1e-9));
+  }
+  DetInput in;
   in.resized_height = rh, in.resized_width = rw;
+  in.height = FitSide(rh, hr), in.width = FitSide(rw, wr);
+  if (options.square) in.height = in.width = std::max(in.height, in.width);
+  return in;
+}
+
+StatusOr<DetInput> PrepareDetInput(const Image& image, const DetInputOptions& options) {
+  OAAXVK_ASSIGN_OR_RETURN(DetInput in, PlanDetInput(image.width, image.height, options));
+  const int rh = in.resized_height, rw = in.resized_width;
   const std::vector<float> resized = ResizeBilinear(image, rw, rh);
   const size_t plane = static_cast<size_t>(in.height) * in.width;
   in.data.assign(plane * 3, 0.0f);
@@ -263,15 +297,35 @@ StatusOr<std::vector<DetBox>> DbPostprocess(const float* prob, int map_height, i
   return boxes;
 }
 
-std::vector<float> PrepareRecInput(const Image& image, const Quad& box, const RecInputOptions& options) {
-  const int out_h = options.height, max_w = options.width;
-  std::vector<float> out(static_cast<size_t>(3) * out_h * max_w, 0.0f);
+int RecContentWidth(double line_width, double line_height, const RecInputOptions& options) {
+  return std::clamp(static_cast<int>(std::ceil(options.height * line_width / line_height)), 1, options.max_width);
+}
+
+int RecTensorWidth(int content_width, const RecInputOptions& options) {
+  const int m = options.width_multiple;
+  const int w = (content_width + m - 1) / m * m;
+  return std::min(std::max(w, options.min_width), options.max_width);
+}
+
+StatusOr<RecInput> PrepareRecInput(const Image& image, const Quad& box, const RecInputOptions& options) {
+  if (options.height < 1 || options.min_width < 1 || options.max_width < options.min_width || options.width_multiple < 1) {
+    return InvalidArgument(StrFormat("recognition input: height %d, widths [%d, %d], multiple of %d: expected height >= 1, "
+                                     "1 <= min_width <= max_width, width_multiple >= 1",
+                                     options.height, options.min_width, options.max_width, options.width_multiple));
+  }
   // The crop rectangle (PP-OCR's get_rotate_crop_image).
   const double cw = std::max(1.0, std::floor(std::max(Dist(box[0], box[1]), Dist(box[2], box[3]))));
   const double ch = std::max(1.0, std::floor(std::max(Dist(box[0], box[3]), Dist(box[1], box[2]))));
   const bool rotate = ch / cw >= 1.5;
   const double line_w = rotate ? ch : cw, line_h = rotate ? cw : ch;
-  const int out_w = std::clamp(static_cast<int>(std::ceil(out_h * line_w / line_h)), 1, max_w);
+  const int out_h = options.height;
+  const int out_w = RecContentWidth(line_w, line_h, options);
+  RecInput in;
+  in.content_width = out_w;
+  in.width = RecTensorWidth(out_w, options);
+  const int stride = in.width;  // tensor row length
+  in.data.assign(static_cast<size_t>(3) * out_h * stride, 0.0f);
+  std::vector<float>& out = in.data;
   // Unit square -> quad projective map (Heckbert): (u, v) in [0,1]^2 with
   // (0,0)->box[0], (1,0)->box[1], (1,1)->box[2], (0,1)->box[3].
   const double x0 = box[0].x, y0 = box[0].y, x1 = box[1].x, y1 = box[1].y;
@@ -286,7 +340,7 @@ std::vector<float> PrepareRecInput(const Image& image, const Quad& box, const Re
   }
   const double a = x1 - x0 + g * x1, b = x3 - x0 + hh * x3, c = x0;
   const double d = y1 - y0 + g * y1, e = y3 - y0 + hh * y3, f = y0;
-  const size_t plane = static_cast<size_t>(out_h) * max_w;
+  const size_t plane = static_cast<size_t>(out_h) * stride;
   for (int y = 0; y < out_h; ++y) {
     for (int x = 0; x < out_w; ++x) {
       // Line-image pixel -> crop pixel (resize with half-pixel centres) ->
@@ -297,10 +351,10 @@ std::vector<float> PrepareRecInput(const Image& image, const Quad& box, const Re
       const double wden = g * u + hh * v + 1;
       float rgb[3];
       SampleBilinear(image, (a * u + b * v + c) / wden, (d * u + e * v + f) / wden, rgb);
-      for (int k = 0; k < 3; ++k) out[plane * k + static_cast<size_t>(y) * max_w + x] = (rgb[k] / 255.0f - 0.5f) / 0.5f;
+      for (int k = 0; k < 3; ++k) out[plane * k + static_cast<size_t>(y) * stride + x] = (rgb[k] / 255.0f - 0.5f) / 0.5f;
     }
   }
-  return out;
+  return in;
 }
 
 StatusOr<Charset> LoadCharset(const std::string& path) {

@@ -23,12 +23,27 @@ using Quad = std::array<PointF, 4>;
 
 // ---- detection input ----
 
+// The sizes a model accepts along one input dimension: min..max in steps of
+// multiple_of (a bundle compiled for a range of shapes; docs/bundle-format.md,
+// "Dynamic shapes"). max = 0 means no upper bound.
+struct SizeRange {
+  int min = 1;
+  int max = 0;
+  int multiple_of = 1;
+};
+
 struct DetInputOptions {
   int limit_side_len = 960;  // the longer side is scaled down to at most this
-  // Fixed model input (H, W) — a converted bundle has a static shape. 0 = use
-  // the PP-OCR size (both sides rounded to multiples of 32, at least 32).
+  // One tensor size for every image (a model with a static input shape, or a
+  // size the user fixed). 0x0 = a size per image, see `height` / `width`.
   int fixed_height = 0;
   int fixed_width = 0;
+  // Per-image sizes (fixed 0x0): the PP-OCR size, fitted to these ranges.
+  // The defaults bound nothing, so the tensor is the PP-OCR size itself.
+  SizeRange height, width;
+  // Height and width are one symbol of the model (a square input): the
+  // tensor is square, the larger of the two sizes.
+  bool square = false;
 };
 
 struct DetInput {
@@ -42,10 +57,20 @@ struct DetInput {
 // each side to a multiple of 32 (>= 32). Returns {height, width}.
 std::array<int, 2> DetNaturalSize(int image_width, int image_height, int limit_side_len);
 
-// Builds the detection input. With a fixed shape the PP-OCR size is kept when
-// it fits and scaled down (aspect kept) otherwise; the rest is zero padding
-// (bottom and right). Fails (kInvalidArgument) for an empty image or a fixed
-// shape that is not positive.
+// The detection tensor size for an image and where its content goes
+// (DetInput without data): the image is resized to its PP-OCR size
+// (DetNaturalSize); when that exceeds the largest tensor (the fixed size, or
+// the ranges' max) it is scaled down, aspect kept, to fit; each tensor side is
+// then the content's side rounded up to the range's multiple_of and raised to
+// its min (a fixed size: exactly that size). The rest is zero padding, bottom
+// and right. With unbounded ranges this is the PP-OCR size, no padding.
+// Fails (kInvalidArgument) for an empty image, a fixed size that is not two
+// positive sizes (or 0x0), or a range that is empty (min < 1, max < min,
+// multiple_of < 1, or a max that is not a multiple of multiple_of).
+StatusOr<DetInput> PlanDetInput(int image_width, int image_height, const DetInputOptions& options);
+
+// Builds the detection input (PlanDetInput, then bilinear resize and
+// normalization). Same errors as PlanDetInput.
 StatusOr<DetInput> PrepareDetInput(const Image& image, const DetInputOptions& options);
 
 // ---- DB post-processing ----
@@ -97,15 +122,40 @@ void SortBoxes(std::vector<DetBox>& boxes);
 
 struct RecInputOptions {
   int height = 48;
-  int width = 320;  // crops are resized to height, width by aspect (capped), then zero padded
+  // Tensor widths: each crop is resized to `height`, its width following its
+  // aspect ratio (capped at max_width); the tensor width is that width
+  // rounded up to width_multiple, at least min_width and at most max_width;
+  // the columns right of the crop are zero padding. min_width = max_width
+  // gives every crop one width (a model with a static input shape). The
+  // defaults are the range of tools/ocr/convert_models.sh's recognition
+  // bundle: W in 32..1280, multiple of 32.
+  int min_width = 32;
+  int max_width = 1280;
+  int width_multiple = 32;
 };
 
+struct RecInput {
+  std::vector<float> data;  // [1, 3, height, width]
+  int width = 0;            // the tensor width
+  int content_width = 0;    // the crop occupies columns [0, content_width); the rest is zero
+};
+
+// The width of a line image resized to `options.height` from a crop of
+// line_width x line_height pixels: ceil(height * line_width / line_height),
+// at least 1, at most max_width (PP-OCR's resize_norm_img).
+int RecContentWidth(double line_width, double line_height, const RecInputOptions& options);
+// The tensor width for a line image of `content_width` columns: rounded up to
+// width_multiple, clamped to [min_width, max_width].
+int RecTensorWidth(int content_width, const RecInputOptions& options);
+
 // Perspective-warps the quad of `image` into an upright line image resized
-// to options.height (width by aspect ratio, at most options.width), rotated
-// 90 degrees counter-clockwise when the box is at least 1.5x taller than wide
+// to options.height (width by aspect ratio: RecContentWidth), rotated 90
+// degrees counter-clockwise when the box is at least 1.5x taller than wide
 // (PP-OCR's get_rotate_crop_image), and normalizes it to
-// [1, 3, height, width] with (x/255 - 0.5) / 0.5 and zero padding on the right.
-std::vector<float> PrepareRecInput(const Image& image, const Quad& box, const RecInputOptions& options);
+// [1, 3, height, RecTensorWidth] with (x/255 - 0.5) / 0.5 and zero padding on
+// the right. Fails (kInvalidArgument) when height < 1, min_width < 1,
+// max_width < min_width or width_multiple < 1.
+StatusOr<RecInput> PrepareRecInput(const Image& image, const Quad& box, const RecInputOptions& options);
 
 // ---- CTC decoding ----
 

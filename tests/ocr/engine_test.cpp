@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "ocr/engine.h"
@@ -65,7 +66,11 @@ TEST_F(OaaxEngineTest, TwoRuntimeInstancesKeepTheirOwnModels) {
   ASSERT_TRUE(add.ok()) << add.status().ToString();
   auto mul = OpenOaaxEngine({OAAXVK_RUNTIME, *dir_ + "/mul/model.oinf", args});
   ASSERT_TRUE(mul.ok()) << mul.status().ToString();
-  EXPECT_EQ((*add)->InputShape(), (std::vector<int64_t>{1, 3, 4, 5}));
+  const std::vector<InputDim> dims = (*add)->InputDims();
+  ASSERT_EQ(dims.size(), 4u);
+  EXPECT_EQ(InputDimsString(dims), "[1, 3, 4, 5]");
+  EXPECT_FALSE(dims[3].is_symbolic());
+  EXPECT_EQ(dims[3].value, 5);
   // Interleaved and queued: add(0), mul(1), add(2), mul(3), then read all.
   for (int i = 0; i < 4; ++i) {
     Engine& e = (i % 2 == 0) ? **add : **mul;
@@ -88,6 +93,43 @@ TEST_F(OaaxEngineTest, TwoRuntimeInstancesKeepTheirOwnModels) {
   // Nothing pending: a clear error, not a hang.
   auto none = (*add)->Receive();
   EXPECT_FALSE(none.ok());
+}
+
+// The ONNX Runtime engine with a stand-in for ort_run.js (y = 2x, one line
+// per process in MODEL.calls): queued inputs of different shapes (one per
+// recognition width) run as one batch per distinct shape, and the outputs
+// come back in the order the inputs were sent.
+TEST(OrtEngine, BatchesEachDistinctShapeOnceAndKeepsTheOrder) {
+  const fs::path dir = fs::temp_directory_path() / ("oaaxvk_ocr_ort_" + std::to_string(getpid()));
+  fs::create_directories(dir / "node_modules" / "onnxruntime-node");
+  const std::string model = (dir / "model.onnx").string();
+  std::ofstream(model) << "stand-in";
+  auto engine = OpenOrtEngine({OAAXVK_PYTHON, OAAXVK_OCR_TEST_DIR "/fake_ort_run.py", (dir / "node_modules").string(), model});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  EXPECT_TRUE((*engine)->InputDims().empty());  // any shape
+  const std::vector<int64_t> widths = {8, 16, 8, 24, 16, 8};
+  for (size_t i = 0; i < widths.size(); ++i) {
+    Tensor t{"x", {1, 3, 2, widths[i]}, std::vector<float>(static_cast<size_t>(6 * widths[i]))};
+    for (size_t k = 0; k < t.data.size(); ++k) t.data[k] = static_cast<float>(i) + 0.5f * static_cast<float>(k);
+    ASSERT_TRUE((*engine)->Send(std::move(t)).ok());
+  }
+  for (size_t i = 0; i < widths.size(); ++i) {
+    auto out = (*engine)->Receive();
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->size(), 1u);
+    const Tensor& y = (*out)[0];
+    ASSERT_EQ(y.shape, (std::vector<int64_t>{1, 3, 2, widths[i]})) << "output " << i;
+    for (size_t k = 0; k < y.data.size(); ++k) {
+      ASSERT_FLOAT_EQ(y.data[k], 2 * (static_cast<float>(i) + 0.5f * static_cast<float>(k))) << i << " " << k;
+    }
+  }
+  EXPECT_FALSE((*engine)->Receive().ok());  // nothing pending
+  std::ifstream calls(model + ".calls");
+  std::vector<std::string> runs;
+  for (std::string line; std::getline(calls, line);) runs.push_back(line);
+  EXPECT_EQ(runs, (std::vector<std::string>{"3,3,2,8", "2,3,2,16", "1,3,2,24"}));
+  std::error_code ec;
+  fs::remove_all(dir, ec);
 }
 
 TEST(OaaxEngineErrors, NamesTheMissingLibraryAndModel) {

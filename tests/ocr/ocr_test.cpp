@@ -2,11 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
+#include "oaax_vulkan/oinf.h"
+#include "ocr/engine.h"
 #include "ocr/image.h"
 #include "ocr/ocr.h"
 #include "ocr/pipeline.h"
@@ -120,6 +123,65 @@ TEST(OcrDetInput, NormalizesAndPadsToFixedShape) {
   EXPECT_FALSE(PrepareDetInput(img, o).ok());
 }
 
+TEST(OcrDetInput, PerImageSizeFitsTheRanges) {
+  DetInputOptions o;  // unbounded: the PP-OCR size itself, no padding
+  auto a = PlanDetInput(384, 191, o);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->height, 192);
+  EXPECT_EQ(a->width, 384);
+  EXPECT_EQ(a->resized_height, 192);
+  EXPECT_EQ(a->resized_width, 384);
+  // A bundle's ranges H, W in 32..960, multiple of 32: the same sizes.
+  o.height = o.width = SizeRange{32, 960, 32};
+  auto b = PlanDetInput(1920, 1080, o);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->height, 544);
+  EXPECT_EQ(b->width, 960);
+  EXPECT_EQ(b->resized_height, 544);
+  // A tighter range: 544x960 scaled down to fit 640 wide (aspect kept), the
+  // tensor rounded up to the multiple.
+  o.width = SizeRange{32, 640, 32};
+  auto c = PlanDetInput(1920, 1080, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->resized_width, 640);
+  EXPECT_EQ(c->resized_height, 362);  // 544 * 640/960 = 362.67
+  EXPECT_EQ(c->height, 384);
+  EXPECT_EQ(c->width, 640);
+  // A minimum above the PP-OCR size pads.
+  o.height = SizeRange{64, 960, 64};
+  auto d = PlanDetInput(10, 10, o);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->resized_height, 32);
+  EXPECT_EQ(d->height, 64);
+  EXPECT_EQ(d->width, 32);
+  // One symbol for H and W: square.
+  o.height = o.width = SizeRange{32, 960, 32};
+  o.square = true;
+  auto e = PlanDetInput(384, 191, o);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->height, 384);
+  EXPECT_EQ(e->width, 384);
+  EXPECT_EQ(e->resized_height, 192);
+  // A fixed size wins over the ranges.
+  o.square = false;
+  o.fixed_height = 96, o.fixed_width = 128;
+  auto f = PlanDetInput(384, 191, o);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->height, 96);
+  EXPECT_EQ(f->width, 128);
+  EXPECT_EQ(f->resized_width, 128);
+  EXPECT_EQ(f->resized_height, 64);
+  // Empty or malformed ranges are refused, naming the side.
+  DetInputOptions bad;
+  bad.width = SizeRange{64, 32, 32};
+  auto g = PlanDetInput(384, 191, bad);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("width range [64, 32]"), std::string::npos) << g.status().ToString();
+  bad.width = SizeRange{32, 100, 32};
+  EXPECT_FALSE(PlanDetInput(384, 191, bad).ok());
+  EXPECT_FALSE(PlanDetInput(0, 10, DetInputOptions{}).ok());
+}
+
 TEST(OcrDb, MinAreaRectOfRotatedRectangle) {
   // A rectangle 20 x 6 rotated by 30 degrees around (50, 40).
   const double c = std::cos(M_PI / 6), s = std::sin(M_PI / 6);
@@ -196,17 +258,265 @@ TEST(OcrRecInput, AxisAlignedCropResizesAndPads) {
   // Box exactly the white 72 x 24 region (ratio 3 -> width 144 of 320).
   const Quad q{PointF{20, 10}, {92, 10}, {92, 34}, {20, 34}};
   RecInputOptions o;
+  o.min_width = o.max_width = 320, o.width_multiple = 1;  // a static model: every crop padded to 320
   const auto in = PrepareRecInput(img, q, o);
-  ASSERT_EQ(in.size(), 3u * 48 * 320);
-  EXPECT_NEAR(in[20 * 320 + 70], 1.0f, 1e-5);          // inside: white -> 1
-  EXPECT_NEAR(in[2 * 48 * 320 + 24 * 320 + 100], 1.0f, 1e-5);
-  EXPECT_EQ(in[20 * 320 + 144], 0.0f);                 // padding
-  EXPECT_EQ(in[20 * 320 + 319], 0.0f);
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  ASSERT_EQ(in->data.size(), 3u * 48 * 320);
+  EXPECT_EQ(in->width, 320);
+  EXPECT_EQ(in->content_width, 144);
+  EXPECT_NEAR(in->data[20 * 320 + 70], 1.0f, 1e-5);  // inside: white -> 1
+  EXPECT_NEAR(in->data[2 * 48 * 320 + 24 * 320 + 100], 1.0f, 1e-5);
+  EXPECT_EQ(in->data[20 * 320 + 144], 0.0f);  // padding
+  EXPECT_EQ(in->data[20 * 320 + 319], 0.0f);
   // A tall box is rotated: 10 wide x 40 high -> line 40 x 10 -> width 192.
   const Quad tall{PointF{100, 5}, {110, 5}, {110, 45}, {100, 45}};
   const auto t = PrepareRecInput(img, tall, o);
-  EXPECT_LT(t[20 * 320 + 100], 0.0f);  // black region, inside the 192-wide line
-  EXPECT_EQ(t[20 * 320 + 192], 0.0f);  // padding
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->content_width, 192);
+  EXPECT_LT(t->data[20 * 320 + 100], 0.0f);  // black region, inside the 192-wide line
+  EXPECT_EQ(t->data[20 * 320 + 192], 0.0f);  // padding
+
+  // Per-crop widths (the defaults: 32..1280, multiple of 32): 144 -> 160,
+  // the same pixels as the static crop in the first 144 columns.
+  const auto d = PrepareRecInput(img, q, RecInputOptions{});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->width, 160);
+  EXPECT_EQ(d->content_width, 144);
+  ASSERT_EQ(d->data.size(), 3u * 48 * 160);
+  for (int c = 0; c < 3; ++c)
+    for (int y = 0; y < 48; ++y)
+      for (int x = 0; x < 160; ++x) {
+        const float want = x < 144 ? in->data[(c * 48 + y) * 320 + x] : 0.0f;
+        ASSERT_EQ(d->data[(c * 48 + y) * 160 + x], want) << c << " " << y << " " << x;
+      }
+  const auto dt = PrepareRecInput(img, tall, RecInputOptions{});
+  ASSERT_TRUE(dt.ok());
+  EXPECT_EQ(dt->width, 192);  // already a multiple of 32: no padding
+
+  RecInputOptions bad;
+  bad.max_width = 16;  // below min_width 32
+  auto e = PrepareRecInput(img, q, bad);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
+  bad = RecInputOptions{};
+  bad.width_multiple = 0;
+  EXPECT_FALSE(PrepareRecInput(img, q, bad).ok());
+}
+
+TEST(OcrRecInput, WidthsFollowTheAspectRatioWithinTheRange) {
+  RecInputOptions o;  // 48 high, 32..1280, multiple of 32
+  EXPECT_EQ(RecContentWidth(380, 20, o), 912);   // ceil(48 * 19)
+  EXPECT_EQ(RecContentWidth(381, 20, o), 915);   // ceil(914.4)
+  EXPECT_EQ(RecContentWidth(2000, 20, o), 1280); // capped: squeezed into the largest width
+  EXPECT_EQ(RecContentWidth(1, 100, o), 1);
+  EXPECT_EQ(RecTensorWidth(912, o), 928);
+  EXPECT_EQ(RecTensorWidth(915, o), 928);
+  EXPECT_EQ(RecTensorWidth(928, o), 928);
+  EXPECT_EQ(RecTensorWidth(1, o), 32);
+  EXPECT_EQ(RecTensorWidth(1280, o), 1280);
+  o.min_width = 48, o.max_width = 960, o.width_multiple = 8;
+  EXPECT_EQ(RecTensorWidth(10, o), 48);
+  EXPECT_EQ(RecTensorWidth(913, o), 920);
+  o.width_multiple = 128;  // a coarser multiple than the range's: rounds up, clamped to max
+  EXPECT_EQ(RecTensorWidth(913, o), 960);
+  EXPECT_EQ(RecTensorWidth(200, o), 256);
+}
+
+// The input dims a bundle declares, as ReadBundleInputDims returns them.
+InputDim Static(int64_t v) { return InputDim{"", v, v, v, 1}; }
+InputDim Sym(const char* s, int64_t lo, int64_t hi, int64_t m) { return InputDim{s, hi, lo, hi, m}; }
+
+TEST(OcrFitInputs, DynamicBundlesGiveSizesPerImageAndPerCrop) {
+  OcrOptions o;
+  const std::vector<InputDim> det = {Static(1), Static(3), Sym("H", 32, 960, 32), Sym("W", 32, 960, 32)};
+  const std::vector<InputDim> rec = {Static(1), Static(3), Static(48), Sym("W", 48, 960, 8)};
+  ASSERT_TRUE(FitInputsToModels(det, "det.oinf", rec, "rec.oinf", ShapeRequest{}, &o).ok());
+  EXPECT_EQ(o.det.fixed_height, 0);
+  EXPECT_EQ(o.det.height.max, 960);
+  EXPECT_EQ(o.det.width.multiple_of, 32);
+  EXPECT_FALSE(o.det.square);
+  EXPECT_EQ(o.rec.height, 48);
+  EXPECT_EQ(o.rec.min_width, 48);
+  EXPECT_EQ(o.rec.max_width, 960);
+  EXPECT_EQ(o.rec.width_multiple, 8);
+
+  ShapeRequest fixed;
+  fixed.det_height = 192, fixed.det_width = 384, fixed.rec_width = 640;
+  ASSERT_TRUE(FitInputsToModels(det, "det.oinf", rec, "rec.oinf", fixed, &o).ok());
+  EXPECT_EQ(o.det.fixed_height, 192);
+  EXPECT_EQ(o.det.fixed_width, 384);
+  EXPECT_EQ(o.rec.min_width, 640);
+  EXPECT_EQ(o.rec.max_width, 640);
+
+  ShapeRequest coarse;
+  coarse.rec_width_multiple = 64;
+  ASSERT_TRUE(FitInputsToModels(det, "det.oinf", rec, "rec.oinf", coarse, &o).ok());
+  EXPECT_EQ(o.rec.width_multiple, 64);
+  EXPECT_EQ(o.det.fixed_height, 0);  // reset: nothing fixed this time
+
+  // Out of range, off the multiple, not a multiple of the step: named.
+  ShapeRequest big;
+  big.det_height = 1024, big.det_width = 384;
+  Status s = FitInputsToModels(det, "det.oinf", rec, "rec.oinf", big, &o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("H = 1024 is outside H in [32, 960], multiple of 32"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("det.oinf"), std::string::npos);
+  ShapeRequest off;
+  off.rec_width = 644;
+  s = FitInputsToModels(det, "det.oinf", rec, "rec.oinf", off, &o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("W = 644 is not a valid size of W in [48, 960], multiple of 8"), std::string::npos)
+      << s.ToString();
+  coarse.rec_width_multiple = 12;
+  s = FitInputsToModels(det, "det.oinf", rec, "rec.oinf", coarse, &o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("not a multiple of 8"), std::string::npos) << s.ToString();
+
+  // One symbol for H and W: a square input.
+  const std::vector<InputDim> sq = {Static(1), Static(3), Sym("S", 32, 640, 32), Sym("S", 32, 640, 32)};
+  ASSERT_TRUE(FitInputsToModels(sq, "sq.oinf", rec, "rec.oinf", ShapeRequest{}, &o).ok());
+  EXPECT_TRUE(o.det.square);
+  s = FitInputsToModels(sq, "sq.oinf", rec, "rec.oinf", fixed, &o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("must be square"), std::string::npos) << s.ToString();
+}
+
+TEST(OcrFitInputs, StaticBundlesFixTheSizes) {
+  OcrOptions o;
+  const std::vector<InputDim> det = {Static(1), Static(3), Static(192), Static(384)};
+  const std::vector<InputDim> rec = {Static(1), Static(3), Static(48), Static(640)};
+  ASSERT_TRUE(FitInputsToModels(det, "det.oinf", rec, "rec.oinf", ShapeRequest{}, &o).ok());
+  auto plan = PlanDetInput(800, 600, o.det);  // PP-OCR size 608x800, scaled to fit 192x384
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->height, 192);
+  EXPECT_EQ(plan->width, 384);
+  EXPECT_EQ(plan->resized_height, 192);
+  EXPECT_EQ(plan->resized_width, 252);
+  EXPECT_EQ(o.rec.min_width, 640);
+  EXPECT_EQ(o.rec.max_width, 640);
+  EXPECT_EQ(RecTensorWidth(100, o.rec), 640);
+
+  ShapeRequest same;
+  same.det_height = 192, same.det_width = 384, same.rec_width = 640;
+  EXPECT_TRUE(FitInputsToModels(det, "det.oinf", rec, "rec.oinf", same, &o).ok());
+  ShapeRequest other;
+  other.rec_width = 320;
+  Status s = FitInputsToModels(det, "det.oinf", rec, "rec.oinf", other, &o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("W = 320 differs from the model's 640"), std::string::npos) << s.ToString();
+  ShapeRequest coarse;
+  coarse.rec_width_multiple = 64;
+  s = FitInputsToModels(det, "det.oinf", rec, "rec.oinf", coarse, &o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("static width 640"), std::string::npos) << s.ToString();
+
+  // Not [1, 3, H, W]: the shape is named.
+  const std::vector<InputDim> batch4 = {Static(4), Static(3), Static(48), Static(640)};
+  s = FitInputsToModels(det, "det.oinf", batch4, "rec.oinf", ShapeRequest{}, &o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("[4, 3, 48, 640]"), std::string::npos) << s.ToString();
+  // A symbolic recognition height must accept 48.
+  const std::vector<InputDim> h32 = {Static(1), Static(3), Sym("H", 32, 32, 32), Static(640)};
+  EXPECT_FALSE(FitInputsToModels(det, "det.oinf", h32, "rec.oinf", ShapeRequest{}, &o).ok());
+}
+
+TEST(OcrFitInputs, AnyShapeEngineUsesThePpOcrSizes) {
+  OcrOptions o;
+  ASSERT_TRUE(FitInputsToModels({}, "det.onnx", {}, "rec.onnx", ShapeRequest{}, &o).ok());
+  EXPECT_EQ(o.det.fixed_height, 0);
+  EXPECT_EQ(o.det.height.max, 0);  // unbounded
+  EXPECT_EQ(o.rec.min_width, RecInputOptions{}.min_width);
+  EXPECT_EQ(o.rec.max_width, RecInputOptions{}.max_width);
+  ShapeRequest r;
+  r.rec_width = 640;
+  ASSERT_TRUE(FitInputsToModels({}, "det.onnx", {}, "rec.onnx", r, &o).ok());
+  EXPECT_EQ(o.rec.min_width, 640);
+  EXPECT_EQ(o.rec.max_width, 640);
+  r.rec_width_multiple = 64;
+  EXPECT_FALSE(FitInputsToModels({}, "det.onnx", {}, "rec.onnx", r, &o).ok());  // both given
+}
+
+// Bundle metadata as docs/bundle-format.md lays it out: io.input.0.shape,
+// and for dynamic shapes the symbols, shape.program and shape.refs.
+std::vector<uint8_t> I64Bytes(const std::vector<int64_t>& v) {
+  std::vector<uint8_t> b(v.size() * 8);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+void AddSymbol(oinf::Writer& w, int k, const std::string& name, int64_t lo, int64_t hi, int64_t m) {
+  const std::string p = "shape.symbol." + std::to_string(k) + ".";
+  w.AddMetadata(p + "name", oinf::MetadataValue::NdArray(oinf::ValueType::kU8, {name.size()},
+                                                          std::vector<uint8_t>(name.begin(), name.end())));
+  w.AddMetadata(p + "min", oinf::MetadataValue::Scalar<int64_t>(lo));
+  w.AddMetadata(p + "max", oinf::MetadataValue::Scalar<int64_t>(hi));
+  w.AddMetadata(p + "multiple_of", oinf::MetadataValue::Scalar<int64_t>(m));
+}
+
+TEST(OcrBundleInputs, ReadsStaticSizesAndSymbolRanges) {
+  const std::string path = TempPath("dims.oinf");
+  {
+    oinf::Writer w;
+    w.AddMetadata("io.input.0.shape", oinf::MetadataValue::NdArray(oinf::ValueType::kI64, {4}, I64Bytes({1, 3, 48, 1280})));
+    oinf::Writer stat = w;
+    ASSERT_TRUE(stat.WriteFile(path).ok());
+    auto dims = ReadBundleInputDims(path);
+    ASSERT_TRUE(dims.ok()) << dims.status().ToString();
+    ASSERT_EQ(dims->size(), 4u);
+    EXPECT_FALSE((*dims)[3].is_symbolic());
+    EXPECT_EQ((*dims)[3].value, 1280);
+    EXPECT_TRUE((*dims)[3].Accepts(1280));
+    EXPECT_FALSE((*dims)[3].Accepts(640));
+    EXPECT_EQ(InputDimsString(*dims), "[1, 3, 48, 1280]");
+
+    // W in 32..1280 step 32 bound to dimension 3 of input 0 (an output
+    // dimension ref of kind 3 is ignored).
+    w.AddMetadata("shape.symbols", oinf::MetadataValue::Scalar<uint32_t>(1));
+    AddSymbol(w, 0, "W", 32, 1280, 32);
+    w.AddTensor("shape.program", oinf::ValueType::kI64, {2, 3}, I64Bytes({1, 0, 0, 0, 8, 0}));
+    const std::vector<uint32_t> refs = {3, 0, 1, 0, 2, 0, 3, 0};
+    w.AddTensor("shape.refs", oinf::ValueType::kU32, {2, 4}, refs.data(), refs.size() * 4);
+    ASSERT_TRUE(w.WriteFile(path).ok());
+  }
+  auto dims = ReadBundleInputDims(path);
+  ASSERT_TRUE(dims.ok()) << dims.status().ToString();
+  ASSERT_EQ(dims->size(), 4u);
+  const InputDim& w = (*dims)[3];
+  EXPECT_TRUE(w.is_symbolic());
+  EXPECT_EQ(w.symbol, "W");
+  EXPECT_EQ(w.min, 32);
+  EXPECT_EQ(w.max, 1280);
+  EXPECT_EQ(w.multiple_of, 32);
+  EXPECT_TRUE(w.Accepts(640));
+  EXPECT_FALSE(w.Accepts(648));
+  EXPECT_FALSE(w.Accepts(1312));
+  EXPECT_EQ(w.ToString(), "W in [32, 1280], multiple of 32");
+  EXPECT_FALSE((*dims)[2].is_symbolic());
+  EXPECT_EQ(InputDimsString(*dims), "[1, 3, 48, W]");
+
+  {  // A ref to an instruction that is not a symbol: refused, naming the row.
+    oinf::Writer w;
+    w.AddMetadata("io.input.0.shape", oinf::MetadataValue::NdArray(oinf::ValueType::kI64, {4}, I64Bytes({1, 3, 48, 1280})));
+    w.AddMetadata("shape.symbols", oinf::MetadataValue::Scalar<uint32_t>(1));
+    AddSymbol(w, 0, "W", 32, 1280, 32);
+    w.AddTensor("shape.program", oinf::ValueType::kI64, {1, 3}, I64Bytes({0, 1280, 0}));
+    const std::vector<uint32_t> refs = {2, 0, 3, 0};
+    w.AddTensor("shape.refs", oinf::ValueType::kU32, {1, 4}, refs.data(), refs.size() * 4);
+    ASSERT_TRUE(w.WriteFile(path).ok());
+  }
+  auto broken = ReadBundleInputDims(path);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(broken.status().message().find("shape.refs row 0"), std::string::npos) << broken.status().ToString();
+  {
+    oinf::Writer w;  // no io.input.0.shape
+    ASSERT_TRUE(w.WriteFile(path).ok());
+  }
+  auto none = ReadBundleInputDims(path);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("io.input.0.shape"), std::string::npos);
+  std::remove(path.c_str());
+  EXPECT_FALSE(ReadBundleInputDims(path).ok());
 }
 
 TEST(OcrCtc, GreedyDecodeCollapsesRepeatsAndDropsBlanks) {
