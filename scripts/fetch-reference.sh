@@ -22,16 +22,33 @@ if [ ! -f "$stamp" ]; then
   rm -f "$dest"/.installed-*
   touch "$stamp"
 fi
-# The real photograph for the OCR tests: skimage's page.png (a book page), from
-# Debian's python3-skimage package (only that file is extracted).
-img="$root/third_party/cache/page.png"
-if [ ! -f "$img" ]; then
+# The real text images for the OCR tests, each extracted alone from a Debian
+# package downloaded with apt-get (nothing is committed):
+#   page.png         a photograph of a book page (python3-skimage, skimage/data)
+#   scenetext01.jpg  a street photograph of a parking sign (opencv-doc, OpenCV's
+#                    text-module samples, examples/text)
+#   imageTextN.png   a scanned book page, 13 lines (opencv-doc, OpenCV's
+#                    samples/data, examples/data)
+cache="$root/third_party/cache"
+# extract PACKAGE FILE...: copies each FILE (a path suffix inside PACKAGE's
+# .deb) into the cache, unless it is there already.
+extract() {
+  local pkg=$1 missing=() f tmp
+  shift
+  for f in "$@"; do [ -f "$cache/$(basename "$f")" ] || missing+=("$f"); done
+  [ ${#missing[@]} -gt 0 ] || return 0
   tmp=$(mktemp -d)
-  chmod 755 "$tmp"
-  (cd "$tmp" && apt-get download -qq python3-skimage >/dev/null 2>&1) ||
-    { echo "fetch-reference.sh: apt-get download python3-skimage failed (run apt-get update?)" >&2; rm -rf "$tmp"; exit 1; }
-  dpkg-deb --fsys-tarfile "$tmp"/python3-skimage_*.deb | tar -x -C "$tmp" --wildcards '*/skimage/data/page.png'
-  cp "$(find "$tmp" -name page.png | head -1)" "$img"
+  chmod 755 "$tmp"  # apt-get download runs as _apt where it can
+  (cd "$tmp" && apt-get download -qq "$pkg" >/dev/null 2>&1) ||
+    { echo "fetch-reference.sh: apt-get download $pkg failed (run apt-get update?)" >&2; rm -rf "$tmp"; exit 1; }
+  dpkg-deb --fsys-tarfile "$tmp"/"$pkg"_*.deb | tar -x -C "$tmp" --wildcards "${missing[@]/#/*}" ||
+    { echo "fetch-reference.sh: $pkg no longer holds ${missing[*]}" >&2; rm -rf "$tmp"; exit 1; }
+  for f in "${missing[@]}"; do
+    cp "$(find "$tmp" -path "*$f" | head -1)" "$cache/$(basename "$f")"
+  done
   rm -rf "$tmp"
-fi
+}
+mkdir -p "$cache"
+extract python3-skimage /skimage/data/page.png
+extract opencv-doc /examples/text/scenetext01.jpg /examples/data/imageTextN.png
 echo "$dest"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The PP-OCR model tests (orientation classifier, PP-OCRv4 detection and
-# recognition against ONNX Runtime, and the OCR pipeline on page.png) on one
-# Vulkan driver. CI runs them on lavapipe as part of scripts/test.sh; this
+# recognition against ONNX Runtime, and the OCR pipeline on three real text
+# images with dynamic and static bundles) on one Vulkan driver. CI runs them on lavapipe as part of scripts/test.sh; this
 # command runs them by hand, e.g. on SwiftShader:
 #
 #   scripts/model-tests.sh --swiftshader     # needs a built build/ (scripts/test.sh or quickstart)
@@ -15,5 +15,5 @@ case "${1:-}" in
   *) echo "usage: scripts/model-tests.sh [--swiftshader]" >&2; exit 2 ;;
 esac
 bash scripts/fetch-reference.sh >/dev/null
-ctest --test-dir build --output-on-failure -V -R 'e2e\.classifier|toolchain\.e2e_ppocrv4|ocr\.page_oaax' 2>&1 |
+ctest --test-dir build --output-on-failure -V -R 'e2e\.classifier|toolchain\.e2e_ppocrv4|ocr\.images_oaax' 2>&1 |
   grep -E 'max\|diff\||lines|match|passed|failed|Failed|SKIP|driver' || true

@@ -16,7 +16,7 @@ SizeRange ToRange(const InputDim& d) { return SizeRange{ToInt(d.min), ToInt(d.ma
 
 // Why `d` rejects `v`, e.g. "H = 1000 is outside H in [32, 960], multiple of 32".
 std::string Rejection(const InputDim& d, const char* name, int64_t v) {
-  if (!d.is_symbolic()) return StrFormat("%s = %lld differs from the model's %lld", name, static_cast<long long>(v),
+  if (!d.is_symbolic()) return StrFormat("%s = %lld differs from the model's static size %lld", name, static_cast<long long>(v),
                                          static_cast<long long>(d.value));
   const bool in_range = v >= d.min && v <= d.max;
   return StrFormat("%s = %lld is %s %s", name, static_cast<long long>(v),

@@ -403,7 +403,7 @@ TEST(OcrFitInputs, StaticBundlesFixTheSizes) {
   other.rec_width = 320;
   Status s = FitInputsToModels(det, "det.oinf", rec, "rec.oinf", other, &o);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("W = 320 differs from the model's 640"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("W = 320 differs from the model's static size 640"), std::string::npos) << s.ToString();
   ShapeRequest coarse;
   coarse.rec_width_multiple = 64;
   s = FitInputsToModels(det, "det.oinf", rec, "rec.oinf", coarse, &o);

@@ -188,18 +188,28 @@ int main(int argc, char** argv) {
     return OpenOaaxEngine(OaaxEngineOptions{runtime, which == "det" ? det_path : rec_path, kv});
   };
 
+  // The bundles' input dimensions (static sizes or symbol ranges) decide the
+  // detection and recognition input sizes; ONNX Runtime then runs the very
+  // same tensors, so the comparison is of one pipeline. They are read (and a
+  // --det-shape / --rec-width the bundles cannot take is refused) before the
+  // runtime loads anything.
   const bool main_ort = engine == "onnxruntime";
+  std::vector<InputDim> det_dims, rec_dims;
+  if (!main_ort) {
+    auto d = ReadBundleInputDims(det_path);
+    if (!d.ok()) return Fail(d.status().WithContext("detection bundle"));
+    auto r = ReadBundleInputDims(rec_path);
+    if (!r.ok()) return Fail(r.status().WithContext("recognition bundle"));
+    det_dims = std::move(*d), rec_dims = std::move(*r);
+  }
+  Status fit = FitInputsToModels(det_dims, main_ort ? det_onnx : det_path, rec_dims, main_ort ? rec_onnx : rec_path,
+                                 request, &options);
+  if (!fit.ok()) return Fail(fit);
+
   auto det = open("det", main_ort);
   if (!det.ok()) return Fail(det.status());
   auto rec = open("rec", main_ort);
   if (!rec.ok()) return Fail(rec.status());
-  // The bundles' input dimensions (static sizes or symbol ranges) decide the
-  // detection and recognition input sizes; ONNX Runtime then runs the very
-  // same tensors, so the comparison is of one pipeline.
-  const std::vector<InputDim> det_dims = (*det)->InputDims(), rec_dims = (*rec)->InputDims();
-  Status fit = FitInputsToModels(det_dims, main_ort ? det_onnx : det_path, rec_dims, main_ort ? rec_onnx : rec_path,
-                                 request, &options);
-  if (!fit.ok()) return Fail(fit);
   std::printf("detection: %s, input %s\nrecognition: %s, input %s\n", (*det)->Describe().c_str(),
               DimsDescription(det_dims).c_str(), (*rec)->Describe().c_str(), DimsDescription(rec_dims).c_str());
 
