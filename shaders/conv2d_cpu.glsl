@@ -51,13 +51,19 @@ layout(set = 0, binding = 2) uniform samplerBuffer bt;
 layout(set = 0, binding = 3) writeonly buffer Y_ { float y[]; };
 layout(set = 0, binding = 3) writeonly buffer Y4_ { vec4 y4[]; };
 layout(set = 0, binding = 4) uniform samplerBuffer rt;
-layout(constant_id = 0) const uint N = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint N_SC = 1;
+#define N PARAM_U(N_SC)
 layout(constant_id = 1) const uint C = 1;
-layout(constant_id = 2) const uint H = 1;
-layout(constant_id = 3) const uint W = 1;
+layout(constant_id = 2) const uint H_SC = 1;
+#define H PARAM_U(H_SC)
+layout(constant_id = 3) const uint W_SC = 1;
+#define W PARAM_U(W_SC)
 layout(constant_id = 4) const uint K_OUT = 1;
-layout(constant_id = 5) const uint OH = 1;
-layout(constant_id = 6) const uint OW = 1;
+layout(constant_id = 5) const uint OH_SC = 1;
+#define OH PARAM_U(OH_SC)
+layout(constant_id = 6) const uint OW_SC = 1;
+#define OW PARAM_U(OW_SC)
 layout(constant_id = 7) const uint KH = 1;
 layout(constant_id = 8) const uint KW = 1;
 layout(constant_id = 9) const uint SH = 1;
@@ -78,7 +84,7 @@ const uint M = K_OUT / GROUPS;  // output channels per group
 const uint CG = C / GROUPS;     // input channels per group
 const uint KD = CG * KH * KW;   // reduction length (one W row)
 const uint RT = CG * KH;        // filter rows (c, kh)
-const uint OWB = (OW + 7u) / 8u;  // 8-wide position blocks per output row
+#define OWB ((OW + 7u) / 8u)  // 8-wide position blocks per output row
 // Filter rows per group: RG * KW % 4 == 0.
 const uint RG = KW % 4u == 0u ? 1u : KW % 2u == 0u ? 2u : 4u;
 // Every channel's W row starts at a phase (element index % 4) known at
@@ -87,7 +93,7 @@ const uint RG = KW % 4u == 0u ? 1u : KW % 2u == 0u ? 2u : 4u;
 // computed at run time (correct, slower: dynamic component selects).
 const bool STATIC_PHASE = uint(KD % 4u == 0u) + uint(M % 4u == 0u) != 0u;
 #if CONV_X_VEC4
-const int XT_LAST = int(N * C * H * W / 4u) - 1;  // last X texel (W % 4 == 0)
+#define XT_LAST (int(N * C * H * W / 4u) - 1)  // last X texel (W % 4 == 0)
 #endif
 
 // The hot code below is macros on a few function-scope variables (no helper

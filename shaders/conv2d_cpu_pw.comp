@@ -34,13 +34,19 @@ layout(set = 0, binding = 1) uniform samplerBuffer wt;
 layout(set = 0, binding = 2) uniform samplerBuffer bt;
 layout(set = 0, binding = 3) writeonly buffer Y4_ { vec4 y4[]; };
 layout(set = 0, binding = 4) uniform samplerBuffer rt;
-layout(constant_id = 0) const uint N = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint N_SC = 1;
+#define N PARAM_U(N_SC)
 layout(constant_id = 1) const uint C = 1;
-layout(constant_id = 2) const uint H = 1;
-layout(constant_id = 3) const uint W = 1;
+layout(constant_id = 2) const uint H_SC = 1;
+#define H PARAM_U(H_SC)
+layout(constant_id = 3) const uint W_SC = 1;
+#define W PARAM_U(W_SC)
 layout(constant_id = 4) const uint K_OUT = 1;
-layout(constant_id = 5) const uint OH = 1;
-layout(constant_id = 6) const uint OW = 1;
+layout(constant_id = 5) const uint OH_SC = 1;
+#define OH PARAM_U(OH_SC)
+layout(constant_id = 6) const uint OW_SC = 1;
+#define OW PARAM_U(OW_SC)
 layout(constant_id = 7) const uint KH = 1;
 layout(constant_id = 8) const uint KW = 1;
 layout(constant_id = 9) const uint SH = 1;
@@ -59,8 +65,8 @@ layout(constant_id = 20) const uint HAS_RES = 0;
 
 const uint M = K_OUT / GROUPS;  // output channels per group
 const uint CG = C / GROUPS;     // input channels per group (a multiple of 4)
-const uint HW = H * W;          // pixels per image (a multiple of 4)
-const uint HW4 = HW / 4u;       // X texels per channel plane
+#define HW (H * W)          // pixels per image (a multiple of 4)
+#define HW4 (HW / 4u)       // X texels per channel plane
 // Channel blocks vary fastest between invocations when the group's W fits in
 // 128 KiB (see main()).
 const bool MB_FASTEST = M * CG <= 32768u;

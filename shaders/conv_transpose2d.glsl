@@ -21,13 +21,19 @@ layout(set = 0, binding = 2) readonly buffer B_ { float bias[]; };
 #define LOAD_BIAS(i) bias[i]
 #endif
 layout(set = 0, binding = 3) writeonly buffer Y_ { float y[]; };
-layout(constant_id = 0) const uint N = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint N_SC = 1;
+#define N PARAM_U(N_SC)
 layout(constant_id = 1) const uint C = 1;
-layout(constant_id = 2) const uint IH = 1;
-layout(constant_id = 3) const uint IW = 1;
+layout(constant_id = 2) const uint IH_SC = 1;
+#define IH PARAM_U(IH_SC)
+layout(constant_id = 3) const uint IW_SC = 1;
+#define IW PARAM_U(IW_SC)
 layout(constant_id = 4) const uint M = 1;
-layout(constant_id = 5) const uint OH = 1;
-layout(constant_id = 6) const uint OW = 1;
+layout(constant_id = 5) const uint OH_SC = 1;
+#define OH PARAM_U(OH_SC)
+layout(constant_id = 6) const uint OW_SC = 1;
+#define OW PARAM_U(OW_SC)
 layout(constant_id = 7) const uint KH = 1;
 layout(constant_id = 8) const uint KW = 1;
 layout(constant_id = 9) const uint SH = 1;

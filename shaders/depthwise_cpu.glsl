@@ -42,12 +42,18 @@ layout(set = 0, binding = 2) uniform samplerBuffer bias_t;
 layout(set = 0, binding = 3) writeonly buffer Y_ { float y[]; };
 layout(set = 0, binding = 3) writeonly buffer Y4_ { vec4 y4[]; };
 layout(set = 0, binding = 4) uniform samplerBuffer res_t;
-layout(constant_id = 0) const uint N = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint N_SC = 1;
+#define N PARAM_U(N_SC)
 layout(constant_id = 1) const uint C = 1;
-layout(constant_id = 2) const uint H = 1;
-layout(constant_id = 3) const uint W = 1;
-layout(constant_id = 4) const uint OH = 1;
-layout(constant_id = 5) const uint OW = 1;
+layout(constant_id = 2) const uint H_SC = 1;
+#define H PARAM_U(H_SC)
+layout(constant_id = 3) const uint W_SC = 1;
+#define W PARAM_U(W_SC)
+layout(constant_id = 4) const uint OH_SC = 1;
+#define OH PARAM_U(OH_SC)
+layout(constant_id = 5) const uint OW_SC = 1;
+#define OW PARAM_U(OW_SC)
 layout(constant_id = 6) const uint KH = 1;
 layout(constant_id = 7) const uint KW = 1;
 layout(constant_id = 8) const uint SH = 1;
@@ -65,8 +71,11 @@ layout(constant_id = 18) const uint HAS_RES = 0;
 
 // Outputs per invocation (folded at pipeline creation; uint products, not
 // &&: glslang mis-emits && chains of specialization constants). Must match
-// the depthwise branch of Conv in src/toolchain/lower/lower.cpp.
-const uint BW = uint(SW == 1u) * uint(OW > 8u) != 0u ? 16u : 8u;
+// the depthwise branch of Conv in src/toolchain/lower/lower.cpp. A shape-
+// dependent OW (parameter-buffer marker, > 8) takes 16: the lowering chooses 16
+// only when every OW of the range is > 8, and when it chose 8 the grid has
+// enough blocks for 16 too (the surplus invocations return at once).
+const uint BW = uint(SW == 1u) * uint(OW_SC > 8u) != 0u ? 16u : 8u;
 // Which window (X_VEC4 0).
 const bool WINDOW1 = uint(SW == 1u) * uint(BW + (KW - 1u) * DW <= BW * KW) != 0u;
 const bool WINDOW2 = uint(SW == 2u) * uint(15u + (KW - 1u) * DW < 8u * KW) != 0u;

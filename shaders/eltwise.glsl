@@ -15,29 +15,49 @@ layout(set = 0, binding = 1) readonly buffer B_ { float b[]; };
 #define LOAD_B(i) b[i]
 #endif
 layout(set = 0, binding = 2) writeonly buffer C_ { float c[]; };
-layout(constant_id = 0) const uint N = 1;     // output numel
+#include "params.glsl"
+layout(constant_id = 0) const uint N_SC = 1;     // output numel
+#define N PARAM_U(N_SC)
 layout(constant_id = 1) const uint OP = 0;    // 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min
 layout(constant_id = 2) const uint ACT = 0;
 layout(constant_id = 3) const float ACT_A = 0.0;
 layout(constant_id = 4) const float ACT_B = 0.0;
-layout(constant_id = 5) const uint D0 = 1;
-layout(constant_id = 6) const uint D1 = 1;
-layout(constant_id = 7) const uint D2 = 1;
-layout(constant_id = 8) const uint D3 = 1;
-layout(constant_id = 9) const uint D4 = 1;
-layout(constant_id = 10) const uint D5 = 1;
-layout(constant_id = 11) const uint SA0 = 0;
-layout(constant_id = 12) const uint SA1 = 0;
-layout(constant_id = 13) const uint SA2 = 0;
-layout(constant_id = 14) const uint SA3 = 0;
-layout(constant_id = 15) const uint SA4 = 0;
-layout(constant_id = 16) const uint SA5 = 0;
-layout(constant_id = 17) const uint SB0 = 0;
-layout(constant_id = 18) const uint SB1 = 0;
-layout(constant_id = 19) const uint SB2 = 0;
-layout(constant_id = 20) const uint SB3 = 0;
-layout(constant_id = 21) const uint SB4 = 0;
-layout(constant_id = 22) const uint SB5 = 0;
+layout(constant_id = 5) const uint D0_SC = 1;
+#define D0 PARAM_U(D0_SC)
+layout(constant_id = 6) const uint D1_SC = 1;
+#define D1 PARAM_U(D1_SC)
+layout(constant_id = 7) const uint D2_SC = 1;
+#define D2 PARAM_U(D2_SC)
+layout(constant_id = 8) const uint D3_SC = 1;
+#define D3 PARAM_U(D3_SC)
+layout(constant_id = 9) const uint D4_SC = 1;
+#define D4 PARAM_U(D4_SC)
+layout(constant_id = 10) const uint D5_SC = 1;
+#define D5 PARAM_U(D5_SC)
+layout(constant_id = 11) const uint SA0_SC = 0;
+#define SA0 PARAM_U(SA0_SC)
+layout(constant_id = 12) const uint SA1_SC = 0;
+#define SA1 PARAM_U(SA1_SC)
+layout(constant_id = 13) const uint SA2_SC = 0;
+#define SA2 PARAM_U(SA2_SC)
+layout(constant_id = 14) const uint SA3_SC = 0;
+#define SA3 PARAM_U(SA3_SC)
+layout(constant_id = 15) const uint SA4_SC = 0;
+#define SA4 PARAM_U(SA4_SC)
+layout(constant_id = 16) const uint SA5_SC = 0;
+#define SA5 PARAM_U(SA5_SC)
+layout(constant_id = 17) const uint SB0_SC = 0;
+#define SB0 PARAM_U(SB0_SC)
+layout(constant_id = 18) const uint SB1_SC = 0;
+#define SB1 PARAM_U(SB1_SC)
+layout(constant_id = 19) const uint SB2_SC = 0;
+#define SB2 PARAM_U(SB2_SC)
+layout(constant_id = 20) const uint SB3_SC = 0;
+#define SB3 PARAM_U(SB3_SC)
+layout(constant_id = 21) const uint SB4_SC = 0;
+#define SB4 PARAM_U(SB4_SC)
+layout(constant_id = 22) const uint SB5_SC = 0;
+#define SB5 PARAM_U(SB5_SC)
 #include "common.glsl"
 // ONNX / C pow: exact squares, negative bases with integral exponents.
 float onnx_pow(float x, float y) {

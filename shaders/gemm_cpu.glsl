@@ -45,18 +45,30 @@ layout(set = 0, binding = 1) uniform samplerBuffer b_t;
 layout(set = 0, binding = 2) uniform samplerBuffer bias_t;
 layout(set = 0, binding = 3) writeonly buffer Y_ { float y[]; };
 layout(set = 0, binding = 3) writeonly buffer Y4_ { vec4 y4[]; };
-layout(constant_id = 0) const uint M = 1;
-layout(constant_id = 1) const uint N = 1;
-layout(constant_id = 2) const uint K = 1;
-layout(constant_id = 3) const uint SAB = 0;
-layout(constant_id = 4) const uint SAM = 0;
-layout(constant_id = 5) const uint SAK = 0;
-layout(constant_id = 6) const uint SBB = 0;
-layout(constant_id = 7) const uint SBK = 0;
-layout(constant_id = 8) const uint SBN = 0;
+#include "params.glsl"
+layout(constant_id = 0) const uint M_SC = 1;
+#define M PARAM_U(M_SC)
+layout(constant_id = 1) const uint N_SC = 1;
+#define N PARAM_U(N_SC)
+layout(constant_id = 2) const uint K_SC = 1;
+#define K PARAM_U(K_SC)
+layout(constant_id = 3) const uint SAB_SC = 0;
+#define SAB PARAM_U(SAB_SC)
+layout(constant_id = 4) const uint SAM_SC = 0;
+#define SAM PARAM_U(SAM_SC)
+layout(constant_id = 5) const uint SAK_SC = 0;
+#define SAK PARAM_U(SAK_SC)
+layout(constant_id = 6) const uint SBB_SC = 0;
+#define SBB PARAM_U(SBB_SC)
+layout(constant_id = 7) const uint SBK_SC = 0;
+#define SBK PARAM_U(SBK_SC)
+layout(constant_id = 8) const uint SBN_SC = 0;
+#define SBN PARAM_U(SBN_SC)
 layout(constant_id = 9) const uint HAS_BIAS = 0;
-layout(constant_id = 10) const uint SCM = 0;
-layout(constant_id = 11) const uint SCN = 0;
+layout(constant_id = 10) const uint SCM_SC = 0;
+#define SCM PARAM_U(SCM_SC)
+layout(constant_id = 11) const uint SCN_SC = 0;
+#define SCN PARAM_U(SCN_SC)
 layout(constant_id = 12) const float ALPHA = 1.0;
 layout(constant_id = 13) const float BETA = 1.0;
 layout(constant_id = 14) const uint ACT = 0;
@@ -69,12 +81,12 @@ float fetch1(samplerBuffer t, uint i) { return texelFetch(t, int(i)).x; }
 // Elements i..i+3 of a 'v' view (i % 4 == 0).
 vec4 fetch4(samplerBuffer t, uint i) { return texelFetch(t, int(i / 4u)); }
 
-// Which 'v' layout applies (folded at pipeline creation; uint products, not
+// Which 'v' layout applies (folded at pipeline creation for static sizes; uint products, not
 // &&: glslang mis-emits && chains of specialization constants). Must match
 // a_v / b_v in Gemm, src/toolchain/lower/lower.cpp.
-const bool A_ALONG_K = uint(SAK == 1u) * uint(SAM % 4u == 0u) * uint(SAB % 4u == 0u) * uint(K % 4u == 0u) != 0u;
-const bool B_ALONG_N = uint(SBN == 1u) * uint(SBK % 4u == 0u) * uint(SBB % 4u == 0u) * uint(N % 4u == 0u) != 0u;
-const uint K_MAIN = K - K % 4u;  // k0 < K_MAIN: all four k valid
+#define A_ALONG_K (uint(SAK == 1u) * uint(SAM % 4u == 0u) * uint(SAB % 4u == 0u) * uint(K % 4u == 0u) != 0u)
+#define B_ALONG_N (uint(SBN == 1u) * uint(SBK % 4u == 0u) * uint(SBB % 4u == 0u) * uint(N % 4u == 0u) != 0u)
+#define K_MAIN (K - K % 4u)  // k0 < K_MAIN: all four k valid
 
 // a<i> = A[row m0 + i][k0..k0+3] (rows clamped to M - 1; with `tail`,
 // components with k >= K are 0). `ab` = batch offset of A.

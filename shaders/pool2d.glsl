@@ -5,11 +5,17 @@
 layout(local_size_x = 256) in;
 #include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
-layout(constant_id = 0) const uint NC = 1;
-layout(constant_id = 1) const uint H = 1;
-layout(constant_id = 2) const uint W = 1;
-layout(constant_id = 3) const uint OH = 1;
-layout(constant_id = 4) const uint OW = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint NC_SC = 1;
+#define NC PARAM_U(NC_SC)
+layout(constant_id = 1) const uint H_SC = 1;
+#define H PARAM_U(H_SC)
+layout(constant_id = 2) const uint W_SC = 1;
+#define W PARAM_U(W_SC)
+layout(constant_id = 3) const uint OH_SC = 1;
+#define OH PARAM_U(OH_SC)
+layout(constant_id = 4) const uint OW_SC = 1;
+#define OW PARAM_U(OW_SC)
 layout(constant_id = 5) const uint KH = 1;
 layout(constant_id = 6) const uint KW = 1;
 layout(constant_id = 7) const uint SH = 1;

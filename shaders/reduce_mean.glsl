@@ -6,8 +6,11 @@
 layout(local_size_x = 64) in;
 #include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
-layout(constant_id = 0) const uint ROWS = 1;
-layout(constant_id = 1) const uint COLS = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint ROWS_SC = 1;
+#define ROWS PARAM_U(ROWS_SC)
+layout(constant_id = 1) const uint COLS_SC = 1;
+#define COLS PARAM_U(COLS_SC)
 #include "common.glsl"
 shared float part[64];  // per invocation (tree) or per subgroup (gl_NumSubgroups <= 64)
 void main() {

@@ -12,8 +12,11 @@ layout(local_size_x = 64) in;
 #define TEXEL_READS 1
 #include "input_x.glsl"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
-layout(constant_id = 0) const uint ROWS = 1;
-layout(constant_id = 1) const uint COLS = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint ROWS_SC = 1;
+#define ROWS PARAM_U(ROWS_SC)
+layout(constant_id = 1) const uint COLS_SC = 1;
+#define COLS PARAM_U(COLS_SC)
 #include "common.glsl"
 void main() {
   uint row = linear_group() * 64u + gl_LocalInvocationID.x;

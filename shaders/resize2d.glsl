@@ -10,11 +10,17 @@
 layout(local_size_x = 256) in;
 #include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
-layout(constant_id = 0) const uint PLANES = 1;
-layout(constant_id = 1) const uint IH = 1;
-layout(constant_id = 2) const uint IW = 1;
-layout(constant_id = 3) const uint OH = 1;
-layout(constant_id = 4) const uint OW = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint PLANES_SC = 1;
+#define PLANES PARAM_U(PLANES_SC)
+layout(constant_id = 1) const uint IH_SC = 1;
+#define IH PARAM_U(IH_SC)
+layout(constant_id = 2) const uint IW_SC = 1;
+#define IW PARAM_U(IW_SC)
+layout(constant_id = 3) const uint OH_SC = 1;
+#define OH PARAM_U(OH_SC)
+layout(constant_id = 4) const uint OW_SC = 1;
+#define OW PARAM_U(OW_SC)
 layout(constant_id = 5) const float SH = 1.0;
 layout(constant_id = 6) const float SW = 1.0;
 // 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel,

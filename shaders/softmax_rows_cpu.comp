@@ -12,9 +12,13 @@ layout(local_size_x = 64) in;
 #define TEXEL_READS 1
 #include "input_x.glsl"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
-layout(constant_id = 0) const uint OUTER = 1;
-layout(constant_id = 1) const uint AXIS = 1;
-layout(constant_id = 2) const uint INNER = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint OUTER_SC = 1;
+#define OUTER PARAM_U(OUTER_SC)
+layout(constant_id = 1) const uint AXIS_SC = 1;
+#define AXIS PARAM_U(AXIS_SC)
+layout(constant_id = 2) const uint INNER_SC = 1;
+#define INNER PARAM_U(INNER_SC)
 layout(constant_id = 3) const uint MODE = 0;  // 0 Softmax, 1 LogSoftmax, 2 Hardmax (1 at the first maximum)
 #include "common.glsl"
 void main() {

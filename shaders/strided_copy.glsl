@@ -12,27 +12,49 @@ layout(set = 0, binding = 0) readonly buffer X_ { uint x[]; };  // 32-bit words:
 #define LOAD_X(i) x[i]
 #endif
 layout(set = 0, binding = 1) writeonly buffer Y_ { uint y[]; };
-layout(constant_id = 0) const uint N = 1;
-layout(constant_id = 1) const uint IN_BASE = 0;
-layout(constant_id = 2) const uint OUT_BASE = 0;
-layout(constant_id = 3) const uint D0 = 1;
-layout(constant_id = 4) const uint D1 = 1;
-layout(constant_id = 5) const uint D2 = 1;
-layout(constant_id = 6) const uint D3 = 1;
-layout(constant_id = 7) const uint D4 = 1;
-layout(constant_id = 8) const uint D5 = 1;
-layout(constant_id = 9) const uint SI0 = 0;
-layout(constant_id = 10) const uint SI1 = 0;
-layout(constant_id = 11) const uint SI2 = 0;
-layout(constant_id = 12) const uint SI3 = 0;
-layout(constant_id = 13) const uint SI4 = 0;
-layout(constant_id = 14) const uint SI5 = 0;
-layout(constant_id = 15) const uint SO0 = 0;
-layout(constant_id = 16) const uint SO1 = 0;
-layout(constant_id = 17) const uint SO2 = 0;
-layout(constant_id = 18) const uint SO3 = 0;
-layout(constant_id = 19) const uint SO4 = 0;
-layout(constant_id = 20) const uint SO5 = 0;
+#include "params.glsl"
+layout(constant_id = 0) const uint N_SC = 1;
+#define N PARAM_U(N_SC)
+layout(constant_id = 1) const uint IN_BASE_SC = 0;
+#define IN_BASE PARAM_U(IN_BASE_SC)
+layout(constant_id = 2) const uint OUT_BASE_SC = 0;
+#define OUT_BASE PARAM_U(OUT_BASE_SC)
+layout(constant_id = 3) const uint D0_SC = 1;
+#define D0 PARAM_U(D0_SC)
+layout(constant_id = 4) const uint D1_SC = 1;
+#define D1 PARAM_U(D1_SC)
+layout(constant_id = 5) const uint D2_SC = 1;
+#define D2 PARAM_U(D2_SC)
+layout(constant_id = 6) const uint D3_SC = 1;
+#define D3 PARAM_U(D3_SC)
+layout(constant_id = 7) const uint D4_SC = 1;
+#define D4 PARAM_U(D4_SC)
+layout(constant_id = 8) const uint D5_SC = 1;
+#define D5 PARAM_U(D5_SC)
+layout(constant_id = 9) const uint SI0_SC = 0;
+#define SI0 PARAM_U(SI0_SC)
+layout(constant_id = 10) const uint SI1_SC = 0;
+#define SI1 PARAM_U(SI1_SC)
+layout(constant_id = 11) const uint SI2_SC = 0;
+#define SI2 PARAM_U(SI2_SC)
+layout(constant_id = 12) const uint SI3_SC = 0;
+#define SI3 PARAM_U(SI3_SC)
+layout(constant_id = 13) const uint SI4_SC = 0;
+#define SI4 PARAM_U(SI4_SC)
+layout(constant_id = 14) const uint SI5_SC = 0;
+#define SI5 PARAM_U(SI5_SC)
+layout(constant_id = 15) const uint SO0_SC = 0;
+#define SO0 PARAM_U(SO0_SC)
+layout(constant_id = 16) const uint SO1_SC = 0;
+#define SO1 PARAM_U(SO1_SC)
+layout(constant_id = 17) const uint SO2_SC = 0;
+#define SO2 PARAM_U(SO2_SC)
+layout(constant_id = 18) const uint SO3_SC = 0;
+#define SO3 PARAM_U(SO3_SC)
+layout(constant_id = 19) const uint SO4_SC = 0;
+#define SO4 PARAM_U(SO4_SC)
+layout(constant_id = 20) const uint SO5_SC = 0;
+#define SO5 PARAM_U(SO5_SC)
 #include "common.glsl"
 void main() {
   uint i = linear_index_256();

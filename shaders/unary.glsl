@@ -3,7 +3,9 @@
 layout(local_size_x = 256) in;
 #include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
-layout(constant_id = 0) const uint N = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint N_SC = 1;
+#define N PARAM_U(N_SC)
 layout(constant_id = 1) const uint ACT = 0;
 layout(constant_id = 2) const float ACT_A = 0.0;
 layout(constant_id = 3) const float ACT_B = 0.0;

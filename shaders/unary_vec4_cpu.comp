@@ -11,7 +11,9 @@ layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) uniform samplerBuffer x_t;
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
 layout(set = 0, binding = 1) writeonly buffer Y4_ { vec4 y4[]; };
-layout(constant_id = 0) const uint N = 1;
+#include "params.glsl"
+layout(constant_id = 0) const uint N_SC = 1;
+#define N PARAM_U(N_SC)
 layout(constant_id = 1) const uint ACT = 0;
 layout(constant_id = 2) const float ACT_A = 0.0;
 layout(constant_id = 3) const float ACT_B = 0.0;

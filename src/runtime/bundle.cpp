@@ -326,9 +326,20 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
         return StrFormat("group count %c of %s row %u", "xyz"[ref.sub % 3], kTableNames[ref.sub / 3], ref.index);
       case kRefSpec: return StrFormat("program.spec[%u]", ref.index);
       case kRefInputDim: return StrFormat("input '%s' dimension %u", b->inputs[ref.index].name.c_str(), ref.sub);
+      case kRefParam: return StrFormat("parameter slot %u", ref.index);
       default: return StrFormat("output '%s' dimension %u", b->outputs[ref.index].name.c_str(), ref.sub);
     }
   };
+  // Feature parameter_buffer: the number of parameter slots.
+  if (f.FindMetadata("shape.params")) {
+    if (!b->features.count("parameter_buffer"))
+      return r.Error("metadata 'shape.params' is present but bundle.features does not list 'parameter_buffer'");
+    OAAXVK_ASSIGN_OR_RETURN(uint64_t params, r.Unsigned("shape.params", UINT32_MAX));
+    sp.params = static_cast<uint32_t>(params);
+    if (sp.params > kParamSlots)
+      return r.Error(StrFormat("shape.params = %u exceeds the parameter buffer's %u slots", sp.params, kParamSlots));
+  }
+  sp.param_expr.assign(sp.params, -1);
   for (uint64_t j = 0; j < nr; ++j) {
     ShapeRef ref;
     ref.kind = Load<uint32_t>(tr->data.data, 4 * j);
@@ -365,8 +376,14 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
           return bad(StrFormat("output '%s' has rank %zu", b->outputs[ref.index].name.c_str(),
                                b->outputs[ref.index].shape.size()));
         break;
+      case kRefParam:
+        if (ref.index >= sp.params)
+          return bad(StrFormat("parameter slot out of range (shape.params = %u)", sp.params));
+        if (ref.sub != 0) return bad("sub must be 0 for a parameter slot");
+        break;
       default:
-        return bad("unknown kind (known: 0 group count, 1 specialization value, 2 input dimension, 3 output dimension)");
+        return bad("unknown kind (known: 0 group count, 1 specialization value, 2 input dimension, 3 output dimension, "
+                   "4 parameter slot)");
     }
     if (ref.expr >= nk)
       return bad(StrFormat("instruction out of range (shape.program has %llu)", static_cast<unsigned long long>(nk)));
@@ -377,6 +394,7 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
     switch (ref.kind) {
       case kRefGroupCount: sp.group_expr[ref.sub / 3][ref.index][ref.sub % 3] = ref.expr; break;
       case kRefSpec: sp.spec_expr.emplace_back(ref.index, ref.expr); break;
+      case kRefParam: sp.param_expr[ref.index] = ref.expr; break;
       case kRefInputDim: {
         const ShapeInstruction& in = sp.program[ref.expr];
         if (in.opcode != kShapeSymbol)
@@ -393,6 +411,9 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
     sp.refs.push_back(ref);
   }
   std::sort(sp.spec_expr.begin(), sp.spec_expr.end());
+  for (uint32_t p = 0; p < sp.params; ++p)
+    if (sp.param_expr[p] < 0)
+      return r.Error(StrFormat("parameter slot %u of shape.params = %u has no shape.refs row of kind 4", p, sp.params));
   // Every symbol is determined by the input shapes.
   std::vector<bool> determined(ns, false);
   for (const auto& dims : sp.input_symbol)
@@ -428,6 +449,14 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       case kRefInputDim:
         stored = b->inputs[ref.index].shape[ref.sub];
         equal = got >= 0 && static_cast<uint64_t>(got) == stored;
+        break;
+      case kRefParam:  // no stored field: a 32-bit value at the maximum shape
+        if (got < INT32_MIN || got > static_cast<int64_t>(UINT32_MAX))
+          return r.Error(StrFormat("shape.refs row %zu: %s evaluates to %lld (instruction %u) at the maximum shape (%s), "
+                                   "which is not a 32-bit value",
+                                   j, field(ref).c_str(), static_cast<long long>(got), ref.expr,
+                                   sp.ValuesString(max).c_str()));
+        equal = true;
         break;
       default:
         stored = b->outputs[ref.index].shape[ref.sub];
@@ -753,6 +782,7 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
     if (f.FindMetadata("shape.symbols")) entry = "metadata 'shape.symbols'";
     else if (f.FindTensor("shape.program")) entry = "tensor 'shape.program'";
     else if (f.FindTensor("shape.refs")) entry = "tensor 'shape.refs'";
+    else if (f.FindMetadata("shape.params")) entry = "metadata 'shape.params'";
     for (const Metadata& m : f.metadata())
       if (entry.empty() && m.key.substr(0, 13) == "shape.symbol.") entry = "metadata '" + std::string(m.key) + "'";
     if (!entry.empty())

@@ -142,10 +142,11 @@ Status Executor::Init() {
     for (const ShapeSymbol& y : bundle_.shape.symbols)
       symbols += StrFormat("%s%s %s", symbols.empty() ? "" : ", ", y.name.c_str(), y.RangeString().c_str());
     const size_t specialized = static_cast<size_t>(std::count(dynamic_spec_.begin(), dynamic_spec_.end(), true));
-    Log(LogLevel::kInfo, StrFormat("'%s': dynamic shapes: %s; %zu of %zu dispatches specialized per shape; each frame "
-                                   "slot keeps the command buffers of %u shapes (shape_cache_size)",
+    Log(LogLevel::kInfo, StrFormat("'%s': dynamic shapes: %s; %zu of %zu dispatches specialized per shape, %u sizes "
+                                   "in the parameter buffer; each frame slot keeps the command buffers of %u shapes "
+                                   "(shape_cache_size)",
                                    bundle_.path.c_str(), symbols.c_str(), specialized, bundle_.dispatches.size(),
-                                   options_.shape_cache_size));
+                                   bundle_.shape.params, options_.shape_cache_size));
   }
   return Status::Ok();
 }
@@ -319,6 +320,19 @@ Status Executor::CreatePipelines() {
   // without it), which a module must not be created from.
   std::vector<bool> used(bundle_.kernels.size(), false);
   for (const Dispatch& d : bundle_.dispatches) used[d.kernel] = true;
+  if (bundle_.features.count("parameter_buffer")) {  // set 1 of every pipeline layout
+    VkDescriptorSetLayoutBinding lb{};
+    lb.binding = 0;
+    lb.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    lb.descriptorCount = 1;
+    lb.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dli.bindingCount = 1;
+    dli.pBindings = &lb;
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateDescriptorSetLayout(dev_, &dli, nullptr, &params_layout_),
+                                   "vkCreateDescriptorSetLayout")
+                               .WithContext("parameter buffer"));
+  }
   for (size_t j = 0; j < bundle_.kernels.size(); ++j) {
     const Kernel& k = bundle_.kernels[j];
     const std::string what = StrFormat("kernel %zu ('%s')", j, k.name.c_str());
@@ -346,9 +360,10 @@ Status Executor::CreatePipelines() {
     OAAXVK_RETURN_IF_ERROR(
         VkCheck(vkCreateDescriptorSetLayout(dev_, &dli, nullptr, &dsl), "vkCreateDescriptorSetLayout").WithContext(what));
     set_layouts_.push_back(dsl);
+    const VkDescriptorSetLayout both[2] = {dsl, params_layout_};
     VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pli.setLayoutCount = 1;
-    pli.pSetLayouts = &dsl;
+    pli.setLayoutCount = params_layout_ ? 2 : 1;
+    pli.pSetLayouts = both;
     VkPipelineLayout pl;
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreatePipelineLayout(dev_, &pli, nullptr, &pl), "vkCreatePipelineLayout").WithContext(what));
     pipeline_layouts_.push_back(pl);
@@ -463,8 +478,9 @@ Status Executor::CreateSlots() {
     if (storage > 0 || texel == 0)
       ps.push_back({VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, static_cast<uint32_t>(std::max<uint64_t>(storage * frames, 1))});
     if (texel > 0) ps.push_back({VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, static_cast<uint32_t>(texel * frames)});
+    if (params_layout_) ps.push_back({VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, frames});
     VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    dpi.maxSets = static_cast<uint32_t>(nd * frames);
+    dpi.maxSets = static_cast<uint32_t>(nd * frames + (params_layout_ ? frames : 0));
     dpi.poolSizeCount = static_cast<uint32_t>(ps.size());
     dpi.pPoolSizes = ps.data();
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateDescriptorPool(dev_, &dpi, nullptr, &pool_), "vkCreateDescriptorPool"));
@@ -554,6 +570,27 @@ Status Executor::CreateSlots() {
       }
       if (!writes.empty()) vkUpdateDescriptorSets(dev_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
     }
+    if (nd > 0 && params_layout_) {  // feature parameter_buffer: the frame's parameters (zero for static sizes)
+      OAAXVK_RETURN_IF_ERROR(CreateBuffer(4 * kParamSlots, VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
+                                          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                          VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, true, "parameter buffer", &s.params)
+                                 .WithContext(ctx));
+      memset(s.params.mapped, 0, 4 * kParamSlots);
+      VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+      dai.descriptorPool = pool_;
+      dai.descriptorSetCount = 1;
+      dai.pSetLayouts = &params_layout_;
+      OAAXVK_RETURN_IF_ERROR(
+          VkCheck(vkAllocateDescriptorSets(dev_, &dai, &s.params_set), "vkAllocateDescriptorSets").WithContext(ctx));
+      VkDescriptorBufferInfo info{s.params.buffer, 0, 4 * kParamSlots};
+      VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      w.dstSet = s.params_set;
+      w.dstBinding = 0;
+      w.descriptorCount = 1;
+      w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+      w.pBufferInfo = &info;
+      vkUpdateDescriptorSets(dev_, 1, &w, 0, nullptr);
+    }
     // The load-time recording: the stored program, which for a dynamic
     // bundle is its maximum shape (what the warm-up runs).
     if (dynamic_) {
@@ -627,6 +664,16 @@ StatusOr<Executor::ShapeInstance> Executor::Instantiate(const std::vector<int64_
       values[it->first - d.first_spec] = static_cast<uint32_t>(x);
     }
   }
+  si.params.resize(sp.params);
+  for (uint32_t p = 0; p < sp.params; ++p) {
+    const int64_t x = v[sp.param_expr[p]];
+    if (x < INT32_MIN || x > static_cast<int64_t>(UINT32_MAX))
+      return InvalidArgument(StrFormat("parameter slot %u evaluates to %lld (shape.program instruction %lld) at %s, "
+                                       "which is not a 32-bit value",
+                                       p, static_cast<long long>(x), static_cast<long long>(sp.param_expr[p]),
+                                       sp.ValuesString(symbols).c_str()));
+    si.params[p] = static_cast<uint32_t>(x);
+  }
   for (size_t o = 0; o < bundle_.outputs.size(); ++o) {
     const IoDesc& d = bundle_.outputs[o];
     std::vector<uint64_t> shape = d.shape;
@@ -691,6 +738,12 @@ Status Executor::Record(Slot* s, ShapeInstance shape) {
   return Status::Ok();
 }
 
+void Executor::WriteParams(Slot* s) {
+  if (!s->params.mapped || !s->current) return;
+  const std::vector<uint32_t>& p = s->current->shape.params;
+  if (!p.empty()) memcpy(s->params.mapped, p.data(), 4 * p.size());
+}
+
 void Executor::Evict(Slot* s, std::list<Recording>::iterator it) {
   if (s->current == &*it) s->current = nullptr;
   if (it->cmd) vkFreeCommandBuffers(dev_, s->pool, 1, &it->cmd);
@@ -734,8 +787,9 @@ Status Executor::RecordCommands(Slot* s, VkCommandBuffer cmd, const ShapeInstanc
       vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines[i]);
       bound = pipelines[i];
     }
-    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layouts_[d.kernel], 0, 1, &s->sets[i], 0,
-                            nullptr);
+    const VkDescriptorSet sets[2] = {s->sets[i], s->params_set};
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layouts_[d.kernel], 0,
+                            params_layout_ ? 2 : 1, sets, 0, nullptr);
     // profile: both timestamps at the bottom of the pipe, i.e. once every
     // earlier command (the previous dispatch, the barrier) has completed.
     const uint32_t q = static_cast<uint32_t>(2 * i);
@@ -766,6 +820,7 @@ Status Executor::WarmUp() {
   // Zeroed inputs: kernels must not depend on input values for memory safety
   // (every binding is range-checked at load), so any values are fine here.
   if (bundle_.buffer_bytes[kInputs]) memset(s.host_in, 0, bundle_.buffer_bytes[kInputs]);
+  WriteParams(&s);
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &s.current->cmd;
@@ -1002,6 +1057,9 @@ Status Executor::Send(tensors_struct* in) {
     s.current = &s.recordings.front();
   }
 
+  // ---- the frame's parameters (feature parameter_buffer; the slot's last frame has completed) ----
+  WriteParams(&s);
+
   // ---- copy (no lock: the slot is ours); dense at the actual shape ----
   for (size_t i = 0; i < in->num_tensors; ++i) {
     const IoDesc& d = bundle_.inputs[checked.model_index[i]];
@@ -1235,6 +1293,7 @@ Executor::~Executor() {
     DestroyBuffer(&s.out);
     DestroyBuffer(&s.in_stage);
     DestroyBuffer(&s.out_stage);
+    DestroyBuffer(&s.params);
     if (s.fence) vkDestroyFence(dev_, s.fence, nullptr);
     if (s.queries) vkDestroyQueryPool(dev_, s.queries, nullptr);
     for (VkBufferView v : s.views) vkDestroyBufferView(dev_, v, nullptr);
@@ -1245,6 +1304,7 @@ Executor::~Executor() {
   if (pipeline_cache_) vkDestroyPipelineCache(dev_, pipeline_cache_, nullptr);
   for (VkPipelineLayout pl : pipeline_layouts_) vkDestroyPipelineLayout(dev_, pl, nullptr);
   for (VkDescriptorSetLayout l : set_layouts_) vkDestroyDescriptorSetLayout(dev_, l, nullptr);
+  if (params_layout_) vkDestroyDescriptorSetLayout(dev_, params_layout_, nullptr);
   for (VkShaderModule m : modules_) vkDestroyShaderModule(dev_, m, nullptr);
   DestroyBuffer(&weights_);
   DestroyBuffer(&weights_f16_);

@@ -120,6 +120,9 @@ class Executor {
     // Per dispatch whose specialization range holds an expression: its
     // evaluated values (empty for the others).
     std::vector<std::vector<uint32_t>> spec;
+    // Feature parameter_buffer: the values of the parameter slots (what the
+    // slot's parameter buffer holds while a frame of this shape runs).
+    std::vector<uint32_t> params;
     std::vector<std::vector<uint64_t>> output_shapes;
     std::vector<uint64_t> output_nbytes;
   };
@@ -133,6 +136,11 @@ class Executor {
     Buffer arena, in, out, in_stage, out_stage;
     bool staged = false;
     std::vector<VkDescriptorSet> sets;
+    // Feature parameter_buffer: the frame's parameter buffer (host-visible
+    // uniform buffer of kParamSlots words, written before each submit) and the
+    // descriptor set (set 1) that binds it.
+    Buffer params;
+    VkDescriptorSet params_set = VK_NULL_HANDLE;
     std::vector<VkBufferView> views;  // texel-buffer bindings (feature texel_bindings)
     // The slot's own command pool: only the thread that owns the slot
     // (filling it) allocates, records or frees its command buffers.
@@ -179,6 +187,10 @@ class Executor {
   // Records `shape` into a new command buffer of `slot` (which the caller
   // owns) and puts it first in the slot's cache.
   Status Record(Slot* slot, ShapeInstance shape);
+  // Feature parameter_buffer: copies the parameter values of the slot's
+  // current recording into its parameter buffer (the caller owns the slot and
+  // its previous frame has completed); nothing for bundles without slots.
+  void WriteParams(Slot* slot);
   // Frees a recording of `slot` (not in flight) and releases its pipelines.
   void Evict(Slot* slot, std::list<Recording>::iterator it);
   Status RecordCommands(Slot* slot, VkCommandBuffer cmd, const ShapeInstance& shape,
@@ -212,6 +224,9 @@ class Executor {
   // By kernel index; VK_NULL_HANDLE for kernels no chosen row uses.
   std::vector<VkShaderModule> modules_;
   std::vector<VkDescriptorSetLayout> set_layouts_;
+  // Feature parameter_buffer: set 1 of every pipeline layout (binding 0, a
+  // uniform buffer); VK_NULL_HANDLE for bundles without the feature.
+  VkDescriptorSetLayout params_layout_ = VK_NULL_HANDLE;
   std::vector<VkPipelineLayout> pipeline_layouts_;
   // Every pipeline alive, by (kernel, specialization values); guarded by
   // pipelines_mu_ (send_input may create and release them on several threads).

@@ -39,8 +39,12 @@ enum ShapeRefKind : uint32_t {
   kRefSpec = 1,        // index into program.spec, sub = 0
   kRefInputDim = 2,    // index = input, sub = dimension
   kRefOutputDim = 3,   // index = output, sub = dimension
+  kRefParam = 4,       // index = parameter slot (feature parameter_buffer), sub = 0
 };
-inline constexpr uint32_t kShapeRefKinds = 4;
+inline constexpr uint32_t kShapeRefKinds = 5;
+// Feature parameter_buffer: the frame's parameter buffer is a uniform buffer
+// of kParamSlots 32-bit slots (uvec4[1024], 16 KiB; shaders/params.glsl).
+inline constexpr uint32_t kParamSlots = 4096;
 
 struct ShapeSymbol {
   std::string name;  // shape.symbol.<s>.name (UTF-8)
@@ -74,6 +78,10 @@ struct ShapeProgram {
   std::vector<std::vector<std::array<int64_t, 3>>> group_expr;
   // (index into program.spec, instruction) of every kind-1 reference, by index.
   std::vector<std::pair<uint32_t, int64_t>> spec_expr;
+  // Feature parameter_buffer: `shape.params` (P <= kParamSlots) and the
+  // instruction of every slot (param_expr[slot], all set by kind-4 refs).
+  uint32_t params = 0;
+  std::vector<int64_t> param_expr;
 
   // Whether the bundle has symbols at all (a bundle without is static).
   bool dynamic() const { return !symbols.empty(); }

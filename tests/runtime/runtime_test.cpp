@@ -1230,6 +1230,7 @@ using oaaxvk::test::kRefGroups;
 using oaaxvk::test::kRefInput;
 using oaaxvk::test::kRefOutput;
 using oaaxvk::test::kRefSpec;
+using oaaxvk::test::kRefParam;
 
 // One received output: its name, shape and float32 values.
 struct Output {
@@ -1420,7 +1421,7 @@ TEST_F(DynamicShapes, InvalidShapeProgramsAreRejectedAtLoad) {
        "sub must be 0 for a specialization value"},
       {"expr_out_of_range", [](BundleSpec* s) { s->shape_refs[1] = {kRefOutput, 0, 1, 7}; },
        "shape.refs row 1 (kind 3, index 0, sub 1, expr 7): instruction out of range (shape.program has 3)"},
-      {"unknown_kind", [](BundleSpec* s) { s->shape_refs[1] = {4, 0, 0, 0}; }, "unknown kind"},
+      {"unknown_kind", [](BundleSpec* s) { s->shape_refs[1] = {5, 0, 0, 0}; }, "unknown kind"},
       {"duplicate", [](BundleSpec* s) { s->shape_refs.push_back({kRefSpec, 0, 0, 0}); },
        "shape.refs row 8 (kind 1, index 0, sub 0, expr 0): program.spec[0] is already referenced by row 3"},
       {"input_dim_not_symbol", [](BundleSpec* s) { s->shape_refs[0] = {kRefInput, 0, 1, 2}; },
@@ -1478,6 +1479,83 @@ TEST_F(DynamicShapes, InvalidShapeProgramsAreRejectedAtLoad) {
   // The feature is known: the valid bundle loads, and so does a bundle that
   // lists dynamic_shapes without any symbol (a static program).
   ASSERT_EQ(g_api->load(Write(base, "dyn_good").c_str()), 0) << g_api->error();
+}
+
+// Feature parameter_buffer: sizes read from the frame's parameter buffer
+// need one pipeline for every shape, and two frames in flight at different
+// shapes each read their own values.
+TEST_F(DynamicShapes, SizesFromTheParameterBufferNeedOnePipelineForEveryShape) {
+  const std::string log = g_tmpdir + "/dyn-params.log";
+  ASSERT_EQ(Init({{"frames_in_flight", "2"}, {"shape_cache_size", "2"}, {"profile", "1"}, {"log_level", "2"},
+                  {"log_file", log}}),
+            0)
+      << g_api->error();
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::DynamicRowSumParamsBundle(1, 200, 4, 64, 4), "dyn_params").c_str()), 0)
+      << g_api->error();
+  auto check = [](const std::vector<float>& x, size_t r, size_t l, const Output& out) {
+    ASSERT_EQ(out.shape, std::vector<size_t>{r});
+    for (size_t i = 0; i < r; ++i) {
+      float sum = 0;
+      for (size_t k = 0; k < l; ++k) sum += x[i * l + k];
+      ASSERT_EQ(out.values[i], sum) << "row " << i << " of " << r << " x " << l;
+    }
+  };
+  const std::vector<std::pair<size_t, size_t>> shapes = {{37, 28}, {200, 64}, {1, 4}, {65, 60}, {37, 28}, {3, 64}};
+  // Pairs of frames in flight at once, of different shapes.
+  for (size_t i = 0; i + 1 < shapes.size(); i += 2) {
+    const auto [r0, l0] = shapes[i];
+    const auto [r1, l1] = shapes[i + 1];
+    std::vector<float> x0 = SmallIntegers(r0 * l0, static_cast<uint32_t>(i)),
+                       x1 = SmallIntegers(r1 * l1, static_cast<uint32_t>(i + 1));
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{r0, l0}}, {x0})), 0) << g_api->error();
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{r1, l1}}, {x1})), 0) << g_api->error();
+    std::vector<Output> o0 = ReceiveOutputs();
+    ASSERT_EQ(o0.size(), 1u);
+    check(x0, r0, l0, o0[0]);
+    std::vector<Output> o1 = ReceiveOutputs();
+    ASSERT_EQ(o1.size(), 1u);
+    check(x1, r1, l1, o1[0]);
+  }
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("dynamic shapes: R [1, 200], L [4, 64] (multiple of 4); 0 of 1 dispatches specialized per "
+                      "shape, 2 sizes in the parameter buffer"),
+            std::string::npos)
+      << text;
+  // Shapes are still recorded per slot, but every recording uses the one pipeline.
+  EXPECT_EQ(LinesWith(text, "1 pipelines alive, at most 1").size(), 1u) << text;
+}
+
+TEST_F(DynamicShapes, InvalidParameterSlotsAreRejectedAtLoad) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const BundleSpec base = oaaxvk::test::DynamicRowSumParamsBundle(1, 200, 4, 64, 4);
+  struct Case {
+    const char* name;
+    void (*mutate)(BundleSpec*);
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"params_without_feature", [](BundleSpec* s) { s->features = "dynamic_shapes"; },
+       "metadata 'shape.params' is present but bundle.features does not list 'parameter_buffer'"},
+      {"slot_out_of_range", [](BundleSpec* s) { s->shape_refs[5] = {kRefParam, 2, 0, 1}; },
+       "shape.refs row 5 (kind 4, index 2, sub 0, expr 1): parameter slot out of range (shape.params = 2)"},
+      {"slot_sub", [](BundleSpec* s) { s->shape_refs[5] = {kRefParam, 1, 1, 1}; },
+       "sub must be 0 for a parameter slot"},
+      {"slot_without_ref", [](BundleSpec* s) { s->shape_refs.pop_back(); },
+       "parameter slot 1 of shape.params = 2 has no shape.refs row of kind 4"},
+      {"too_many_slots", [](BundleSpec* s) { s->shape_params = 4097; },
+       "shape.params = 4097 exceeds the parameter buffer's 4096 slots"},
+      {"duplicate_slot", [](BundleSpec* s) { s->shape_refs.push_back({kRefParam, 0, 0, 1}); },
+       "parameter slot 0 is already referenced by row 4"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BundleSpec s = base;
+    c.mutate(&s);
+    const std::string path = Write(s, std::string("dyn_param_bad_") + c.name);
+    ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", path.c_str(), c.expect});
+  }
+  ASSERT_EQ(g_api->load(Write(base, "dyn_param_good").c_str()), 0) << g_api->error();
 }
 
 TEST_F(DynamicShapes, ABundleListingTheFeatureWithoutSymbolsRunsAsStatic) {
@@ -1584,7 +1662,7 @@ TEST_F(DynamicShapes, EachSlotKeepsTheMostRecentShapesInAnLruCache) {
                             "at most 6").size(),
             1u)
       << text;
-  EXPECT_NE(text.find("dynamic shapes: N [1, 128]; 3 of 3 dispatches specialized per shape"), std::string::npos) << text;
+  EXPECT_NE(text.find("dynamic shapes: N [1, 128]; 3 of 3 dispatches specialized per shape, 0 sizes in the parameter buffer"), std::string::npos) << text;
   if (text.find("profiling is unavailable") == std::string::npos) {
     // The profile shows each frame's evaluated group counts.
     EXPECT_EQ(LinesWith(text, "profile frame #0 dispatch 0: ").size(), 1u) << text;

@@ -73,6 +73,8 @@ struct BundleSpec {
   std::vector<std::array<int64_t, 3>> shape_program;  // opcode, a, b
   std::vector<std::array<uint32_t, 4>> shape_refs;    // kind, index, sub, expr
   bool write_shape = false;
+  // Feature parameter_buffer: metadata shape.params (written when set).
+  std::optional<uint32_t> shape_params;
   // Sizevars; unset: one per symbol (its name, value max).
   std::optional<std::vector<std::pair<std::string, uint64_t>>> sizevars;
 
@@ -167,6 +169,7 @@ struct BundleSpec {
                   shape_program.size() * 24);
       w.AddTensor("shape.refs", ValueType::kU32, {shape_refs.size(), 4}, shape_refs.data(), shape_refs.size() * 16);
     }
+    if (shape_params) w.AddMetadata("shape.params", MetadataValue::Scalar<uint32_t>(*shape_params));
     return w.WriteFile(path);
   }
 };
@@ -317,7 +320,7 @@ inline BundleSpec SpinBundle(uint32_t n, uint32_t iterations) {
 // Opcodes of shape.program and kinds of shape.refs (docs/bundle-format.md,
 // "Dynamic shapes").
 enum : int64_t { kOpConst = 0, kOpSymbol, kOpAdd, kOpSub, kOpMul, kOpFloorDiv, kOpCeilDiv, kOpMod, kOpMin, kOpMax };
-enum : uint32_t { kRefGroups = 0, kRefSpec = 1, kRefInput = 2, kRefOutput = 3 };
+enum : uint32_t { kRefGroups = 0, kRefSpec = 1, kRefInput = 2, kRefOutput = 3, kRefParam = 4 };
 
 // AffineRelu compiled for x, y of shape [1, N], N in [min, max] on
 // multiple_of (feature dynamic_shapes): the plan and weights are those of
@@ -361,6 +364,23 @@ inline BundleSpec DynamicRowSumBundle(uint32_t r_min, uint32_t r_max, uint32_t l
   s.shape_program = {{kOpSymbol, 0, 0}, {kOpSymbol, 1, 0}, {kOpConst, 64, 0}, {kOpCeilDiv, 0, 2}};
   s.shape_refs = {{kRefInput, 0, 0, 0}, {kRefInput, 0, 1, 1}, {kRefOutput, 0, 0, 0},
                   {kRefGroups, 0, 0, 3}, {kRefSpec, 0, 0, 0}, {kRefSpec, 1, 0, 1}};
+  return s;
+}
+
+// DynamicRowSumBundle whose kernel reads R and L from the parameter buffer
+// (features dynamic_shapes and parameter_buffer; shaders/row_sum_params.comp):
+// program.spec holds the slot markers 0x7FFF0000 | 0 (R) and | 1 (L), and
+// shape.params = 2 slots take symbol R (slot 0) and symbol L (slot 1). One
+// pipeline serves every shape.
+inline BundleSpec DynamicRowSumParamsBundle(uint32_t r_min, uint32_t r_max, uint32_t l_min, uint32_t l_max,
+                                            uint32_t l_multiple) {
+  BundleSpec s = DynamicRowSumBundle(r_min, r_max, l_min, l_max, l_multiple);
+  s.kernels = {{"row_sum_params", ReadSpirv("row_sum_params"), 2, 2}};
+  s.features = "dynamic_shapes parameter_buffer";
+  s.spec = {0x7FFF0000u, 0x7FFF0001u};
+  s.shape_params = 2;
+  s.shape_refs = {{kRefInput, 0, 0, 0}, {kRefInput, 0, 1, 1}, {kRefOutput, 0, 0, 0},
+                  {kRefGroups, 0, 0, 3}, {kRefParam, 0, 0, 0}, {kRefParam, 1, 0, 1}};
   return s;
 }
 

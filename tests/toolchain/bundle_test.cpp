@@ -203,7 +203,7 @@ TEST(Bundle, BoundInputRoundTrip) {
   auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
   ASSERT_TRUE(f.ok());
   // The graph output's copy (strided_copy) brings its CPU-class texel twin.
-  EXPECT_EQ(U8(*f, "bundle.features"), "bound_inputs kernel_variants texel_bindings");
+  EXPECT_EQ(U8(*f, "bundle.features"), "bound_inputs kernel_variants parameter_buffer texel_bindings");
   EXPECT_EQ(U8(*f, "io.input.1.name"), "shape");
   EXPECT_EQ(Scalar<uint32_t>(*f, "io.input.1.dtype"), 7u);
   EXPECT_EQ(f->FindTensor("io.input.0.bound"), nullptr);

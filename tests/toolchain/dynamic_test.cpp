@@ -3,7 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
+#include <cstring>
+
+#include "oaax_vulkan/oinf.h"
+#include "toolchain/bundle/bundle_writer.h"
 #include "toolchain/driver/dynamic.h"
+#include "toolchain/lower/kernels.h"
+#include "toolchain/plan/plan.h"
 #include "toolchain/input/archive.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/lower/lower.h"
@@ -196,6 +202,73 @@ TEST(DynamicCheck, PlanBoundRefusesASizeThatShrinksAsTheSymbolGrows) {
   v.bytes = Dim(8, ctx.SymbolNode(0)) * 4 + 16;
   q.values.push_back(v);
   EXPECT_TRUE(CheckPlanBounds(q, ctx).ok());
+}
+
+// Feature parameter_buffer: the kernel table reads each kernel's parameter
+// constants (NAME_SC, shaders/params.glsl) from its SPIR-V.
+TEST(ParameterBuffer, KernelsNameTheirParameterConstantsInTheirSpirv) {
+  const KernelInfo* e = FindKernel("eltwise");
+  ASSERT_NE(e, nullptr);
+  uint64_t want = 1;                                 // N
+  for (int id = 5; id <= 22; ++id) want |= uint64_t{1} << id;  // D0..D5, SA0..SA5, SB0..SB5
+  EXPECT_EQ(e->param_constants, want);               // not OP, ACT or the float constants
+  EXPECT_TRUE(e->parameter_buffer);
+  const KernelInfo* conv = FindKernel("conv2d_cpu_pw");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->param_constants, (1u << 0) | (1u << 2) | (1u << 3) | (1u << 5) | (1u << 6));  // N H W OH OW
+  const KernelInfo* gather = FindKernel("gather");  // a kernel without parameter constants
+  ASSERT_NE(gather, nullptr);
+  EXPECT_EQ(gather->param_constants, 0u);
+  EXPECT_FALSE(gather->parameter_buffer);
+  for (const KernelInfo& k : Kernels()) {
+    SCOPED_TRACE(k.name);
+    if (k.param_constants) EXPECT_TRUE(k.parameter_buffer);
+    EXPECT_EQ(k.param_constants >> k.spec_constants, 0u);
+  }
+}
+
+// A symbolic size at a parameter constant becomes a parameter slot (marker in
+// program.spec, kind-4 reference, shape.params); the pipeline then does not
+// depend on the shape, so the bundle holds no kind-1 reference.
+TEST(ParameterBuffer, SymbolicSizesBecomeParameterSlotsInTheBundle) {
+  SymContext ctx({{"N", 1, 8, 1}});
+  Program p = LowerRelu(&ctx, 8, true);
+  p.features.insert("dynamic_shapes");  // as the driver marks a program compiled with symbols
+  SymScope scope(&ctx);
+  StatusOr<MemoryPlan> plan = PlanMemory(p);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  oinf::Writer w;
+  Status st = BuildBundle(p, *plan, {"relu", 13, "test"}, &w);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  StatusOr<std::vector<uint8_t>> bytes = w.Serialize();
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  StatusOr<oinf::File> f = oinf::File::FromMemory(bytes->data(), bytes->size());
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const oinf::Metadata* feat = f->FindMetadata("bundle.features");
+  ASSERT_NE(feat, nullptr);
+  const std::string features(reinterpret_cast<const char*>(feat->ndarray.data.data), feat->ndarray.data.size);
+  EXPECT_NE(features.find("parameter_buffer"), std::string::npos) << features;
+  EXPECT_NE(features.find("dynamic_shapes"), std::string::npos) << features;
+  const oinf::Metadata* np = f->FindMetadata("shape.params");
+  ASSERT_NE(np, nullptr);
+  uint32_t params = 0;
+  ASSERT_TRUE(np->GetScalar(&params));
+  EXPECT_EQ(params, 1u);  // the element count 5 N, shared by every row of the dispatch
+  const oinf::Tensor* refs = f->FindTensor("shape.refs");
+  ASSERT_NE(refs, nullptr);
+  std::vector<uint32_t> r(refs->numel);
+  memcpy(r.data(), refs->data.data, 4 * r.size());
+  int kind4 = 0;
+  for (size_t i = 0; i + 3 < r.size(); i += 4) {
+    EXPECT_NE(r[i], 1u) << "row " << i / 4 << " specializes a pipeline per shape";
+    kind4 += r[i] == 4;
+  }
+  EXPECT_EQ(kind4, 1);
+  const oinf::Tensor* spec = f->FindTensor("program.spec");
+  ASSERT_NE(spec, nullptr);
+  std::vector<uint32_t> sv(spec->numel);
+  memcpy(sv.data(), spec->data.data, 4 * sv.size());
+  EXPECT_NE(std::find(sv.begin(), sv.end(), kParamMarker | 0u), sv.end());
 }
 
 }  // namespace

@@ -755,7 +755,7 @@ TEST(DeviceVariants, SubgroupRowsWithoutFloat16Weights) {
   EXPECT_EQ(r->program.dispatches[0].gpu_kernel, "softmax_sg");
   auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ(Utf8(*f, "bundle.features"), "device_variants");
+  EXPECT_EQ(Utf8(*f, "bundle.features"), "device_variants parameter_buffer");
   const oinf::Tensor* half = f->FindTensor("weights_f16");
   ASSERT_NE(half, nullptr);
   EXPECT_EQ(half->numel, 0u);

@@ -42,9 +42,35 @@ struct Refs {
   void Groups(uint32_t table, size_t row, const Dim g[3]) {
     for (uint32_t a = 0; a < 3; ++a) Add(0, row, table * 3 + a, g[a]);
   }
-  // Specialization values appended at program.spec index `first`.
-  void Spec(size_t first, const std::vector<Dim>& v) {
-    for (size_t i = 0; i < v.size(); ++i) Add(1, first + i, 0, v[i]);
+  // Feature parameter_buffer: parameter slot of each expression given to one
+  // (kind 4 rows), in order of first use.
+  std::map<int64_t, uint32_t> param_slot;
+  // The program.spec values of kernel `k` appended at index `first`: a
+  // symbolic value at one of k's parameter constants becomes the marker of
+  // its expression's parameter slot (the pipeline then does not depend on the
+  // shape); any other symbolic value is specialized per shape (kind 1 row).
+  StatusOr<std::vector<uint32_t>> Spec(size_t first, const std::vector<Dim>& v, const KernelInfo& k) {
+    std::vector<uint32_t> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      const bool param = i < 64 && ((k.param_constants >> i) & 1u) != 0;
+      if (param && v[i].is_symbolic()) {
+        auto it = param_slot.find(v[i].expr());
+        if (it == param_slot.end() && param_slot.size() < kMaxParamSlots) {
+          it = param_slot.emplace(v[i].expr(), static_cast<uint32_t>(param_slot.size())).first;
+          rows.insert(rows.end(), {4u, it->second, 0u, static_cast<uint32_t>(v[i].expr())});
+        }
+        if (it != param_slot.end()) {
+          out[i] = kParamMarker | it->second;
+          continue;
+        }
+      }
+      out[i] = static_cast<uint32_t>(v[i].value());
+      if (param && (out[i] & 0xFFFF0000u) == kParamMarker)
+        return Internal(StrFormat("kernel '%s': specialization constant %zu = %u collides with the parameter-buffer "
+                                  "marker", k.name.c_str(), i, out[i]));
+      Add(1, first + i, 0, v[i]);
+    }
+    return out;
   }
 };
 
@@ -102,10 +128,9 @@ Status AppendGpuRow(const Program& p, size_t di, const KernelInfo& k, const std:
     }
   }
   uint32_t first_spec = dispatch[dispatch.size() - 2];  // the default row's spec values when equal
-  if (!SameSpec(d.gpu_spec, d.spec)) {
+  if (!SameSpec(d.gpu_spec, d.spec) || kg.param_constants != k.param_constants) {
     first_spec = static_cast<uint32_t>(spec->size());
-    refs->Spec(spec->size(), d.gpu_spec);
-    std::vector<uint32_t> v = U32s(d.gpu_spec);
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<uint32_t> v, refs->Spec(spec->size(), d.gpu_spec, kg));
     spec->insert(spec->end(), v.begin(), v.end());
   }
   refs->Groups(2, di, d.gpu_groups);
@@ -147,6 +172,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       return Internal(StrFormat("kernel '%s': binding_types '%s' has %zu letters for %u bindings", k->name.c_str(),
                                 k->binding_types.c_str(), k->binding_types.size(), k->bindings));
     if (k->binding_types.find_first_not_of('s') != std::string::npos) features.insert("texel_bindings");
+    if (k->parameter_buffer) features.insert("parameter_buffer");
   }
   if (!features.empty()) {
     std::string list;
@@ -213,9 +239,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       bindings.insert(bindings.end(), {static_cast<uint64_t>(v.kind), v.offset, static_cast<uint64_t>(v.bytes.value())});
       s.max_storage_buffer_range = std::max<uint64_t>(s.max_storage_buffer_range, v.bytes.value());
     }
-    refs.Spec(spec.size(), d.spec);
     {
-      std::vector<uint32_t> v = U32s(d.spec);
+      OAAXVK_ASSIGN_OR_RETURN(std::vector<uint32_t> v, refs.Spec(spec.size(), d.spec, k));
       spec.insert(spec.end(), v.begin(), v.end());
       pipelines.insert({kj, v});
     }
@@ -233,10 +258,9 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
         s.max_workgroup_count = std::max(s.max_workgroup_count, U32(d.cpu_groups[a]));
       }
       uint32_t first_spec = dispatch[dispatch.size() - 2];  // reuse the default row's values when equal
-      if (!SameSpec(d.cpu_spec, d.spec)) {
+      if (!SameSpec(d.cpu_spec, d.spec) || kc.param_constants != k.param_constants) {
         first_spec = static_cast<uint32_t>(spec.size());
-        refs.Spec(spec.size(), d.cpu_spec);
-        std::vector<uint32_t> v = U32s(d.cpu_spec);
+        OAAXVK_ASSIGN_OR_RETURN(std::vector<uint32_t> v, refs.Spec(spec.size(), d.cpu_spec, kc));
         spec.insert(spec.end(), v.begin(), v.end());
       }
       uint32_t kc_index = kernel_index[d.cpu_kernel];
@@ -329,6 +353,11 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     for (const SymNode& n : c->nodes()) prog.insert(prog.end(), {static_cast<int64_t>(n.op), n.a, n.b});
     w->AddTensor("shape.program", ValueType::kI64, {c->nodes().size(), 3}, Bytes(prog));
     w->AddTensor("shape.refs", ValueType::kU32, {refs.rows.size() / 4, 4}, Bytes(refs.rows));
+    if (!refs.param_slot.empty()) {
+      if (!features.count("parameter_buffer"))
+        return Internal("parameter slots in a bundle whose kernels have no parameter buffer");
+      w->AddMetadata("shape.params", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(refs.param_slot.size())));
+    }
   } else if (features.count("dynamic_shapes")) {
     return Internal("feature dynamic_shapes without any symbolic size");
   }

@@ -1,11 +1,43 @@
 #include "toolchain/lower/kernels.h"
 
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "toolchain/lower/shaders.h"
 #include "toolchain/lower/lower_index.h"
 
 namespace oaaxvk::toolchain {
+namespace {
+
+// Reads KernelInfo::param_constants and parameter_buffer from a SPIR-V
+// module: OpName of specialization constants (SpecId decorations) ending in
+// "_SC", and any variable decorated DescriptorSet 1.
+void ScanParameters(KernelInfo* k) {
+  constexpr uint32_t kOpName = 5, kOpDecorate = 71, kDecorationSpecId = 1, kDecorationDescriptorSet = 34;
+  std::map<uint32_t, uint32_t> spec_id;  // result id -> constant_id
+  std::map<uint32_t, std::string> names;
+  for (size_t i = 5; i < k->spirv_words;) {
+    const uint32_t count = k->spirv[i] >> 16, opcode = k->spirv[i] & 0xFFFFu;
+    if (count == 0 || i + count > k->spirv_words) break;
+    if (opcode == kOpName && count >= 3) {
+      const char* str = reinterpret_cast<const char*>(k->spirv + i + 2);
+      names[k->spirv[i + 1]] = std::string(str, strnlen(str, 4 * (count - 2)));
+    } else if (opcode == kOpDecorate && count >= 4) {
+      if (k->spirv[i + 2] == kDecorationSpecId) spec_id[k->spirv[i + 1]] = k->spirv[i + 3];
+      if (k->spirv[i + 2] == kDecorationDescriptorSet && k->spirv[i + 3] == 1) k->parameter_buffer = true;
+    }
+    i += count;
+  }
+  for (const auto& [id, cid] : spec_id) {
+    auto it = names.find(id);
+    if (it != names.end() && cid < 64 && it->second.size() > 3 &&
+        it->second.compare(it->second.size() - 3, 3, "_SC") == 0)
+      k->param_constants |= uint64_t{1} << cid;
+  }
+}
+
+}  // namespace
 
 const std::vector<KernelInfo>& Kernels() {
   static const std::vector<KernelInfo> k = [] {
@@ -90,6 +122,7 @@ const std::vector<KernelInfo>& Kernels() {
     for (KernelInfo& ki : v)
       for (const EmbeddedShader& s : EmbeddedShaders())
         if (ki.name == s.name) { ki.spirv = s.words; ki.spirv_words = s.word_count; }
+    for (KernelInfo& ki : v) ScanParameters(&ki);
     return v;
   }();
   return k;

@@ -39,7 +39,22 @@ struct KernelInfo {
   std::vector<std::string> required_capabilities{};
   const uint32_t* spirv = nullptr;
   size_t spirv_words = 0;
+  // Derived from the SPIR-V when the table is built (bundle feature
+  // parameter_buffer, docs/bundle-format.md "Parameter buffer"):
+  // bit k set = specialization constant k is a size the kernel reads through
+  // PARAM_U (shaders/params.glsl: its OpName ends in "_SC"), so a shape-
+  // dependent value may be given as the marker kParamMarker | slot instead of
+  // specializing the pipeline per shape.
+  uint64_t param_constants = 0;
+  // The module declares the parameter buffer (set 1, binding 0).
+  bool parameter_buffer = false;
 };
+
+// Marker of a parameter-buffer slot in a specialization value
+// (shaders/params.glsl): (value & 0xFFFF0000) == kParamMarker, slot = value &
+// 0xFFFF (< kMaxParamSlots).
+inline constexpr uint32_t kParamMarker = 0x7FFF0000u;
+inline constexpr uint32_t kMaxParamSlots = 4096;  // uvec4 params_v4[1024]
 
 // Capability names of kernel.<j>.requires (docs/bundle-format.md,
 // "Device-specific variants"): VkPhysicalDevice16BitStorageFeatures::
