@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
   app.add_option("--keys", keys, "recognition keys (ppocr_keys_v1.txt)")->capture_default_str();
   app.add_option("--output", output, "write the image with the boxes drawn (PNG; one IMAGE only)");
   app.add_option("--arg", args,
-                 "runtime argument KEY=VALUE (repeatable), e.g. device=llvmpipe; receive_timeout_ms defaults to 600000 here");
+                 "runtime argument KEY=VALUE (repeatable), e.g. device=llvmpipe; receive_timeout_ms defaults to 600000 "
+                 "and shape_cache_size to 64 here");
   app.add_option("--det-shape", det_shape,
                  "one detection input HxW for every image (default: each image's PP-OCR size within the bundle's "
                  "ranges; a static bundle's own size); must be a size the bundle accepts");
@@ -171,12 +172,15 @@ int main(int argc, char** argv) {
     kv.emplace_back(a.substr(0, eq), a.substr(eq + 1));
   }
 
-  // A first inference at a new shape on a software driver (lavapipe on 2
-  // cores) compiles pipelines for seconds; the runtime's 5 s default bound
-  // would cut it off.
-  bool has_timeout = false;
-  for (const auto& p : kv) has_timeout |= p.first == "receive_timeout_ms";
+  // A first inference on a software driver (lavapipe on 2 cores, SwiftShader)
+  // can take longer than the runtime's 5 s default bound. Recognition widths
+  // take up to 40 values (32..1280 in steps of 32); a shape cache of 64 per
+  // frame slot keeps the command buffer of every one of them once recorded,
+  // instead of recording again after the default 8.
+  bool has_timeout = false, has_cache = false;
+  for (const auto& p : kv) has_timeout |= p.first == "receive_timeout_ms", has_cache |= p.first == "shape_cache_size";
   if (!has_timeout) kv.emplace_back("receive_timeout_ms", "600000");
+  if (!has_cache) kv.emplace_back("shape_cache_size", "64");
 
   auto charset = LoadCharset(keys);
   if (!charset.ok()) return Fail(charset.status());
