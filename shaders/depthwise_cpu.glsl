@@ -129,8 +129,10 @@ void main() {
   const uint OWB = (OW + BW - 1u) / BW;
   const uint blk = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 64u + gl_LocalInvocationID.x;
   if (blk >= N * C * OH * OWB) return;
-  const uint ow0 = (blk % OWB) * BW;
-  const uint t = blk / OWB, oh = t % OH, nc = t / OH, c = nc % C;
+  const uint t_rt = div_rt(blk, OWB), t_c = blk / OWB;  // no integer division by a run-time OWB
+  const uint t = param_is_slot(OW_SC) ? t_rt : t_c;
+  const uint ow0 = (blk - t * OWB) * BW;
+  const uint nc = div_p(t, OH_SC), oh = t - nc * OH, c = nc % C;
   const float b0 = HAS_BIAS != 0u ? fetch1(bias_t, c) : 0.0;
   // Outputs ow0 + 4q .. ow0 + 4q + 3 in a<q> (a2, a3 only when BW == 16).
   vec4 a0 = vec4(b0), a1 = vec4(b0), a2 = vec4(b0), a3 = vec4(b0);

@@ -74,11 +74,11 @@ void main() {
   uint i = linear_index_256();
   if (i >= N) return;
   uint r = i;
-  uint i5 = r % D5; r /= D5;
-  uint i4 = r % D4; r /= D4;
-  uint i3 = r % D3; r /= D3;
-  uint i2 = r % D2; r /= D2;
-  uint i1 = r % D1; r /= D1;
+  uint q5 = div_p(r, D5_SC), i5 = r - q5 * D5; r = q5;
+  uint q4 = div_p(r, D4_SC), i4 = r - q4 * D4; r = q4;
+  uint q3 = div_p(r, D3_SC), i3 = r - q3 * D3; r = q3;
+  uint q2 = div_p(r, D2_SC), i2 = r - q2 * D2; r = q2;
+  uint q1 = div_p(r, D1_SC), i1 = r - q1 * D1; r = q1;
   uint i0 = r;
   uint ia = i0 * SA0 + i1 * SA1 + i2 * SA2 + i3 * SA3 + i4 * SA4 + i5 * SA5;
   uint ib = i0 * SB0 + i1 * SB1 + i2 * SB2 + i3 * SB3 + i4 * SB4 + i5 * SB5;

@@ -17,4 +17,26 @@ uint param_u(uint c) {
   return (c & 0xFFFF0000u) == 0x7FFF0000u ? p : c;
 }
 #define PARAM_U(c) param_u(c)
+bool param_is_slot(uint c) { return (c & 0xFFFF0000u) == 0x7FFF0000u; }
+
+// n / d for n < 2^31 and d >= 1 through the float reciprocal with two integer
+// corrections (exact; checked against integer division for divisors up to
+// 2^31 with the reciprocal off by +-3 ulp). Used where the divisor is only
+// known at run time: it vectorizes on CPU drivers, where an integer division
+// by a run-time value is a scalar loop per lane.
+uint div_rt(uint n, uint d) {
+  const float inv = 1.0 / float(d);
+  uint q = uint(float(n) * inv);
+  q = uint(int(q) + int(floor(float(int(n - q * d)) * inv)));
+  const int r = int(n - q * d);
+  return r < 0 ? q - 1u : (r >= int(d) ? q + 1u : q);
+}
+// n / PARAM_U(c) for a parameter constant c: div_rt for a parameter-buffer
+// slot, the compiler's division by the constant otherwise (the unused side
+// folds away at specialization; both are plain values, so no branch).
+uint div_p(uint n, uint c) {
+  const uint a = div_rt(n, param_u(c));
+  const uint b = n / max(c, 1u);
+  return param_is_slot(c) ? a : b;
+}
 #endif

@@ -32,7 +32,7 @@ layout(constant_id = 16) const uint COUNT_PAD = 0;  // AveragePool count_include
 void main() {
   uint i = linear_index_256();
   if (i >= NC * OH * OW) return;
-  uint ow = i % OW; uint t = i / OW; uint oh = t % OH; uint p = t / OH;
+  uint t = div_p(i, OW_SC); uint ow = i - t * OW; uint p = div_p(t, OH_SC); uint oh = t - p * OH;
   int hs = int(oh * SH) - int(PH), ws = int(ow * SW) - int(PW);
   float mx = -3.402823466e38, sum = 0.0;
   uint cnt = 0u;

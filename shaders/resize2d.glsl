@@ -91,9 +91,8 @@ float at(uint base, int r, int c) {
 void main() {
   uint i = linear_index_256();
   if (i >= PLANES * OH * OW) return;
-  uint ox = i % OW;
-  uint oy = (i / OW) % OH;
-  uint p = i / (OW * OH);
+  const uint t = div_p(i, OW_SC), ox = i - t * OW;
+  const uint p = div_p(t, OH_SC), oy = t - p * OH;
   float cy = src_coord(float(oy), SH, IH, LEN_H, ROI_H0, ROI_H1);
   float cx = src_coord(float(ox), SW, IW, LEN_W, ROI_W0, ROI_W1);
   uint base = p * IH * IW;

@@ -60,11 +60,11 @@ void main() {
   uint i = linear_index_256();
   if (i >= N) return;
   uint r = i;
-  uint i5 = r % D5; r /= D5;
-  uint i4 = r % D4; r /= D4;
-  uint i3 = r % D3; r /= D3;
-  uint i2 = r % D2; r /= D2;
-  uint i1 = r % D1; r /= D1;
+  uint q5 = div_p(r, D5_SC), i5 = r - q5 * D5; r = q5;
+  uint q4 = div_p(r, D4_SC), i4 = r - q4 * D4; r = q4;
+  uint q3 = div_p(r, D3_SC), i3 = r - q3 * D3; r = q3;
+  uint q2 = div_p(r, D2_SC), i2 = r - q2 * D2; r = q2;
+  uint q1 = div_p(r, D1_SC), i1 = r - q1 * D1; r = q1;
   uint i0 = r;
   uint si = IN_BASE + i0 * SI0 + i1 * SI1 + i2 * SI2 + i3 * SI3 + i4 * SI4 + i5 * SI5;
   uint so = OUT_BASE + i0 * SO0 + i1 * SO1 + i2 * SO2 + i3 * SO3 + i4 * SO4 + i5 * SO5;
