@@ -145,7 +145,8 @@ struct RecInput {
 // at least 1, at most max_width (PP-OCR's resize_norm_img).
 int RecContentWidth(double line_width, double line_height, const RecInputOptions& options);
 // The tensor width for a line image of `content_width` columns: rounded up to
-// width_multiple, clamped to [min_width, max_width].
+// width_multiple, clamped to [min_width, max_width]. Both functions expect
+// options that PrepareRecInput accepts (widths in pixels).
 int RecTensorWidth(int content_width, const RecInputOptions& options);
 
 // Perspective-warps the quad of `image` into an upright line image resized

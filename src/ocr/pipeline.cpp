@@ -73,6 +73,7 @@ Status FitInputsToModels(const std::vector<InputDim>& det_dims, const std::strin
     return InvalidArgument("--rec-width and --rec-width-multiple must be positive");
   }
   if (rec_dims.empty()) {
+    rec = RecInputOptions{};
     if (request.rec_width > 0) rec.min_width = rec.max_width = request.rec_width, rec.width_multiple = 1;
     if (request.rec_width_multiple > 0) rec.width_multiple = request.rec_width_multiple;
     return Status::Ok();

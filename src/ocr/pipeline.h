@@ -67,8 +67,9 @@ struct ShapeRequest {
 // a symbolic one must accept 48):
 //  * no request: each crop at its own width (RecTensorWidth) within W's range
 //    and multiple_of; a static W pads every crop to it; an engine that
-//    accepts any shape keeps the RecInputOptions defaults (32..1280, multiple
-//    of 32, the range of tools/ocr/convert_models.sh's bundle);
+//    accepts any shape gets the RecInputOptions defaults (height 48, widths
+//    32..1280, multiple of 32: the range of tools/ocr/convert_models.sh's
+//    bundle);
 //  * --rec-width: every crop at that width, which W must accept;
 //  * --rec-width-multiple: per-crop widths rounded up to a coarser multiple
 //    (fewer distinct shapes); it must be a multiple of W's multiple_of, and

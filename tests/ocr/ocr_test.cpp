@@ -422,6 +422,8 @@ TEST(OcrFitInputs, StaticBundlesFixTheSizes) {
 
 TEST(OcrFitInputs, AnyShapeEngineUsesThePpOcrSizes) {
   OcrOptions o;
+  o.rec.min_width = o.rec.max_width = 640;  // left from a static bundle: reset
+  o.det.fixed_height = o.det.fixed_width = 64;
   ASSERT_TRUE(FitInputsToModels({}, "det.onnx", {}, "rec.onnx", ShapeRequest{}, &o).ok());
   EXPECT_EQ(o.det.fixed_height, 0);
   EXPECT_EQ(o.det.height.max, 0);  // unbounded
