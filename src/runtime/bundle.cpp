@@ -186,7 +186,10 @@ Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, const s
       if (dim != 0 && numel > UINT64_MAX / dim) return r.Error(StrFormat("%s '%s': shape overflows", kind, d.name.c_str()));
       numel *= dim;
     }
-    if (numel > UINT64_MAX / esize || numel * esize != d.nbytes)
+    // Feature value_symbols: an output's stored shape may be computed from
+    // input values (at their maxima); ParseShapeProgram checks those outputs.
+    const bool deferred = !is_input && features.count("value_symbols") != 0;
+    if (!deferred && (numel > UINT64_MAX / esize || numel * esize != d.nbytes))
       return r.Error(StrFormat("%s '%s': nbytes %llu != numel %llu x %zu (shape %s, %s)", kind, d.name.c_str(),
                                static_cast<unsigned long long>(d.nbytes), static_cast<unsigned long long>(numel),
                                esize, ShapeString(d.shape).c_str(), OaaxDtypeName(d.dtype)));
@@ -247,13 +250,38 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
     const char* nm = sym.name.c_str();
     const long long mn = sym.min, mx = sym.max, mult = sym.multiple_of;
     if (sym.name.empty()) return r.Error(StrFormat("metadata '%sname' is empty", p.c_str()));
+    // Feature value_symbols: element `element` of an integer input's data.
+    if (f.FindMetadata(p + "input")) {
+      if (!b->features.count("value_symbols"))
+        return r.Error(StrFormat("metadata '%sinput' is present but bundle.features does not list 'value_symbols'", p.c_str()));
+      OAAXVK_ASSIGN_OR_RETURN(uint64_t input, r.Unsigned(p + "input", UINT32_MAX));
+      OAAXVK_ASSIGN_OR_RETURN(sym.element, r.Unsigned(p + "element", UINT32_MAX));
+      if (input >= b->inputs.size())
+        return r.Error(StrFormat("symbol %llu ('%s'): %sinput = %llu, but io.inputs = %zu", static_cast<unsigned long long>(s),
+                                 nm, p.c_str(), static_cast<unsigned long long>(input), b->inputs.size()));
+      const IoDesc& d = b->inputs[input];
+      uint64_t numel = 1;
+      for (uint64_t x : d.shape) numel *= x;
+      if (d.dtype != 6 /* int32 */ && d.dtype != 7 /* int64 */)
+        return r.Error(StrFormat("symbol %llu ('%s'): input '%s' has data type %u; a value symbol reads an int32 or "
+                                 "int64 input", static_cast<unsigned long long>(s), nm, d.name.c_str(), d.dtype));
+      if (sym.element >= numel)
+        return r.Error(StrFormat("symbol %llu ('%s'): element %llu of input '%s', which has %llu elements",
+                                 static_cast<unsigned long long>(s), nm, static_cast<unsigned long long>(sym.element),
+                                 d.name.c_str(), static_cast<unsigned long long>(numel)));
+      if (d.bound)
+        return r.Error(StrFormat("symbol %llu ('%s'): input '%s' is bound at conversion", static_cast<unsigned long long>(s),
+                                 nm, d.name.c_str()));
+      sym.input = static_cast<int64_t>(input);
+      sp.has_value_symbols = true;
+    }
     if (!names.insert(sym.name).second)
       return r.Error(StrFormat("symbol %llu: the name '%s' is used by an earlier symbol", static_cast<unsigned long long>(s), nm));
     if (mult < 1) return r.Error(StrFormat("symbol %llu ('%s'): %smultiple_of = %lld (must be >= 1)",
                                            static_cast<unsigned long long>(s), nm, p.c_str(), mult));
-    if (mn < 1 || mn > mx || mn % mult != 0 || mx % mult != 0)
+    if ((mn < 1 && !sym.is_value()) || mn > mx || mn % mult != 0 || mx % mult != 0 || mx < 0)
       return r.Error(StrFormat("symbol %llu ('%s'): range [%lld, %lld] with multiple_of %lld is invalid (need "
-                               "1 <= min <= max, both multiples of multiple_of)",
+                               "1 <= min <= max (a value symbol: min <= max, max >= 0), both multiples of multiple_of)",
                                static_cast<unsigned long long>(s), nm, mn, mx, mult));
     const std::string sv = SizeVarName(sym.name);
     const oinf::SizeVar* var = f.FindSizeVar(sv);
@@ -282,8 +310,11 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
     const unsigned long long row = static_cast<unsigned long long>(k);
     if (in.opcode < 0 || in.opcode >= kShapeOpcodes)
       return r.Error(StrFormat("shape.program row %llu: unknown opcode %lld (known: 0 const, 1 symbol, 2 add, 3 sub, "
-                               "4 mul, 5 floordiv, 6 ceildiv, 7 mod, 8 min, 9 max)",
+                               "4 mul, 5 floordiv, 6 ceildiv, 7 mod, 8 min, 9 max, 10 eq, 11 lt)",
                                row, static_cast<long long>(in.opcode)));
+    if ((in.opcode == kShapeEq || in.opcode == kShapeLt) && !b->features.count("value_symbols"))
+      return r.Error(StrFormat("shape.program row %llu: opcode %s needs feature 'value_symbols' in bundle.features", row,
+                               ShapeOpcodeName(in.opcode)));
     if (in.opcode == kShapeSymbol) {
       if (in.a < 0 || static_cast<uint64_t>(in.a) >= ns)
         return r.Error(StrFormat("shape.program row %llu (symbol): symbol %lld out of range (shape.symbols = %llu)", row,
@@ -327,6 +358,7 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       case kRefSpec: return StrFormat("program.spec[%u]", ref.index);
       case kRefInputDim: return StrFormat("input '%s' dimension %u", b->inputs[ref.index].name.c_str(), ref.sub);
       case kRefParam: return StrFormat("parameter slot %u", ref.index);
+      case kRefGuard: return StrFormat("guard %u", ref.index);
       default: return StrFormat("output '%s' dimension %u", b->outputs[ref.index].name.c_str(), ref.sub);
     }
   };
@@ -340,6 +372,17 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       return r.Error(StrFormat("shape.params = %u exceeds the parameter buffer's %u slots", sp.params, kParamSlots));
   }
   sp.param_expr.assign(sp.params, -1);
+  // Feature value_symbols: the guards and their texts.
+  if (f.FindMetadata("shape.guards")) {
+    if (!b->features.count("value_symbols"))
+      return r.Error("metadata 'shape.guards' is present but bundle.features does not list 'value_symbols'");
+    OAAXVK_ASSIGN_OR_RETURN(uint64_t ng, r.Unsigned("shape.guards", 1u << 16));
+    for (uint64_t g = 0; g < ng; ++g) {
+      OAAXVK_ASSIGN_OR_RETURN(std::string text, r.Utf8(StrFormat("shape.guard.%llu.text", static_cast<unsigned long long>(g))));
+      sp.guard_text.push_back(std::move(text));
+    }
+  }
+  sp.guard_expr.assign(sp.guard_text.size(), -1);
   for (uint64_t j = 0; j < nr; ++j) {
     ShapeRef ref;
     ref.kind = Load<uint32_t>(tr->data.data, 4 * j);
@@ -381,9 +424,14 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
           return bad(StrFormat("parameter slot out of range (shape.params = %u)", sp.params));
         if (ref.sub != 0) return bad("sub must be 0 for a parameter slot");
         break;
+      case kRefGuard:
+        if (ref.index >= sp.guard_text.size())
+          return bad(StrFormat("guard out of range (shape.guards = %zu)", sp.guard_text.size()));
+        if (ref.sub != 0) return bad("sub must be 0 for a guard");
+        break;
       default:
         return bad("unknown kind (known: 0 group count, 1 specialization value, 2 input dimension, 3 output dimension, "
-                   "4 parameter slot)");
+                   "4 parameter slot, 5 guard)");
     }
     if (ref.expr >= nk)
       return bad(StrFormat("instruction out of range (shape.program has %llu)", static_cast<unsigned long long>(nk)));
@@ -395,11 +443,15 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       case kRefGroupCount: sp.group_expr[ref.sub / 3][ref.index][ref.sub % 3] = ref.expr; break;
       case kRefSpec: sp.spec_expr.emplace_back(ref.index, ref.expr); break;
       case kRefParam: sp.param_expr[ref.index] = ref.expr; break;
+      case kRefGuard: sp.guard_expr[ref.index] = ref.expr; break;
       case kRefInputDim: {
         const ShapeInstruction& in = sp.program[ref.expr];
         if (in.opcode != kShapeSymbol)
           return bad(StrFormat("%s must evaluate a symbol instruction, but instruction %u is %s", field(ref).c_str(),
                                ref.expr, ShapeOpcodeName(in.opcode)));
+        if (sp.symbols[static_cast<size_t>(in.a)].is_value())
+          return bad(StrFormat("%s evaluates symbol '%s', which is a value symbol", field(ref).c_str(),
+                               sp.symbols[static_cast<size_t>(in.a)].name.c_str()));
         sp.input_symbol[ref.index][ref.sub] = static_cast<int>(in.a);
         if (b->inputs[ref.index].bound)
           return bad(StrFormat("input '%s' is bound at conversion (io.input.%u.bound), so its dimensions are static",
@@ -414,8 +466,12 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
   for (uint32_t p = 0; p < sp.params; ++p)
     if (sp.param_expr[p] < 0)
       return r.Error(StrFormat("parameter slot %u of shape.params = %u has no shape.refs row of kind 4", p, sp.params));
-  // Every symbol is determined by the input shapes.
+  for (size_t g = 0; g < sp.guard_expr.size(); ++g)
+    if (sp.guard_expr[g] < 0)
+      return r.Error(StrFormat("guard %zu of shape.guards = %zu has no shape.refs row of kind 5", g, sp.guard_expr.size()));
+  // Every symbol is determined by the input shapes (or, a value symbol, by its input's data).
   std::vector<bool> determined(ns, false);
+  for (uint64_t s = 0; s < ns; ++s) determined[s] = sp.symbols[s].is_value();
   for (const auto& dims : sp.input_symbol)
     for (int s : dims)
       if (s >= 0) determined[static_cast<size_t>(s)] = true;
@@ -424,6 +480,28 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       return r.Error(StrFormat("symbol %llu ('%s') is no input dimension (no shape.refs row of kind 2 evaluates it), so "
                                "the input shapes cannot determine it",
                                static_cast<unsigned long long>(s), sp.symbols[s].name.c_str()));
+
+  // Feature value_symbols: every output whose dimensions do not depend on a
+  // value symbol holds exactly its stored shape's bytes (others are checked
+  // per inference: the evaluated shape must fit nbytes).
+  std::vector<char> by_value(sp.program.size(), 0);
+  for (size_t k = 0; k < sp.program.size(); ++k) {
+    const ShapeInstruction& in = sp.program[k];
+    if (in.opcode == kShapeSymbol) by_value[k] = sp.symbols[static_cast<size_t>(in.a)].is_value();
+    else if (in.opcode != kShapeConst) by_value[k] = by_value[in.a] || by_value[in.b];
+  }
+  for (size_t o = 0; o < b->outputs.size(); ++o) {
+    const IoDesc& d = b->outputs[o];
+    bool value_shaped = false;
+    for (int64_t e : sp.output_expr[o]) value_shaped = value_shaped || (e >= 0 && by_value[static_cast<size_t>(e)]);
+    uint64_t numel = 1;
+    for (uint64_t dim : d.shape) numel = dim != 0 && numel > UINT64_MAX / dim ? UINT64_MAX : numel * dim;
+    const size_t esize = TensorElementSize(d.dtype);
+    if (!value_shaped && (numel > UINT64_MAX / esize || numel * esize != d.nbytes))
+      return r.Error(StrFormat("output '%s': nbytes %llu != numel %llu x %zu (shape %s)", d.name.c_str(),
+                               static_cast<unsigned long long>(d.nbytes), static_cast<unsigned long long>(numel), esize,
+                               ShapeString(d.shape).c_str()));
+  }
 
   // ---- at the maximum shape every reference equals its stored field ----
   const std::vector<int64_t> max = sp.MaxValues();
@@ -449,6 +527,9 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       case kRefInputDim:
         stored = b->inputs[ref.index].shape[ref.sub];
         equal = got >= 0 && static_cast<uint64_t>(got) == stored;
+        break;
+      case kRefGuard:  // no stored field: checked per inference
+        equal = true;
         break;
       case kRefParam:  // no stored field: a 32-bit value at the maximum shape
         if (got < INT32_MIN || got > static_cast<int64_t>(UINT32_MAX))

@@ -23,7 +23,8 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 // list; docs/bundle-format.md "Required features"). A bundle requiring a
 // feature not listed here is rejected at load, naming it.
 inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "device_variants", "dynamic_shapes",
-                                                     "kernel_variants", "parameter_buffer", "texel_bindings"};
+                                                     "kernel_variants", "parameter_buffer", "texel_bindings",
+                                                     "value_symbols"};
 // kKnownFeatures as "a, b" ("none" when empty), for messages.
 inline std::string KnownFeatureList() {
   std::string s;

@@ -594,7 +594,7 @@ Status Executor::CreateSlots() {
     // The load-time recording: the stored program, which for a dynamic
     // bundle is its maximum shape (what the warm-up runs).
     if (dynamic_) {
-      StatusOr<ShapeInstance> max = Instantiate(bundle_.shape.MaxValues());
+      StatusOr<ShapeInstance> max = Instantiate(bundle_.shape.MaxValues(), !bundle_.shape.has_value_symbols);
       if (!max.ok()) return max.status().WithContext(ctx + ", maximum shape");
       OAAXVK_RETURN_IF_ERROR(Record(&s, std::move(max).value()).WithContext(ctx));
     } else {
@@ -621,7 +621,7 @@ Executor::ShapeInstance Executor::StaticInstance() const {
   return si;
 }
 
-StatusOr<Executor::ShapeInstance> Executor::Instantiate(const std::vector<int64_t>& symbols) const {
+StatusOr<Executor::ShapeInstance> Executor::Instantiate(const std::vector<int64_t>& symbols, bool check_outputs) const {
   const ShapeProgram& sp = bundle_.shape;
   std::vector<int64_t> v;
   OAAXVK_RETURN_IF_ERROR(sp.Evaluate(symbols, &v));
@@ -693,6 +693,14 @@ StatusOr<Executor::ShapeInstance> Executor::Instantiate(const std::vector<int64_
       numel *= shape[a];
     }
     const size_t es = TensorElementSize(d.dtype);
+    if (!check_outputs && (overflow || numel > d.nbytes / es)) {
+      // The load-time recording of a bundle with value symbols: the maximum
+      // of every value symbol is a placeholder (its output shapes are never
+      // returned); the stored bytes stand in.
+      shape = d.shape;
+      numel = d.nbytes / es;
+      overflow = false;
+    }
     if (overflow || numel > d.nbytes / es)
       return InvalidArgument(StrFormat("output '%s': shape %s at %s needs more than the %llu bytes the memory plan "
                                        "reserves for it (maximum shape %s)",
@@ -984,6 +992,42 @@ Status Executor::ValidateInput(const tensors_struct* in, CheckedInput* checked) 
     checked->model_index[i] = m;
     checked->nbytes[i] = nbytes;
   }
+  if (dynamic_ && sp.has_value_symbols) OAAXVK_RETURN_IF_ERROR(ReadValueSymbols(in, seen, checked));
+  return Status::Ok();
+}
+
+// Feature value_symbols (docs/runtime.md "Run-time shape values"): each value
+// symbol is an element of an int32/int64 input's data; within its range, and
+// the bundle's guards hold (a Reshape target that holds the input's elements,
+// distinct axes, ...). Every input is present and validated here.
+Status Executor::ReadValueSymbols(const tensors_struct* in, const std::vector<int>& seen, CheckedInput* checked) const {
+  const ShapeProgram& sp = bundle_.shape;
+  std::string values;  // "shape[0] = 4, shape[1] = -1" for messages
+  for (size_t s = 0; s < sp.symbols.size(); ++s) {
+    const ShapeSymbol& y = sp.symbols[s];
+    if (!y.is_value()) continue;
+    const IoDesc& d = bundle_.inputs[static_cast<size_t>(y.input)];
+    const uint8_t* data = static_cast<const uint8_t*>(in->data[seen[static_cast<size_t>(y.input)]]);
+    int64_t v = 0;
+    if (d.dtype == 7) {
+      memcpy(&v, data + 8 * y.element, 8);
+    } else {
+      int32_t v32 = 0;
+      memcpy(&v32, data + 4 * y.element, 4);
+      v = v32;
+    }
+    if (!y.Valid(v))
+      return InvalidArgument(StrFormat("input tensor '%s': element %llu (%s) is %lld, outside %s's range %s",
+                                       d.name.c_str(), static_cast<unsigned long long>(y.element), y.name.c_str(),
+                                       static_cast<long long>(v), y.name.c_str(), y.RangeString().c_str()));
+    checked->symbols[s] = v;
+    values += StrFormat("%s%s = %lld", values.empty() ? "" : ", ", y.name.c_str(), static_cast<long long>(v));
+  }
+  std::vector<int64_t> v;
+  OAAXVK_RETURN_IF_ERROR(sp.Evaluate(checked->symbols, &v));
+  for (size_t g = 0; g < sp.guard_expr.size(); ++g)
+    if (v[static_cast<size_t>(sp.guard_expr[g])] == 0)
+      return InvalidArgument(StrFormat("input values %s: %s", values.c_str(), sp.guard_text[g].c_str()));
   return Status::Ok();
 }
 

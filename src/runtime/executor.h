@@ -92,6 +92,10 @@ class Executor {
   };
   // Validates `in` against the model inputs without touching it.
   Status ValidateInput(const tensors_struct* in, CheckedInput* checked) const;
+  // Feature value_symbols: reads the value symbols from the inputs' data into
+  // checked->symbols (seen[m]: the host tensor index of model input m) and
+  // checks their ranges and the bundle's guards.
+  Status ReadValueSymbols(const tensors_struct* in, const std::vector<int>& seen, CheckedInput* checked) const;
   // Validates, copies into a free frame slot (waiting for the oldest frame
   // when all are busy), submits, and on success frees `in`.
   Status Send(tensors_struct* in);
@@ -183,7 +187,9 @@ class Executor {
   // derives every field; fails (naming the dispatch, output or instruction
   // and the symbol values) on an overflow, a group count outside
   // 1..maxComputeWorkGroupCount, or an output larger than its planned bytes.
-  StatusOr<ShapeInstance> Instantiate(const std::vector<int64_t>& symbols) const;
+  // check_outputs = false (only for the load-time recording of a bundle with
+  // value symbols): output shapes that do not fit their bytes are not an error.
+  StatusOr<ShapeInstance> Instantiate(const std::vector<int64_t>& symbols, bool check_outputs = true) const;
   // Records `shape` into a new command buffer of `slot` (which the caller
   // owns) and puts it first in the slot's cache.
   Status Record(Slot* slot, ShapeInstance shape);

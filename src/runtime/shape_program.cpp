@@ -14,6 +14,8 @@ const char* ShapeOpcodeName(int64_t opcode) {
     case kShapeMod: return "mod";
     case kShapeMin: return "min";
     case kShapeMax: return "max";
+    case kShapeEq: return "eq";
+    case kShapeLt: return "lt";
     default: return "unknown";
   }
 }
@@ -83,6 +85,8 @@ Status ShapeProgram::Evaluate(const std::vector<int64_t>& sym, std::vector<int64
       }
       case kShapeMin: r = x < y ? x : y; break;
       case kShapeMax: r = x > y ? x : y; break;
+      case kShapeEq: r = x == y ? 1 : 0; break;
+      case kShapeLt: r = x < y ? 1 : 0; break;
       default:
         return Internal(StrFormat("shape program instruction %zu: opcode %lld", k, static_cast<long long>(in.opcode)));
     }

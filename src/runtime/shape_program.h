@@ -28,9 +28,11 @@ enum ShapeOpcode : int64_t {
   kShapeMod = 7,
   kShapeMin = 8,
   kShapeMax = 9,
+  kShapeEq = 10,  // v[a] == v[b] ? 1 : 0 (feature value_symbols)
+  kShapeLt = 11,  // v[a] < v[b] ? 1 : 0 (feature value_symbols)
 };
-inline constexpr int64_t kShapeOpcodes = 10;
-// "const", "symbol", "add", … ("unknown" outside 0–9).
+inline constexpr int64_t kShapeOpcodes = 12;
+// "const", "symbol", "add", … ("unknown" outside 0–11).
 const char* ShapeOpcodeName(int64_t opcode);
 
 // Kinds of `shape.refs` (column 0).
@@ -40,8 +42,9 @@ enum ShapeRefKind : uint32_t {
   kRefInputDim = 2,    // index = input, sub = dimension
   kRefOutputDim = 3,   // index = output, sub = dimension
   kRefParam = 4,       // index = parameter slot (feature parameter_buffer), sub = 0
+  kRefGuard = 5,       // index = guard (feature value_symbols), sub = 0; the value must be nonzero
 };
-inline constexpr uint32_t kShapeRefKinds = 5;
+inline constexpr uint32_t kShapeRefKinds = 6;
 // Feature parameter_buffer: the frame's parameter buffer is a uniform buffer
 // of kParamSlots 32-bit slots (uvec4[1024], 16 KiB; shaders/params.glsl).
 inline constexpr uint32_t kParamSlots = 4096;
@@ -49,6 +52,11 @@ inline constexpr uint32_t kParamSlots = 4096;
 struct ShapeSymbol {
   std::string name;  // shape.symbol.<s>.name (UTF-8)
   int64_t min = 1, max = 1, multiple_of = 1;
+  // Feature value_symbols: the symbol is element `element` of input `input`'s
+  // data (read at send_input), not an input dimension; -1 for a dimension.
+  int64_t input = -1;
+  uint64_t element = 0;
+  bool is_value() const { return input >= 0; }
   bool Valid(int64_t v) const { return v >= min && v <= max && v % multiple_of == 0; }
   // "[32, 960] (multiple of 32)", or "[1, 64]" when multiple_of is 1.
   std::string RangeString() const;
@@ -82,6 +90,11 @@ struct ShapeProgram {
   // instruction of every slot (param_expr[slot], all set by kind-4 refs).
   uint32_t params = 0;
   std::vector<int64_t> param_expr;
+  // Feature value_symbols: the instruction and text of every guard
+  // (`shape.guards`, kind-5 refs): a valid input makes each instruction nonzero.
+  std::vector<int64_t> guard_expr;
+  std::vector<std::string> guard_text;
+  bool has_value_symbols = false;
 
   // Whether the bundle has symbols at all (a bundle without is static).
   bool dynamic() const { return !symbols.empty(); }

@@ -64,6 +64,12 @@ std::string ReshapeWithShapeInputModel() {
                          {{"y", 1, {-1, -1}}}, 13);
 }
 
+// Reshape by a run-time shape, then Relu: the run-time shape would reach a kernel.
+std::string ReshapeThenReluModel() {
+  return EncodeTinyModel({{"Reshape", "reshape", {"x", "shape"}, {"r"}}, {"Relu", "relu", {"r"}, {"y"}}},
+                         {{"x", 1, {2, 3}}, {"shape", 7, {2}}}, {{"y", 1, {-1, -1}}}, 13);
+}
+
 // Two operators no lowering implements (Unique, NonMaxSuppression).
 std::string UnsupportedOpsModel() {
   return EncodeTinyModel({{"Unique", "bad_unique", {"x"}, {"u"}},

@@ -174,6 +174,9 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     if (k->binding_types.find_first_not_of('s') != std::string::npos) features.insert("texel_bindings");
     if (k->parameter_buffer) features.insert("parameter_buffer");
   }
+  if (const SymContext* c = SymContext::Current(); c != nullptr && features.count("dynamic_shapes"))
+    for (const Symbol& y : c->symbols())
+      if (y.is_value()) features.insert("value_symbols");
   if (!features.empty()) {
     std::string list;
     for (const std::string& f : features) list += (list.empty() ? "" : " ") + f;
@@ -337,6 +340,22 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     if (c == nullptr || !features.count("dynamic_shapes"))
       return Internal("symbolic sizes in a program compiled without symbols (feature dynamic_shapes)");
     const std::vector<Symbol>& syms = c->symbols();
+    // Feature value_symbols: sizes computed from input values may drive
+    // output dimensions (kind 3) only; every buffer size, group count and
+    // kernel parameter stays a function of the input shapes.
+    for (size_t j = 0; j < refs.rows.size(); j += 4) {
+      const uint32_t kind = refs.rows[j];
+      const int32_t e = static_cast<int32_t>(refs.rows[j + 3]);
+      if (kind == 3 || !c->DependsOnValue(e)) continue;
+      std::string inputs;
+      for (const Symbol& y : syms)
+        if (y.is_value() && inputs.find("'" + y.value_input + "'") == std::string::npos)
+          inputs += (inputs.empty() ? "'" : ", '") + y.value_input + "'";
+      return Unimplemented("a size computed from the run-time value of input " + inputs + " (" + c->ToString(e) +
+                           ") reaches a kernel (" + std::string(kind == 0 ? "a group count" : kind == 2 ? "an input dimension" : "a kernel parameter") +
+                           "); run-time values may only determine the output shapes of Reshape, Squeeze and "
+                           "Unsqueeze; bind the input at conversion (config.json \"input_values\")");
+    }
     w->AddMetadata("shape.symbols", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(syms.size())));
     for (size_t k = 0; k < syms.size(); ++k) {
       std::string sv = syms[k].name;
@@ -348,6 +367,24 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       w->AddMetadata(pre + "min", MetadataValue::Scalar<int64_t>(syms[k].min));
       w->AddMetadata(pre + "max", MetadataValue::Scalar<int64_t>(syms[k].max));
       w->AddMetadata(pre + "multiple_of", MetadataValue::Scalar<int64_t>(syms[k].multiple_of));
+      if (syms[k].is_value()) {  // feature value_symbols: element value_element of a graph input
+        size_t in = p.inputs.size();
+        for (size_t i = 0; i < p.inputs.size(); ++i)
+          if (p.inputs[i].name == syms[k].value_input) in = i;
+        if (in == p.inputs.size())
+          return Internal("value symbol '" + syms[k].name + "' reads input '" + syms[k].value_input +
+                          "', which is not an input of the program");
+        w->AddMetadata(pre + "input", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(in)));
+        w->AddMetadata(pre + "element", MetadataValue::Scalar<uint64_t>(static_cast<uint64_t>(syms[k].value_element)));
+      }
+    }
+    // Guards (feature value_symbols): kind-5 rows, one text each.
+    if (!c->guards().empty()) {
+      w->AddMetadata("shape.guards", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(c->guards().size())));
+      for (size_t g = 0; g < c->guards().size(); ++g) {
+        refs.rows.insert(refs.rows.end(), {5u, static_cast<uint32_t>(g), 0u, static_cast<uint32_t>(c->guards()[g].expr)});
+        w->AddMetadata("shape.guard." + std::to_string(g) + ".text", Utf8Array(c->guards()[g].text));
+      }
     }
     std::vector<int64_t> prog;
     for (const SymNode& n : c->nodes()) prog.insert(prog.end(), {static_cast<int64_t>(n.op), n.a, n.b});

@@ -266,14 +266,35 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     iopt.input_shapes = in->config.input_shapes;
     iopt.input_values = in->config.input_values;
     std::map<std::string, size_t> index;
+    std::map<std::string, std::vector<size_t>> value_symbols;  // input -> its value symbols, by element
     for (size_t k = 0; k < symbols->size(); ++k) {
-      index[(*symbols)[k].name] = k;
-      iopt.symbol_values[(*symbols)[k].name] = point[k];
+      const Symbol& y = (*symbols)[k];
+      if (y.is_value()) {
+        // Feature value_symbols: the nodes read a constant of the input's
+        // name whose elements are the symbols (at this point's values).
+        std::vector<ConfigNumber>& v = iopt.input_values[y.value_input];
+        if (v.size() <= static_cast<size_t>(y.value_element)) v.resize(static_cast<size_t>(y.value_element) + 1);
+        v[static_cast<size_t>(y.value_element)] = {static_cast<double>(point[k]), true, point[k]};
+        std::vector<size_t>& ks = value_symbols[y.value_input];
+        if (ks.size() <= static_cast<size_t>(y.value_element)) ks.resize(static_cast<size_t>(y.value_element) + 1);
+        ks[static_cast<size_t>(y.value_element)] = k;
+        continue;
+      }
+      index[y.name] = k;
+      iopt.symbol_values[y.name] = point[k];
     }
     for (const auto& [input, names] : in->config.input_symbols)
       for (size_t d = 0; d < names.size(); ++d)
         if (!names[d].empty()) iopt.input_shapes[input][d] = point[index.at(names[d])];
     OAAXVK_ASSIGN_OR_RETURN(Graph g, ImportOnnxFile(in->model_path, iopt, rep));
+    for (const auto& [input, ks] : value_symbols) {
+      rep->bound_inputs.erase(input);  // not bound: the runtime reads the value
+      Tensor* t = g.FindTensor(input);
+      if (t == nullptr || !t->is_const) return Internal("value input '" + input + "' was not imported as a constant");
+      if (ctx == nullptr) continue;
+      t->sym.clear();
+      for (size_t k : ks) t->sym.push_back(Dim(point[k], ctx->SymbolNode(k)));
+    }
     if (ctx == nullptr) return g;
     std::set<std::string> used;
     auto attach = [&](const std::string& input, size_t d, const std::string& sym) -> Status {
@@ -294,14 +315,31 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     for (const auto& [input, d, sym] : rep->symbolic_dims)
       OAAXVK_RETURN_IF_ERROR(attach(input, static_cast<size_t>(d), sym));
     for (const Symbol& s : *symbols)
-      if (!used.count(s.name))
+      if (!s.is_value() && !used.count(s.name))
         return InvalidArgument("config.json: dimensions['" + s.name +
                                "'] is not a symbolic dimension of any graph input (name it in \"input_shapes\", or "
                                "use the model's own dim_param name)");
     return g;
   };
+  // Run-time value symbols: found on the model imported at the maximum shape;
+  // they stay at their maximum at every check point (a point varies the
+  // input dimensions only), since their expressions reach no kernel.
+  std::vector<Symbol> value_syms;
+  {
+    std::vector<int64_t> max_point;
+    for (const Symbol& y : *symbols) max_point.push_back(y.max);
+    ImportReport scan_rep;
+    StatusOr<Graph> scan = import_at(max_point, nullptr, &scan_rep);
+    if (!scan.ok()) return fail(scan.status());
+    value_syms = FindValueSymbols(*scan, in->config);
+  }
+  std::vector<std::vector<int64_t>> points =
+      symbols->empty() ? std::vector<std::vector<int64_t>>{{}} : SamplePoints(*symbols);
+  for (const Symbol& y : value_syms) {
+    symbols->push_back(y);
+    for (std::vector<int64_t>& pt : points) pt.push_back(y.max);
+  }
   const bool dynamic = !symbols->empty();
-  std::vector<std::vector<int64_t>> points = dynamic ? SamplePoints(*symbols) : std::vector<std::vector<int64_t>>{{}};
   SymContext ctx(*symbols);  // the canonical (maximum) program's expressions
   std::unique_ptr<SymScope> scope;
   if (dynamic) scope = std::make_unique<SymScope>(&ctx);

@@ -1,6 +1,7 @@
 #include "toolchain/driver/dynamic.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 namespace oaaxvk::toolchain {
@@ -25,6 +26,57 @@ StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config) {
                                        name.c_str(), static_cast<long long>(sym.min), static_cast<long long>(sym.max),
                                        static_cast<long long>(s.multiple_of)));
     out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) {
+  std::vector<Symbol> out;
+  const auto consumers = g.Consumers();
+  for (const GraphIO& io : g.inputs) {
+    if (config.input_values.count(io.name)) continue;
+    const Tensor* t = g.FindTensor(io.tensor);
+    if (t == nullptr || t->is_const || !t->has_shape || t->shape.size() > 1 || AnySymbolic(t->shape)) continue;
+    if (t->dtype != DType::kInt64 && t->dtype != DType::kInt32) continue;
+    const int64_t numel = NumElements(t->shape).value();
+    if (numel < 1 || numel > 8 || g.IsGraphOutput(io.tensor)) continue;
+    auto it = consumers.find(io.tensor);
+    if (it == consumers.end()) continue;
+    int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+    bool ok = true;
+    for (size_t ni : it->second) {
+      const Node& n = g.nodes[ni];
+      for (size_t k = 0; k < n.inputs.size() && ok; ++k) {
+        if (n.inputs[k] != io.tensor) continue;
+        const Tensor* data = g.FindTensor(n.inputs[0]);
+        const bool data_known = data != nullptr && data->has_shape && k != 0;
+        if (n.op_type == "Reshape" && k == 1) {
+          const int64_t count = data_known ? NumElements(data->shape).value() : int64_t{2147483647};
+          lo = std::max<int64_t>(lo, -1);
+          hi = std::min<int64_t>(hi, std::max<int64_t>(count, 1));
+        } else if ((n.op_type == "Squeeze" || n.op_type == "Unsqueeze") && k == 1 && data_known &&
+                   !n.HasAttr("axes")) {
+          const int64_t r = static_cast<int64_t>(data->shape.size()) + (n.op_type == "Unsqueeze" ? numel : 0);
+          if (r < 1) { ok = false; break; }
+          lo = std::max<int64_t>(lo, -r);
+          hi = std::min<int64_t>(hi, r - 1);
+        } else {
+          ok = false;
+        }
+      }
+      if (!ok) break;
+    }
+    if (!ok || lo > hi) continue;
+    for (int64_t j = 0; j < numel; ++j) {
+      Symbol s;
+      s.name = t->shape.empty() ? io.name : io.name + "[" + std::to_string(j) + "]";
+      s.min = lo;
+      s.max = hi;
+      s.multiple_of = 1;
+      s.value_input = io.name;
+      s.value_element = j;
+      out.push_back(s);
+    }
   }
   return out;
 }

@@ -19,6 +19,8 @@ bool CheckedOp(SymOp op, int64_t a, int64_t b, int64_t* r) {
     case SymOp::kMod: if (b <= 0) return false; *r = a - b * FloorDivI(a, b); return true;
     case SymOp::kMin: *r = a < b ? a : b; return true;
     case SymOp::kMax: *r = a > b ? a : b; return true;
+    case SymOp::kEq: *r = a == b ? 1 : 0; return true;
+    case SymOp::kLt: *r = a < b ? 1 : 0; return true;
     default: return false;
   }
 }
@@ -30,6 +32,8 @@ const char* OpName(SymOp op) {
     case SymOp::kMod: return "mod";
     case SymOp::kMin: return "min";
     case SymOp::kMax: return "max";
+    case SymOp::kEq: return "eq";
+    case SymOp::kLt: return "lt";
     default: return "?";
   }
 }
@@ -118,11 +122,18 @@ int32_t SymContext::Make(SymOp op, int32_t a, int32_t b) {
     case SymOp::kMax:
       if (a == b) return a;
       break;
+    case SymOp::kEq:
+      if (a == b) return ConstNode(1);
+      break;
+    case SymOp::kLt:
+      if (a == b) return ConstNode(0);
+      break;
     default: break;
   }
   // Commutative operations in a canonical operand order, so equal
   // expressions share a node.
-  if ((op == SymOp::kAdd || op == SymOp::kMul || op == SymOp::kMin || op == SymOp::kMax) && a > b) std::swap(a, b);
+  if ((op == SymOp::kAdd || op == SymOp::kMul || op == SymOp::kMin || op == SymOp::kMax || op == SymOp::kEq) && a > b)
+    std::swap(a, b);
   return Intern({op, a, b});
 }
 
@@ -244,6 +255,34 @@ std::string SymContext::ToString(int32_t e) const {
   }
 }
 
+bool SymContext::DependsOnValue(int32_t e) const {
+  std::vector<char> seen(nodes_.size(), 0);
+  std::vector<int32_t> stack{e};
+  while (!stack.empty()) {
+    const int32_t k = stack.back();
+    stack.pop_back();
+    if (k < 0 || static_cast<size_t>(k) >= nodes_.size() || seen[k]) continue;
+    seen[k] = 1;
+    const SymNode& n = nodes_[k];
+    if (n.op == SymOp::kSymbol) {
+      if (n.a >= 0 && static_cast<size_t>(n.a) < symbols_.size() && symbols_[n.a].is_value()) return true;
+    } else if (n.op != SymOp::kConst) {
+      stack.push_back(static_cast<int32_t>(n.a));
+      stack.push_back(static_cast<int32_t>(n.b));
+    }
+  }
+  return false;
+}
+
+Status SymContext::AddGuard(int32_t e, const std::string& text) {
+  const SymNode& n = nodes_[e];
+  if (n.op == SymOp::kConst) return n.a != 0 ? Status::Ok() : InvalidArgument(text);
+  for (const SymGuard& g : guards_)
+    if (g.expr == e) return Status::Ok();
+  guards_.push_back({e, text});
+  return Status::Ok();
+}
+
 Dim Dim::Apply(SymOp op, const Dim& a, const Dim& b) {
   int64_t r = 0;
   if (!CheckedOp(op, a.v_, b.v_, &r)) {
@@ -363,4 +402,16 @@ bool AnySymbolic(const std::vector<Dim>& ds) {
   return false;
 }
 
+}  // namespace oaaxvk::toolchain
+
+namespace oaaxvk::toolchain {
+bool DependsOnValue(const Dim& d) {
+  const SymContext* c = SymContext::Current();
+  return c != nullptr && d.is_symbolic() && c->DependsOnValue(d.expr());
+}
+bool AnyDependsOnValue(const std::vector<Dim>& ds) {
+  for (const Dim& d : ds)
+    if (DependsOnValue(d)) return true;
+  return false;
+}
 }  // namespace oaaxvk::toolchain

@@ -21,6 +21,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "oaax_vulkan/status.h"
@@ -30,13 +31,32 @@ namespace oaaxvk::toolchain {
 // Opcodes of shape-program instructions (docs/bundle-format.md, "Shape program").
 enum class SymOp : int64_t {
   kConst = 0, kSymbol = 1, kAdd = 2, kSub = 3, kMul = 4, kFloorDiv = 5, kCeilDiv = 6, kMod = 7, kMin = 8,
-  kMax = 9,
+  kMax = 9, kEq = 10, kLt = 11,
 };
 
-// A symbolic dimension and its valid values: min <= v <= max, v % multiple_of == 0.
+// A symbol and its valid values: min <= v <= max, v % multiple_of == 0.
+// Either a symbolic input dimension (value_input empty), or a run-time value
+// symbol: element value_element of the integer graph input value_input (a
+// Reshape `shape`, Squeeze/Unsqueeze `axes`, ...), which the runtime reads
+// from the input's data at send_input (bundle feature `value_symbols`).
 struct Symbol {
+  Symbol() = default;
+  Symbol(std::string n, int64_t lo, int64_t hi, int64_t mult)
+      : name(std::move(n)), min(lo), max(hi), multiple_of(mult) {}
   std::string name;
   int64_t min = 1, max = 1, multiple_of = 1;
+  std::string value_input;
+  int64_t value_element = -1;
+  bool is_value() const { return !value_input.empty(); }
+};
+
+// A condition a valid point of the domain must satisfy (expression != 0),
+// checked by the runtime before anything is queued; `text` says what is
+// required, naming the node (e.g. "Reshape 'r': the target shape must hold
+// 24 elements").
+struct SymGuard {
+  int32_t expr = -1;
+  std::string text;
 };
 
 struct SymNode {
@@ -73,6 +93,12 @@ class SymContext {
   int64_t KnownDivisor(int32_t e) const;
   // Human-readable form, e.g. "ceildiv(H*W, 256)".
   std::string ToString(int32_t e) const;
+  // Whether node `e` reads a run-time value symbol (Symbol::is_value).
+  bool DependsOnValue(int32_t e) const;
+  // Records a guard (kept once per expression; a constant-true guard is
+  // dropped). Fails with `text` when the guard is constant false.
+  Status AddGuard(int32_t e, const std::string& text);
+  const std::vector<SymGuard>& guards() const { return guards_; }
 
   // The context in use on this thread (nullptr: static conversion).
   static SymContext* Current();
@@ -81,6 +107,7 @@ class SymContext {
   friend class SymScope;
   std::vector<Symbol> symbols_;
   std::vector<SymNode> nodes_;
+  std::vector<SymGuard> guards_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, int32_t> index_;
   int32_t Intern(SymNode n);
 };
@@ -147,6 +174,11 @@ inline Dim CeilDiv(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kCeilD
 inline Dim Mod(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kMod, a, b); }
 inline Dim Min(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kMin, a, b); }
 inline Dim Max(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kMax, a, b); }
+// 1 when a == b (a < b), else 0.
+inline Dim Eq(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kEq, a, b); }
+inline Dim Lt(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kLt, a, b); }
+// c ? x : y for a condition c that is 0 or 1 (c*x + (1-c)*y).
+inline Dim Select(const Dim& c, const Dim& x, const Dim& y) { return c * x + (Dim(1) - c) * y; }
 
 // Facts that hold at every valid point of the symbols' domain (used where a
 // kernel choice depends on a size, so that every shape of a dynamic bundle
@@ -191,6 +223,10 @@ std::vector<int64_t> DimValues(const std::vector<Dim>& ds);
 std::vector<Dim> ToDims(const std::vector<int64_t>& vs);
 // Whether any Dim of `ds` is symbolic.
 bool AnySymbolic(const std::vector<Dim>& ds);
+// Whether d (any of ds) depends on a run-time value symbol of the current
+// SymContext (Symbol::is_value); false without a context.
+bool DependsOnValue(const Dim& d);
+bool AnyDependsOnValue(const std::vector<Dim>& ds);
 
 }  // namespace oaaxvk::toolchain
 

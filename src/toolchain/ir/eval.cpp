@@ -116,6 +116,19 @@ void PropagateSymbols(const Graph& g, const Node& n, Tensor* out) {
 StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
   OAAXVK_ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateValues(g, n));
   if (!outs.empty()) PropagateSymbols(g, n, &outs[0]);
+  // Run-time value symbols (Symbol::is_value) survive folding only where
+  // PropagateSymbols carried them (input 0 of the moving ops, every input
+  // of Concat); folding them into plain values would bake the conversion's
+  // placeholder into the bundle.
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const Tensor* t = n.inputs[k].empty() ? nullptr : g.FindTensor(n.inputs[k]);
+    if (t == nullptr || (!AnyDependsOnValue(t->sym) && !AnyDependsOnValue(t->shape))) continue;
+    const bool carried = !outs.empty() && AnyDependsOnValue(outs[0].sym) && (k == 0 || n.op_type == "Concat");
+    if (!carried)
+      return Unimplemented("node '" + n.name + "' (" + n.op_type + "): input '" + n.inputs[k] +
+                           "' is computed from a run-time input value, which this operator cannot carry at "
+                           "conversion; bind the input at conversion (config.json \"input_values\")");
+  }
   return outs;
 }
 

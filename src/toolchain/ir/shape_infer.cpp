@@ -167,6 +167,10 @@ static StatusOr<std::vector<int64_t>> ConstInts(const Graph& g, const Node& n, s
   const Tensor* t = g.FindTensor(n.inputs[idx]);
   if (!t || !t->is_const)
     return NodeError(n, NotConstantMessage(g, what, n.inputs[idx]));
+  if (AnyDependsOnValue(t->sym))
+    return NodeError(n, std::string(what) + " input '" + n.inputs[idx] +
+                            "' is computed from a run-time input value, but " + n.op_type +
+                            " needs it at conversion; bind the input at conversion (config.json \"input_values\")");
   return t->AsInts();
 }
 
@@ -177,6 +181,95 @@ static StatusOr<std::vector<Dim>> ConstDims(const Graph& g, const Node& n, size_
   if (!t || !t->is_const)
     return NodeError(n, NotConstantMessage(g, what, n.inputs[idx]));
   return t->AsDims();
+}
+
+// Reshape whose target shape is read from a graph input at run time (feature
+// value_symbols): every output dimension is an expression of the shape's
+// elements (0 copies the input dimension unless allowzero, -1 takes the
+// remaining elements), and guards make the runtime refuse a target that
+// does not hold the input's elements or has two -1s. The output is a view
+// (no kernel reads it with these sizes: the bundle writer refuses that).
+static Status ReshapeByValue(Node& n, const Shape& x, const std::vector<Dim>& sh, bool allowzero, Graph* g) {
+  SymContext* c = SymContext::Current();
+  const std::string who = "Reshape '" + n.name + "'";
+  const Dim total = NumElements(x);
+  Dim minus_ones = 0, known = 1;
+  std::vector<Dim> is_infer(sh.size()), fixed(sh.size());
+  for (size_t i = 0; i < sh.size(); ++i) {
+    const Dim zero = allowzero ? Dim(0) : Eq(sh[i], Dim(0));
+    if (!allowzero && i >= x.size()) {
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - zero).Node(c),
+          who + ": shape[" + std::to_string(i) + "] = 0 copies input dimension " + std::to_string(i) +
+              ", which the input " + ShapeToString(x) + " does not have"));
+    }
+    is_infer[i] = Eq(sh[i], Dim(-1));
+    minus_ones = minus_ones + is_infer[i];
+    fixed[i] = allowzero || i >= x.size() ? sh[i] : Select(zero, x[i], sh[i]);
+    known = known * Select(is_infer[i], Dim(1), fixed[i]);
+  }
+  OAAXVK_RETURN_IF_ERROR(c->AddGuard(Lt(minus_ones, Dim(2)).Node(c), who + ": the target shape has more than one -1"));
+  OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(known, Dim(0))).Node(c), who + ": the target shape has a negative entry other than -1"));
+  const Dim inferred = FloorDiv(total, Max(known, Dim(1)));
+  Shape s(sh.size());
+  for (size_t i = 0; i < sh.size(); ++i) s[i] = Select(is_infer[i], inferred, fixed[i]);
+  OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(NumElements(s), total).Node(c),
+      who + ": the target shape must hold the input's " + std::to_string(total.value()) + " elements " +
+          ShapeToString(x) + " (at most one -1, 0 copies the input dimension)"));
+  for (size_t i = 0; i < sh.size(); ++i)
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(s[i], Dim(0))).Node(c), who + ": a target dimension is negative"));
+  return SetOut(*g, n, 0, g->FindTensor(n.inputs[0])->dtype, s);
+}
+
+// Squeeze / Unsqueeze whose axes are read from a graph input at run time
+// (feature value_symbols): the output rank is static (the number of axes is
+// the input's length), which dimension is dropped or inserted is an
+// expression of the axes; guards require distinct axes in range and (Squeeze)
+// squeezed dimensions of size 1.
+static Status SqueezeByValue(Node& n, const Shape& x, const std::vector<Dim>& axes, Graph* g) {
+  SymContext* c = SymContext::Current();
+  const bool squeeze = n.op_type == "Squeeze";
+  const std::string who = n.op_type + " '" + n.name + "'";
+  const int64_t rank = static_cast<int64_t>(x.size()), na = static_cast<int64_t>(axes.size());
+  const int64_t r = squeeze ? rank : rank + na;  // the rank the axes index
+  if (squeeze && na > rank) return NodeError(n, "more axes than input dimensions");
+  // hit[i]: 1 when some axis names dimension i (of the input for Squeeze, of the output for Unsqueeze).
+  std::vector<Dim> hit(static_cast<size_t>(r), Dim(0));
+  for (const Dim& a : axes) {
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(Lt(a, Dim(-r)) + Lt(Dim(r - 1), a), Dim(0)).Node(c),
+                                       who + ": an axis is outside [" + std::to_string(-r) + ", " + std::to_string(r - 1) + "]"));
+    const Dim norm = a + Lt(a, Dim(0)) * Dim(r);
+    for (int64_t i = 0; i < r; ++i) hit[i] = hit[i] + Eq(norm, Dim(i));
+  }
+  Dim distinct = 1;
+  for (int64_t i = 0; i < r; ++i) distinct = distinct * Lt(hit[i], Dim(2));
+  OAAXVK_RETURN_IF_ERROR(c->AddGuard(distinct.Node(c), who + ": an axis is repeated"));
+  Shape s;
+  if (squeeze) {
+    for (int64_t i = 0; i < rank; ++i)
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - hit[i] * (Dim(1) - Eq(x[i], Dim(1)))).Node(c),
+          who + ": a squeezed dimension of the input " + ShapeToString(x) + " is not 1"));
+    // Output dimension j is the input dimension i that is the j-th one kept.
+    for (int64_t j = 0; j < rank - na; ++j) {
+      Dim d = 0, kept_before = 0;
+      for (int64_t i = 0; i < rank; ++i) {
+        const Dim keep = Dim(1) - hit[i];
+        d = d + keep * Eq(kept_before, Dim(j)) * x[i];
+        kept_before = kept_before + keep;
+      }
+      s.push_back(d);
+    }
+  } else {
+    // Output dimension i is 1 where an axis inserts it, else the input dimension
+    // that follows the ones already taken.
+    Dim inserted_before = 0;
+    for (int64_t i = 0; i < r; ++i) {
+      Dim d = 0;
+      for (int64_t k = 0; k < rank; ++k) d = d + Eq(Dim(i) - inserted_before, Dim(k)) * x[k];
+      s.push_back(Select(hit[i], Dim(1), d));
+      inserted_before = inserted_before + hit[i];
+    }
+  }
+  return SetOut(*g, n, 0, g->FindTensor(n.inputs[0])->dtype, s);
 }
 
 Status InferNodeShapes(Graph& g, Node& n) {
@@ -405,6 +498,7 @@ Status InferNodeShapes(Graph& g, Node& n) {
   if (op == "Reshape") {
     OAAXVK_ASSIGN_OR_RETURN(std::vector<Dim> sh, ConstDims(g, n, 1, "shape"));
     bool allowzero = n.GetInt("allowzero", 0) != 0;
+    if (AnyDependsOnValue(sh)) return ReshapeByValue(n, x, sh, allowzero, &g);
     Shape s(sh.size());
     Dim known = 1;
     int64_t infer = -1;
@@ -442,6 +536,8 @@ Status InferNodeShapes(Graph& g, Node& n) {
     if (n.HasAttr("axes")) {
       axes = n.GetInts("axes", {});
     } else {
+      OAAXVK_ASSIGN_OR_RETURN(std::vector<Dim> ad, ConstDims(g, n, 1, "axes"));
+      if (AnyDependsOnValue(ad)) return SqueezeByValue(n, x, ad, &g);
       OAAXVK_ASSIGN_OR_RETURN(axes, ConstInts(g, n, 1, "axes"));
     }
     if (op == "Squeeze") {

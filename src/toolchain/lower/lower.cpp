@@ -119,8 +119,16 @@ class Lowerer {
     std::vector<bool> claimed(p_.values.size(), false);
     for (size_t i = 0; i < g_.outputs.size(); ++i) {
       const GraphIO& io = g_.outputs[i];
-      const Tensor& t = *g_.FindTensor(io.tensor);
+      Tensor t = *g_.FindTensor(io.tensor);
       OAAXVK_ASSIGN_OR_RETURN(int src, ValueOf(io.tensor, "graph output '" + io.name + "'"));
+      // Feature value_symbols: an output whose shape is computed from input
+      // values is a view (a Reshape / Squeeze / Unsqueeze chain); its
+      // elements are those of the value it views (the runtime's guards
+      // check that), so it is converted / copied as that flat value.
+      const Shape out_shape = t.shape;
+      const Dim out_nbytes = t.numel() * static_cast<int64_t>(DTypeSize(t.dtype));
+      const bool by_value = AnyDependsOnValue(t.shape);
+      if (by_value) t.shape = {FloorDiv(p_.values[src].bytes, Dim(4))};
       int v = src;
       if (t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert from the compute format
         OAAXVK_ASSIGN_OR_RETURN(v, NewValue(t, BufferKind::kOutputs));
@@ -142,7 +150,8 @@ class Lowerer {
       p_.values[v].kind = BufferKind::kOutputs;
       p_.values[v].io_index = static_cast<int>(i);
       claimed[v] = true;
-      p_.outputs.push_back({io.name, t.dtype, t.shape, v, t.numel() * static_cast<int64_t>(DTypeSize(t.dtype))});
+      p_.outputs.push_back({io.name, t.dtype, out_shape, v,
+                            by_value ? t.numel() * static_cast<int64_t>(DTypeSize(t.dtype)) : out_nbytes});
     }
     AddTexelTwins();
     AddGpuVariants();
@@ -339,6 +348,11 @@ class Lowerer {
     const Tensor* t = g_.FindTensor(name);
     if (!t) return Internal(who + ": unknown tensor '" + name + "'");
     if (!t->is_const) return Internal(who + ": tensor '" + name + "' is used before it is produced");
+    if (AnyDependsOnValue(t->sym))
+      return Unimplemented(who + ": tensor '" + name +
+                           "' is computed from a run-time input value and used as data; run-time values may only "
+                           "determine output shapes (Reshape, Squeeze, Unsqueeze); bind the input at conversion "
+                           "(config.json \"input_values\")");
     OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kWeights));
     alias_[name] = v;
     return v;
@@ -419,6 +433,16 @@ class Lowerer {
                                 (data_movement ? " supports float32/float64, int64/int32/int16/int8, uint16/uint8 and bool"
                                                : " is supported on float32/float64 values only"));
     }
+    // Feature value_symbols: a shape computed from a run-time input value
+    // reaches only views and graph outputs (every kernel's sizes are
+    // functions of the input shapes).
+    const bool view = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
+    for (const std::string& in : n.inputs)
+      if (!view && !in.empty() && g_.FindTensor(in) && AnyDependsOnValue(T(in).shape))
+        return NodeError(n, "input '" + in + "' has a shape " + ShapeToString(T(in).shape) +
+                                " computed from a run-time input value; only Reshape, Flatten, Squeeze, Unsqueeze "
+                                "and Identity may follow such a value (bind the input at conversion, config.json "
+                                "\"input_values\")");
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" ||
         op == "Dropout" || op == "Cast") {
       OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(n.inputs[0], "node '" + n.name + "'"));
