@@ -228,6 +228,19 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       if (d.groups[a] < 1) return Internal("dispatch with a zero group count at node '" + d.node + "'");
       s.max_workgroup_count = std::max(s.max_workgroup_count, U32(d.groups[a]));
     }
+    // Feature value_symbols: a size computed from run-time input values
+    // reaches a kernel only where the lowering derived it on purpose.
+    if (!d.value_sizes) {
+      bool by_value = AnyDependsOnValue(d.spec) || AnyDependsOnValue(d.cpu_spec) || AnyDependsOnValue(d.gpu_spec);
+      for (int a = 0; a < 3; ++a)
+        by_value = by_value || DependsOnValue(d.groups[a]) || DependsOnValue(d.cpu_groups[a]) ||
+                   DependsOnValue(d.gpu_groups[a]);
+      if (by_value)
+        return Unimplemented("node '" + d.node + "' (" + d.op_type + ", kernel " + d.kernel +
+                             "): a size computed from a run-time input value reaches its kernel, which takes "
+                             "only sizes fixed by the input shapes; bind the input at conversion (config.json "
+                             "\"input_values\")");
+    }
     uint32_t kj = kernel_index[d.kernel];
     refs.Groups(0, di, d.groups);
     dispatch.insert(dispatch.end(), {kj, U32(d.groups[0]), U32(d.groups[1]), U32(d.groups[2]), static_cast<uint32_t>(bindings.size() / 3),
@@ -340,22 +353,6 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     if (c == nullptr || !features.count("dynamic_shapes"))
       return Internal("symbolic sizes in a program compiled without symbols (feature dynamic_shapes)");
     const std::vector<Symbol>& syms = c->symbols();
-    // Feature value_symbols: sizes computed from input values may drive
-    // output dimensions (kind 3) only; every buffer size, group count and
-    // kernel parameter stays a function of the input shapes.
-    for (size_t j = 0; j < refs.rows.size(); j += 4) {
-      const uint32_t kind = refs.rows[j];
-      const int32_t e = static_cast<int32_t>(refs.rows[j + 3]);
-      if (kind == 3 || !c->DependsOnValue(e)) continue;
-      std::string inputs;
-      for (const Symbol& y : syms)
-        if (y.is_value() && inputs.find("'" + y.value_input + "'") == std::string::npos)
-          inputs += (inputs.empty() ? "'" : ", '") + y.value_input + "'";
-      return Unimplemented("a size computed from the run-time value of input " + inputs + " (" + c->ToString(e) +
-                           ") reaches a kernel (" + std::string(kind == 0 ? "a group count" : kind == 2 ? "an input dimension" : "a kernel parameter") +
-                           "); run-time values may only determine the output shapes of Reshape, Squeeze and "
-                           "Unsqueeze; bind the input at conversion (config.json \"input_values\")");
-    }
     w->AddMetadata("shape.symbols", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(syms.size())));
     for (size_t k = 0; k < syms.size(); ++k) {
       std::string sv = syms[k].name;

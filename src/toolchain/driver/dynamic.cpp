@@ -54,8 +54,8 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) 
           const int64_t count = data_known ? NumElements(data->shape).value() : int64_t{2147483647};
           lo = std::max<int64_t>(lo, -1);
           hi = std::min<int64_t>(hi, std::max<int64_t>(count, 1));
-        } else if ((n.op_type == "Squeeze" || n.op_type == "Unsqueeze") && k == 1 && data_known &&
-                   !n.HasAttr("axes")) {
+        } else if ((n.op_type == "Squeeze" || n.op_type == "Unsqueeze" || n.op_type == "CumSum") && k == 1 &&
+                   data_known && !n.HasAttr("axes") && (n.op_type != "CumSum" || numel == 1)) {
           const int64_t r = static_cast<int64_t>(data->shape.size()) + (n.op_type == "Unsqueeze" ? numel : 0);
           if (r < 1) { ok = false; break; }
           lo = std::max<int64_t>(lo, -r);

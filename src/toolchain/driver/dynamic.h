@@ -23,14 +23,14 @@ StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config);
 
 // Run-time value symbols (Symbol::is_value, bundle feature value_symbols):
 // one per element of every integer graph input that the model uses only as a
-// Reshape `shape` or a Squeeze / Unsqueeze `axes` (ops whose output is a view,
-// so the value determines only the output's dimensions), that is not bound
-// by config.json "input_values", and that has a static shape of at most 8
-// elements. Named "<input>[<j>]" ("<input>" for a scalar); ranges: a Reshape
-// entry [-1, the data's element count at the maximum shape] (2^31 - 1 when
-// that is not known at import), an axis [-r, r - 1] for the rank r it
-// indexes. `g` is the model imported with every symbolic dimension at its
-// maximum.
+// Reshape `shape`, a Squeeze / Unsqueeze `axes` (views: the value determines
+// only the output's dimensions) or a CumSum `axis` (the kernel's sizes are
+// expressions of it), that is not bound by config.json "input_values", and
+// that has a static shape of at most 8 elements. Named "<input>[<j>]"
+// ("<input>" for a scalar); ranges: a Reshape entry [-1, the data's element
+// count at the maximum shape] (2^31 - 1 when that is not known at import),
+// an axis [-r, r - 1] for the rank r it indexes. `g` is the model imported
+// with every symbolic dimension at its maximum.
 std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config);
 
 // The points a dynamic conversion compiles at, first the maximum of every

@@ -41,6 +41,10 @@ StatusOr<std::vector<int64_t>> ConstParam(const Graph& g, const Node& n, size_t 
         m += "; bind it at conversion with config.json {\"input_values\": {\"" + io.name + "\": [...]}}";
     return IdxError(n, m);
   }
+  if (AnyDependsOnValue(t->sym))
+    return IdxError(n, std::string(what) + " input '" + n.inputs[idx] + "' is computed from a run-time input value, but " +
+                           n.op_type + " needs it at conversion; bind the input at conversion (config.json "
+                           "\"input_values\")");
   return t->AsInts();
 }
 
@@ -162,6 +166,15 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     return SetOutputK(g, n, 0, dt, x);
   }
   if (op == "CumSum") {
+    if (const Tensor* at = n.inputs.size() > 1 ? g.FindTensor(n.inputs[1]) : nullptr;
+        at != nullptr && at->is_const && AnyDependsOnValue(at->sym)) {
+      // The axis is read at run time (feature value_symbols): the output
+      // shape is the input's whatever the axis; the lowering derives the rest.
+      if (at->sym.size() != 1) return IdxError(n, "axis must hold exactly one value");
+      if (rank < 1) return IdxError(n, "input must have rank >= 1");
+      n.SetInt("_axis_by_value", 1);
+      return SetOutputK(g, n, 0, dt, x);
+    }
     OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> ax, ConstParam(g, n, 1, "axis"));
     if (ax.size() != 1) return IdxError(n, "axis must hold exactly one value");
     if (rank < 1) return IdxError(n, "input must have rank >= 1");

@@ -315,6 +315,7 @@ class Lowerer {
         d.bindings.push_back({v, true});
       }
       d.spec = p.spec;
+      d.value_sizes = p.value_sizes;
       Grid1D(CeilDiv(p.units, 256), d.groups);
       Emit(n, d, p.detail);
     }

@@ -64,6 +64,11 @@ struct Dispatch {
   Dim gpu_groups[3] = {1, 1, 1};
   std::vector<Dim> gpu_spec;
   std::vector<Binding> gpu_bindings;
+  // Feature value_symbols: true when the lowering computed sizes from
+  // run-time input values on purpose (every such size an expression, no
+  // kernel choice made on the conversion's placeholder values); the bundle
+  // writer refuses value-dependent sizes in any other dispatch.
+  bool value_sizes = false;
 
   // The bindings of the GPU-class row.
   const std::vector<Binding>& GpuBindings() const { return gpu_bindings.empty() ? bindings : gpu_bindings; }

@@ -176,6 +176,24 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       d.spec.push_back(in_float);
       d.detail = StrFormat("K=%lld updates=%lld", static_cast<long long>(K), static_cast<long long>(tuples));
     }
+  } else if (op == "CumSum" && n.GetInt("_axis_by_value", 0) != 0) {
+    // The axis is read from a graph input at run time (feature
+    // value_symbols): rows, length and inner stride are expressions of it.
+    const Dim a = g.FindTensor(n.inputs[1])->AsDims().at(0);
+    const Dim axis = a + Lt(a, Dim(0)) * Dim(rank);
+    Dim len = 0, inner = 0;
+    for (int64_t i = 0; i < rank; ++i) {
+      Dim after = 1;
+      for (int64_t j = i + 1; j < rank; ++j) after = after * xs[j];
+      len = len + Eq(axis, Dim(i)) * xs[i];
+      inner = inner + Eq(axis, Dim(i)) * after;
+    }
+    const Dim rows = FloorDiv(y.numel(), Max(len, Dim(1)));
+    d.kernel = "cumsum";
+    d.units = rows;
+    d.spec = {rows, len, inner, n.GetInt("exclusive", 0) ? 1u : 0u, n.GetInt("reverse", 0) ? 1u : 0u, in_float};
+    d.value_sizes = true;
+    d.detail = "axis at run time";
   } else if (op == "CumSum") {
     int64_t axis = n.GetInt("_axis", 0), inner = 1;
     for (int64_t i = axis + 1; i < rank; ++i) inner *= xs[i];

@@ -35,6 +35,11 @@ struct IndexDispatch {
   std::vector<Dim> spec;
   Dim units = 0;
   std::string detail;
+  // Sizes computed from run-time input values on purpose (feature
+  // value_symbols): the lowering derived every value-dependent group count
+  // and specialization value as an expression, with no choice made on the
+  // conversion's placeholder values (Dispatch::value_sizes).
+  bool value_sizes = false;
 };
 
 struct IndexLowering {
