@@ -183,6 +183,26 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     return SetOutputK(g, n, 0, dt, x);
   }
   if (op == "TopK") {
+    if (const Tensor* kt = g.opset >= 10 && n.inputs.size() > 1 ? g.FindTensor(n.inputs[1]) : nullptr;
+        kt != nullptr && kt->is_const && AnyDependsOnValue(kt->sym)) {
+      // K is read at run time (feature value_symbols): the outputs' axis
+      // extent is K; a guard keeps it within the input's extent.
+      if (kt->sym.size() != 1) return IdxError(n, "K must hold exactly one value");
+      if (rank < 1) return IdxError(n, "input must have rank >= 1");
+      OAAXVK_ASSIGN_OR_RETURN(int64_t axis, Axis(n, n.GetInt("axis", -1), rank));
+      const Dim k = kt->AsDims()[0];
+      SymContext* c = SymContext::Current();
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(x[axis], k)).Node(c),
+                                         "TopK '" + n.name + "': K exceeds the extent of axis " + std::to_string(axis) +
+                                             " of the input " + ShapeToString(x)));
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(k, Dim(1))).Node(c), "TopK '" + n.name + "': K must be at least 1"));
+      n.SetInt("_axis", axis);
+      n.SetInt("_k_by_value", 1);
+      Shape s = x;
+      s[axis] = k;
+      OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, dt, s));
+      return SetOutputK(g, n, 1, DType::kInt64, s);
+    }
     std::vector<int64_t> kv;
     if (g.opset < 10) {
       kv = {n.GetInt("k", -1)};

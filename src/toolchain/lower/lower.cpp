@@ -124,11 +124,16 @@ class Lowerer {
       // Feature value_symbols: an output whose shape is computed from input
       // values is a view (a Reshape / Squeeze / Unsqueeze chain); its
       // elements are those of the value it views (the runtime's guards
-      // check that), so it is converted / copied as that flat value.
+      // check that), or a dense prefix of an output sized at the values'
+      // maxima (TopK), so it is converted / copied as that flat value.
       const Shape out_shape = t.shape;
       const Dim out_nbytes = t.numel() * static_cast<int64_t>(DTypeSize(t.dtype));
       const bool by_value = AnyDependsOnValue(t.shape);
-      if (by_value) t.shape = {FloorDiv(p_.values[src].bytes, Dim(4))};
+      if (by_value) {
+        // The whole region at its largest (a value-dependent size is copied at its maximum).
+        const Dim& b = p_.values[src].bytes;
+        t.shape = {DependsOnValue(b) ? Dim(b.value() / 4) : FloorDiv(b, Dim(4))};
+      }
       int v = src;
       if (t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert from the compute format
         OAAXVK_ASSIGN_OR_RETURN(v, NewValue(t, BufferKind::kOutputs));

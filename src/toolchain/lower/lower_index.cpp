@@ -210,6 +210,10 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.outputs = {0, 1};
     d.units = static_cast<uint64_t>(x.numel());
     d.spec = {U(x.numel()), U(xs[axis]), U(inner), U(k), n.GetInt("largest", 1) ? 1u : 0u, in_float};
+    if (n.GetInt("_k_by_value", 0) != 0) {  // K read at run time (feature value_symbols)
+      d.spec[3] = g.FindTensor(n.inputs[1])->AsDims().at(0);
+      d.value_sizes = true;
+    }
     d.detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
                          n.GetInt("largest", 1) ? "largest" : "smallest");
   } else if (op == "Pad") {
