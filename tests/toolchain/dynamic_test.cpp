@@ -273,3 +273,137 @@ TEST(ParameterBuffer, SymbolicSizesBecomeParameterSlotsInTheBundle) {
 
 }  // namespace
 }  // namespace oaaxvk::toolchain
+
+namespace oaaxvk::toolchain {
+namespace {
+
+using testing::AddInput;
+using testing::AddNode;
+using testing::AddOutput;
+
+// A value symbol context: shape[0], shape[1] of a Reshape target in [-1, 6].
+SymContext ReshapeValueContext() {
+  std::vector<Symbol> syms;
+  for (int j = 0; j < 2; ++j) {
+    Symbol s("shape[" + std::to_string(j) + "]", -1, 6, 1);
+    s.value_input = "shape";
+    s.value_element = j;
+    syms.push_back(s);
+  }
+  return SymContext(syms);
+}
+
+// The output dims and the guards of Reshape([2, 3] by a run-time shape), evaluated at `vals`.
+struct Evaluated {
+  std::vector<int64_t> dims;
+  std::vector<std::string> failed;  // texts of the guards that are 0
+};
+Evaluated EvalReshape(const SymContext& ctx, const Shape& ys, const std::vector<int64_t>& vals) {
+  Evaluated e;
+  for (const Dim& d : ys) {
+    StatusOr<int64_t> v = d.is_symbolic() ? ctx.Eval(d.expr(), vals) : StatusOr<int64_t>(d.value());
+    e.dims.push_back(v.ok() ? *v : -999);
+  }
+  for (const SymGuard& g : ctx.guards()) {
+    StatusOr<int64_t> v = ctx.Eval(g.expr, vals);
+    if (!v.ok() || *v == 0) e.failed.push_back(g.text);
+  }
+  return e;
+}
+
+TEST(ValueSymbols, ReshapeByARunTimeShapeIsAnExpressionWithGuards) {
+  SymContext ctx = ReshapeValueContext();
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {2, 3});
+  Tensor t = MakeConstDims("shape", {2}, {Dim(6, ctx.SymbolNode(0)), Dim(6, ctx.SymbolNode(1))});
+  g.tensors["shape"] = t;
+  AddNode(g, "Reshape", "r", {"x", "shape"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(InferShapes(g).ok());
+  const Shape ys = g.FindTensor("y")->shape;
+  ASSERT_EQ(ys.size(), 2u);
+  EXPECT_TRUE(DependsOnValue(ys[0]));
+  // Valid targets: plain, -1 inferred, 0 copying the input dimension.
+  for (const auto& [vals, want] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+           {{3, 2}, {3, 2}}, {{-1, 1}, {6, 1}}, {{1, -1}, {1, 6}}, {{0, -1}, {2, 3}}, {{-1, 3}, {2, 3}}, {{6, 1}, {6, 1}}}) {
+    Evaluated e = EvalReshape(ctx, ys, vals);
+    EXPECT_EQ(e.dims, want) << vals[0] << "," << vals[1];
+    EXPECT_TRUE(e.failed.empty()) << vals[0] << "," << vals[1] << ": " << e.failed.at(0);
+  }
+  // Invalid targets break a guard whose text names the node and the rule.
+  auto failed = [&](const std::vector<int64_t>& v) {
+    std::string all;
+    for (const std::string& s : EvalReshape(ctx, ys, v).failed) all += s + "\n";
+    return all;
+  };
+  EXPECT_NE(failed({4, 4}).find("Reshape 'r': the target shape must hold the input's 6 elements"), std::string::npos);
+  EXPECT_NE(failed({-1, -1}).find("more than one -1"), std::string::npos);
+  EXPECT_NE(failed({-1, 4}).find("must hold the input's 6 elements"), std::string::npos);  // 6 / 4 is not whole
+  // A run-time value may not become data or a kernel size the lowering did not derive.
+  AddNode(g, "Relu", "relu", {"y"}, {"z"});
+  g.outputs[0] = {"z", "z"};
+  ASSERT_TRUE(InferShapes(g).ok());
+  StatusOr<Program> p = Lower(g);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("computed from a run-time input value"), std::string::npos) << p.status().ToString();
+}
+
+TEST(ValueSymbols, UnsqueezeAndSqueezeAxesAtRunTime) {
+  std::vector<Symbol> syms;
+  Symbol a("axes", -3, 2, 1);
+  a.value_input = "axes";
+  a.value_element = 0;
+  syms.push_back(a);
+  SymContext ctx(syms);
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {3, 4});
+  g.tensors["axes"] = MakeConstDims("axes", {1}, {Dim(2, ctx.SymbolNode(0))});
+  AddNode(g, "Unsqueeze", "u", {"x", "axes"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(InferShapes(g).ok());
+  const Shape ys = g.FindTensor("y")->shape;
+  ASSERT_EQ(ys.size(), 3u);
+  const std::vector<std::pair<int64_t, std::vector<int64_t>>> cases = {
+      {0, {1, 3, 4}}, {1, {3, 1, 4}}, {2, {3, 4, 1}}, {-1, {3, 4, 1}}, {-3, {1, 3, 4}}};
+  for (const auto& [axis, want] : cases) {
+    std::vector<int64_t> got;
+    for (const Dim& d : ys) got.push_back(d.is_symbolic() ? *ctx.Eval(d.expr(), {axis}) : d.value());
+    EXPECT_EQ(got, want) << "axis " << axis;
+  }
+}
+
+TEST(ValueSymbols, FoundOnlyForInputsUsedAtRunTimeCapablePositions) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {2, 3, 4});
+  for (const char* n : {"shape", "axis", "k", "pads"}) {
+    Tensor t;
+    t.name = n;
+    t.dtype = DType::kInt64;
+    t.shape = std::string(n) == "shape" ? Shape{3} : std::string(n) == "pads" ? Shape{6} : Shape{1};
+    t.has_shape = true;
+    g.tensors[n] = t;
+    g.inputs.push_back({n, n});
+  }
+  AddNode(g, "Reshape", "r", {"x", "shape"}, {"y"});
+  AddNode(g, "CumSum", "c", {"x", "axis"}, {"c_out"});
+  AddNode(g, "TopK", "t", {"x", "k"}, {"tv", "ti"}).SetInt("axis", 1);
+  AddNode(g, "Pad", "p", {"x", "pads"}, {"pd"});
+  std::vector<Symbol> s = FindValueSymbols(g, ModelConfig{});
+  std::vector<std::string> names;
+  for (const Symbol& y : s) names.push_back(y.name + " [" + std::to_string(y.min) + ", " + std::to_string(y.max) + "]");
+  // Pad pads is not read at run time (its input stays a conversion error).
+  EXPECT_EQ(names, (std::vector<std::string>{"shape[0] [-1, 24]", "shape[1] [-1, 24]", "shape[2] [-1, 24]",
+                                             "axis[0] [-3, 2]", "k[0] [1, 3]"}));
+  // Bound by config.json input_values: not a value symbol.
+  ModelConfig c;
+  c.input_values["shape"] = {};
+  for (const Symbol& y : FindValueSymbols(g, c)) EXPECT_NE(y.value_input, "shape");
+}
+
+}  // namespace
+}  // namespace oaaxvk::toolchain
