@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# End to end, run-time value symbols: an int64 graph input used only as a
-# Reshape `shape` or a Squeeze/Unsqueeze (opset 13) `axes` input is left
-# unbound at conversion; the runtime reads its values at send_input and
-# computes the output shape per inference. Three one-node models (Reshape of a
-# [2,3,4] tensor, Unsqueeze of [3,4] by two axes, Squeeze of [1,3,1,4] by two
-# axes) are each converted once, with no config, then run through
-# libRuntimeLibrary.so (oaax-run, validation layer on) on lavapipe and
-# SwiftShader with many value sets (0 copies a dimension, -1 infers one,
-# negative axes). Every output's shape and data must equal numpy's
-# reshape / expand_dims / squeeze exactly, and invalid values (wrong element
-# count, two -1s, an element outside its range, a repeated axis, squeezing a
-# dimension that is not 1) must make send_input fail with a message naming
-# the rule. Needs only numpy and onnx in PYTHON.
+# End to end, run-time value symbols: an integer graph input that fixes a
+# shape or a size is left unbound at conversion; the runtime reads its values
+# at send_input and computes the output shapes per inference. Seven one-node
+# models, each converted once with no config:
+#   Reshape `shape` (int64 [3]) of a [2,3,4] tensor, opset 13;
+#   Unsqueeze `axes` (int64 [2]) of [3,4] and Squeeze `axes` of [1,3,1,4], opset 13;
+#   CumSum `axis` (int32 scalar) of [3,4,2], plain and exclusive=1 reverse=1, opset 14;
+#   TopK `K` (int64 [1]) of [3,5], axis=-1 and axis=0 largest=0, opset 11
+#   (outputs Values and Indices, [3,K] / [K,5]).
+# Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
+# on) on lavapipe and SwiftShader with many value sets (0 copies a dimension,
+# -1 infers one, negative axes, every K). Every output's dtype, shape and data
+# must equal numpy's reshape / expand_dims / squeeze / cumsum / sort exactly
+# (CumSum data are small integers, so sums are exact; TopK data are distinct,
+# so the order is unique), and invalid values (wrong element count, two -1s,
+# an element outside its range, a repeated axis, squeezing a dimension that
+# is not 1, an axis or K out of range) must make send_input fail with a
+# message naming the rule. Needs only numpy and onnx in PYTHON.
 # usage: value_symbols.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
@@ -20,8 +25,9 @@ if ! "$py" -c 'import numpy, onnx' 2>/dev/null; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# Models, and one input directory per value set. cases.txt lists
-# "MODEL DIR" for valid sets and "MODEL DIR EXPECTED-MESSAGE" for invalid ones.
+# Models, and one input directory per value set (with want.npz, numpy's
+# outputs, for valid sets). cases.txt lists "MODEL DIR" for valid sets and
+# "MODEL DIR EXPECTED-MESSAGE" for invalid ones; models.txt the models.
 "$py" - "$tmp" <<'PY'
 import json, os, sys
 import numpy as np
@@ -29,25 +35,38 @@ import onnx
 from onnx import TensorProto, helper as h
 out = sys.argv[1]
 rng = np.random.default_rng(3)
-F, I64 = TensorProto.FLOAT, TensorProto.INT64
-models = {  # name: (op, data input, its shape, value input, output rank)
-    "reshape": ("Reshape", "data", [2, 3, 4], "shape", 3),
-    "unsqueeze": ("Unsqueeze", "x", [3, 4], "axes", 4),
-    "squeeze": ("Squeeze", "x", [1, 3, 1, 4], "axes", 2),
+F, I32, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
+NP = {F: np.float32, I32: np.int32, I64: np.int64}
+def onnx_reshape(x, s):
+    return x.reshape([x.shape[i] if v == 0 else v for i, v in enumerate(s)])
+def cumsum(x, a, exclusive=0, reverse=0):
+    x = np.flip(x, a) if reverse else x
+    y = np.cumsum(x, a) - (x if exclusive else 0)  # exact: x holds small integers
+    return np.flip(y, a) if reverse else y
+def topk(x, k, axis, largest=1):
+    i = np.take(np.argsort(-x if largest else x, axis), np.arange(k), axis)
+    return np.take_along_axis(x, i, axis), i.astype(np.int64)
+Y, VI = [("y", F)], [("Values", F), ("Indices", I64)]
+models = {  # name: (op, attributes, opset, data input, its shape, value input, its type, its shape, outputs, numpy)
+    "reshape": ("Reshape", {}, 13, "data", [2, 3, 4], "shape", I64, [3], Y, lambda x, s: [onnx_reshape(x, s)]),
+    "unsqueeze": ("Unsqueeze", {}, 13, "x", [3, 4], "axes", I64, [2], Y, lambda x, a: [np.expand_dims(x, tuple(a))]),
+    "squeeze": ("Squeeze", {}, 13, "x", [1, 3, 1, 4], "axes", I64, [2], Y, lambda x, a: [np.squeeze(x, tuple(a))]),
+    "cumsum": ("CumSum", {}, 14, "x", [3, 4, 2], "axis", I32, [], Y, lambda x, a: [cumsum(x, a)]),
+    "cumsum_excl_rev": ("CumSum", {"exclusive": 1, "reverse": 1}, 14, "x", [3, 4, 2], "axis", I32, [], Y,
+                        lambda x, a: [cumsum(x, a, 1, 1)]),
+    "topk": ("TopK", {"axis": -1}, 11, "X", [3, 5], "K", I64, [1], VI, lambda x, k: topk(x, k[0], -1)),
+    "topk_axis0_smallest": ("TopK", {"axis": 0, "largest": 0}, 11, "X", [3, 5], "K", I64, [1], VI,
+                            lambda x, k: topk(x, k[0], 0, 0)),
 }
-for name, (op, xn, xs, vn, rank) in models.items():
-    g = h.make_graph([h.make_node(op, [xn, vn], ["y"], name=name)], name,
-                     [h.make_tensor_value_info(xn, F, xs), h.make_tensor_value_info(vn, I64, [len(xs) if op == "Reshape" else 2])],
-                     [h.make_tensor_value_info("y", F, [f"y{i}" for i in range(rank)])])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
-    onnx.checker.check_model(m)
-    os.makedirs(f"{out}/{name}")
-    onnx.save(m, f"{out}/{name}/model.onnx")
 valid = {
     "reshape": [[4, 3, 2], [2, -1, 4], [0, 12, -1], [24, 1, 1], [1, 1, 24], [-1, 2, 2],
                 [0, 0, 4], [4, 0, -1], [2, 3, 4]],
     "unsqueeze": [[0, 1], [-1, 0], [3, 1], [1, -2], [0, 3], [-4, -1]],
     "squeeze": [[0, 2], [2, 0], [-2, -4], [0, -2]],
+    "cumsum": [0, 1, 2, -1, -3],
+    "cumsum_excl_rev": [0, 1, 2, -1, -3],
+    "topk": [[1], [3], [5]],
+    "topk_axis0_smallest": [[1], [2], [3]],
 }
 invalid = {
     "reshape": [([5, 5, 1], "the target shape must hold the input's 24 elements"),
@@ -56,29 +75,55 @@ invalid = {
                 ([2, 99, 1], "element 1 (shape[1]) is 99, outside shape[1]'s range")],
     "unsqueeze": [([1, 1], "Unsqueeze 'unsqueeze': an axis is repeated")],
     "squeeze": [([0, 1], "a squeezed dimension of the input [1, 3, 1, 4] is not 1")],
+    "cumsum": [(3, "element 0 (axis) is 3, outside axis's range [-3, 2]")],
+    "cumsum_excl_rev": [(-4, "element 0 (axis) is -4, outside axis's range [-3, 2]")],
+    "topk": [([6], "element 0 (K[0]) is 6, outside K[0]'s range [1, 5]"),
+             ([0], "element 0 (K[0]) is 0, outside K[0]'s range [1, 5]")],
+    "topk_axis0_smallest": [([4], "element 0 (K[0]) is 4, outside K[0]'s range [1, 3]")],
 }
+def data(name, xs):
+    if name.startswith("cumsum"):
+        return rng.integers(-5, 5, xs).astype(np.float32)  # sums exact in any order
+    if name.startswith("topk"):
+        return rng.permutation(int(np.prod(xs))).reshape(xs).astype(np.float32)  # distinct
+    return rng.standard_normal(xs).astype(np.float32)
 def write(d, name, vals):
-    _, xn, xs, vn, _ = models[name]
+    _, _, _, xn, xs, vn, vt, vs, _, _ = models[name]
     os.makedirs(d)
-    rng.standard_normal(xs).astype(np.float32).tofile(f"{d}/0.bin")
-    np.array(vals, np.int64).tofile(f"{d}/1.bin")
+    x, v = data(name, xs), np.array(vals, NP[vt]).reshape(vs)
+    x.tofile(f"{d}/0.bin")
+    v.tofile(f"{d}/1.bin")
     json.dump([{"name": xn, "dtype": "float32", "shape": xs, "file": "0.bin"},
-               {"name": vn, "dtype": "int64", "shape": [len(vals)], "file": "1.bin"}],
+               {"name": vn, "dtype": np.dtype(NP[vt]).name, "shape": vs, "file": "1.bin"}],
               open(f"{d}/manifest.json", "w"))
+    return x
+for name, (op, attrs, opset, xn, xs, vn, vt, vs, outs, ref) in models.items():
+    ranks = [y.ndim for y in ref(np.zeros(xs, np.float32), valid[name][0])]
+    g = h.make_graph([h.make_node(op, [xn, vn], [o for o, _ in outs], name=name, **attrs)], name,
+                     [h.make_tensor_value_info(xn, F, xs), h.make_tensor_value_info(vn, vt, vs)],
+                     [h.make_tensor_value_info(o, t, [f"{o}{i}" for i in range(r)])
+                      for (o, t), r in zip(outs, ranks)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    onnx.checker.check_model(m)
+    os.makedirs(f"{out}/{name}")
+    onnx.save(m, f"{out}/{name}/model.onnx")
 with open(f"{out}/cases.txt", "w") as cases:
     for name, sets in valid.items():
+        outs, ref = models[name][8:]
         for i, vals in enumerate(sets):
-            write(f"{out}/{name}/in{i}", name, vals)
+            x = write(f"{out}/{name}/in{i}", name, vals)
+            np.savez(f"{out}/{name}/in{i}/want.npz", **{o: y for (o, _), y in zip(outs, ref(x, vals))})
             cases.write(f"{name} in{i}\n")
     for name, sets in invalid.items():
         for vals, msg in sets:
-            d = "bad" + "_".join(map(str, vals))
+            d = "bad" + "_".join(map(str, np.ravel(vals)))
             write(f"{out}/{name}/{d}", name, vals)
             cases.write(f"{name} {d} {msg}\n")
+open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")
 PY
-for m in reshape unsqueeze squeeze; do
+while read -r m; do
   "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log"
-done
+done < "$tmp/models.txt"
 fail=0
 for drv in lavapipe swiftshader; do
   if [ "$drv" = swiftshader ]; then
@@ -106,31 +151,29 @@ for drv in lavapipe swiftshader; do
 import json, os, sys
 import numpy as np
 tmp, drv = sys.argv[1:3]
-def load(d, i=0, dtype=np.float32):
-    m = json.load(open(f"{d}/manifest.json"))[i]
-    return np.fromfile(f"{d}/{m['file']}", dtype=dtype).reshape(m["shape"])
-def onnx_reshape(x, s):
-    return x.reshape([x.shape[i] if v == 0 else v for i, v in enumerate(s)])
-ref = {"reshape": onnx_reshape,
-       "unsqueeze": lambda x, a: np.expand_dims(x, tuple(a)),
-       "squeeze": lambda x, a: np.squeeze(x, tuple(a))}
+def load(d, entry):
+    return np.fromfile(f"{d}/{entry['file']}", dtype=entry["dtype"]).reshape(entry["shape"])
 bad = 0
 for line in open(f"{tmp}/cases.txt"):
     m, d = line.split()[:2]
     if d.startswith("bad"):
         continue
-    x, vals = load(f"{tmp}/{m}/{d}"), load(f"{tmp}/{m}/{d}", 1, np.int64).tolist()
-    if not os.path.exists(f"{tmp}/{m}/{drv}-{d}/manifest.json"):
+    vals = load(f"{tmp}/{m}/{d}", json.load(open(f"{tmp}/{m}/{d}/manifest.json"))[1]).tolist()
+    od = f"{tmp}/{m}/{drv}-{d}"
+    if not os.path.exists(f"{od}/manifest.json"):
         print(f"{drv}: {m} {vals}: no output"); bad = 1; continue
-    want, got = ref[m](x, vals), load(f"{tmp}/{m}/{drv}-{d}")
-    if got.shape != want.shape:
-        err = f" WRONG, expected {list(want.shape)}"
-    elif not np.array_equal(got, want):
-        err = f" WRONG values, max|diff| vs numpy = {float(np.abs(got - want).max())}"
-    else:
-        err = ""
-    print(f"{drv}: {m} {vals}: {list(got.shape)}{err}")
-    bad |= bool(err)
+    got = {e["name"]: load(od, e) for e in json.load(open(f"{od}/manifest.json"))}
+    report = []
+    for name, want in np.load(f"{tmp}/{m}/{d}/want.npz").items():
+        y = got.get(name)
+        if y is None:
+            report.append(f"{name} MISSING"); bad = 1; continue
+        report.append(f"{name} {y.dtype}{list(y.shape)}")
+        if y.dtype != want.dtype or y.shape != want.shape:
+            report[-1] += f" WRONG, expected {want.dtype}{list(want.shape)}"; bad = 1
+        elif not np.array_equal(y, want):
+            report[-1] += f" WRONG values: got {y.tolist()}, numpy {want.tolist()}"; bad = 1
+    print(f"{drv}: {m} {vals}: " + ", ".join(report))
 sys.exit(bad)
 PY
 done
