@@ -60,6 +60,13 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) 
           if (r < 1) { ok = false; break; }
           lo = std::max<int64_t>(lo, -r);
           hi = std::min<int64_t>(hi, r - 1);
+        } else if (n.op_type == "Slice" && k >= 1 && k <= 4 && data_known && !n.HasAttr("starts")) {
+          // starts / ends / steps: any int64 (clamped as ONNX says); axes: [-r, r - 1].
+          const int64_t r = static_cast<int64_t>(data->shape.size());
+          if (k == 3) {
+            lo = std::max<int64_t>(lo, -r);
+            hi = std::min<int64_t>(hi, r - 1);
+          }
         } else if (n.op_type == "TopK" && k == 1 && numel == 1 && data_known && !data->shape.empty()) {
           const int64_t r = static_cast<int64_t>(data->shape.size());
           int64_t axis = n.GetInt("axis", -1);
@@ -242,7 +249,8 @@ Status CheckPlanBounds(const Program& p, const SymContext& ctx, uint64_t max_poi
   if (todo.empty()) return Status::Ok();
   uint64_t points = 1;
   for (const Symbol& s : syms) {
-    points *= static_cast<uint64_t>((s.max - s.min) / s.multiple_of + 1);
+    const __int128 span = (static_cast<__int128>(s.max) - s.min) / s.multiple_of + 1;  // value symbols may span int64
+    points = span > static_cast<__int128>(max_points) ? max_points + 1 : points * static_cast<uint64_t>(span);
     if (points > max_points)
       return Unimplemented(StrFormat("dynamic shapes: the size of a buffer (%s bytes) cannot be shown to stay within "
                                      "the memory plan over a domain of more than %llu shapes; narrow the ranges",

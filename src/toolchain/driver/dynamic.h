@@ -24,8 +24,9 @@ StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config);
 // Run-time value symbols (Symbol::is_value, bundle feature value_symbols):
 // one per element of every integer graph input that the model uses only as a
 // Reshape `shape`, a Squeeze / Unsqueeze `axes` (views: the value determines
-// only the output's dimensions), a CumSum `axis` or a TopK `K` (the kernel's
-// sizes are expressions of it), that is not bound by config.json "input_values", and
+// only the output's dimensions), a CumSum `axis`, a TopK `K` or a Slice's
+// `starts` / `ends` / `axes` / `steps` (the kernel's sizes are expressions of
+// them), that is not bound by config.json "input_values", and
 // that has a static shape of at most 8 elements. Named "<input>[<j>]"
 // ("<input>" for a scalar); ranges: a Reshape entry [-1, the data's element
 // count at the maximum shape] (2^31 - 1 when that is not known at import),

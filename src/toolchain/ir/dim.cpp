@@ -184,31 +184,43 @@ StatusOr<int64_t> SymContext::Eval(int32_t e, const std::vector<int64_t>& vals) 
 }
 
 bool SymContext::IsMonotone(int32_t e) const {
+  // Memoized: expressions are DAGs with shared subexpressions (the case
+  // analyses of run-time values are large), walked once per node.
+  std::vector<int8_t> memo(nodes_.size(), -1);
+  std::vector<int64_t> mins;
+  for (const Symbol& s : symbols_) mins.push_back(s.min);
+  StatusOr<std::vector<int64_t>> at_min = EvalAll(mins);
+  return IsMonotoneMemo(e, at_min.ok() ? &*at_min : nullptr, &memo);
+}
+
+bool SymContext::IsMonotoneMemo(int32_t e, const std::vector<int64_t>* at_min, std::vector<int8_t>* memo) const {
+  if ((*memo)[e] >= 0) return (*memo)[e] != 0;
   const SymNode& n = nodes_[e];
   const int32_t a = static_cast<int32_t>(n.a), b = static_cast<int32_t>(n.b);
   // Value with every symbol at its minimum: the smallest value of a monotone node.
-  auto at_min = [&](int32_t k) {
-    std::vector<int64_t> mins;
-    for (const Symbol& s : symbols_) mins.push_back(s.min);
-    StatusOr<int64_t> v = Eval(k, mins);
-    return v.ok() ? *v : -1;
-  };
+  auto non_negative_at_min = [&](int32_t k) { return at_min != nullptr && (*at_min)[k] >= 0; };
+  auto mono = [&](int32_t k) { return IsMonotoneMemo(k, at_min, memo); };
+  bool r = false;
   switch (n.op) {
     case SymOp::kConst:
-    case SymOp::kSymbol: return true;
+    case SymOp::kSymbol: r = true; break;
     case SymOp::kAdd:
     case SymOp::kMin:
-    case SymOp::kMax: return IsMonotone(a) && IsMonotone(b);
-    case SymOp::kSub: return IsMonotone(a) && nodes_[b].op == SymOp::kConst;
+    case SymOp::kMax: r = mono(a) && mono(b); break;
+    case SymOp::kSub: r = mono(a) && nodes_[b].op == SymOp::kConst; break;
     case SymOp::kMul:  // non-decreasing factors that are never negative
-      return IsMonotone(a) && IsMonotone(b) && at_min(a) >= 0 && at_min(b) >= 0;
+      r = mono(a) && mono(b) && non_negative_at_min(a) && non_negative_at_min(b);
+      break;
     case SymOp::kFloorDiv:
-    case SymOp::kCeilDiv: return IsMonotone(a) && nodes_[b].op == SymOp::kConst && nodes_[b].a > 0;
-    default: return false;
+    case SymOp::kCeilDiv: r = mono(a) && nodes_[b].op == SymOp::kConst && nodes_[b].a > 0; break;
+    default: r = false; break;
   }
+  (*memo)[e] = r ? 1 : 0;
+  return r;
 }
 
 int64_t SymContext::KnownDivisor(int32_t e) const {
+  if (DependsOnValue(e)) return 1;  // see IsMonotone
   const SymNode& n = nodes_[e];
   auto gcd = [](int64_t x, int64_t y) {
     x = x < 0 ? -x : x;
@@ -237,8 +249,18 @@ int64_t SymContext::KnownDivisor(int32_t e) const {
 }
 
 std::string SymContext::ToString(int32_t e) const {
+  size_t budget = 400;  // characters: shared DAGs can print exponentially long
+  return ToStringWithin(e, &budget);
+}
+
+std::string SymContext::ToStringWithin(int32_t e, size_t* budget) const {
+  if (*budget == 0) return "...";
   const SymNode& n = nodes_[e];
-  auto sub = [&](int64_t k) { return ToString(static_cast<int32_t>(k)); };
+  auto sub = [&](int64_t k) {
+    std::string r = ToStringWithin(static_cast<int32_t>(k), budget);
+    *budget = r.size() >= *budget ? 0 : *budget - r.size();
+    return r;
+  };
   auto paren = [&](int64_t k) {
     SymOp o = nodes_[k].op;
     std::string s = sub(k);
@@ -321,7 +343,10 @@ bool ForEachPoint(const SymContext& c, const std::vector<int32_t>& es, Fn fn) {
   const std::vector<Symbol>& syms = c.symbols();
   uint64_t points = 1;
   for (const Symbol& s : syms) {
-    points *= static_cast<uint64_t>((s.max - s.min) / std::max<int64_t>(1, s.multiple_of) + 1);
+    // A value symbol's range may span all of int64: count in 128 bits.
+    const __int128 span = (static_cast<__int128>(s.max) - s.min) / std::max<int64_t>(1, s.multiple_of) + 1;
+    if (span > static_cast<__int128>(kMaxEnumeratedPoints)) return false;
+    points *= static_cast<uint64_t>(span);
     if (points > kMaxEnumeratedPoints) return false;
   }
   std::vector<int64_t> cur;
@@ -350,6 +375,9 @@ static int64_t Extreme(const Dim& d, bool lo) {
   int64_t v;
   if (Bound(d, lo, &v)) return v;
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  // Run-time values: most points of their ranges are invalid (a guard fails
+  // there), so enumerating them says nothing.
+  if (DependsOnValue(d)) return lo ? kMin : kMax;
   int64_t r = lo ? kMax : kMin;
   if (ForEachPoint(*SymContext::Current(), {d.expr()}, [&](const std::vector<int64_t>& x) {
         r = lo ? std::min(r, x[0]) : std::max(r, x[0]);

@@ -110,6 +110,8 @@ class SymContext {
   std::vector<SymGuard> guards_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, int32_t> index_;
   int32_t Intern(SymNode n);
+  std::string ToStringWithin(int32_t e, size_t* budget) const;
+  bool IsMonotoneMemo(int32_t e, const std::vector<int64_t>* at_min, std::vector<int8_t>* memo) const;
 };
 
 // Installs a SymContext as the current one for its lifetime (RAII).

@@ -272,6 +272,75 @@ static Status SqueezeByValue(Node& n, const Shape& x, const std::vector<Dim>& ax
   return SetOut(*g, n, 0, g->FindTensor(n.inputs[0])->dtype, s);
 }
 
+StatusOr<bool> SliceByValue(const Graph& g, const Node& n, const Shape& x, std::vector<Dim>* start,
+                            std::vector<Dim>* step, std::vector<Dim>* len) {
+  if (n.HasAttr("starts")) return false;
+  std::vector<std::vector<Dim>> in(5);
+  bool by_value = false;
+  for (size_t k = 1; k < 5 && k < n.inputs.size(); ++k) {
+    if (n.inputs[k].empty()) continue;
+    const Tensor* t = g.FindTensor(n.inputs[k]);
+    if (t == nullptr || !t->is_const) return false;  // the constant path reports it
+    in[k] = t->AsDims();
+    by_value = by_value || AnyDependsOnValue(t->sym);
+  }
+  if (!by_value) return false;
+  SymContext* c = SymContext::Current();
+  const std::string who = "Slice '" + n.name + "'";
+  const int64_t r = static_cast<int64_t>(x.size());
+  std::vector<Dim>& starts = in[1];
+  std::vector<Dim>& ends = in[2];
+  std::vector<Dim>& axes = in[3];
+  std::vector<Dim>& steps = in[4];
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), Dim(1));
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return NodeError(n, "starts/ends/axes/steps lengths differ");
+  // Bounds beyond +-2^40 clamp like any out-of-range bound (INT64_MAX "to
+  // the end" stays valid and the arithmetic below cannot overflow).
+  const Dim big = int64_t{1} << 40;
+  auto clampv = [](const Dim& v, const Dim& lo, const Dim& hi) { return Min(Max(v, lo), hi); };
+  std::vector<Dim> hit(static_cast<size_t>(r), Dim(0));
+  start->assign(static_cast<size_t>(r), Dim(0));
+  step->assign(static_cast<size_t>(r), Dim(0));
+  len->assign(static_cast<size_t>(r), Dim(0));
+  for (size_t i = 0; i < starts.size(); ++i) {
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(Lt(axes[i], Dim(-r)) + Lt(Dim(r - 1), axes[i]), Dim(0)).Node(c),
+                                       who + ": an axis is outside [" + std::to_string(-r) + ", " + std::to_string(r - 1) + "]"));
+    const Dim a = axes[i] + Lt(axes[i], Dim(0)) * Dim(r);
+    const Dim st_any = clampv(steps[i], Dim(0) - big, big);
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Eq(st_any, Dim(0))).Node(c), who + ": a step is 0"));
+    const Dim pos = Lt(Dim(0), st_any);
+    for (int64_t j = 0; j < r; ++j) {
+      const Dim on = Eq(a, Dim(j)), d = x[j];
+      // A step beyond the extent selects what a step of the extent does (and
+      // keeps the kernel's strides 32-bit).
+      const Dim st = clampv(st_any, Dim(0) - d, d);
+      Dim b = clampv(starts[i], Dim(0) - big, big), e = clampv(ends[i], Dim(0) - big, big);
+      b = b + d * Lt(b, Dim(0));
+      e = e + d * Lt(e, Dim(0));
+      const Dim bc = Select(pos, clampv(b, Dim(0), d), clampv(b, Dim(0), d - 1));
+      const Dim ec = Select(pos, clampv(e, Dim(0), d), clampv(e, Dim(-1), d - 1));
+      const Dim l = Select(pos, CeilDiv(Max(ec - bc, Dim(0)), Max(st, Dim(1))),
+                           CeilDiv(Max(bc - ec, Dim(0)), Max(Dim(0) - st, Dim(1))));
+      hit[j] = hit[j] + on;
+      (*start)[j] = (*start)[j] + on * bc;
+      (*step)[j] = (*step)[j] + on * st;
+      (*len)[j] = (*len)[j] + on * l;
+    }
+  }
+  for (int64_t j = 0; j < r; ++j) {
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard(Lt(hit[j], Dim(2)).Node(c), who + ": an axis is repeated"));
+    // Dimensions no axis names: whole, step 1 (min keeps invalid points, a
+    // repeated axis, from giving negative sizes).
+    const Dim off = Dim(1) - Min(hit[j], Dim(1));
+    (*step)[j] = (*step)[j] + off;
+    (*len)[j] = (*len)[j] + off * x[j];
+  }
+  return true;
+}
+
 Status InferNodeShapes(Graph& g, Node& n) {
   bool handled = false;
   OAAXVK_RETURN_IF_ERROR(InferFloatNodeShapes(g, n, &handled));
@@ -645,6 +714,14 @@ Status InferNodeShapes(Graph& g, Node& n) {
     return SetOut(g, n, 0, odt, ToDims(sh));
   }
   if (op == "Slice") {
+    {
+      std::vector<Dim> vst, vsp, vlen;
+      OAAXVK_ASSIGN_OR_RETURN(bool by_value, SliceByValue(g, n, x, &vst, &vsp, &vlen));
+      if (by_value) {  // bounds read at run time (feature value_symbols)
+        n.SetInt("_slice_by_value", 1);
+        return SetOut(g, n, 0, dt, vlen);
+      }
+    }
     // Output shape is computed by folding (Slice is fold-only); it needs constant bounds.
     std::vector<int64_t> starts, ends, axes, steps;
     if (n.HasAttr("starts")) {

@@ -26,6 +26,15 @@ std::vector<Dim> BroadcastStrides(const Shape& in, const Shape& out);
 // Row-major element strides of `s`.
 std::vector<Dim> DenseStrides(const Shape& s);
 
+// Slice whose starts / ends / axes / steps depend on run-time value symbols
+// (feature value_symbols): per dimension of the input `x`, the first index,
+// the step and the output extent as expressions (ONNX clamping, negative
+// starts/ends counting from the end, negative steps), plus guards (no zero
+// step, no repeated axis) in the current SymContext. Reports whether any
+// bound depends on a value symbol (false: use the constant path).
+StatusOr<bool> SliceByValue(const Graph& g, const Node& n, const Shape& x, std::vector<Dim>* start,
+                            std::vector<Dim>* step, std::vector<Dim>* len);
+
 // Computes dtype and static shape of every output of `n` from its inputs
 // (constant inputs are read for Reshape shapes, Slice bounds, ...). Also
 // normalizes Conv / pooling padding into attribute "_pads" = [top, left,
