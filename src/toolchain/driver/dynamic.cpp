@@ -67,6 +67,13 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) 
             lo = std::max<int64_t>(lo, -r);
             hi = std::min<int64_t>(hi, r - 1);
           }
+        } else if (n.op_type == "Split" && k == 1 && data_known && !data->shape.empty()) {
+          const int64_t r = static_cast<int64_t>(data->shape.size());
+          int64_t axis = n.GetInt("axis", 0);
+          if (axis < 0) axis += r;
+          if (axis < 0 || axis >= r) { ok = false; break; }
+          lo = std::max<int64_t>(lo, 0);
+          hi = std::min<int64_t>(hi, data->shape[axis].value());
         } else if (n.op_type == "TopK" && k == 1 && numel == 1 && data_known && !data->shape.empty()) {
           const int64_t r = static_cast<int64_t>(data->shape.size());
           int64_t axis = n.GetInt("axis", -1);

@@ -24,14 +24,15 @@ StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config);
 // Run-time value symbols (Symbol::is_value, bundle feature value_symbols):
 // one per element of every integer graph input that the model uses only as a
 // Reshape `shape`, a Squeeze / Unsqueeze `axes` (views: the value determines
-// only the output's dimensions), a CumSum `axis`, a TopK `K` or a Slice's
-// `starts` / `ends` / `axes` / `steps` (the kernel's sizes are expressions of
-// them), that is not bound by config.json "input_values", and
+// only the output's dimensions), a CumSum `axis`, a TopK `K`, a Slice's
+// `starts` / `ends` / `axes` / `steps` or a Split `split` (the kernel's sizes
+// are expressions of them), that is not bound by config.json "input_values", and
 // that has a static shape of at most 8 elements. Named "<input>[<j>]"
 // ("<input>" for a scalar); ranges: a Reshape entry [-1, the data's element
 // count at the maximum shape] (2^31 - 1 when that is not known at import),
-// an axis [-r, r - 1] for the rank r it indexes. `g` is the model imported
-// with every symbolic dimension at its maximum.
+// an axis [-r, r - 1] for the rank r it indexes, K [1, the axis extent],
+// Slice starts / ends / steps any int64, split sizes [0, the axis extent].
+// `g` is the model imported with every symbolic dimension at its maximum.
 std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config);
 
 // The points a dynamic conversion compiles at, first the maximum of every

@@ -143,6 +143,30 @@ Status Split(Graph& g, const Node& n, Builder& b) {
     if (!s || !s->is_const)
       return NodeInvalid(n, "split input '" + n.inputs[1] +
                                 "' is not a compile-time constant (dynamic shapes are not supported)");
+    if (AnyDependsOnValue(s->sym)) {
+      // Sizes read at run time (feature value_symbols): Slices whose bounds
+      // are the running sums (guarded to cover the axis exactly).
+      const std::vector<Dim> sizes = s->AsDims();
+      if (static_cast<int64_t>(sizes.size()) != outs)
+        return NodeInvalid(n, "split has " + std::to_string(sizes.size()) + " entries for " + std::to_string(outs) +
+                                  " outputs");
+      SymContext* c = SymContext::Current();
+      Dim sum = 0;
+      for (const Dim& v : sizes) sum = sum + v;
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(sum, x->shape[axis]).Node(c),
+          "Split '" + n.name + "': the split sizes must add up to the axis extent " +
+              std::to_string(x->shape[axis].value()) + " of the input " + ShapeToString(x->shape)));
+      std::string axes = b.ConstI64("axes", {axis});
+      Dim off = 0;
+      for (int64_t i = 0; i < outs; ++i) {
+        std::string starts = b.ConstI64("starts" + std::to_string(i), {off});
+        std::string ends = b.ConstI64("ends" + std::to_string(i), {off + sizes[i]});
+        off = off + sizes[i];
+        if (n.outputs[i].empty()) continue;
+        b.Add("Slice", {n.inputs[0], starts, ends, axes}, "slice" + std::to_string(i), n.outputs[i]);
+      }
+      return Status::Ok();
+    }
     split = s->AsInts();
   } else if (n.HasAttr("split")) {
     split = n.GetInts("split", {});
