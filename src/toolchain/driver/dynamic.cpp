@@ -4,6 +4,8 @@
 #include <limits>
 #include <set>
 
+#include "toolchain/ir/shape_infer_float.h"
+
 namespace oaaxvk::toolchain {
 
 StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config) {
@@ -67,6 +69,12 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) 
             lo = std::max<int64_t>(lo, -r);
             hi = std::min<int64_t>(hi, r - 1);
           }
+        } else if (IsReduceOp(n.op_type) && k == 1 && data_known && !n.HasAttr("axes") &&
+                   n.GetInt("noop_with_empty_axes", 0) == 0) {
+          const int64_t r = static_cast<int64_t>(data->shape.size());
+          if (r < 1 || numel > r) { ok = false; break; }
+          lo = std::max<int64_t>(lo, -r);
+          hi = std::min<int64_t>(hi, r - 1);
         } else if (n.op_type == "Split" && k == 1 && data_known && !data->shape.empty()) {
           const int64_t r = static_cast<int64_t>(data->shape.size());
           int64_t axis = n.GetInt("axis", 0);

@@ -20,6 +20,11 @@ bool IsReduceOp(const std::string& op_type);
 // *handled = false (and returns Ok) for any other op. Reduce nodes get the
 // normalized, sorted attribute `_axes` (the reduced input axes; empty = none).
 Status InferFloatNodeShapes(Graph& g, Node& n, bool* handled);
+// Reduce* whose axes input is read at run time (feature value_symbols; the
+// node then has `_axes_by_value` = 1 instead of `_axes`): per input dimension
+// (`rank` of them) 1 when an axis names it, else 0, as expressions; adds the
+// guard that no axis repeats. Fails when `n`'s axes do not depend on a value.
+StatusOr<std::vector<Dim>> ReducedByValue(const Graph& g, const Node& n, int64_t rank);
 
 }  // namespace oaaxvk::toolchain
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/shape_infer_float.h"
 #include "toolchain/ir/shape_infer_int.h"
 #include "toolchain/lower/lower_int.h"
 #include "toolchain/lower/lower_index.h"
