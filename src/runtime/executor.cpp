@@ -988,7 +988,14 @@ Status Executor::ValidateInput(const tensors_struct* in, CheckedInput* checked) 
     }
     const uint64_t nbytes = numel * TensorElementSize(d.dtype);
     if (!in->data[i] && nbytes > 0) return InvalidArgument(StrFormat("input tensor '%s': data[%zu] is NULL", name, i));
-    OAAXVK_RETURN_IF_ERROR(CheckInputValues(d, static_cast<const uint8_t*>(in->data[i]), nbytes));
+    // An input read only as run-time values (feature value_symbols) is read
+    // by the host in 64 bits (INT64_MAX "to the end" is a valid Slice bound);
+    // its own checks are the symbols' ranges and the guards.
+    bool value_source = false;
+    if (dynamic_ && sp.has_value_symbols)
+      for (const ShapeSymbol& y : sp.symbols) value_source = value_source || y.input == static_cast<int64_t>(m);
+    if (!value_source)
+      OAAXVK_RETURN_IF_ERROR(CheckInputValues(d, static_cast<const uint8_t*>(in->data[i]), nbytes));
     checked->model_index[i] = m;
     checked->nbytes[i] = nbytes;
   }
