@@ -1226,6 +1226,7 @@ using oaaxvk::test::kOpFloorDiv;
 using oaaxvk::test::kOpMul;
 using oaaxvk::test::kOpSub;
 using oaaxvk::test::kOpSymbol;
+using oaaxvk::test::kRefGuard;
 using oaaxvk::test::kRefGroups;
 using oaaxvk::test::kRefInput;
 using oaaxvk::test::kRefOutput;
@@ -1558,6 +1559,87 @@ TEST_F(DynamicShapes, InvalidParameterSlotsAreRejectedAtLoad) {
     ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", path.c_str(), c.expect});
   }
   ASSERT_EQ(g_api->load(Write(base, "dyn_param_good").c_str()), 0) << g_api->error();
+}
+
+// Sends x (6 floats) and the int64 target shape to a ValueShapedAffineBundle.
+tensors_struct* ValueShapedInputs(const std::vector<float>& x, const std::vector<int64_t>& shape) {
+  tensors_struct* t = oaaxvk::AllocTensors(2);
+  const size_t xs[2] = {1, 6}, ss[1] = {2};
+  EXPECT_TRUE(oaaxvk::SetTensor(t, 0, "x", DATA_TYPE_FLOAT, xs, 2, x.data(), 24));
+  EXPECT_TRUE(oaaxvk::SetTensor(t, 1, "shape", DATA_TYPE_INT64, ss, 1, shape.data(), 16));
+  return t;
+}
+
+TEST_F(DynamicShapes, ValueSymbolsAreReadFromInputDataAndGuarded) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const std::vector<float> w = Random(6, 21), b = Random(6, 22);
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::ValueShapedAffineBundle(w, b), "value_shaped").c_str()), 0)
+      << g_api->error();
+  const std::vector<float> x = Random(6, 23);
+  const std::vector<float> ref = AffineRelu(x, w, b);
+  // Every valid target, twice (the second time from the recording cache), and
+  // the output comes back at the shape the values give.
+  for (int round = 0; round < 2; ++round) {
+    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 3}, {3, 2}, {6, 1}, {1, 6}}) {
+      SCOPED_TRACE(std::to_string(shape[0]) + "x" + std::to_string(shape[1]));
+      ASSERT_EQ(g_api->send(ValueShapedInputs(x, shape)), 0) << g_api->error();
+      std::vector<Output> outs = ReceiveOutputs();
+      ASSERT_EQ(outs.size(), 1u);
+      ASSERT_EQ(outs[0].shape, (std::vector<size_t>{static_cast<size_t>(shape[0]), static_cast<size_t>(shape[1])}));
+      for (size_t i = 0; i < 6; ++i) ASSERT_NEAR(outs[0].values[i], ref[i], 1e-6f) << "element " << i;
+    }
+  }
+  // A value outside its range, or one breaking the guard, is refused before anything is queued.
+  ExpectRejected(ValueShapedInputs(x, {7, 1}), {"input tensor 'shape': element 0 (shape[0]) is 7, outside shape[0]'s range [1, 6]"});
+  ExpectRejected(ValueShapedInputs(x, {2, 2}), {"input values shape[0] = 2, shape[1] = 2: the target shape must hold 6 elements"});
+  ExpectRejected(ValueShapedInputs(x, {6, 0}), {"element 1 (shape[1]) is 0, outside shape[1]'s range [1, 6]"});
+  // Still usable afterwards.
+  ASSERT_EQ(g_api->send(ValueShapedInputs(x, {3, 2})), 0) << g_api->error();
+  EXPECT_EQ(ReceiveOutputs().at(0).shape, (std::vector<size_t>{3, 2}));
+}
+
+TEST_F(DynamicShapes, InvalidValueSymbolsAreRejectedAtLoad) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const BundleSpec base = oaaxvk::test::ValueShapedAffineBundle(Random(6, 1), Random(6, 2));
+  struct Case {
+    const char* name;
+    void (*mutate)(BundleSpec*);
+    const char* expect;
+  };
+  const Case cases[] = {
+      // (without the feature, an output's stored shape must hold its bytes: [6, 1] here)
+      {"without_feature", [](BundleSpec* s) { s->features = "dynamic_shapes"; s->outputs[0].shape = {6, 1}; },
+       "metadata 'shape.symbol.0.input' is present but bundle.features does not list 'value_symbols'"},
+      {"float_input", [](BundleSpec* s) { s->symbols[0].input = 0; },
+       "symbol 0 ('shape[0]'): input 'x' has data type 1; a value symbol reads an int32 or int64 input"},
+      {"element_out_of_range", [](BundleSpec* s) { s->symbols[1].element = 2; },
+       "symbol 1 ('shape[1]'): element 2 of input 'shape', which has 2 elements"},
+      {"input_out_of_range", [](BundleSpec* s) { s->symbols[1].input = 5; },
+       "symbol 1 ('shape[1]'): shape.symbol.1.input = 5, but io.inputs = 2"},
+      {"guard_without_ref", [](BundleSpec* s) { s->shape_refs.pop_back(); },
+       "guard 0 of shape.guards = 1 has no shape.refs row of kind 5"},
+      {"guard_out_of_range", [](BundleSpec* s) { s->shape_refs.back() = {kRefGuard, 1, 0, 4}; },
+       "guard out of range (shape.guards = 1)"},
+      {"value_symbol_as_dimension", [](BundleSpec* s) { s->shape_refs.push_back({kRefInput, 0, 1, 0}); },
+       "input 'x' dimension 1 evaluates symbol 'shape[0]', which is a value symbol"},
+      {"dimension_symbol_below_one", [](BundleSpec* s) { s->symbols[0].input = -1; s->symbols[0].min = 0; },
+       "range [0, 6] with multiple_of 1 is invalid"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BundleSpec s = base;
+    c.mutate(&s);
+    const std::string path = Write(s, std::string("value_bad_") + c.name);
+    ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", path.c_str(), c.expect});
+  }
+  // eq / lt need the feature too.
+  BundleSpec no_feature = base;
+  no_feature.features = "dynamic_shapes";
+  no_feature.outputs[0].shape = {6, 1};  // without the feature its stored shape must hold nbytes
+  for (auto& y : no_feature.symbols) y.input = -1;
+  const std::string path = Write(no_feature, "value_bad_eq_without_feature");
+  ExpectError(g_api->load(path.c_str()), {"opcode eq needs feature 'value_symbols' in bundle.features"});
+  ASSERT_EQ(g_api->load(Write(base, "value_good").c_str()), 0) << g_api->error();
 }
 
 TEST_F(DynamicShapes, ABundleListingTheFeatureWithoutSymbolsRunsAsStatic) {

@@ -68,7 +68,12 @@ struct BundleSpec {
   struct Symbol {
     std::string name;
     int64_t min = 1, max = 1, multiple_of = 1;
+    // Feature value_symbols: shape.symbol.<s>.input / .element (written when input >= 0).
+    int64_t input = -1;
+    uint64_t element = 0;
   };
+  // Feature value_symbols: shape.guards and shape.guard.<g>.text (written when not empty).
+  std::vector<std::string> guards;
   std::vector<Symbol> symbols;
   std::vector<std::array<int64_t, 3>> shape_program;  // opcode, a, b
   std::vector<std::array<uint32_t, 4>> shape_refs;    // kind, index, sub, expr
@@ -164,6 +169,14 @@ struct BundleSpec {
         w.AddMetadata(p + "min", MetadataValue::Scalar<int64_t>(symbols[k].min));
         w.AddMetadata(p + "max", MetadataValue::Scalar<int64_t>(symbols[k].max));
         w.AddMetadata(p + "multiple_of", MetadataValue::Scalar<int64_t>(symbols[k].multiple_of));
+        if (symbols[k].input >= 0) {
+          w.AddMetadata(p + "input", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(symbols[k].input)));
+          w.AddMetadata(p + "element", MetadataValue::Scalar<uint64_t>(symbols[k].element));
+        }
+      }
+      if (!guards.empty()) {
+        w.AddMetadata("shape.guards", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(guards.size())));
+        for (size_t g = 0; g < guards.size(); ++g) w.AddMetadata("shape.guard." + std::to_string(g) + ".text", u8array(guards[g]));
       }
       w.AddTensor("shape.program", ValueType::kI64, {shape_program.size(), 3}, shape_program.data(),
                   shape_program.size() * 24);
@@ -319,8 +332,9 @@ inline BundleSpec SpinBundle(uint32_t n, uint32_t iterations) {
 
 // Opcodes of shape.program and kinds of shape.refs (docs/bundle-format.md,
 // "Dynamic shapes").
-enum : int64_t { kOpConst = 0, kOpSymbol, kOpAdd, kOpSub, kOpMul, kOpFloorDiv, kOpCeilDiv, kOpMod, kOpMin, kOpMax };
-enum : uint32_t { kRefGroups = 0, kRefSpec = 1, kRefInput = 2, kRefOutput = 3, kRefParam = 4 };
+enum : int64_t { kOpConst = 0, kOpSymbol, kOpAdd, kOpSub, kOpMul, kOpFloorDiv, kOpCeilDiv, kOpMod, kOpMin, kOpMax,
+                 kOpEq, kOpLt };
+enum : uint32_t { kRefGroups = 0, kRefSpec = 1, kRefInput = 2, kRefOutput = 3, kRefParam = 4, kRefGuard = 5 };
 
 // AffineRelu compiled for x, y of shape [1, N], N in [min, max] on
 // multiple_of (feature dynamic_shapes): the plan and weights are those of
@@ -338,6 +352,26 @@ inline BundleSpec DynamicAffineBundle(uint32_t min, uint32_t max, uint32_t multi
     s.shape_refs.push_back({kRefGroups, d, 0, 2});  // table 0, axis x
     s.shape_refs.push_back({kRefSpec, d, 0, 0});    // program.spec[d] = N
   }
+  return s;
+}
+
+// AffineRelu over 6 elements whose output shape is read at run time (feature
+// value_symbols): a second input 'shape' (int64 [2]) holds the output's two
+// dimensions (symbols shape[0], shape[1], each in [1, 6]); a guard requires
+// shape[0] * shape[1] == 6. The kernels see only static sizes. shape.program:
+//   0: symbol shape[0]   1: symbol shape[1]   2: mul(v0, v1)   3: const 6   4: eq(v2, v3)
+inline BundleSpec ValueShapedAffineBundle(const std::vector<float>& w, const std::vector<float>& b) {
+  BundleSpec s = AffineReluBundle(6, w, b);
+  const uint64_t off = Align256(24);
+  s.inputs.push_back({"shape", 7, {2}, off, 16});
+  s.inputs_bytes = off + 16;
+  s.outputs[0].shape = {6, 6};  // the program at every symbol's max (a placeholder; not a valid point)
+  s.features = "dynamic_shapes value_symbols";
+  s.symbols = {{"shape[0]", 1, 6, 1, 1, 0}, {"shape[1]", 1, 6, 1, 1, 1}};
+  s.sizevars = std::vector<std::pair<std::string, uint64_t>>{{"shape_0_", 6}, {"shape_1_", 6}};  // names made charset-safe
+  s.guards = {"the target shape must hold 6 elements"};
+  s.shape_program = {{kOpSymbol, 0, 0}, {kOpSymbol, 1, 0}, {kOpMul, 0, 1}, {kOpConst, 6, 0}, {kOpEq, 2, 3}};
+  s.shape_refs = {{kRefOutput, 0, 0, 0}, {kRefOutput, 0, 1, 1}, {kRefGuard, 0, 0, 4}};
   return s;
 }
 
