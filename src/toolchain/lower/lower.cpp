@@ -101,6 +101,7 @@ class Lowerer {
   Lowerer(const Graph& g, const LowerOptions& options) : g_(g), options_(options) {}
 
   StatusOr<Program> Run() {
+    const auto consumers = g_.Consumers();
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       const GraphIO& io = g_.inputs[i];
       const Tensor& t = *g_.FindTensor(io.tensor);
@@ -108,7 +109,10 @@ class Lowerer {
       p_.values[v].io_index = static_cast<int>(i);
       p_.inputs.push_back({io.name, t.dtype, t.shape, v, t.numel() * static_cast<int64_t>(DTypeSize(t.dtype))});
       alias_[io.tensor] = v;
-      if (t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert to the compute format
+      // An input no kernel reads (one bound at conversion, or read only as
+      // run-time values by the host) needs no conversion dispatch.
+      const bool read = consumers.count(io.tensor) != 0 || g_.IsGraphOutput(io.tensor);
+      if (read && t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert to the compute format
         OAAXVK_ASSIGN_OR_RETURN(int c, NewValue(t, BufferKind::kArena));
         EmitConvert(io.name, v, c, t.numel(), t.dtype, ComputeDType(t.dtype), t.dtype);
         alias_[io.tensor] = c;
