@@ -274,6 +274,8 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
                                  nm, d.name.c_str()));
       sym.input = static_cast<int64_t>(input);
       sp.has_value_symbols = true;
+      sp.value_source.resize(b->inputs.size(), 0);
+      sp.value_source[input] = 1;
     }
     if (!names.insert(sym.name).second)
       return r.Error(StrFormat("symbol %llu: the name '%s' is used by an earlier symbol", static_cast<unsigned long long>(s), nm));

@@ -991,10 +991,7 @@ Status Executor::ValidateInput(const tensors_struct* in, CheckedInput* checked) 
     // An input read only as run-time values (feature value_symbols) is read
     // by the host in 64 bits (INT64_MAX "to the end" is a valid Slice bound);
     // its own checks are the symbols' ranges and the guards.
-    bool value_source = false;
-    if (dynamic_ && sp.has_value_symbols)
-      for (const ShapeSymbol& y : sp.symbols) value_source = value_source || y.input == static_cast<int64_t>(m);
-    if (!value_source)
+    if (!dynamic_ || !sp.has_value_symbols || !sp.value_source[m])
       OAAXVK_RETURN_IF_ERROR(CheckInputValues(d, static_cast<const uint8_t*>(in->data[i]), nbytes));
     checked->model_index[i] = m;
     checked->nbytes[i] = nbytes;

@@ -95,6 +95,8 @@ struct ShapeProgram {
   std::vector<int64_t> guard_expr;
   std::vector<std::string> guard_text;
   bool has_value_symbols = false;
+  // value_source[i]: input i holds value symbols (sized io.inputs when any does).
+  std::vector<char> value_source;
 
   // Whether the bundle has symbols at all (a bundle without is static).
   bool dynamic() const { return !symbols.empty(); }

@@ -225,14 +225,8 @@ static Status ReshapeByValue(Node& n, const Shape& x, const std::vector<Dim>& sh
 // the input's length), which dimension is dropped or inserted is an
 // expression of the axes; guards require distinct axes in range and (Squeeze)
 // squeezed dimensions of size 1.
-static Status SqueezeByValue(Node& n, const Shape& x, const std::vector<Dim>& axes, Graph* g) {
+StatusOr<std::vector<Dim>> AxesByValue(const std::vector<Dim>& axes, int64_t r, const std::string& who) {
   SymContext* c = SymContext::Current();
-  const bool squeeze = n.op_type == "Squeeze";
-  const std::string who = n.op_type + " '" + n.name + "'";
-  const int64_t rank = static_cast<int64_t>(x.size()), na = static_cast<int64_t>(axes.size());
-  const int64_t r = squeeze ? rank : rank + na;  // the rank the axes index
-  if (squeeze && na > rank) return NodeError(n, "more axes than input dimensions");
-  // hit[i]: 1 when some axis names dimension i (of the input for Squeeze, of the output for Unsqueeze).
   std::vector<Dim> hit(static_cast<size_t>(r), Dim(0));
   for (const Dim& a : axes) {
     OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(Lt(a, Dim(-r)) + Lt(Dim(r - 1), a), Dim(0)).Node(c),
@@ -241,28 +235,47 @@ static Status SqueezeByValue(Node& n, const Shape& x, const std::vector<Dim>& ax
     for (int64_t i = 0; i < r; ++i) hit[i] = hit[i] + Eq(norm, Dim(i));
   }
   Dim distinct = 1;
-  for (int64_t i = 0; i < r; ++i) distinct = distinct * Lt(hit[i], Dim(2));
+  for (int64_t i = 0; i < r; ++i) {
+    distinct = distinct * Lt(hit[i], Dim(2));
+    hit[i] = Min(hit[i], Dim(1));  // 0/1 even where a guard fails (the placeholder point)
+  }
   OAAXVK_RETURN_IF_ERROR(c->AddGuard(distinct.Node(c), who + ": an axis is repeated"));
+  return hit;
+}
+
+Shape KeptDims(const Shape& x, const std::vector<Dim>& dropped, int64_t out_rank) {
+  Shape s;
+  for (int64_t j = 0; j < out_rank; ++j) {
+    Dim d = 0, kept_before = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const Dim keep = Dim(1) - dropped[i];
+      d = d + keep * Eq(kept_before, Dim(j)) * x[i];
+      kept_before = kept_before + keep;
+    }
+    s.push_back(d);
+  }
+  return s;
+}
+
+static Status SqueezeByValue(Node& n, const Shape& x, const std::vector<Dim>& axes, Graph* g) {
+  SymContext* c = SymContext::Current();
+  const bool squeeze = n.op_type == "Squeeze";
+  const std::string who = n.op_type + " '" + n.name + "'";
+  const int64_t rank = static_cast<int64_t>(x.size()), na = static_cast<int64_t>(axes.size());
+  if (squeeze && na > rank) return NodeError(n, "more axes than input dimensions");
+  // hit[i]: 1 when an axis names dimension i (of the input for Squeeze, of the output for Unsqueeze).
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<Dim> hit, AxesByValue(axes, squeeze ? rank : rank + na, who));
   Shape s;
   if (squeeze) {
     for (int64_t i = 0; i < rank; ++i)
       OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - hit[i] * (Dim(1) - Eq(x[i], Dim(1)))).Node(c),
           who + ": a squeezed dimension of the input " + ShapeToString(x) + " is not 1"));
-    // Output dimension j is the input dimension i that is the j-th one kept.
-    for (int64_t j = 0; j < rank - na; ++j) {
-      Dim d = 0, kept_before = 0;
-      for (int64_t i = 0; i < rank; ++i) {
-        const Dim keep = Dim(1) - hit[i];
-        d = d + keep * Eq(kept_before, Dim(j)) * x[i];
-        kept_before = kept_before + keep;
-      }
-      s.push_back(d);
-    }
+    s = KeptDims(x, hit, rank - na);
   } else {
     // Output dimension i is 1 where an axis inserts it, else the input dimension
     // that follows the ones already taken.
     Dim inserted_before = 0;
-    for (int64_t i = 0; i < r; ++i) {
+    for (int64_t i = 0; i < rank + na; ++i) {
       Dim d = 0;
       for (int64_t k = 0; k < rank; ++k) d = d + Eq(Dim(i) - inserted_before, Dim(k)) * x[k];
       s.push_back(Select(hit[i], Dim(1), d));

@@ -26,6 +26,17 @@ std::vector<Dim> BroadcastStrides(const Shape& in, const Shape& out);
 // Row-major element strides of `s`.
 std::vector<Dim> DenseStrides(const Shape& s);
 
+// Axes read at run time (feature value_symbols) for a tensor of rank r: per
+// dimension 1 when one of `axes` names it, else 0 (expressions); adds the
+// guards that every axis lies in [-r, r - 1] and none repeats, with `who`
+// (e.g. "Squeeze 'sq'") in their texts. Fails only when a guard is
+// constant false.
+StatusOr<std::vector<Dim>> AxesByValue(const std::vector<Dim>& axes, int64_t r, const std::string& who);
+// The dimensions of `x` whose `dropped` flag (0/1 expressions, one per
+// dimension) is 0, in order: out_rank expressions (dimension j is the j-th
+// kept one).
+Shape KeptDims(const Shape& x, const std::vector<Dim>& dropped, int64_t out_rank);
+
 // Slice whose starts / ends / axes / steps depend on run-time value symbols
 // (feature value_symbols): per dimension of the input `x`, the first index,
 // the step and the output extent as expressions (ONNX clamping, negative

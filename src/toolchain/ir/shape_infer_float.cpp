@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "toolchain/ir/shape_infer.h"
+
 namespace oaaxvk::toolchain {
 
 namespace {
@@ -82,18 +84,9 @@ Status InferFloatNodeShapes(Graph& g, Node& n, bool* handled) {
     if (keepdims) {
       for (int64_t i = 0; i < rank; ++i) s.push_back(Select(reduced[i], Dim(1), x[i]));
     } else {
-      // Output dimension j is the j-th kept input dimension.
       const int64_t out_rank = rank - static_cast<int64_t>(at->sym.size());
       if (out_rank < 0) return FloatNodeError(n, "more axes than input dimensions");
-      for (int64_t j = 0; j < out_rank; ++j) {
-        Dim d = 0, kept_before = 0;
-        for (int64_t i = 0; i < rank; ++i) {
-          const Dim keep = Dim(1) - reduced[i];
-          d = d + keep * Eq(kept_before, Dim(j)) * x[i];
-          kept_before = kept_before + keep;
-        }
-        s.push_back(d);
-      }
+      s = KeptDims(x, reduced, out_rank);
     }
     n.SetInt("_axes_by_value", 1);
     return SetOutput(g, n, dt, s);
@@ -132,23 +125,7 @@ StatusOr<std::vector<Dim>> ReducedByValue(const Graph& g, const Node& n, int64_t
   const Tensor* at = n.inputs.size() > 1 && !n.inputs[1].empty() ? g.FindTensor(n.inputs[1]) : nullptr;
   if (at == nullptr || !at->is_const || !AnyDependsOnValue(at->sym))
     return Internal("node '" + n.name + "': its axes are not read at run time");
-  SymContext* c = SymContext::Current();
-  const std::string who = n.op_type + " '" + n.name + "'";
-  std::vector<Dim> hit(static_cast<size_t>(rank), Dim(0));
-  for (const Dim& a : at->AsDims()) {
-    OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(Lt(a, Dim(-rank)) + Lt(Dim(rank - 1), a), Dim(0)).Node(c),
-                                       who + ": an axis is outside [" + std::to_string(-rank) + ", " +
-                                           std::to_string(rank - 1) + "]"));
-    const Dim norm = a + Lt(a, Dim(0)) * Dim(rank);
-    for (int64_t i = 0; i < rank; ++i) hit[i] = hit[i] + Eq(norm, Dim(i));
-  }
-  Dim distinct = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    distinct = distinct * Lt(hit[i], Dim(2));
-    hit[i] = Min(hit[i], Dim(1));  // 0/1 even where a guard fails (the placeholder point)
-  }
-  OAAXVK_RETURN_IF_ERROR(c->AddGuard(distinct.Node(c), who + ": an axis is repeated"));
-  return hit;
+  return AxesByValue(at->AsDims(), rank, n.op_type + " '" + n.name + "'");
 }
 
 }  // namespace oaaxvk::toolchain

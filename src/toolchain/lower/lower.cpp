@@ -362,8 +362,8 @@ class Lowerer {
     if (AnyDependsOnValue(t->sym))
       return Unimplemented(who + ": tensor '" + name +
                            "' is computed from a run-time input value and used as data; run-time values may only "
-                           "determine output shapes (Reshape, Squeeze, Unsqueeze); bind the input at conversion "
-                           "(config.json \"input_values\")");
+                           "set shapes and sizes (docs/toolchain.md \"Run-time shape values\"); bind the input at "
+                           "conversion (config.json \"input_values\")");
     OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kWeights));
     alias_[name] = v;
     return v;
@@ -535,49 +535,43 @@ class Lowerer {
   Status Slice(const Node& n) {
     const Shape& xs = T(n.inputs[0]).shape;
     const Shape& ys = T(n.outputs[0]).shape;
-    if (n.GetInt("_slice_by_value", 0) != 0) {
-      // Bounds read at run time (feature value_symbols): first index, step
-      // and extent per dimension are expressions; the output region is
-      // planned at the input's size (the largest any slice can be).
-      std::vector<Dim> vst, vsp, vlen;
-      OAAXVK_ASSIGN_OR_RETURN(bool by_value, SliceByValue(g_, n, xs, &vst, &vsp, &vlen));
-      if (!by_value) return Internal("node '" + n.name + "': Slice bounds no longer depend on run-time values");
-      OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    std::vector<Dim> first, step, len;
+    const bool by_value = n.GetInt("_slice_by_value", 0) != 0;
+    if (by_value) {
+      // Bounds read at run time (feature value_symbols): first index and step
+      // per dimension are expressions; the output region is planned at the
+      // input's size (the largest any slice can be).
+      OAAXVK_ASSIGN_OR_RETURN(bool still, SliceByValue(g_, n, xs, &first, &step, &len));
+      if (!still) return Internal("node '" + n.name + "': Slice bounds no longer depend on run-time values");
+    } else {
+      first = ToDims(n.GetInts("_starts", {}));
+      step = ToDims(n.GetInts("_steps", {}));
+    }
+    if (first.size() != xs.size() || step.size() != xs.size())
+      return Internal("node '" + n.name + "': Slice bounds missing");
+    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    int y = -1;
+    if (by_value) {
       Tensor region = T(n.outputs[0]);
       region.shape = xs;
-      OAAXVK_ASSIGN_OR_RETURN(int y, NewValue(region, BufferKind::kArena));
+      OAAXVK_ASSIGN_OR_RETURN(y, NewValue(region, BufferKind::kArena));
       alias_[n.outputs[0]] = y;
-      std::vector<Dim> xd = DenseStrides(xs), si(xs.size());
-      Dim base = 0;
-      for (size_t i = 0; i < xs.size(); ++i) {
-        base = base + vst[i] * xd[i];
-        si[i] = vsp[i] * xd[i];  // negative steps wrap in uint32 arithmetic and still index correctly
-      }
-      Dispatch d;
-      d.kernel = "strided_copy";
-      d.bindings = {{x, false}, {y, true}};
-      d.spec = CopySpec(ys, si, DenseStrides(ys), base, 0);
-      d.value_sizes = true;
-      Grid1D(Max(CeilDiv(NumElements(ys), 256), Dim(1)), d.groups);
-      Emit(n, d, "slice, bounds at run time");
-      return Status::Ok();
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(y, Out(n));
     }
-    std::vector<int64_t> st = n.GetInts("_starts", {}), sp = n.GetInts("_steps", {});
-    if (st.size() != xs.size() || sp.size() != xs.size()) return Internal("node '" + n.name + "': Slice bounds missing");
-    OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
-    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     std::vector<Dim> xd = DenseStrides(xs), si(xs.size());
     Dim base = 0;
     for (size_t i = 0; i < xs.size(); ++i) {
-      base += st[i] * xd[i];
-      si[i] = sp[i] * xd[i];  // negative steps wrap in uint32 arithmetic and still index correctly
+      base += first[i] * xd[i];
+      si[i] = step[i] * xd[i];  // negative steps wrap in uint32 arithmetic and still index correctly
     }
     Dispatch d;
     d.kernel = "strided_copy";
     d.bindings = {{x, false}, {y, true}};
     d.spec = CopySpec(ys, si, DenseStrides(ys), base, 0);
-    Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
-    Emit(n, d, "slice");
+    d.value_sizes = by_value;
+    Grid1D(CeilDiv(NumElements(ys), 256), d.groups);  // Grid1D keeps at least one group (an empty slice)
+    Emit(n, d, by_value ? "slice, bounds at run time" : "slice");
     return Status::Ok();
   }
 
