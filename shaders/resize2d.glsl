@@ -4,7 +4,8 @@
 // (bilinear) or cubic (bicubic with coefficient A, optionally excluding
 // taps outside the input). Coordinates per coordinate_transformation_mode,
 // with the scale factors SH/SW (given scales, or out/in when `sizes` were
-// given); like the ONNX reference, align_corners and tf_crop_and_resize use
+// given; 0 when the sizes are read at run time: then out/in is computed
+// here); like the ONNX reference, align_corners and tf_crop_and_resize use
 // the unrounded resized length (LEN_H/LEN_W). Taps beyond the border repeat
 // the edge (the reference's edge padding).
 layout(local_size_x = 256) in;
@@ -39,7 +40,8 @@ layout(constant_id = 14) const float ROI_W0 = 0.0;
 layout(constant_id = 15) const float ROI_W1 = 1.0;
 layout(constant_id = 16) const float EXTRAPOLATION = 0.0;
 // The resized lengths before rounding (scale * in with scales, the sizes
-// with sizes), as align_corners / tf_crop_and_resize use them.
+// with sizes; 0: the output size, for sizes read at run time), as
+// align_corners / tf_crop_and_resize use them.
 layout(constant_id = 17) const float LEN_H = 1.0;
 layout(constant_id = 18) const float LEN_W = 1.0;
 #include "common.glsl"
@@ -93,8 +95,10 @@ void main() {
   if (i >= PLANES * OH * OW) return;
   const uint t = div_p(i, OW_SC), ox = i - t * OW;
   const uint p = div_p(t, OH_SC), oy = t - p * OH;
-  float cy = src_coord(float(oy), SH, IH, LEN_H, ROI_H0, ROI_H1);
-  float cx = src_coord(float(ox), SW, IW, LEN_W, ROI_W0, ROI_W1);
+  const float sh = SH != 0.0 ? SH : float(OH) / float(IH), sw = SW != 0.0 ? SW : float(OW) / float(IW);
+  const float len_h = LEN_H != 0.0 ? LEN_H : float(OH), len_w = LEN_W != 0.0 ? LEN_W : float(OW);
+  float cy = src_coord(float(oy), sh, IH, len_h, ROI_H0, ROI_H1);
+  float cx = src_coord(float(ox), sw, IW, len_w, ROI_W0, ROI_W1);
   uint base = p * IH * IW;
   if (COORD == 5u && (cy < 0.0 || cy > float(IH - 1u) || cx < 0.0 || cx > float(IW - 1u))) {
     y[i] = EXTRAPOLATION;

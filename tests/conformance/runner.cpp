@@ -567,41 +567,96 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
   std::string reason;
   bool crashed = false;
   int conv = RunConversion(case_dir, work, o, &reason, &crashed);
-  // A graph input the toolchain needs as a compile-time constant is bound from
-  // the data sets (when all of them agree on it) and the conversion retried.
-  nlohmann::json bind = nlohmann::json::object(), shapes = nlohmann::json::object();
-  std::string bound_names;
+  // A graph input the toolchain needs at conversion (docs/conformance.md): an
+  // integer input of at most 8 elements is first given as run-time values,
+  // each element named in config.json "input_values" with a range around the
+  // data set's value (the bundle reads the values at send_input); when no
+  // range converts, or for other inputs, it is bound from the data sets
+  // (when all of them agree on it). Then the conversion is retried.
+  nlohmann::json bind = nlohmann::json::object(), shapes = nlohmann::json::object(),
+                 dimensions = nlohmann::json::object();
+  std::string bound_names, ranged_names;
   static const std::regex kNeedsConstant("input '([^']+)' is not a compile-time constant");
-  for (int round = 0; conv != 0 && !crashed && round < 8; ++round) {
-    std::smatch m;
-    if (!std::regex_search(reason, m, kNeedsConstant)) break;
-    const std::string name = m[1].str();
-    if (bind.contains(name) || sets.empty()) break;
-    const HostTensor* first = nullptr;
-    bool same = true;
-    for (const DataSet& ds : sets) {
-      const HostTensor* t = nullptr;
-      for (const HostTensor& h : ds.inputs)
-        if (h.name == name) t = &h;
-      if (!t) { same = false; break; }
-      if (!first) first = t;
-      else if (t->bytes != first->bytes || t->shape != first->shape) same = false;
-    }
-    nlohmann::json values;
-    if (!same || !first || !JsonValues(*first, &values)) break;
-    bind[name] = std::move(values);
-    // The data set's shape, too (a symbolic dimension would otherwise default
-    // to 1); zero-size dimensions cannot be bound (no zero-size tensors).
-    if (!first->shape.empty() &&
-        std::none_of(first->shape.begin(), first->shape.end(), [](size_t d) { return d == 0; }))
-      shapes[name] = first->shape;
-    bound_names += (bound_names.empty() ? "" : ", ") + name;
+  auto convert_with = [&](const nlohmann::json& values, const nlohmann::json& dims) {
     const fs::path config = work / "bind-config.json";
     {
       std::ofstream f(config);
-      f << nlohmann::json{{"input_values", bind}, {"input_shapes", shapes}}.dump() << "\n";
+      nlohmann::json c = {{"input_values", values}, {"input_shapes", shapes}};
+      if (!dims.empty()) c["dimensions"] = dims;
+      f << c.dump() << "\n";
     }
-    conv = RunConversion(case_dir, work, o, &reason, &crashed, config);
+    return RunConversion(case_dir, work, o, &reason, &crashed, config);
+  };
+  const int first_conv = conv;
+  const std::string first_reason = reason;
+  for (int allow_ranges = 1; allow_ranges >= 0; --allow_ranges) {
+    if (!allow_ranges) {  // ranges converted nothing: bind every input instead
+      if (conv == 0 || ranged_names.empty()) break;
+      bind = nlohmann::json::object();
+      dimensions = nlohmann::json::object();
+      shapes = nlohmann::json::object();
+      ranged_names.clear();
+      bound_names.clear();
+      conv = first_conv;
+      reason = first_reason;
+    }
+    for (int round = 0; conv != 0 && !crashed && round < 8; ++round) {
+      std::smatch m;
+      if (!std::regex_search(reason, m, kNeedsConstant)) break;
+      const std::string name = m[1].str();
+      if (bind.contains(name) || sets.empty()) break;
+      const HostTensor* first = nullptr;
+      bool same = true;
+      for (const DataSet& ds : sets) {
+        const HostTensor* t = nullptr;
+        for (const HostTensor& h : ds.inputs)
+          if (h.name == name) t = &h;
+        if (!t) { same = false; break; }
+        if (!first) first = t;
+        else if (t->bytes != first->bytes || t->shape != first->shape) same = false;
+      }
+      nlohmann::json values;
+      if (!same || !first || !JsonValues(*first, &values)) break;
+      // The data set's shape, too (a symbolic dimension would otherwise default
+      // to 1); zero-size dimensions cannot be bound (no zero-size tensors).
+      if (!first->shape.empty() &&
+          std::none_of(first->shape.begin(), first->shape.end(), [](size_t d) { return d == 0; }))
+        shapes[name] = first->shape;
+      const bool integer = first->dtype == onnx::TensorProto::INT64 || first->dtype == onnx::TensorProto::INT32;
+      bool ranged = false;
+      if (allow_ranges && integer && !values.empty() && values.size() <= 8) {
+        // Ranges: value v >= 1 in [1, 2v] (v an interior value), then [1, v];
+        // 0 in [0, 2], then [0, 0]; v < 0 in [2v, 0], then [v, 0].
+        for (int attempt = 0; attempt < 2 && !ranged; ++attempt) {
+          nlohmann::json names = nlohmann::json::array(), dims = dimensions, vals = bind;
+          for (size_t j = 0; j < values.size(); ++j) {
+            const int64_t v = values[j].get<int64_t>();
+            const std::string sym = name + "_" + std::to_string(j);
+            int64_t lo = v >= 1 ? 1 : v == 0 ? 0 : (attempt == 0 ? 2 * v : v);
+            int64_t hi = v >= 1 ? (attempt == 0 ? 2 * v : v) : v == 0 ? (attempt == 0 ? 2 : 0) : 0;
+            names.push_back(sym);
+            dims[sym] = {{"min", lo}, {"max", hi}};
+          }
+          vals[name] = names;
+          const int c = convert_with(vals, dims);
+          std::smatch next;
+          // Converted, or on to another input the conversion needs.
+          if (!crashed && (c == 0 || (std::regex_search(reason, next, kNeedsConstant) && next[1].str() != name))) {
+            conv = c;
+            bind = vals;
+            dimensions = dims;
+            ranged = true;
+          }
+        }
+      }
+      if (ranged) {
+        ranged_names += (ranged_names.empty() ? "" : ", ") + name;
+        continue;
+      }
+      bind[name] = std::move(values);
+      bound_names += (bound_names.empty() ? "" : ", ") + name;
+      conv = convert_with(bind, dimensions);
+    }
   }
   if (conv != 0) return Emit(crashed ? "crash" : "rejected", reason);
   const fs::path bundle = work / "bundle" / "model.oinf";
@@ -681,7 +736,10 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
   }
   if (api.destroy() != 0) return Emit("runtime-error", std::string("runtime_destruction: ") + api.error());
   fs::remove(bundle);  // passes keep only their logs
-  return Emit("pass", bound_names.empty() ? "" : "bound at conversion: " + bound_names);
+  std::string how;
+  if (!ranged_names.empty()) how = "run-time values with ranges: " + ranged_names;
+  if (!bound_names.empty()) how += (how.empty() ? "" : "; ") + std::string("bound at conversion: ") + bound_names;
+  return Emit("pass", how);
 }
 
 // A runtime initialization alone: tells "no Vulkan device" from case failures.

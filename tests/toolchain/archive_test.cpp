@@ -168,7 +168,8 @@ TEST(Archive, ConfigInputValuesParseAndErrors) {
   EXPECT_EQ(err(R"({"input_values": {"s": []}})"), "<ok>") << "an input with zero elements";
   EXPECT_NE(err(R"({"input_values": {"s": [1, [2]]}})").find("input_values['s'] element 1 is [2]"),
             std::string::npos);
-  EXPECT_NE(err(R"({"input_values": {"s": [1, "a"]}})").find("expected a number"), std::string::npos);
+  EXPECT_NE(err(R"({"input_values": {"s": [1, "a"]}})").find("mixes numbers and names"), std::string::npos);
+  EXPECT_NE(err(R"({"input_values": {"s": [1, ""]}})").find("expected a number"), std::string::npos);
   EXPECT_NE(err(R"({"input_values": {"s": [18446744073709551615]}})").find("out of the int64 range"),
             std::string::npos);
   EXPECT_NE(err(R"({"input_value": {}})").find("unknown key 'input_value'"), std::string::npos);

@@ -130,7 +130,8 @@ TEST(DynamicConfig, ParsesSymbolsAndRangesAndRejectsMissingRanges) {
 
   for (const char* bad : {R"({"dimensions": {"H": {"min": 8}}})", R"({"dimensions": {"H": {"min": 9, "max": 3}}})",
                           R"({"dimensions": {"H": {"min": 1, "max": 8, "step": 2}}})",
-                          R"({"dimensions": {"H": {"min": 0, "max": 8}}})", R"({"dimensions": [1]})"}) {
+                          R"({"dimensions": {"H": {"min": 1, "max": 8, "multiple_of": 0}}})",
+                          R"({"dimensions": {"H": {"min": 1, "max": 4294967296}}})", R"({"dimensions": [1]})"}) {
     StatusOr<ModelConfig> b = ParseModelConfig(bad);
     EXPECT_FALSE(b.ok()) << bad;
     if (!b.ok()) EXPECT_NE(b.status().message().find("dimensions"), std::string::npos) << b.status().message();
@@ -140,6 +141,58 @@ TEST(DynamicConfig, ParsesSymbolsAndRangesAndRejectsMissingRanges) {
   StatusOr<std::vector<Symbol>> e = ResolveSymbols(*empty);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("holds no multiple of 32"), std::string::npos) << e.status().message();
+}
+
+TEST(DynamicConfig, NamedInputValuesBecomeSampledValueSymbols) {
+  StatusOr<ModelConfig> c = ParseModelConfig(
+      R"({"input_values": {"pads": ["P0", "P1"], "k": [3]},
+          "dimensions": {"P0": {"min": -2, "max": 4}, "P1": {"min": 0, "max": 6, "multiple_of": 4}}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->value_symbols.at("pads"), (std::vector<std::string>{"P0", "P1"}));
+  EXPECT_EQ(c->input_values.count("pads"), 0u);
+  EXPECT_EQ(c->input_values.at("k").size(), 1u);  // numbers still bind
+  StatusOr<std::vector<Symbol>> s = ResolveSymbols(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_EQ((*s)[0].name, "P0");
+  EXPECT_EQ((*s)[0].value_input, "pads");
+  EXPECT_EQ((*s)[0].value_element, 0);
+  EXPECT_TRUE((*s)[0].sampled);
+  EXPECT_EQ((*s)[0].min, -2);
+  EXPECT_EQ((*s)[1].value_element, 1);
+  EXPECT_EQ((*s)[1].max, 4);  // rounded inward to multiple_of
+  // Not found again among the derived value symbols.
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {2, 3});
+  Tensor t;
+  t.name = "pads";
+  t.dtype = DType::kInt64;
+  t.shape = {2};
+  t.has_shape = true;
+  g.tensors["pads"] = t;
+  g.inputs.push_back({"pads", "pads"});
+  AddNode(g, "Reshape", "r", {"x", "pads"}, {"y"});
+  EXPECT_TRUE(FindValueSymbols(g, *c).empty());
+
+  auto error = [](const char* json) {
+    StatusOr<ModelConfig> m = ParseModelConfig(json);
+    if (!m.ok()) return m.status().message();
+    StatusOr<std::vector<Symbol>> r = ResolveSymbols(*m);
+    return r.ok() ? std::string("(accepted)") : r.status().message();
+  };
+  EXPECT_NE(error(R"({"input_values": {"p": ["A", 1]}, "dimensions": {"A": {"min": 1, "max": 2}}})")
+                .find("mixes numbers and names"), std::string::npos);
+  EXPECT_NE(error(R"({"input_values": {"p": ["A"]}})").find("'A') has no range; add it to \"dimensions\""),
+            std::string::npos)
+      << error(R"({"input_values": {"p": ["A"]}})");
+  EXPECT_NE(error(R"({"input_values": {"p": ["A"], "q": ["A"]}, "dimensions": {"A": {"min": 1, "max": 2}}})")
+                .find("already used by input_values['p']"), std::string::npos);
+  EXPECT_NE(error(R"({"input_shapes": {"x": ["A"]}, "input_values": {"p": ["A"]},
+                      "dimensions": {"A": {"min": 1, "max": 2}}})").find("names both a dimension"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"input_shapes": {"x": ["H"]}, "dimensions": {"H": {"min": 0, "max": 8}}})")
+                .find("dimensions['H'].min is 0; a dimension must be at least 1"), std::string::npos);
 }
 
 TEST(DynamicConfig, SamplePointsStartAtTheMaximumAndCoverTheCorners) {

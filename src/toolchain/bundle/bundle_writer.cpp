@@ -231,10 +231,12 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     // Feature value_symbols: a size computed from run-time input values
     // reaches a kernel only where the lowering derived it on purpose.
     if (!d.value_sizes) {
-      bool by_value = AnyDependsOnValue(d.spec) || AnyDependsOnValue(d.cpu_spec) || AnyDependsOnValue(d.gpu_spec);
+      // (Sizes of sampled value symbols were checked at several values.)
+      bool by_value = AnyDependsOnUnsampledValue(d.spec) || AnyDependsOnUnsampledValue(d.cpu_spec) ||
+                      AnyDependsOnUnsampledValue(d.gpu_spec);
       for (int a = 0; a < 3; ++a)
-        by_value = by_value || DependsOnValue(d.groups[a]) || DependsOnValue(d.cpu_groups[a]) ||
-                   DependsOnValue(d.gpu_groups[a]);
+        by_value = by_value || DependsOnUnsampledValue(d.groups[a]) || DependsOnUnsampledValue(d.cpu_groups[a]) ||
+                   DependsOnUnsampledValue(d.gpu_groups[a]);
       if (by_value)
         return Unimplemented("node '" + d.node + "' (" + d.op_type + ", kernel " + d.kernel +
                              "): a size computed from a run-time input value reaches its kernel, which takes "
@@ -393,7 +395,12 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       w->AddMetadata("shape.params", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(refs.param_slot.size())));
     }
   } else if (features.count("dynamic_shapes")) {
-    return Internal("feature dynamic_shapes without any symbolic size");
+    std::string names;
+    if (const SymContext* c = SymContext::Current(); c != nullptr)
+      for (const Symbol& y : c->symbols()) names += (names.empty() ? "" : ", ") + y.name;
+    return Unimplemented("dynamic shapes: no size of the program depends on the symbols (" + names +
+                         "): an operator read them as numbers at conversion (a run-time value it needs then), or "
+                         "no tensor uses them; bind them to numbers in config.json");
   }
 
   // Device requirements.

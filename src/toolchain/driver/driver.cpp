@@ -321,9 +321,11 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
                                "use the model's own dim_param name)");
     return g;
   };
-  // Run-time value symbols: found on the model imported at the maximum shape;
-  // they stay at their maximum at every check point (a point varies the
-  // input dimensions only), since their expressions reach no kernel.
+  // Run-time value symbols with ranges derived from their ops: found on the
+  // model imported at the maximum shape; they stay at their maximum at every
+  // check point, and their sizes reach only kernels whose lowering derived
+  // them on purpose (Dispatch::value_sizes). Values named in "input_values"
+  // (ResolveSymbols) are sampled like dimensions instead.
   std::vector<Symbol> value_syms;
   {
     std::vector<int64_t> max_point;
@@ -364,8 +366,20 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   if (!r.ok()) return fail(r.status());
   if (dynamic) {
     // Every other check point: the same program, every expression right there.
-    json checked = json::array();
+    json checked = json::array(), skipped = json::array();
     for (size_t k = 1; k < points.size(); ++k) {
+      // A point where a guard fails is no valid input (run-time values a
+      // Reshape or an Expand cannot take there): the runtime refuses it, so
+      // nothing is compiled for it.
+      bool valid = true;
+      for (const SymGuard& gd : ctx.guards()) {
+        StatusOr<int64_t> gv = ctx.Eval(gd.expr, points[k]);
+        if (!gv.ok() || *gv == 0) { valid = false; break; }
+      }
+      if (!valid) {
+        skipped.push_back(PointToString(*symbols, points[k]));
+        continue;
+      }
       SymContext sample_ctx(*symbols);
       SymScope sample_scope(&sample_ctx);
       ImportReport srep;
@@ -384,6 +398,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       syms.push_back({{"Name", s.name}, {"Min", s.min}, {"Max", s.max}, {"Multiple of", s.multiple_of}});
     add("Dynamic shapes", {{"Symbols", syms}, {"Shape program instructions", ctx.nodes().size()},
                            {"Compiled for", PointToString(*symbols, points[0])}, {"Checked at", checked},
+                           {"Skipped (a guard fails there)", skipped},
                            {"Elapsed ms", ms()}});
   }
   if (!r.ok()) return fail(r.status());

@@ -17,9 +17,39 @@ StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config) {
                                "', which has no range; add it to \"dimensions\", e.g. {\"dimensions\": {\"" + s +
                                "\": {\"min\": 1, \"max\": 8}}}");
     }
+  // A name in input_values: a run-time value symbol, sampled like a dimension.
+  std::map<std::string, std::pair<std::string, int64_t>> value_of;  // name -> (input, element)
+  for (const auto& [input, names] : config.value_symbols)
+    for (size_t j = 0; j < names.size(); ++j) {
+      const std::string& s = names[j];
+      const std::string where = "config.json: input_values['" + input + "'] element " + std::to_string(j) + " ('" + s + "')";
+      if (!config.dimensions.count(s))
+        return InvalidArgument(where + " has no range; add it to \"dimensions\", e.g. {\"dimensions\": {\"" + s +
+                               "\": {\"min\": 1, \"max\": 8}}}");
+      if (value_of.count(s))
+        return InvalidArgument(where + ": the name is already used by input_values['" + value_of[s].first +
+                               "']; give every run-time value its own name");
+      value_of[s] = {input, static_cast<int64_t>(j)};
+    }
+  for (const auto& [input, syms] : config.input_symbols)
+    for (const std::string& s : syms)
+      if (value_of.count(s))
+        return InvalidArgument("config.json: '" + s + "' names both a dimension of input_shapes['" + input +
+                               "'] and an element of input_values['" + value_of[s].first +
+                               "']; a run-time value and an input dimension need different names");
   std::vector<Symbol> out;
   for (const auto& [name, sym] : config.dimensions) {
     Symbol s = sym;
+    auto v = value_of.find(name);
+    if (v != value_of.end()) {
+      s.value_input = v->second.first;
+      s.value_element = v->second.second;
+      s.sampled = true;
+    } else if (sym.min < 1) {
+      return InvalidArgument(StrFormat("config.json: dimensions['%s'].min is %lld; a dimension must be at least 1 "
+                                       "(only a run-time value named in \"input_values\" may be 0 or negative)",
+                                       name.c_str(), static_cast<long long>(sym.min)));
+    }
     s.multiple_of = std::max<int64_t>(1, s.multiple_of);
     s.min = CeilDivI(sym.min, s.multiple_of) * s.multiple_of;
     s.max = FloorDivI(sym.max, s.multiple_of) * s.multiple_of;
@@ -36,7 +66,7 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) 
   std::vector<Symbol> out;
   const auto consumers = g.Consumers();
   for (const GraphIO& io : g.inputs) {
-    if (config.input_values.count(io.name)) continue;
+    if (config.input_values.count(io.name) || config.value_symbols.count(io.name)) continue;
     const Tensor* t = g.FindTensor(io.tensor);
     if (t == nullptr || t->is_const || !t->has_shape || t->shape.size() > 1 || AnySymbolic(t->shape)) continue;
     if (t->dtype != DType::kInt64 && t->dtype != DType::kInt32) continue;
@@ -238,6 +268,14 @@ Status CheckSample(const Program& canonical, const SymContext& ctx, const Progra
       return Unimplemented("dynamic shapes: buffer " + std::to_string(v) + " ('" + c.tensor + "') differs" + at);
     OAAXVK_RETURN_IF_ERROR(
         ck.Field(c.bytes, sample.values[v].bytes.value(), false, "the size in bytes of tensor '" + c.tensor + "'"));
+    // A constant computed at conversion from a symbol (a run-time value that
+    // a decomposition read as a number) would be baked into the bundle at
+    // the maximum: its contents must be the same at every point.
+    if ((c.kind == BufferKind::kWeights || c.kind == BufferKind::kWeightsF16) && c.data != sample.values[v].data)
+      return Unimplemented("dynamic shapes: the constant '" + c.tensor + "' is computed at conversion from " +
+                           "a dimension or run-time value and differs" + at +
+                           ": the operator that reads it needs it at conversion; bind the input (config.json "
+                           "\"input_values\" with numbers) or the dimension");
   }
   auto io = [&](const std::vector<IoDesc>& cv, const std::vector<IoDesc>& sv, const char* what) -> Status {
     if (cv.size() != sv.size()) return Internal(std::string("dynamic shapes: ") + what + " count differs" + at);

@@ -139,6 +139,7 @@ Status ParseInputValues(const nlohmann::json& v, ModelConfig* c) {
     if (!s.value().is_array())  // [] binds an input with zero elements
       return InvalidArgument("config.json: input_values['" + s.key() + "'] must be a flat list of numbers (row-major)");
     std::vector<ConfigNumber> vals;
+    std::vector<std::string> names;
     size_t k = 0;
     for (const auto& d : s.value()) {
       ConfigNumber n;
@@ -155,14 +156,23 @@ Status ParseInputValues(const nlohmann::json& v, ModelConfig* c) {
         n.is_integer = true;
         n.integer = d.get<bool>() ? 1 : 0;
         n.value = static_cast<double>(n.integer);
+      } else if (d.is_string() && !d.get<std::string>().empty()) {  // a run-time value with a range
+        names.push_back(d.get<std::string>());
+        ++k;
+        continue;
       } else {
         return InvalidArgument("config.json: input_values['" + s.key() + "'] element " + std::to_string(k) + " is " +
-                               d.dump() + "; expected a number (the list must be flat, row-major)");
+                               d.dump() + "; expected a number, or the name of a run-time value (the list must be flat, row-major)");
       }
       vals.push_back(n);
       ++k;
     }
-    c->input_values[s.key()] = std::move(vals);
+    if (!names.empty() && !vals.empty())
+      return InvalidArgument("config.json: input_values['" + s.key() + "'] mixes numbers and names; either bind every "
+                             "element to a number, or name every element (each name with its range in "
+                             "\"dimensions\") so that the runtime reads the values");
+    if (!names.empty()) c->value_symbols[s.key()] = std::move(names);
+    else c->input_values[s.key()] = std::move(vals);
   }
   return Status::Ok();
 }
@@ -181,8 +191,12 @@ Status ParseDimensions(const nlohmann::json& v, ModelConfig* c) {
       const auto& n = k.value();
       if (k.key() != "min" && k.key() != "max" && k.key() != "multiple_of")
         return InvalidArgument(where + ": unknown key '" + k.key() + "' (supported: min, max, multiple_of)");
-      if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > (int64_t{1} << 31))
-        return InvalidArgument(where + "." + k.key() + " is " + n.dump() + "; it must be an integer in [1, 2^31]");
+      // [1, 2^31] for a dimension, checked once its use is known (ResolveSymbols);
+      // a run-time value's range may hold 0 and negative numbers.
+      if (!n.is_number_integer() || n.get<int64_t>() < -(int64_t{1} << 31) || n.get<int64_t>() > (int64_t{1} << 31) ||
+          (k.key() == "multiple_of" && n.get<int64_t>() < 1))
+        return InvalidArgument(where + "." + k.key() + " is " + n.dump() + "; it must be an integer in " +
+                               (k.key() == "multiple_of" ? "[1, 2^31]" : "[-2^31, 2^31]"));
       int64_t x = n.get<int64_t>();
       if (k.key() == "min") { sym.min = x; has_min = true; }
       else if (k.key() == "max") { sym.max = x; has_max = true; }

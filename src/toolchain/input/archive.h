@@ -52,6 +52,10 @@ struct ModelConfig {
   // "dimensions": symbol name -> its range, as written (not yet rounded to multiple_of).
   std::map<std::string, Symbol> dimensions;
   InputValues input_values;
+  // input_values entries that name their elements: graph input -> one
+  // "dimensions" name per element (row-major). The runtime reads these values
+  // from the input's data at send_input (run-time value symbols).
+  std::map<std::string, std::vector<std::string>> value_symbols;
   bool fp16_weights = true;
 };
 

@@ -220,7 +220,7 @@ bool SymContext::IsMonotoneMemo(int32_t e, const std::vector<int64_t>* at_min, s
 }
 
 int64_t SymContext::KnownDivisor(int32_t e) const {
-  if (DependsOnValue(e)) return 1;  // see IsMonotone
+  if (DependsOnValue(e, /*unsampled_only=*/true)) return 1;  // a derived range's values are not checked against it
   const SymNode& n = nodes_[e];
   auto gcd = [](int64_t x, int64_t y) {
     x = x < 0 ? -x : x;
@@ -277,7 +277,7 @@ std::string SymContext::ToStringWithin(int32_t e, size_t* budget) const {
   }
 }
 
-bool SymContext::DependsOnValue(int32_t e) const {
+bool SymContext::DependsOnValue(int32_t e, bool unsampled_only) const {
   std::vector<char> seen(nodes_.size(), 0);
   std::vector<int32_t> stack{e};
   while (!stack.empty()) {
@@ -287,7 +287,9 @@ bool SymContext::DependsOnValue(int32_t e) const {
     seen[k] = 1;
     const SymNode& n = nodes_[k];
     if (n.op == SymOp::kSymbol) {
-      if (n.a >= 0 && static_cast<size_t>(n.a) < symbols_.size() && symbols_[n.a].is_value()) return true;
+      if (n.a >= 0 && static_cast<size_t>(n.a) < symbols_.size() && symbols_[n.a].is_value() &&
+          !(unsampled_only && symbols_[n.a].sampled))
+        return true;
     } else if (n.op != SymOp::kConst) {
       stack.push_back(static_cast<int32_t>(n.a));
       stack.push_back(static_cast<int32_t>(n.b));
@@ -377,7 +379,7 @@ static int64_t Extreme(const Dim& d, bool lo) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
   // Run-time values: most points of their ranges are invalid (a guard fails
   // there), so enumerating them says nothing.
-  if (DependsOnValue(d)) return lo ? kMin : kMax;
+  if (DependsOnUnsampledValue(d)) return lo ? kMin : kMax;
   int64_t r = lo ? kMax : kMin;
   if (ForEachPoint(*SymContext::Current(), {d.expr()}, [&](const std::vector<int64_t>& x) {
         r = lo ? std::min(r, x[0]) : std::max(r, x[0]);
@@ -440,6 +442,15 @@ bool DependsOnValue(const Dim& d) {
 bool AnyDependsOnValue(const std::vector<Dim>& ds) {
   for (const Dim& d : ds)
     if (DependsOnValue(d)) return true;
+  return false;
+}
+bool DependsOnUnsampledValue(const Dim& d) {
+  const SymContext* c = SymContext::Current();
+  return c != nullptr && d.is_symbolic() && c->DependsOnValue(d.expr(), /*unsampled_only=*/true);
+}
+bool AnyDependsOnUnsampledValue(const std::vector<Dim>& ds) {
+  for (const Dim& d : ds)
+    if (DependsOnUnsampledValue(d)) return true;
   return false;
 }
 }  // namespace oaaxvk::toolchain

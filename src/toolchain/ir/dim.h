@@ -47,6 +47,12 @@ struct Symbol {
   int64_t min = 1, max = 1, multiple_of = 1;
   std::string value_input;
   int64_t value_element = -1;
+  // A value symbol whose range the user gave (config.json "input_values"
+  // names it): the conversion compiles at several of its values like a
+  // dimension's, so every size built from it is checked there. The others
+  // (ranges derived from the op) stay at their maximum at every point, and
+  // their sizes reach only kernels whose lowering derived them on purpose.
+  bool sampled = false;
   bool is_value() const { return !value_input.empty(); }
 };
 
@@ -93,8 +99,9 @@ class SymContext {
   int64_t KnownDivisor(int32_t e) const;
   // Human-readable form, e.g. "ceildiv(H*W, 256)".
   std::string ToString(int32_t e) const;
-  // Whether node `e` reads a run-time value symbol (Symbol::is_value).
-  bool DependsOnValue(int32_t e) const;
+  // Whether node `e` reads a run-time value symbol (Symbol::is_value; with
+  // unsampled_only, one that is not Symbol::sampled).
+  bool DependsOnValue(int32_t e, bool unsampled_only = false) const;
   // Records a guard (kept once per expression; a constant-true guard is
   // dropped). Fails with `text` when the guard is constant false.
   Status AddGuard(int32_t e, const std::string& text);
@@ -229,6 +236,9 @@ bool AnySymbolic(const std::vector<Dim>& ds);
 // SymContext (Symbol::is_value); false without a context.
 bool DependsOnValue(const Dim& d);
 bool AnyDependsOnValue(const std::vector<Dim>& ds);
+// The same for value symbols that are not sampled (Symbol::sampled).
+bool DependsOnUnsampledValue(const Dim& d);
+bool AnyDependsOnUnsampledValue(const std::vector<Dim>& ds);
 
 }  // namespace oaaxvk::toolchain
 

@@ -193,6 +193,16 @@ static Status ReshapeByValue(Node& n, const Shape& x, const std::vector<Dim>& sh
   SymContext* c = SymContext::Current();
   const std::string who = "Reshape '" + n.name + "'";
   const Dim total = NumElements(x);
+  // Entries that are never -1 or a 0 that copies (sizes a decomposition
+  // computed from run-time values): the output shape is the target itself.
+  bool exact = true;
+  for (const Dim& d : sh) exact = exact && LowerBound(d) >= (allowzero ? 0 : 1);
+  if (exact) {
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(NumElements(sh), total).Node(c),
+        who + ": the target shape must hold the input's " + std::to_string(total.value()) + " elements " +
+            ShapeToString(x)));
+    return SetOut(*g, n, 0, g->FindTensor(n.inputs[0])->dtype, sh);
+  }
   Dim minus_ones = 0, known = 1;
   std::vector<Dim> is_infer(sh.size()), fixed(sh.size());
   for (size_t i = 0; i < sh.size(); ++i) {
@@ -486,7 +496,14 @@ Status InferNodeShapes(Graph& g, Node& n) {
   if (op == "Resize") {
     // opset 10: (X, scales); opset 11+: (X, roi, scales, sizes).
     size_t si = g.opset < 11 ? 1 : 2, zi = 3;
-    OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ConstInts(g, n, zi, "sizes"));
+    std::vector<Dim> sizes;
+    if (const Tensor* zt = zi < n.inputs.size() && !n.inputs[zi].empty() ? g.FindTensor(n.inputs[zi]) : nullptr;
+        zt != nullptr && zt->is_const && AnyDependsOnValue(zt->sym)) {
+      sizes = zt->AsDims();  // read at run time (feature value_symbols)
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> zs, ConstInts(g, n, zi, "sizes"));
+      sizes = ToDims(zs);
+    }
     std::vector<double> scales;
     if (si < n.inputs.size() && !n.inputs[si].empty()) {
       const Tensor* t = g.FindTensor(n.inputs[si]);
@@ -516,6 +533,22 @@ Status InferNodeShapes(Graph& g, Node& n) {
       if (static_cast<int64_t>(sizes.size()) != rank) return NodeError(n, "sizes must have one entry per input dimension");
       for (int64_t i = 0; i < rank; ++i) {
         s[i] = sizes[i];
+        if (DependsOnValue(sizes[i])) {
+          // The kernel computes out / in itself (resize2d.glsl: scale 0);
+          // only the two innermost dimensions are resized.
+          SymContext* c = SymContext::Current();
+          const std::string who = "Resize '" + n.name + "': sizes[" + std::to_string(i) + "]";
+          if (i + 2 < rank) {
+            s[i] = x[i];
+            OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(sizes[i], x[i]).Node(c),
+                                               who + " must equal the input's dimension (only the last two are resized)"));
+          } else {
+            OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(sizes[i], Dim(0))).Node(c), who + " is negative"));
+          }
+          eff[i] = 0.f;
+          len[i] = 0.f;
+          continue;
+        }
         eff[i] = static_cast<float>(s[i]) / static_cast<float>(x[i]);
         len[i] = static_cast<float>(s[i]);
       }

@@ -85,6 +85,36 @@ Status InferMaxPoolIndices(Graph& g, Node& n) {
 
 }  // namespace
 
+StatusOr<std::vector<Dim>> PadAmounts(const Graph& g, const Node& n, int64_t rank) {
+  std::vector<Dim> pads;
+  std::vector<int64_t> axes;
+  if (g.opset < 11) {
+    pads = ToDims(n.GetInts("pads", {}));
+  } else {
+    const Tensor* t = n.inputs.size() > 1 && !n.inputs[1].empty() ? g.FindTensor(n.inputs[1]) : nullptr;
+    if (t != nullptr && t->is_const && AnyDependsOnValue(t->sym)) {
+      pads = t->AsDims();  // read at run time (feature value_symbols)
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> p, ConstParam(g, n, 1, "pads"));
+      pads = ToDims(p);
+    }
+    OAAXVK_ASSIGN_OR_RETURN(axes, ConstParam(g, n, 3, "axes"));
+  }
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  if (pads.size() != 2 * axes.size())
+    return IdxError(n, "pads has " + std::to_string(pads.size()) + " entries, expected " +
+                           std::to_string(2 * axes.size()));
+  std::vector<Dim> both(static_cast<size_t>(2 * rank), Dim(0));
+  const size_t na = axes.size();
+  for (size_t i = 0; i < na; ++i) {
+    OAAXVK_ASSIGN_OR_RETURN(int64_t a, Axis(n, axes[i], rank));
+    both[a] = pads[i];
+    both[a + rank] = pads[i + na];
+  }
+  return both;
+}
+
 const std::set<std::string>& IndexDeviceOps() {
   static const std::set<std::string> k = {"GatherElements", "GatherND", "ScatterElements", "Scatter",
                                           "ScatterND", "CumSum", "TopK", "Pad"};
@@ -226,46 +256,41 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     std::string mode = n.GetString("mode", "constant");
     int64_t m = mode == "constant" ? 0 : mode == "reflect" ? 1 : mode == "edge" ? 2 : -1;
     if (m < 0) return IdxUnsupported(n, "mode '" + mode + "' is not supported (constant, reflect, edge)");
-    std::vector<int64_t> pads, axes;
-    if (g.opset < 11) {
-      pads = n.GetInts("pads", {});
-    } else {
-      OAAXVK_ASSIGN_OR_RETURN(pads, ConstParam(g, n, 1, "pads"));
-      OAAXVK_ASSIGN_OR_RETURN(axes, ConstParam(g, n, 3, "axes"));
-      if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-        const Tensor* v = in[2];
-        if (v->numel() != 1) return IdxError(n, "constant_value must hold one value");
-        if (IsFloatLike(v->dtype) != IsFloatLike(dt))
-          return IdxError(n, "constant_value has data type " + std::string(DTypeName(v->dtype)) +
-                                 ", the data " + DTypeName(dt));
-      }
+    if (g.opset >= 11 && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      const Tensor* v = in[2];
+      if (v->numel() != 1) return IdxError(n, "constant_value must hold one value");
+      if (IsFloatLike(v->dtype) != IsFloatLike(dt))
+        return IdxError(n, "constant_value has data type " + std::string(DTypeName(v->dtype)) +
+                               ", the data " + DTypeName(dt));
     }
-    if (axes.empty())
-      for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-    if (pads.size() != 2 * axes.size())
-      return IdxError(n, "pads has " + std::to_string(pads.size()) + " entries, expected " +
-                             std::to_string(2 * axes.size()));
-    std::vector<int64_t> pb(rank, 0), pe(rank, 0);
-    size_t na = axes.size();
-    for (size_t i = 0; i < na; ++i) {
-      OAAXVK_ASSIGN_OR_RETURN(int64_t a, Axis(n, axes[i], rank));
-      pb[a] = pads[i];
-      pe[a] = pads[i + na];
-    }
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<Dim> both, PadAmounts(g, n, rank));
+    SymContext* c = SymContext::Current();
+    const std::string who = "Pad '" + n.name + "'";
     Shape s = x;
     for (int64_t i = 0; i < rank; ++i) {
-      s[i] = x[i] + pb[i] + pe[i];
+      const Dim& pb = both[i];
+      const Dim& pe = both[i + rank];
+      s[i] = x[i] + pb + pe;
+      const std::string dim = " of dimension " + std::to_string(i);
+      if (DependsOnValue(pb) || DependsOnValue(pe)) {  // pads read at run time: guards
+        OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(s[i], Dim(0))).Node(c), who + ": the pads crop dimension " +
+                                                                                   std::to_string(i) + " below zero"));
+        if (m == 1)
+          OAAXVK_RETURN_IF_ERROR(c->AddGuard((Lt(pb, x[i]) * Lt(pe, x[i])).Node(c),
+                                             who + ": reflect pads" + dim + " must be below its extent"));
+        if (m != 0)
+          OAAXVK_RETURN_IF_ERROR(c->AddGuard(
+              Eq(Lt(pb, Dim(0)) * Lt(Dim(0), pe) + Lt(pe, Dim(0)) * Lt(Dim(0), pb), Dim(0)).Node(c),
+              who + ": mode '" + mode + "' with both cropping and padding" + dim + " is not supported"));
+        continue;
+      }
       if (s[i] < 0) return IdxError(n, "pads crop dimension " + std::to_string(i) + " below zero");
-      if (m == 1 && (pb[i] > x[i] - 1 || pe[i] > x[i] - 1))
-        return IdxUnsupported(n, "reflect pads of dimension " + std::to_string(i) + " must be below its extent " +
-                                     std::to_string(x[i]));
-      if (m != 0 && std::min(pb[i], pe[i]) < 0 && std::max(pb[i], pe[i]) > 0)
+      if (m == 1 && (pb > x[i] - 1 || pe > x[i] - 1))
+        return IdxUnsupported(n, "reflect pads" + dim + " must be below its extent " + std::to_string(x[i]));
+      if (m != 0 && std::min<int64_t>(pb, pe) < 0 && std::max<int64_t>(pb, pe) > 0)
         return IdxUnsupported(n, "mode '" + mode + "' with both cropping and padding on dimension " +
                                      std::to_string(i) + " is not supported");
     }
-    std::vector<int64_t> both = pb;
-    both.insert(both.end(), pe.begin(), pe.end());
-    n.SetInts("_pads", both);
     n.SetInt("_mode", m);
     return SetOutputK(g, n, 0, dt, s);
   }

@@ -1,5 +1,7 @@
 #include "toolchain/ir/shape_infer_int.h"
 
+#include <algorithm>
+
 #include "toolchain/ir/shape_infer.h"
 
 namespace oaaxvk::toolchain {
@@ -20,6 +22,40 @@ Status SetOutput(Graph& g, const Node& n, DType dt, Shape s) {
   t.shape = std::move(s);
   t.has_shape = true;
   return Status::Ok();
+}
+
+// Expand whose target shape holds run-time values (feature value_symbols):
+// numpy broadcasting per dimension, where a static input dimension of 1 takes
+// the value and any other static dimension keeps its size (a guard requires
+// the value to be 1 or that size).
+Status ExpandByValue(Graph& g, const Node& n, const Shape& x, const std::vector<Dim>& target) {
+  SymContext* c = SymContext::Current();
+  const std::string who = "Expand '" + n.name + "'";
+  const size_t r = std::max(x.size(), target.size());
+  Shape s(r);
+  for (size_t i = 0; i < r; ++i) {
+    const Dim dx = i < r - x.size() ? Dim(1) : x[i - (r - x.size())];
+    const Dim dt = i < r - target.size() ? Dim(1) : target[i - (r - target.size())];
+    if (!DependsOnValue(dt) || SameDim(dx, dt)) {
+      StatusOr<Shape> b = BroadcastShapes({dx}, {dt});
+      if (!b.ok()) return IntNodeError(n, b.status().message());
+      s[i] = (*b)[0];
+    } else if (!dx.is_symbolic() && dx.value() == 1) {
+      s[i] = dt;
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(dt, Dim(0))).Node(c),
+                                         who + ": shape[" + std::to_string(i - (r - target.size())) + "] is negative"));
+    } else if (!dx.is_symbolic()) {
+      s[i] = dx;
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Eq(dt, Dim(1)) + Eq(dt, dx)).Node(c),
+          who + ": shape[" + std::to_string(i - (r - target.size())) + "] must be 1 or " +
+              std::to_string(dx.value()) + " to broadcast with the input " + ShapeToString(x)));
+    } else {
+      return Unimplemented("node '" + n.name + "' (Expand): input dimension " + std::to_string(i) +
+                           " is symbolic and the target's is a run-time value; which one broadcasts is not "
+                           "known at conversion (bind one of them)");
+    }
+  }
+  return SetOutput(g, n, g.FindTensor(n.inputs[0])->dtype, s);
 }
 
 }  // namespace
@@ -85,7 +121,9 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
     OAAXVK_RETURN_IF_ERROR(need(1));
     if (!in[1]->is_const)
       return IntNodeError(n, "shape input '" + n.inputs[1] + "' is not a compile-time constant (dynamic shapes are not supported)");
-    StatusOr<Shape> s = BroadcastShapes(x, in[1]->AsDims());
+    const std::vector<Dim> target = in[1]->AsDims();
+    if (AnyDependsOnValue(target)) return ExpandByValue(g, n, x, target);
+    StatusOr<Shape> s = BroadcastShapes(x, target);
     if (!s.ok()) return IntNodeError(n, s.status().message());
     return SetOutput(g, n, in[0]->dtype, *s);
   }

@@ -133,11 +133,11 @@ class Lowerer {
       // maxima (TopK), so it is converted / copied as that flat value.
       const Shape out_shape = t.shape;
       const Dim out_nbytes = t.numel() * static_cast<int64_t>(DTypeSize(t.dtype));
-      const bool by_value = AnyDependsOnValue(t.shape);
+      const bool by_value = AnyDependsOnUnsampledValue(t.shape);
       if (by_value) {
         // The whole region at its largest (a value-dependent size is copied at its maximum).
         const Dim& b = p_.values[src].bytes;
-        t.shape = {DependsOnValue(b) ? Dim(b.value() / 4) : FloorDiv(b, Dim(4))};
+        t.shape = {DependsOnUnsampledValue(b) ? Dim(b.value() / 4) : FloorDiv(b, Dim(4))};
       }
       int v = src;
       if (t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert from the compute format
@@ -449,7 +449,7 @@ class Lowerer {
     // functions of the input shapes).
     const bool view = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
     for (const std::string& in : n.inputs)
-      if (!view && !in.empty() && g_.FindTensor(in) && AnyDependsOnValue(T(in).shape))
+      if (!view && !in.empty() && g_.FindTensor(in) && AnyDependsOnUnsampledValue(T(in).shape))
         return NodeError(n, "input '" + in + "' has a shape " + ShapeToString(T(in).shape) +
                                 " computed from a run-time input value; only Reshape, Flatten, Squeeze, Unsqueeze "
                                 "and Identity may follow such a value (bind the input at conversion, config.json "

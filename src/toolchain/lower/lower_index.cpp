@@ -217,8 +217,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
                          n.GetInt("largest", 1) ? "largest" : "smallest");
   } else if (op == "Pad") {
-    std::vector<int64_t> pads = n.GetInts("_pads", {});
-    if (static_cast<int64_t>(pads.size()) != 2 * rank) return Internal("node '" + n.name + "': Pad pads missing");
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<Dim> pads, PadAmounts(g, n, rank));
     bool has_value = g.opset >= 11 && n.inputs.size() > 2 && !n.inputs[2].empty();
     uint32_t value_bits = 0;
     if (g.opset < 11) {
@@ -231,7 +230,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.spec = {U(y.numel()), U(n.GetInt("_mode", 0)), has_value ? 1u : 0u, value_bits};
     Push(&d.spec, Align6(y.shape, 1));
     Push(&d.spec, Align6(xs, 1));
-    Push(&d.spec, Align6(ToDims(std::vector<int64_t>(pads.begin(), pads.begin() + rank)), 0));
+    Push(&d.spec, Align6(std::vector<Dim>(pads.begin(), pads.begin() + rank), 0));
     d.detail = n.GetString("mode", "constant");
   } else {  // MaxPool with Indices
     if (xs.size() != 4) return LErr(n, "only 2-D pooling (4-D input) is supported");

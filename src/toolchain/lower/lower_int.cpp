@@ -103,9 +103,9 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
   r.handled = true;
   OAAXVK_RETURN_IF_ERROR(CheckDevice(g, n));
   const Shape& ys = y->shape;
-  int64_t N = y->numel();
+  const Dim N = y->numel();
   PlannedDispatch& d = r.d;
-  d.units = static_cast<uint64_t>(N);
+  d.units = N;
 
   if (op == "Cast" || op == "CastLike") {
     DType s = x->dtype, t = y->dtype;
@@ -134,8 +134,8 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
     const Shape& xs = x->shape;
     int64_t axis = n.GetInt("axis", 0);
     if (axis < 0) axis += static_cast<int64_t>(xs.size());
-    int64_t inner = 1;
-    for (size_t i = static_cast<size_t>(axis) + 1; i < xs.size(); ++i) inner *= xs[i];
+    Dim inner = 1;
+    for (size_t i = static_cast<size_t>(axis) + 1; i < xs.size(); ++i) inner = inner * xs[i];
     d.kernel = "gather";
     d.inputs = {n.inputs[0], n.inputs[1]};
     d.spec = {U(N), U(xs[axis]), U(inner), U(ind->numel())};
@@ -144,8 +144,9 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
   }
   if (op == "ArgMax" || op == "ArgMin") {
     const Shape& xs = x->shape;
-    int64_t axis = n.GetInt("axis", 0), inner = 1;
-    for (size_t i = static_cast<size_t>(axis) + 1; i < xs.size(); ++i) inner *= xs[i];
+    int64_t axis = n.GetInt("axis", 0);
+    Dim inner = 1;
+    for (size_t i = static_cast<size_t>(axis) + 1; i < xs.size(); ++i) inner = inner * xs[i];
     d.kernel = "argreduce";
     d.inputs = {n.inputs[0]};
     d.spec = {U(N), U(xs[axis]), U(inner), op == "ArgMax" ? 1u : 0u, n.GetInt("select_last_index", 0) ? 1u : 0u,
@@ -160,9 +161,9 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
     d.spec = {U(N), 0, 0};
     Shape o6(6 - ys.size(), 1);
     o6.insert(o6.end(), ys.begin(), ys.end());
-    for (int64_t v : o6) d.spec.push_back(U(v));
-    for (int64_t v : BroadcastStrides(x->shape, o6)) d.spec.push_back(U(v));
-    for (int64_t v : DenseStrides(o6)) d.spec.push_back(U(v));
+    for (const Dim& v : o6) d.spec.push_back(U(v));
+    for (const Dim& v : BroadcastStrides(x->shape, o6)) d.spec.push_back(U(v));
+    for (const Dim& v : DenseStrides(o6)) d.spec.push_back(U(v));
     d.detail = "expand";
     return r;
   }

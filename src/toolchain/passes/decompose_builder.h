@@ -71,7 +71,22 @@ class Builder {
     t.SetInts("perm", perm);
     return t.outputs[0];
   }
+  // [0, 1, ..., n - 1] of `dtype` (a float or integer type) computed on the
+  // device, for a length n read at run time (feature value_symbols): the
+  // exclusive CumSum of Expand(1, [n]); with `reverse`, [n, n - 1, ..., 1]
+  // (the inclusive CumSum from the end). *ones (optional) receives the n ones.
+  std::string RunTimeIota(const Dim& n, DType dtype, bool reverse, const std::string& suffix,
+                          std::string* ones = nullptr) {
+    const std::string one = AddConst(MakeConstFromDoubles("", dtype, {1}, {1.0}), suffix + "_one");
+    const std::string o = Op("Expand", {one, ConstI64(suffix + "_length", {n})}, suffix + "_ones");
+    if (ones != nullptr) *ones = o;
+    Node& c = Add("CumSum", {o, ConstI64(suffix + "_axis", {0})}, suffix);
+    c.SetInt("exclusive", reverse ? 0 : 1);
+    c.SetInt("reverse", reverse ? 1 : 0);
+    return Out(c);
+  }
   std::vector<Node>& nodes() { return nodes_; }
+  const Graph& graph() const { return g_; }
 
  private:
   Graph& g_;

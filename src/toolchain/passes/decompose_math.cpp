@@ -293,12 +293,53 @@ Status EyeLike(Graph& g, const Node& n, Builder& b) {
 }
 
 // OneHot: Where(Unsqueeze(wrapped indices, axis) == iota, on, off).
+// OneHot whose depth is read at run time (feature value_symbols): an index i
+// is "on" at position p of the new axis when i == p or i == p - depth (a
+// negative index counts from the end); [0, depth) and [-depth, 0) are
+// computed on the device. Indices outside [-depth, depth) give all "off".
+Status OneHotByValue(const Node& n, Builder& b, const Tensor& ind, const Dim& depth) {
+  SymContext* c = SymContext::Current();
+  OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(depth, Dim(1))).Node(c), "OneHot '" + n.name + "': depth must be at least 1"));
+  const int64_t rank = static_cast<int64_t>(ind.shape.size());
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < -(rank + 1) || axis > rank)
+    return NodeInvalid(n, "axis " + std::to_string(axis) + " out of range for output rank " + std::to_string(rank + 1));
+  if (axis < 0) axis += rank + 1;
+  std::string idx = n.inputs[0];
+  DType it = ind.dtype;
+  if (IsFloatLike(it) || it != DType::kInt64) {  // ONNX: indices are cast to int64
+    Node& cast = b.Add("Cast", {idx}, "indices_as_int");
+    cast.SetInt("to", static_cast<int64_t>(DType::kInt64));
+    idx = b.Out(cast);
+    it = DType::kInt64;
+  }
+  Shape us = ind.shape;
+  us.insert(us.begin() + axis, 1);
+  const std::string u = b.Reshape(idx, us, "unsqueeze");
+  Shape is(static_cast<size_t>(rank + 1), 1);
+  is[static_cast<size_t>(axis)] = depth;
+  const std::string pos = b.Reshape(b.RunTimeIota(depth, it, false, "positions"), is, "positions_shaped");
+  const std::string from_end = b.RunTimeIota(depth, it, true, "from_end");  // [depth, ..., 1]
+  const std::string neg = b.Reshape(b.Op("Sub", {Fill(b, it, {1}, 0, "zero"), from_end}, "negative_positions"), is,
+                                    "negative_positions_shaped");
+  const std::string mask = b.Op("Or", {b.Op("Equal", {u, pos}, "at"), b.Op("Equal", {u, neg}, "at_negative")}, "mask");
+  std::string flat = n.inputs[2];
+  const Tensor* vals = b.graph().FindTensor(flat);
+  if (vals != nullptr && vals->shape.size() != 1) flat = b.Reshape(flat, {2}, "values");
+  const std::string axes = b.ConstI64("axes", {0});
+  const std::string off = b.Op("Slice", {flat, b.ConstI64("off_start", {0}), b.ConstI64("off_end", {1}), axes}, "off");
+  const std::string on = b.Op("Slice", {flat, b.ConstI64("on_start", {1}), b.ConstI64("on_end", {2}), axes}, "on");
+  b.Add("Where", {mask, on, off}, "select", n.outputs[0]).name = n.name;
+  return Status::Ok();
+}
+
 Status OneHot(Graph& g, const Node& n, Builder& b) {
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* ind, ShapedInput(g, n, 0));
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* vals, ShapedInput(g, n, 2));
   if (!HasInput(n, 1)) return NodeInvalid(n, "missing input 1 (depth)");
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* dt, ConstInput(g, n, 1, "depth"));
   if (dt->numel() != 1) return NodeInvalid(n, "depth must have one element, got shape " + ShapeToString(dt->shape));
+  if (AnyDependsOnValue(dt->sym)) return OneHotByValue(n, b, *ind, dt->AsDims()[0]);
   const double depth_v = dt->AsDoubles().at(0);
   if (!(depth_v >= 1 && depth_v <= static_cast<double>(int64_t{1} << 24)))
     return NodeInvalid(n, StrFormat("depth must be in [1, 2^24], got %g", depth_v));
@@ -343,23 +384,27 @@ Status Tile(Graph& g, const Node& n, Builder& b) {
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
   if (!HasInput(n, 1)) return NodeInvalid(n, "missing input 1 (repeats)");
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* rt, ConstInput(g, n, 1, "repeats"));
-  const std::vector<int64_t> reps = rt->AsInts();
+  // Repeats read at run time (feature value_symbols) keep their expressions:
+  // every axis with such a repeat gets its Expand, whatever the value.
+  const std::vector<Dim> reps = rt->AsDims();
   if (reps.size() != x->shape.size())
     return NodeInvalid(n, "repeats has " + std::to_string(reps.size()) + " entries for input rank " +
                               std::to_string(x->shape.size()));
-  for (int64_t r : reps)
-    if (r < 1) return NodeUnimplemented(n, "repeats must be >= 1 (empty outputs are not supported), got " + std::to_string(r));
+  for (const Dim& r : reps)
+    if (!DependsOnValue(r) && r < 1)
+      return NodeUnimplemented(n, "repeats must be >= 1 (empty outputs are not supported), got " +
+                                      std::to_string(r.value()));
   Shape cur = x->shape;
   std::string acc = n.inputs[0];
   for (size_t a = 0; a < cur.size(); ++a) {
-    if (reps[a] == 1) continue;
-    int64_t outer = 1, inner = 1;
-    for (size_t i = 0; i < a; ++i) outer *= cur[i];
-    for (size_t i = a + 1; i < cur.size(); ++i) inner *= cur[i];
+    if (!DependsOnValue(reps[a]) && reps[a] == 1) continue;
+    Dim outer = 1, inner = 1;
+    for (size_t i = 0; i < a; ++i) outer = outer * cur[i];
+    for (size_t i = a + 1; i < cur.size(); ++i) inner = inner * cur[i];
     const std::string s = std::to_string(a);
     std::string r4 = b.Out(b.Add("Reshape", {acc, b.ConstI64("shape4_" + s, {outer, 1, cur[a], inner})}, "split" + s));
     std::string e = b.Out(b.Add("Expand", {r4, b.ConstI64("expand_" + s, {outer, reps[a], cur[a], inner})}, "repeat" + s));
-    cur[a] *= reps[a];
+    cur[a] = cur[a] * reps[a];
     acc = b.Out(b.Add("Reshape", {e, b.ConstI64("shape_" + s, cur)}, "merge" + s));
   }
   Finish(g, b, acc, n.outputs[0], n.name);
@@ -436,6 +481,26 @@ Status Range(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// ConstantOfShape whose shape is read at run time (feature value_symbols):
+// an Expand of the one-element value. With a constant shape it stays as it
+// is (folded into a constant).
+Status ConstantOfShape(Graph& g, const Node& n, Builder& b) {
+  const Tensor* s = HasInput(n, 0) ? g.FindTensor(n.inputs[0]) : nullptr;
+  if (s == nullptr || !s->is_const || !AnyDependsOnValue(s->sym)) {
+    PassThrough(n, b);
+    return Status::Ok();
+  }
+  Tensor v = MakeConstF32("", {1}, {0.f});
+  if (auto it = n.attrs.find("value"); it != n.attrs.end() && !it->second.t.empty()) {
+    v = it->second.t[0];
+    if (v.numel() != 1) return NodeInvalid(n, "value must hold one element");
+    v.shape = {1};
+    v.is_const = v.has_shape = true;
+  }
+  b.Add("Expand", {b.AddConst(v, "value"), n.inputs[0]}, "expand", n.outputs[0]).name = n.name;
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::map<std::string, DecomposeFn>& MathDecompositions() {
@@ -443,7 +508,7 @@ const std::map<std::string, DecomposeFn>& MathDecompositions() {
       {"Sum", Variadic},     {"Mean", Variadic},   {"Max", Variadic},       {"Min", Variadic},
       {"Clip", Clip},        {"Pow", Pow},         {"PRelu", PRelu},        {"GlobalMaxPool", GlobalMaxPool},
       {"IsNaN", IsNaNInf},   {"IsInf", IsNaNInf},  {"EyeLike", EyeLike},    {"OneHot", OneHot},
-      {"Tile", Tile},        {"Dropout", Dropout}, {"Range", Range},
+      {"Tile", Tile},        {"Dropout", Dropout}, {"Range", Range},   {"ConstantOfShape", ConstantOfShape},
   };
   return k;
 }

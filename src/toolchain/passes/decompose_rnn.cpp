@@ -325,24 +325,66 @@ class Unroller {
 
 Status Recurrent(Graph& g, const Node& n, Builder& b) { return Unroller(g, n, b).Run(); }
 
+// The coefficients a0, a1, a2 of a0 - a1 cos(2 pi k / N) + a2 cos(4 pi k / N),
+// as the ONNX function bodies define them (float32 constants).
+void WindowCoefficients(const std::string& op, double* a0, double* a1, double* a2) {
+  *a2 = 0.0;
+  if (op == "HannWindow") { *a0 = 0.5; *a1 = 0.5; }
+  else if (op == "HammingWindow") { *a0 = double(25.f / 46.f); *a1 = double(1.f - 25.f / 46.f); }
+  else { *a0 = double(0.42f); *a1 = 0.5; *a2 = double(0.08f); }
+}
+
+// A window whose size is read at run time (feature value_symbols): computed
+// on the device from k = [0, size) and N = size (periodic) or max(size - 1, 1)
+// (symmetric; a window of one element is a0 - a1 + a2 either way).
+Status WindowByValue(const Node& n, Builder& b, const Dim& len) {
+  DType dt = static_cast<DType>(n.GetInt("output_datatype", 1));
+  if (DTypeSize(dt) == 0) return NodeUnimplemented(n, "output_datatype " + std::to_string(int(dt)) + " is not supported");
+  double a0, a1, a2;
+  WindowCoefficients(n.op_type, &a0, &a1, &a2);
+  auto scalar = [&](double v, const std::string& suffix) {
+    return b.AddConst(MakeConstFromDoubles("", DType::kFloat, {1}, {v}), suffix);
+  };
+  std::string ones;
+  const std::string k = b.RunTimeIota(len, DType::kFloat, false, "k", &ones);
+  Node& count = b.Add("ReduceSum", {ones}, "count");
+  count.SetInts("axes", {0});
+  count.SetInt("keepdims", 1);
+  std::string denom = b.Out(count);
+  if (n.GetInt("periodic", 1) == 0)
+    denom = b.Op("Max", {b.Op("Sub", {denom, scalar(1.0, "one")}, "count_m1"), scalar(1.0, "floor")}, "denominator");
+  const double pi = 3.14159265358979323846;
+  const std::string ph = b.Op("Div", {b.Op("Mul", {k, scalar(2.0 * pi, "two_pi")}, "angle_num"), denom}, "angle");
+  std::string v = b.Op("Sub", {scalar(a0, "a0"), b.Op("Mul", {scalar(a1, "a1"), b.Op("Cos", {ph}, "cos1")}, "term1")},
+                       "window1");
+  if (a2 != 0.0) {
+    const std::string ph2 = b.Op("Mul", {ph, scalar(2.0, "two")}, "angle2");
+    v = b.Op("Add", {v, b.Op("Mul", {scalar(a2, "a2"), b.Op("Cos", {ph2}, "cos2")}, "term2")}, "window2");
+  }
+  if (dt == DType::kFloat) {
+    b.Add("Identity", {v}, "out", n.outputs[0]);
+  } else {
+    Node& c = b.Add("Cast", {v}, "out", n.outputs[0]);
+    c.SetInt("to", static_cast<int64_t>(dt));
+  }
+  return Status::Ok();
+}
+
 // HannWindow / HammingWindow / BlackmanWindow: a function of the size input
-// only, so the output is a constant (the size is shape-determining).
+// only, so the output is a constant when the size is known at conversion.
 Status Window(Graph& g, const Node& n, Builder& b) {
   const Tensor* size = g.FindTensor(n.inputs[0]);
   if (!size || !size->is_const)
     return NodeInvalid(n, "size input '" + n.inputs[0] +
                               "' is not a compile-time constant (dynamic shapes are not supported)");
   if (size->numel() != 1) return NodeInvalid(n, "size must be a scalar");
+  if (AnyDependsOnValue(size->sym)) return WindowByValue(n, b, size->AsDims()[0]);
   const int64_t len = size->AsInts()[0];
   if (len < 0 || len > (int64_t{1} << 24)) return NodeInvalid(n, "size " + std::to_string(len) + " out of range");
   const bool periodic = n.GetInt("periodic", 1) != 0;
   const double denom = periodic ? double(len) : double(len - 1);
-  // a0 - a1 cos(2 pi k / N) + a2 cos(4 pi k / N), coefficients as the ONNX
-  // function bodies define them (float32 constants).
-  double a0, a1, a2 = 0.0;
-  if (n.op_type == "HannWindow") { a0 = 0.5; a1 = 0.5; }
-  else if (n.op_type == "HammingWindow") { a0 = double(25.f / 46.f); a1 = double(1.f - 25.f / 46.f); }
-  else { a0 = double(0.42f); a1 = 0.5; a2 = double(0.08f); }
+  double a0, a1, a2;
+  WindowCoefficients(n.op_type, &a0, &a1, &a2);
   const double pi = 3.14159265358979323846;
   std::vector<double> v(static_cast<size_t>(len));
   for (int64_t k = 0; k < len; ++k) {

@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# End to end, named run-time values with ranges: config.json "input_values"
+# names every element of an integer graph input ({"input_values": {"repeats":
+# ["r0", "r1"]}}) and "dimensions" gives each name a range; the toolchain
+# compiles one bundle planned at the maxima, and the runtime reads the values
+# from the input's data at every send_input, checks each against its range and
+# the op's rules, and computes the output shapes per inference. Seventeen
+# one-node models, each converted once with such a config:
+#   Tile `repeats` (int64 [2], r0 in [1, 3], r1 in [1, 4]) of a [2,3] tensor, opset 13;
+#   Expand `shape` (int64 [3], s0 in [1, 4], s1 in [1, 3], s2 in [1, 5]) of a
+#   [3,1] tensor, opset 13 (s1 must be 1 or 3 to broadcast);
+#   ConstantOfShape (value 2.5 float) of `input` (int64 [2], each in [1, 5]), opset 9;
+#   Pad `pads` (int64 [4]) of a [3,4] tensor, opset 13: mode constant with
+#   constant_value 1.5 (an initializer) and every pad in [-1, 2] (a negative
+#   pad crops), modes edge and reflect with every pad in [0, 2];
+#   OneHot `depth` (int64, d in [1, 6]) of int64 [4] indices (negative ones
+#   and ones outside [-depth, depth) among them), opset 11: axis -1 with a
+#   scalar depth and values [0, 1] an initializer, axis 0 with a [1] depth and
+#   values [-1.5, 2] a graph input;
+#   HannWindow, HammingWindow, BlackmanWindow `size` (int64 scalar, n in
+#   [1, 12]), periodic=1 and periodic=0, opset 17;
+#   Resize `sizes` (int64 [4]: [1, 1], [1, 1], [1, 9], [1, 11]) of a [1,1,4,5]
+#   tensor, opset 13, modes nearest (default attributes), linear and cubic.
+# Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
+# on) on lavapipe and SwiftShader with several value sets per model (each
+# range's minimum, its maximum and values inside). Every output's dtype and
+# shape (byte size too) must equal the reference's exactly; the data must
+# equal it exactly (np.array_equal) for Tile, Expand, ConstantOfShape, Pad
+# (numpy.pad, after cropping for negative pads) and OneHot (numpy: an index i
+# in [-depth, depth) is "on" at i mod depth, others all "off"), and be
+# allclose to it for the windows (rtol 1e-3, atol 2e-4, the conformance
+# runner's tolerance: the device computes cos in float32 with the GLSL
+# built-in, whose precision Vulkan bounds only by 2^-11 absolute, and
+# SwiftShader is ~1e-4 off; the reference is the formulas of
+# onnx/backend/test/case/node/*window.py with pi, not their 3.1415, in
+# float64; a symmetric window of one element, 0/0 in that formula, is taken as
+# a0 - a1 + a2, i.e. cos 0, as the toolchain documents) and for Resize (rtol
+# 1e-4, atol 1e-5: interpolate_nd with nearest_coeffs / linear_coeffs /
+# cubic_coeffs of onnx/backend/test/case/node/resize.py, half_pixel). Invalid
+# values (an element outside its named range, an Expand target that does not
+# broadcast) must make send_input fail with a message naming the element and
+# its range, or the rule. Needs only numpy and onnx in PYTHON.
+# usage: value_ranges.sh PYTHON REPO_ROOT BUILD_DIR
+set -euo pipefail
+py=$1 root=$2 build=$3
+if ! "$py" -c 'import numpy, onnx' 2>/dev/null; then
+  echo "SKIP: $py lacks numpy or onnx"; exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Models with their config.json, and one input directory per value set (with
+# want.npz, the reference outputs, for valid sets). cases.txt lists "MODEL DIR"
+# for valid sets and "MODEL DIR EXPECTED-MESSAGE" for invalid ones; models.txt
+# the models; meta.json each model's value input and tolerance.
+"$py" - "$tmp" <<'PY'
+import json, os, sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h
+from onnx.backend.test.case.node.resize import interpolate_nd, nearest_coeffs, linear_coeffs, cubic_coeffs
+out = sys.argv[1]
+rng = np.random.default_rng(5)
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+NP = {F: np.float32, I64: np.int64}
+def pad(x, p, mode, cv=0.0):
+    r = x.ndim
+    b, e = p[:r], p[r:]
+    x = x[tuple(slice(max(-b[i], 0), x.shape[i] - max(-e[i], 0)) for i in range(r))]  # negative pads crop
+    kw = {"constant_values": cv} if mode == "constant" else {}
+    return np.pad(x, [(max(b[i], 0), max(e[i], 0)) for i in range(r)], mode=mode, **kw)
+def onehot(ind, depth, values, axis):
+    on = (ind >= -depth) & (ind < depth)
+    hit = (np.arange(depth) == np.where(ind < 0, ind + depth, ind)[..., None]) & on[..., None]
+    return np.moveaxis(np.where(hit, values[1], values[0]).astype(np.float32), -1, axis)
+COEFFS = {"HannWindow": (0.5, 0.5, 0.0), "HammingWindow": (25 / 46, 1 - 25 / 46, 0.0),
+          "BlackmanWindow": (0.42, 0.5, 0.08)}
+def window(op, n, periodic):
+    a0, a1, a2 = COEFFS[op]
+    N = n if periodic else n - 1
+    ph = 2 * np.pi * np.arange(n, dtype=np.float64) / N if N > 0 else np.zeros(n)  # n = 1 symmetric: cos 0
+    return (a0 - a1 * np.cos(ph) + a2 * np.cos(2 * ph)).astype(np.float32)
+RESIZE = {"nearest": nearest_coeffs, "linear": linear_coeffs, "cubic": cubic_coeffs}
+def resize(x, sizes, mode):
+    return interpolate_nd(x, RESIZE[mode], output_size=list(sizes)).astype(np.float32)
+# name: dict of op, attrs, opset, data (graph inputs fed by random data: [(name, type, shape)]), value
+# (the integer input: name, type, shape), node (the node's inputs; default data + value), init
+# (initializers), names and ranges (the config's names for the value's elements and their [min, max]),
+# ref (reference outputs from the data inputs and the values), tol ((rtol, atol) or None: exact).
+models = {
+    "tile": dict(op="Tile", opset=13, data=[("x", F, [2, 3])], value=("repeats", I64, [2]),
+                 names=["r0", "r1"], ranges=[(1, 3), (1, 4)], ref=lambda x, v: np.tile(x, v)),
+    "expand": dict(op="Expand", opset=13, data=[("x", F, [3, 1])], value=("shape", I64, [3]),
+                   names=["s0", "s1", "s2"], ranges=[(1, 4), (1, 3), (1, 5)],
+                   ref=lambda x, v: np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(v))).copy()),
+    "constant_of_shape": dict(op="ConstantOfShape", opset=9, attrs={"value": h.make_tensor("value", F, [1], [2.5])},
+                              data=[], value=("input", I64, [2]), names=["c0", "c1"], ranges=[(1, 5), (1, 5)],
+                              ref=lambda v: np.full(v, 2.5, np.float32)),
+    "pad_constant": dict(op="Pad", opset=13, attrs={"mode": "constant"}, data=[("x", F, [3, 4])],
+                         value=("pads", I64, [4]), node=["x", "pads", "cv"],
+                         init=[h.make_tensor("cv", F, [], [1.5])], names=["p0", "p1", "p2", "p3"],
+                         ranges=[(-1, 2)] * 4, ref=lambda x, v: pad(x, v, "constant", 1.5)),
+    "pad_edge": dict(op="Pad", opset=13, attrs={"mode": "edge"}, data=[("x", F, [3, 4])], value=("pads", I64, [4]),
+                     names=["p0", "p1", "p2", "p3"], ranges=[(0, 2)] * 4, ref=lambda x, v: pad(x, v, "edge")),
+    "pad_reflect": dict(op="Pad", opset=13, attrs={"mode": "reflect"}, data=[("x", F, [3, 4])],
+                        value=("pads", I64, [4]), names=["p0", "p1", "p2", "p3"], ranges=[(0, 2)] * 4,
+                        ref=lambda x, v: pad(x, v, "reflect")),
+    "onehot": dict(op="OneHot", opset=11, attrs={"axis": -1}, data=[("indices", I64, [4])], value=("depth", I64, []),
+                   node=["indices", "depth", "values"], init=[h.make_tensor("values", F, [2], [0.0, 1.0])],
+                   names=["d"], ranges=[(1, 6)], ref=lambda i, v: onehot(i, v, [0.0, 1.0], -1)),
+    "onehot_axis0": dict(op="OneHot", opset=11, attrs={"axis": 0}, data=[("indices", I64, [4]), ("values", F, [2])],
+                         value=("depth", I64, [1]), node=["indices", "depth", "values"], names=["d"],
+                         ranges=[(1, 6)], ref=lambda i, vals, v: onehot(i, v[0], vals, 0)),
+}
+for op in COEFFS:
+    for periodic in (1, 0):
+        models[f"{op.lower()}{'' if periodic else '_symmetric'}"] = dict(
+            op=op, opset=17, attrs={"periodic": periodic}, data=[], value=("size", I64, []), names=["n"],
+            ranges=[(1, 12)], ref=lambda v, op=op, p=periodic: window(op, v, p), tol=(1e-3, 2e-4))
+for mode in RESIZE:
+    models[f"resize_{mode}"] = dict(
+        op="Resize", opset=13, attrs={} if mode == "nearest" else {"mode": mode}, data=[("x", F, [1, 1, 4, 5])],
+        value=("sizes", I64, [4]), node=["x", "", "", "sizes"], names=["n", "c", "h", "w"],
+        ranges=[(1, 1), (1, 1), (1, 9), (1, 11)], ref=lambda x, v, m=mode: resize(x, v, m), tol=(1e-4, 1e-5))
+WINDOW_SETS = [1, 12, 2, 5, 7]
+RESIZE_SETS = [[1, 1, 1, 1], [1, 1, 9, 11], [1, 1, 4, 5], [1, 1, 8, 10], [1, 1, 2, 3], [1, 1, 7, 1], [1, 1, 3, 11]]
+PAD_SETS = [[0, 0, 0, 0], [2, 2, 2, 2], [1, 0, 2, 1], [0, 2, 1, 0], [2, 1, 0, 2]]
+valid = {
+    "tile": [[1, 1], [3, 4], [2, 3], [1, 4], [3, 1]],
+    "expand": [[2, 3, 5], [1, 1, 1], [4, 3, 2], [1, 3, 1], [4, 1, 5], [3, 1, 1]],
+    "constant_of_shape": [[1, 1], [5, 5], [2, 4], [5, 1], [3, 2]],
+    "pad_constant": [[-1, -1, -1, -1], [2, 2, 2, 2], [0, 0, 0, 0], [1, -1, 2, 0], [-1, 2, 0, -1]],
+    "pad_edge": PAD_SETS, "pad_reflect": PAD_SETS,
+    "onehot": [1, 6, 3, 4], "onehot_axis0": [[1], [6], [2], [5]],
+    **{m: WINDOW_SETS for m in models if "window" in m},
+    **{m: RESIZE_SETS for m in models if m.startswith("resize")},
+}
+def outside(k, name, v, lo, hi):
+    return f"element {k} ({name}) is {v}, outside {name}'s range [{lo}, {hi}]"
+invalid = {
+    "tile": [([4, 1], outside(0, "r0", 4, 1, 3)), ([1, 0], outside(1, "r1", 0, 1, 4))],
+    "expand": [([2, 2, 2], "shape[1] must be 1 or 3"), ([5, 3, 1], outside(0, "s0", 5, 1, 4)),
+               ([1, 3, 0], outside(2, "s2", 0, 1, 5))],
+    "constant_of_shape": [([0, 3], outside(0, "c0", 0, 1, 5)), ([2, 6], outside(1, "c1", 6, 1, 5))],
+    "pad_constant": [([0, 3, 0, 0], outside(1, "p1", 3, -1, 2)), ([0, 0, -2, 0], outside(2, "p2", -2, -1, 2))],
+    "pad_edge": [([0, 0, 0, -1], outside(3, "p3", -1, 0, 2))],
+    "pad_reflect": [([3, 0, 0, 0], outside(0, "p0", 3, 0, 2))],
+    "onehot": [(0, outside(0, "d", 0, 1, 6)), (7, outside(0, "d", 7, 1, 6))],
+    "onehot_axis0": [([-1], outside(0, "d", -1, 1, 6))],
+    **{m: [(13, outside(0, "n", 13, 1, 12)), (0, outside(0, "n", 0, 1, 12))] for m in models if "window" in m},
+    **{m: [([2, 1, 4, 5], outside(0, "n", 2, 1, 1)), ([1, 1, 10, 5], outside(2, "h", 10, 1, 9))]
+       for m in models if m.startswith("resize")},
+}
+def data(name, i, vals):
+    xs = []
+    for n, t, s in models[name]["data"]:
+        if n == "indices":  # negative indices, and ones outside [-depth, depth)
+            d = int(np.ravel(vals)[0])
+            xs.append(np.array([1, -1, 3, -7] if i % 2 == 0 else [d - 1, -d, d, -1 - d], np.int64))
+        elif n == "values":
+            xs.append(np.array([-1.5, 2.0], np.float32))
+        else:
+            xs.append(rng.standard_normal(s).astype(np.float32))
+    return xs
+def write(d, name, i, vals):
+    m = models[name]
+    os.makedirs(d)
+    xs = data(name, i, vals)
+    manifest = []
+    for k, ((n, t, s), x) in enumerate(zip(m["data"] + [m["value"]], xs + [np.array(vals, np.int64)])):
+        x = x.reshape(s)
+        x.tofile(f"{d}/{k}.bin")
+        manifest.append({"name": n, "dtype": x.dtype.name, "shape": s, "file": f"{k}.bin"})
+    json.dump(manifest, open(f"{d}/manifest.json", "w"))
+    return xs
+meta = {}
+for name, m in models.items():
+    ins = m["data"] + [m["value"]]
+    node = m.get("node", [n for n, _, _ in ins])
+    rank = m["ref"](*data(name, 0, valid[name][0]), valid[name][0]).ndim
+    g = h.make_graph([h.make_node(m["op"], node, ["y"], name=name, **m.get("attrs", {}))], name,
+                     [h.make_tensor_value_info(*v) for v in ins],
+                     [h.make_tensor_value_info("y", F, [f"y{i}" for i in range(rank)])], initializer=m.get("init", []))
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", m["opset"])])
+    onnx.checker.check_model(model)
+    os.makedirs(f"{out}/{name}")
+    onnx.save(model, f"{out}/{name}/model.onnx")
+    config = {"input_values": {m["value"][0]: m["names"]},
+              "dimensions": {n: {"min": lo, "max": hi} for n, (lo, hi) in zip(m["names"], m["ranges"])}}
+    json.dump(config, open(f"{out}/{name}/config.json", "w"))
+    meta[name] = {"value": m["value"][0], "tol": m.get("tol")}
+json.dump(meta, open(f"{out}/meta.json", "w"))
+with open(f"{out}/cases.txt", "w") as cases:
+    for name, sets in valid.items():
+        for i, vals in enumerate(sets):
+            xs = write(f"{out}/{name}/in{i}", name, i, vals)
+            y = models[name]["ref"](*xs, vals)
+            np.savez(f"{out}/{name}/in{i}/want.npz", y=y)
+            cases.write(f"{name} in{i}\n")
+    for name, sets in invalid.items():
+        for vals, msg in sets:
+            d = "bad" + "_".join(map(str, np.ravel(vals)))
+            write(f"{out}/{name}/{d}", name, 0, vals)
+            cases.write(f"{name} {d} {msg}\n")
+open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")
+PY
+fail=0
+# A model that does not convert fails the test; its value sets are not run.
+while read -r m; do
+  if ! "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" --config "$tmp/$m/config.json" \
+      > "$tmp/$m/toolchain.log" 2>&1; then
+    echo "FAIL: $m: conversion with $(cat "$tmp/$m/config.json") failed"; cat "$tmp/$m/toolchain.log"; fail=1
+    grep -v "^$m " "$tmp/cases.txt" > "$tmp/cases.left" || true
+    mv "$tmp/cases.left" "$tmp/cases.txt"
+  fi
+done < "$tmp/models.txt"
+for drv in lavapipe swiftshader; do
+  if [ "$drv" = swiftshader ]; then
+    icd="$root/third_party/swiftshader/vk_swiftshader_icd.json"
+    if [ ! -f "$icd" ]; then echo "note: $icd missing; SwiftShader not run"; break; fi
+    export VK_ICD_FILENAMES="$icd"
+  fi
+  while read -r m dir msg; do
+    rc=0
+    # LeakSanitizer: see classifier.sh (the loader dlcloses the drivers).
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+    "$build/oaax-run" --model "$tmp/$m/bundle/model.oinf" --inputs "$tmp/$m/$dir" \
+      --outputs "$tmp/$m/$drv-$dir" --arg validation=1 < /dev/null > "$tmp/log" 2>&1 || rc=$?
+    if [ -z "$msg" ] && [ $rc -ne 0 ]; then
+      echo "FAIL $drv: $m $dir: oaax-run exited $rc"; cat "$tmp/log"; fail=1
+    elif [ -n "$msg" ] && [ $rc -eq 0 ]; then
+      echo "FAIL $drv: $m $dir: invalid values accepted"; fail=1
+    elif [ -n "$msg" ] && ! grep -qF -- "$msg" "$tmp/log"; then
+      echo "FAIL $drv: $m $dir: no message \"$msg\""; cat "$tmp/log"; fail=1
+    elif [ -n "$msg" ]; then
+      echo "$drv: $m $dir rejected: $(grep -m1 -oF -- "$msg" "$tmp/log")"
+    fi
+  done < "$tmp/cases.txt"
+  "$py" - "$tmp" "$drv" <<'PY' || fail=1
+import json, os, sys
+import numpy as np
+tmp, drv = sys.argv[1:3]
+meta = json.load(open(f"{tmp}/meta.json"))
+def load(d, entry):
+    return np.fromfile(f"{d}/{entry['file']}", dtype=entry["dtype"]).reshape(entry["shape"])
+bad = 0
+for line in open(f"{tmp}/cases.txt"):
+    m, d = line.split()[:2]
+    if d.startswith("bad"):
+        continue
+    vals = [load(f"{tmp}/{m}/{d}", e).tolist() for e in json.load(open(f"{tmp}/{m}/{d}/manifest.json"))
+            if e["name"] == meta[m]["value"]][0]
+    tol = meta[m]["tol"]
+    od = f"{tmp}/{m}/{drv}-{d}"
+    if not os.path.exists(f"{od}/manifest.json"):
+        print(f"{drv}: {m} {vals}: no output"); bad = 1; continue
+    got = {e["name"]: e for e in json.load(open(f"{od}/manifest.json"))}
+    report = []
+    for name, want in np.load(f"{tmp}/{m}/{d}/want.npz").items():
+        e = got.get(name)
+        if e is None:
+            report.append(f"{name} MISSING"); bad = 1; continue
+        size = os.path.getsize(f"{od}/{e['file']}")
+        if e["dtype"] != want.dtype.name or list(e["shape"]) != list(want.shape) or size != want.nbytes:
+            report.append(f"{name} WRONG: {e['dtype']}{e['shape']} in {size} bytes, expected "
+                          f"{want.dtype}{list(want.shape)} in {want.nbytes}"); bad = 1; continue
+        y = load(od, e)
+        report.append(f"{name} {y.dtype}{list(y.shape)}")
+        ok = np.array_equal(y, want) if tol is None else np.allclose(y, want, rtol=tol[0], atol=tol[1])
+        if ok:
+            continue
+        bad = 1
+        if want.size <= 60:
+            report[-1] += f" WRONG values: got {y.tolist()}, expected {want.tolist()}"
+        else:
+            wrong = np.argwhere(y != want if tol is None else ~np.isclose(y, want, rtol=tol[0], atol=tol[1]))
+            report[-1] += (f" WRONG values at {len(wrong)} of {want.size} indices, first "
+                           + ", ".join(f"{list(i)}: got {y[tuple(i)]}, expected {want[tuple(i)]}" for i in wrong[:4]))
+    print(f"{drv}: {m} {vals}: " + ", ".join(report) + (f" (within rtol {tol[0]}, atol {tol[1]})" if tol else ""))
+sys.exit(bad)
+PY
+done
+exit $fail
