@@ -44,6 +44,13 @@ layout(constant_id = 16) const float EXTRAPOLATION = 0.0;
 // align_corners / tf_crop_and_resize use them.
 layout(constant_id = 17) const float LEN_H = 1.0;
 layout(constant_id = 18) const float LEN_W = 1.0;
+#ifdef SCALES_BINDING
+// Scales read at run time (resize2d_scales): the ONNX `scales` input at
+// binding 2; entries SCALE_H_INDEX and SCALE_H_INDEX + 1 are SH / SW, and the
+// unrounded lengths are in * scale.
+layout(set = 0, binding = 2) readonly buffer Scales_ { float scales[]; };
+layout(constant_id = 19) const uint SCALE_H_INDEX = 0;
+#endif
 #include "common.glsl"
 
 float src_coord(float o, float scale, uint in_len, float out_len, float roi0, float roi1) {
@@ -95,8 +102,13 @@ void main() {
   if (i >= PLANES * OH * OW) return;
   const uint t = div_p(i, OW_SC), ox = i - t * OW;
   const uint p = div_p(t, OH_SC), oy = t - p * OH;
+#ifdef SCALES_BINDING
+  const float sh = scales[SCALE_H_INDEX], sw = scales[SCALE_H_INDEX + 1u];
+  const float len_h = float(IH) * sh, len_w = float(IW) * sw;
+#else
   const float sh = SH != 0.0 ? SH : float(OH) / float(IH), sw = SW != 0.0 ? SW : float(OW) / float(IW);
   const float len_h = LEN_H != 0.0 ? LEN_H : float(OH), len_w = LEN_W != 0.0 ? LEN_W : float(OW);
+#endif
   float cy = src_coord(float(oy), sh, IH, len_h, ROI_H0, ROI_H1);
   float cx = src_coord(float(ox), sw, IW, len_w, ROI_W0, ROI_W1);
   uint base = p * IH * IW;

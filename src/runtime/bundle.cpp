@@ -262,9 +262,23 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       const IoDesc& d = b->inputs[input];
       uint64_t numel = 1;
       for (uint64_t x : d.shape) numel *= x;
-      if (d.dtype != 6 /* int32 */ && d.dtype != 7 /* int64 */)
+      // Feature float_value_symbols: a float element e read as floor(e * scale).
+      if (f.FindMetadata(p + "scale")) {
+        if (!b->features.count("float_value_symbols"))
+          return r.Error(StrFormat("metadata '%sscale' is present but bundle.features does not list 'float_value_symbols'",
+                                   p.c_str()));
+        OAAXVK_ASSIGN_OR_RETURN(sym.scale, r.Unsigned(p + "scale", uint64_t{1} << 31));
+        if (sym.scale < 1)
+          return r.Error(StrFormat("symbol %llu ('%s'): %sscale is 0 (must be >= 1)", static_cast<unsigned long long>(s),
+                                   nm, p.c_str()));
+        if (d.dtype != 1 /* float32 */ && d.dtype != 10 /* float16 */ && d.dtype != 11 /* float64 */)
+          return r.Error(StrFormat("symbol %llu ('%s'): input '%s' has data type %u; a scaled value symbol reads a "
+                                   "float32, float16 or float64 input", static_cast<unsigned long long>(s), nm,
+                                   d.name.c_str(), d.dtype));
+      } else if (d.dtype != 6 /* int32 */ && d.dtype != 7 /* int64 */) {
         return r.Error(StrFormat("symbol %llu ('%s'): input '%s' has data type %u; a value symbol reads an int32 or "
                                  "int64 input", static_cast<unsigned long long>(s), nm, d.name.c_str(), d.dtype));
+      }
       if (sym.element >= numel)
         return r.Error(StrFormat("symbol %llu ('%s'): element %llu of input '%s', which has %llu elements",
                                  static_cast<unsigned long long>(s), nm, static_cast<unsigned long long>(sym.element),

@@ -24,7 +24,7 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 // feature not listed here is rejected at load, naming it.
 inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "device_variants", "dynamic_shapes",
                                                      "kernel_variants", "parameter_buffer", "texel_bindings",
-                                                     "value_symbols"};
+                                                     "value_symbols", "float_value_symbols"};
 // kKnownFeatures as "a, b" ("none" when empty), for messages.
 inline std::string KnownFeatureList() {
   std::string s;

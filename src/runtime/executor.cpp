@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
@@ -1013,7 +1014,28 @@ Status Executor::ReadValueSymbols(const tensors_struct* in, const std::vector<in
     const IoDesc& d = bundle_.inputs[static_cast<size_t>(y.input)];
     const uint8_t* data = static_cast<const uint8_t*>(in->data[seen[static_cast<size_t>(y.input)]]);
     int64_t v = 0;
-    if (d.dtype == 7) {
+    if (y.scale != 0) {  // feature float_value_symbols: floor(e * scale), in double as the ONNX reference
+      double e = 0;
+      if (d.dtype == 11) {
+        memcpy(&e, data + 8 * y.element, 8);
+      } else if (d.dtype == 10) {
+        uint16_t h = 0;
+        memcpy(&h, data + 2 * y.element, 2);
+        e = oinf::HalfToFloat(h);
+      } else {
+        float e32 = 0;
+        memcpy(&e32, data + 4 * y.element, 4);
+        e = e32;
+      }
+      const double p = std::floor(e * static_cast<double>(y.scale));
+      if (!(p >= static_cast<double>(y.min) && p <= static_cast<double>(y.max)))  // NaN too
+        return InvalidArgument(StrFormat("input tensor '%s': element %llu (%s) is %g, which gives floor(%g x %llu) = "
+                                         "%g, outside %s's range %s",
+                                         d.name.c_str(), static_cast<unsigned long long>(y.element), y.name.c_str(), e,
+                                         e, static_cast<unsigned long long>(y.scale), p, y.name.c_str(),
+                                         y.RangeString().c_str()));
+      v = static_cast<int64_t>(p);
+    } else if (d.dtype == 7) {
       memcpy(&v, data + 8 * y.element, 8);
     } else {
       int32_t v32 = 0;

@@ -56,6 +56,10 @@ struct ShapeSymbol {
   // data (read at send_input), not an input dimension; -1 for a dimension.
   int64_t input = -1;
   uint64_t element = 0;
+  // Feature float_value_symbols: the element is a float e of a float input and
+  // the symbol is floor(e * scale) (e.g. a Resize output size, scale = the
+  // input dimension); 0: the element of an integer input as it is.
+  uint64_t scale = 0;
   bool is_value() const { return input >= 0; }
   bool Valid(int64_t v) const { return v >= min && v <= max && v % multiple_of == 0; }
   // "[32, 960] (multiple of 32)", or "[1, 64]" when multiple_of is 1.

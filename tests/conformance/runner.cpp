@@ -568,7 +568,7 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
   bool crashed = false;
   int conv = RunConversion(case_dir, work, o, &reason, &crashed);
   // A graph input the toolchain needs at conversion (docs/conformance.md): an
-  // integer input of at most 8 elements is first given as run-time values,
+  // integer or float32 input of at most 8 elements is first given as run-time values,
   // each element named in config.json "input_values" with a range around the
   // data set's value (the bundle reads the values at send_input); when no
   // range converts, or for other inputs, it is bound from the data sets
@@ -623,18 +623,27 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
           std::none_of(first->shape.begin(), first->shape.end(), [](size_t d) { return d == 0; }))
         shapes[name] = first->shape;
       const bool integer = first->dtype == onnx::TensorProto::INT64 || first->dtype == onnx::TensorProto::INT32;
+      const bool real = first->dtype == onnx::TensorProto::FLOAT;
       bool ranged = false;
-      if (allow_ranges && integer && !values.empty() && values.size() <= 8) {
-        // Ranges: value v >= 1 in [1, 2v] (v an interior value), then [1, v];
-        // 0 in [0, 2], then [0, 0]; v < 0 in [2v, 0], then [v, 0].
+      if (allow_ranges && (integer || real) && !values.empty() && values.size() <= 8) {
+        // Integer ranges: value v >= 1 in [1, 2v] (v an interior value), then
+        // [1, v]; 0 in [0, 2], then [0, 0]; v < 0 in [2v, 0], then [v, 0].
+        // Float ranges (Resize scales, a OneHot depth): v > 0 in [v/2, 2v]
+        // except 1 in [1, 1] (a dimension that is not resized), then [v, v].
         for (int attempt = 0; attempt < 2 && !ranged; ++attempt) {
           nlohmann::json names = nlohmann::json::array(), dims = dimensions, vals = bind;
           for (size_t j = 0; j < values.size(); ++j) {
-            const int64_t v = values[j].get<int64_t>();
             const std::string sym = name + "_" + std::to_string(j);
+            names.push_back(sym);
+            if (real) {
+              const double v = values[j].get<double>();
+              const bool wide = attempt == 0 && v > 0 && v != 1.0;
+              dims[sym] = {{"min", wide ? v / 2 : v}, {"max", wide ? 2 * v : v}};
+              continue;
+            }
+            const int64_t v = values[j].get<int64_t>();
             int64_t lo = v >= 1 ? 1 : v == 0 ? 0 : (attempt == 0 ? 2 * v : v);
             int64_t hi = v >= 1 ? (attempt == 0 ? 2 * v : v) : v == 0 ? (attempt == 0 ? 2 : 0) : 0;
-            names.push_back(sym);
             dims[sym] = {{"min", lo}, {"max", hi}};
           }
           vals[name] = names;

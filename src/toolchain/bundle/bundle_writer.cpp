@@ -175,8 +175,10 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     if (k->parameter_buffer) features.insert("parameter_buffer");
   }
   if (const SymContext* c = SymContext::Current(); c != nullptr && features.count("dynamic_shapes"))
-    for (const Symbol& y : c->symbols())
+    for (const Symbol& y : c->symbols()) {
       if (y.is_value()) features.insert("value_symbols");
+      if (y.is_value() && y.value_scale > 0) features.insert("float_value_symbols");
+    }
   if (!features.empty()) {
     std::string list;
     for (const std::string& f : features) list += (list.empty() ? "" : " ") + f;
@@ -375,6 +377,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
                           "', which is not an input of the program");
         w->AddMetadata(pre + "input", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(in)));
         w->AddMetadata(pre + "element", MetadataValue::Scalar<uint64_t>(static_cast<uint64_t>(syms[k].value_element)));
+        if (syms[k].value_scale > 0)  // feature float_value_symbols: floor(element * scale)
+          w->AddMetadata(pre + "scale", MetadataValue::Scalar<uint64_t>(static_cast<uint64_t>(syms[k].value_scale)));
       }
     }
     // Guards (feature value_symbols): kind-5 rows, one text each.

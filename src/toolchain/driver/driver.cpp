@@ -274,7 +274,12 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
         // name whose elements are the symbols (at this point's values).
         std::vector<ConfigNumber>& v = iopt.input_values[y.value_input];
         if (v.size() <= static_cast<size_t>(y.value_element)) v.resize(static_cast<size_t>(y.value_element) + 1);
-        v[static_cast<size_t>(y.value_element)] = {static_cast<double>(point[k]), true, point[k]};
+        // A float input's symbol is floor(e * value_scale): e sits halfway
+        // inside the interval of scales that give the point's size.
+        v[static_cast<size_t>(y.value_element)] =
+            y.value_scale > 0
+                ? ConfigNumber{(static_cast<double>(point[k]) + 0.5) / static_cast<double>(y.value_scale), false, 0}
+                : ConfigNumber{static_cast<double>(point[k]), true, point[k]};
         std::vector<size_t>& ks = value_symbols[y.value_input];
         if (ks.size() <= static_cast<size_t>(y.value_element)) ks.resize(static_cast<size_t>(y.value_element) + 1);
         ks[static_cast<size_t>(y.value_element)] = k;
@@ -334,6 +339,8 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     StatusOr<Graph> scan = import_at(max_point, nullptr, &scan_rep);
     if (!scan.ok()) return fail(scan.status());
     value_syms = FindValueSymbols(*scan, in->config);
+    Status scaled = ScaleFloatValueSymbols(*scan, &*symbols);
+    if (!scaled.ok()) return fail(scaled);
   }
   std::vector<std::vector<int64_t>> points =
       symbols->empty() ? std::vector<std::vector<int64_t>>{{}} : SamplePoints(*symbols);

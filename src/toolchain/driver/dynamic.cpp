@@ -1,10 +1,12 @@
 #include "toolchain/driver/dynamic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
 #include "toolchain/ir/shape_infer_float.h"
+#include "toolchain/ir/shape_infer_int.h"
 
 namespace oaaxvk::toolchain {
 
@@ -45,6 +47,10 @@ StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config) {
       s.value_input = v->second.first;
       s.value_element = v->second.second;
       s.sampled = true;
+    } else if (sym.value_min != static_cast<double>(sym.min) || sym.value_max != static_cast<double>(sym.max)) {
+      return InvalidArgument(StrFormat("config.json: dimensions['%s'] = [%g, %g]: a dimension's range holds integers "
+                                       "(fractions are for the run-time values of a float input)",
+                                       name.c_str(), sym.value_min, sym.value_max));
     } else if (sym.min < 1) {
       return InvalidArgument(StrFormat("config.json: dimensions['%s'].min is %lld; a dimension must be at least 1 "
                                        "(only a run-time value named in \"input_values\" may be 0 or negative)",
@@ -60,6 +66,70 @@ StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config) {
     out.push_back(s);
   }
   return out;
+}
+
+Status ScaleFloatValueSymbols(const Graph& g, std::vector<Symbol>* symbols) {
+  const auto consumers = g.Consumers();
+  for (Symbol& y : *symbols) {
+    if (!y.is_value() || !y.sampled) continue;
+    const Tensor* t = g.FindTensor(y.value_input);
+    const std::string where = "config.json: input_values['" + y.value_input + "'] element " +
+                              std::to_string(y.value_element) + " ('" + y.name + "')";
+    if (t == nullptr) return InvalidArgument(where + ": '" + y.value_input + "' is not a graph input");
+    if (!IsFloatLike(t->dtype)) {
+      if (y.value_min != static_cast<double>(y.min) || y.value_max != static_cast<double>(y.max))
+        return InvalidArgument(StrFormat("%s: input '%s' is an integer tensor, but dimensions['%s'] = [%g, %g] holds "
+                                         "fractions", where.c_str(), y.value_input.c_str(), y.name.c_str(),
+                                         y.value_min, y.value_max));
+      continue;
+    }
+    // A float value reaches sizes only as a Resize / Upsample scale (the
+    // output size floor(x * scale)) or a OneHot depth (floor(depth)).
+    int64_t factor = 0;
+    auto it = consumers.find(y.value_input);
+    for (size_t ni : it == consumers.end() ? std::vector<size_t>{} : it->second) {
+      const Node& n = g.nodes[ni];
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        if (n.inputs[k] != y.value_input) continue;
+        int64_t f = 0;
+        const bool scales = ((n.op_type == "Resize" && k == (g.opset < 11 ? 1u : 2u)) ||
+                             (n.op_type == "Upsample" && k == 1));
+        if (scales) {
+          const Tensor* x = g.FindTensor(n.inputs[0]);
+          if (x != nullptr && x->has_shape && static_cast<size_t>(y.value_element) < x->shape.size() &&
+              !x->shape[y.value_element].is_symbolic())
+            f = x->shape[y.value_element].value();
+          if (f < 1)
+            return Unimplemented(where + ": the scale of " + n.op_type + " '" + n.name +
+                                 "' applies to a dimension that is symbolic or 0; run-time scales need a static "
+                                 "input dimension (the output size is floor(dimension x scale))");
+        } else if (n.op_type == "OneHot" && k == 1) {
+          f = 1;
+        } else {
+          return Unimplemented(where + ": the float input '" + y.value_input + "' is read by " + n.op_type + " '" +
+                               n.name + "' (input " + std::to_string(k) + "); a float input can be read at run time "
+                               "only as Resize / Upsample scales or a OneHot depth (bind it to numbers instead)");
+        }
+        if (factor != 0 && factor != f)
+          return Unimplemented(where + ": the input is used by several operators with different dimensions");
+        factor = f;
+      }
+    }
+    if (factor == 0) return InvalidArgument(where + ": no operator reads the input '" + y.value_input + "'");
+    y.value_scale = factor;
+    const double lo = std::floor(y.value_min * static_cast<double>(factor));
+    const double hi = std::floor(y.value_max * static_cast<double>(factor));
+    if (!(hi < 9.0e15) || !(lo > -9.0e15))
+      return InvalidArgument(StrFormat("%s: the range [%g, %g] gives sizes beyond 2^53", where.c_str(), y.value_min,
+                                       y.value_max));
+    y.min = CeilDivI(static_cast<int64_t>(lo), y.multiple_of) * y.multiple_of;
+    y.max = FloorDivI(static_cast<int64_t>(hi), y.multiple_of) * y.multiple_of;
+    if (y.min > y.max)
+      return InvalidArgument(StrFormat("%s: [%g, %g] x %lld holds no size that is a multiple of %lld", where.c_str(),
+                                       y.value_min, y.value_max, static_cast<long long>(factor),
+                                       static_cast<long long>(y.multiple_of)));
+  }
+  return Status::Ok();
 }
 
 std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) {

@@ -21,6 +21,15 @@ namespace oaaxvk::toolchain {
 // input_shapes has no range or a range holds no multiple of multiple_of.
 StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config);
 
+// The named run-time values (config.json "input_values" names) of float
+// inputs, given `g` (the model imported at the maxima): each becomes the size
+// it sets, floor(element * value_scale) (Symbol::value_scale: the input
+// dimension a Resize / Upsample scale applies to, or 1 for a OneHot depth),
+// with min / max scaled from value_min / value_max. Fails naming the config
+// entry when a float input has another reader, a scale applies to a symbolic
+// dimension, or an integer input's range holds fractions.
+Status ScaleFloatValueSymbols(const Graph& g, std::vector<Symbol>* symbols);
+
 // Run-time value symbols (Symbol::is_value, bundle feature value_symbols):
 // one per element of every integer graph input that the model uses only as a
 // Reshape `shape`, a Squeeze / Unsqueeze `axes` (views: the value determines

@@ -1,5 +1,6 @@
 #include "toolchain/input/archive.h"
 
+#include <cmath>
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
@@ -192,20 +193,27 @@ Status ParseDimensions(const nlohmann::json& v, ModelConfig* c) {
       if (k.key() != "min" && k.key() != "max" && k.key() != "multiple_of")
         return InvalidArgument(where + ": unknown key '" + k.key() + "' (supported: min, max, multiple_of)");
       // [1, 2^31] for a dimension, checked once its use is known (ResolveSymbols);
-      // a run-time value's range may hold 0 and negative numbers.
+      // a run-time value's range may hold 0 and negative numbers, and a float
+      // input's fractions (checked by the driver, which knows the input's type).
+      if (k.key() != "multiple_of" && n.is_number_float() && std::isfinite(n.get<double>()) &&
+          std::fabs(n.get<double>()) <= static_cast<double>(int64_t{1} << 31)) {
+        const double x = n.get<double>();
+        if (k.key() == "min") { sym.min = static_cast<int64_t>(std::floor(x)); sym.value_min = x; has_min = true; }
+        else { sym.max = static_cast<int64_t>(std::floor(x)); sym.value_max = x; has_max = true; }
+        continue;
+      }
       if (!n.is_number_integer() || n.get<int64_t>() < -(int64_t{1} << 31) || n.get<int64_t>() > (int64_t{1} << 31) ||
           (k.key() == "multiple_of" && n.get<int64_t>() < 1))
         return InvalidArgument(where + "." + k.key() + " is " + n.dump() + "; it must be an integer in " +
-                               (k.key() == "multiple_of" ? "[1, 2^31]" : "[-2^31, 2^31]"));
+                               (k.key() == "multiple_of" ? "[1, 2^31]" : "[-2^31, 2^31] (or a float input's value)"));
       int64_t x = n.get<int64_t>();
-      if (k.key() == "min") { sym.min = x; has_min = true; }
-      else if (k.key() == "max") { sym.max = x; has_max = true; }
+      if (k.key() == "min") { sym.min = x; sym.value_min = static_cast<double>(x); has_min = true; }
+      else if (k.key() == "max") { sym.max = x; sym.value_max = static_cast<double>(x); has_max = true; }
       else sym.multiple_of = x;
     }
     if (!has_min || !has_max) return InvalidArgument(where + " needs both \"min\" and \"max\"");
-    if (sym.min > sym.max)
-      return InvalidArgument(StrFormat("%s: min %lld is above max %lld", where.c_str(), static_cast<long long>(sym.min),
-                                       static_cast<long long>(sym.max)));
+    if (sym.value_min > sym.value_max)
+      return InvalidArgument(StrFormat("%s: min %g is above max %g", where.c_str(), sym.value_min, sym.value_max));
     c->dimensions[s.key()] = sym;
   }
   return Status::Ok();

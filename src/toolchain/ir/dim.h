@@ -53,6 +53,15 @@ struct Symbol {
   // (ranges derived from the op) stay at their maximum at every point, and
   // their sizes reach only kernels whose lowering derived them on purpose.
   bool sampled = false;
+  // A value symbol of a float input (Resize scales, a OneHot depth): the
+  // symbol is floor(element * value_scale) (the output size the scale gives
+  // for an input dimension of value_scale; 1 for a depth); 0 for an integer
+  // element taken as it is (bundle feature float_value_symbols).
+  int64_t value_scale = 0;
+  // The range as config.json "dimensions" wrote it (a float input's range
+  // may hold fractions, e.g. scales in [0.5, 2.5]); min / max are then
+  // floor(value_min * value_scale) and floor(value_max * value_scale).
+  double value_min = 0, value_max = 0;
   bool is_value() const { return !value_input.empty(); }
 };
 

@@ -510,6 +510,31 @@ Status InferNodeShapes(Graph& g, Node& n) {
       if (!t || !t->is_const)
         return NodeError(n, "scales input '" + n.inputs[si] +
                                 "' is not a compile-time constant (dynamic shapes are not supported)");
+      if (AnyDependsOnValue(t->sym)) {
+        // Scales read at run time (feature float_value_symbols): each value
+        // symbol is the output size floor(x * scale) itself; the kernel reads
+        // the scales from their input buffer (resize2d_scales).
+        if (static_cast<int64_t>(t->sym.size()) != rank)
+          return NodeError(n, "scales must have one entry per input dimension");
+        if (g.opset >= 11 && n.GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
+          return NodeError(n, "tf_crop_and_resize with scales read at run time is not supported (bind the scales)");
+        SymContext* c = SymContext::Current();
+        Shape s = x;
+        for (int64_t i = 0; i < rank; ++i) {
+          const std::string who = "Resize '" + n.name + "': scales[" + std::to_string(i) + "]";
+          if (i + 2 < rank) {
+            OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(t->sym[i], x[i]).Node(c),
+                                               who + " must be 1 (only the last two dimensions are resized)"));
+            continue;
+          }
+          s[i] = t->sym[i];
+          if (g.opset < 11 && n.GetString("mode", "nearest") == "nearest")  // ONNX Runtime's Resize-10 rule
+            OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(s[i], x[i])).Node(c),
+                                               who + ": an opset-10 nearest resize with run-time scales must upsample"));
+        }
+        n.SetInt("_scales_by_value", 1);
+        return SetOut(g, n, 0, dt, s);
+      }
       scales = t->AsDoubles();
     }
     // roi: only tf_crop_and_resize reads it (opset 11+).

@@ -79,7 +79,7 @@ bool SetCpuVariant(Dispatch* d, const char* kernel, const Dim& gx, const Dim& gy
 constexpr uint64_t kMinRowsPerInvocation = 128;
 
 constexpr const char* kTexelTwinKernels[] = {"eltwise",          "unary",    "pool2d",     "strided_copy",
-                                             "conv_transpose2d", "resize2d", "reduce_mean"};
+                                             "conv_transpose2d", "resize2d", "resize2d_scales", "reduce_mean"};
 
 // GPU-class variants (bundle feature device_variants, docs/bundle-format.md
 // "Device-specific variants"; kernels.cpp): default kernel -> its variant,
@@ -359,6 +359,14 @@ class Lowerer {
     const Tensor* t = g_.FindTensor(name);
     if (!t) return Internal(who + ": unknown tensor '" + name + "'");
     if (!t->is_const) return Internal(who + ": tensor '" + name + "' is used before it is produced");
+    if (AnyDependsOnValue(t->sym)) {
+      // A run-time value input read as data as well (Resize scales): the
+      // kernel reads the input itself (its host-facing placeholder's value).
+      for (const GraphIO& io : g_.inputs) {
+        auto in = io.name == name && io.tensor != name ? alias_.find(io.tensor) : alias_.end();
+        if (in != alias_.end() && t->dtype == ComputeDType(t->dtype)) return alias_[name] = in->second;
+      }
+    }
     if (AnyDependsOnValue(t->sym))
       return Unimplemented(who + ": tensor '" + name +
                            "' is computed from a run-time input value and used as data; run-time values may only "
@@ -668,6 +676,10 @@ class Lowerer {
     std::vector<float> sc;
     auto it = n.attrs.find("_scales");
     if (it != n.attrs.end()) sc = it->second.floats;
+    // Scales read at run time (feature float_value_symbols): the kernel reads
+    // them from their input (resize2d_scales); 0 marks them unknown here.
+    const bool scales_by_value = n.GetInt("_scales_by_value", 0) != 0;
+    if (scales_by_value) sc.assign(xs.size(), 0.f);
     if (xs.size() < 2 || sc.size() != xs.size()) return NodeError(n, "needs an input of rank >= 2 with static scales");
     for (size_t i = 0; i + 2 < xs.size(); ++i)
       if (ys[i] != xs[i]) return NodeError(n, "resizing dimensions other than the last two is not supported");
@@ -684,7 +696,9 @@ class Lowerer {
       return NodeError(n, "coordinate_transformation_mode tf_half_pixel_for_nearest with " + mode + " mode is not supported");
     if (!kNearest.count(nm)) return NodeError(n, "nearest_mode '" + nm + "' is not supported");
     uint32_t nearest = kNearest.at(nm);
-    if (g_.opset < 11 && mode == "nearest") {
+    if (g_.opset < 11 && mode == "nearest" && scales_by_value) {
+      nearest = 2u;  // floor: upsampling (a guard checks that)
+    } else if (g_.opset < 11 && mode == "nearest") {
       // Resize-10 has no nearest_mode; ONNX Runtime floors when upsampling
       // and ceils when downsampling.
       bool down_h = sc[xs.size() - 2] < 1.f, down_w = sc[xs.size() - 1] < 1.f;
@@ -693,6 +707,7 @@ class Lowerer {
     }
     std::vector<float> len, roi;
     if (auto l = n.attrs.find("_lengths"); l != n.attrs.end()) len = l->second.floats;
+    if (scales_by_value) len.assign(xs.size(), 0.f);
     if (len.size() != xs.size()) return NodeError(n, "needs static resized lengths");
     if (ctm == "tf_crop_and_resize") {
       if (auto rt = n.attrs.find("_roi"); rt != n.attrs.end()) roi = rt->second.floats;
@@ -713,6 +728,12 @@ class Lowerer {
     Dispatch d;
     d.kernel = "resize2d";
     d.bindings = {{x, false}, {y, true}};
+    int scales_v = -1;
+    if (scales_by_value) {
+      OAAXVK_ASSIGN_OR_RETURN(scales_v, ValueOf(n.inputs[g_.opset < 11 ? 1 : 2], n.name));
+      d.kernel = "resize2d_scales";
+      d.bindings.push_back({scales_v, false});
+    }
     d.spec = {u(planes), u(xs[r - 2]), u(xs[r - 1]), u(ys[r - 2]), u(ys[r - 1]), FBits(sc[r - 2]), FBits(sc[r - 1]),
               kCoord.at(ctm), mode == "nearest" ? 0u : mode == "linear" ? 1u : 2u, nearest,
               FBits(n.GetFloat("cubic_coeff_a", -0.75f)), n.GetInt("exclude_outside", 0) != 0 ? 1u : 0u,
@@ -723,6 +744,7 @@ class Lowerer {
     // fixed value keeps the specialization the same at every input size.
     if (ctm != "align_corners" && ctm != "pytorch_half_pixel" && ctm != "tf_crop_and_resize")
       d.spec[17] = d.spec[18] = FBits(1.f);
+    if (scales_by_value) d.spec.push_back(static_cast<uint32_t>(r - 2));  // SCALE_H_INDEX
     Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : ""));
     return Status::Ok();
