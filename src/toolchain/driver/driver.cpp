@@ -249,13 +249,15 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   for (const auto& [k, sym] : in->config.dimensions)
     dimensions[k] = {{"min", sym.min}, {"max", sym.max}, {"multiple_of", sym.multiple_of}};
   for (const auto& [k, v] : in->config.input_values) values[k] = v.size();
+  json named = json::object();
+  for (const auto& [k, v] : in->config.value_symbols) named[k] = v;
   if (in->from_archive) {
     add("Archive extracted", {{"Entries", in->entries}, {"config.json", in->has_config},
                               {"Input shapes", shapes}, {"Elapsed ms", ms()}});
   }
   if (!config_path.empty())
     add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Dimensions", dimensions},
-                        {"Input values (count)", values},
+                        {"Input values (count)", values}, {"Run-time values (names)", named},
                         {"fp16 weights", in->config.fp16_weights}});
   StatusOr<std::vector<Symbol>> symbols = ResolveSymbols(in->config);
   if (!symbols.ok()) return fail(symbols.status());
