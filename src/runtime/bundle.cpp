@@ -130,6 +130,7 @@ class Reader {
   }
 
   bool HasTensor(const std::string& name) const { return f_.FindTensor(name) != nullptr; }
+  bool HasMetadata(const std::string& name) const { return f_.FindMetadata(name) != nullptr; }
   const oinf::File& file() const { return f_; }
 
   // A tensor with data of `dtype` and rank `rank` (dims checked by caller).
@@ -214,7 +215,32 @@ Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, const s
                                  static_cast<unsigned long long>(d.nbytes)));
       d.bound = bt->data.data;
     }
+    if (!is_input && r.HasMetadata(p + "count_for")) {
+      if (!features.count("data_dependent_outputs"))
+        return r.Error(StrFormat("metadata '%scount_for' needs feature 'data_dependent_outputs' in bundle.features",
+                                 p.c_str()));
+      OAAXVK_ASSIGN_OR_RETURN(uint64_t target, r.Unsigned(p + "count_for", UINT32_MAX));
+      OAAXVK_ASSIGN_OR_RETURN(uint64_t axis, r.Unsigned(p + "count_axis", UINT32_MAX));
+      if (d.dtype != 6 /* int32 */ || d.shape != std::vector<uint64_t>{1})
+        return r.Error(StrFormat("output '%s' holds an extent: it must be an int32 [1], is %s %s", d.name.c_str(),
+                                 OaaxDtypeName(d.dtype), ShapeString(d.shape).c_str()));
+      d.count_for = static_cast<int64_t>(target);
+      d.count_axis = static_cast<int64_t>(axis);
+    }
     out->push_back(std::move(d));
+  }
+  // Feature data_dependent_outputs: each extent output names another output
+  // (not itself an extent, at most one extent each) and one of its axes.
+  std::vector<int> counted(out->size(), 0);
+  for (const IoDesc& d : *out) {
+    if (d.count_for < 0) continue;
+    const size_t t = static_cast<size_t>(d.count_for);
+    if (t >= out->size() || (*out)[t].count_for >= 0 || counted[t]++ ||
+        static_cast<uint64_t>(d.count_axis) >= (*out)[t].shape.size())
+      return r.Error(StrFormat("output '%s': count_for %lld / count_axis %lld name no other output's axis (or one "
+                               "that already has an extent)",
+                               d.name.c_str(), static_cast<long long>(d.count_for),
+                               static_cast<long long>(d.count_axis)));
   }
   return Status::Ok();
 }

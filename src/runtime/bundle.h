@@ -24,7 +24,8 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 // feature not listed here is rejected at load, naming it.
 inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "device_variants", "dynamic_shapes",
                                                      "kernel_variants", "parameter_buffer", "texel_bindings",
-                                                     "value_symbols", "float_value_symbols"};
+                                                     "value_symbols", "float_value_symbols",
+                                                     "data_dependent_outputs"};
 // kKnownFeatures as "a, b" ("none" when empty), for messages.
 inline std::string KnownFeatureList() {
   std::string s;
@@ -59,6 +60,12 @@ struct IoDesc {
   // was bound to at conversion (config.json "input_values"); points into the
   // mapped file. NULL when the input is not bound.
   const uint8_t* bound = nullptr;
+  // Outputs only (feature `data_dependent_outputs`): this output is an int32
+  // [1] holding the extent of output `count_for` along axis `count_axis`,
+  // computed by the device; the runtime returns that output at this extent
+  // and does not return this one. -1 for an ordinary output.
+  int64_t count_for = -1;
+  int64_t count_axis = -1;
 };
 
 struct Kernel {

@@ -1304,13 +1304,50 @@ void Executor::LogProfile(const Slot& s) {
 
 tensors_struct* Executor::BuildOutputs(const uint8_t* host_out, const ShapeInstance& shape) const {
   const size_t n = bundle_.outputs.size();
-  tensors_struct* t = AllocTensors(n);
-  if (!t) return nullptr;
+  // Feature data_dependent_outputs: extent outputs are not returned; each
+  // trims the output it counts (its stored extent along the axis is the
+  // largest; the device wrote the first `count` slices of every outer block).
+  std::vector<int64_t> count_of(n, -1), count_axis(n, -1);
+  size_t visible = 0;
   for (size_t i = 0; i < n; ++i) {
     const IoDesc& d = bundle_.outputs[i];
-    const std::vector<uint64_t>& dims = shape.output_shapes[i];  // the frame's actual shape
-    if (!SetTensor(t, i, d.name.c_str(), static_cast<tensor_data_type>(d.dtype), dims.data(), dims.size(),
-                   host_out + d.offset, shape.output_nbytes[i])) {
+    if (d.count_for < 0) {
+      ++visible;
+      continue;
+    }
+    int32_t c = 0;
+    memcpy(&c, host_out + d.offset, 4);
+    count_of[static_cast<size_t>(d.count_for)] = c;
+    count_axis[static_cast<size_t>(d.count_for)] = d.count_axis;
+  }
+  tensors_struct* t = AllocTensors(visible);
+  if (!t) return nullptr;
+  size_t k = 0;
+  std::vector<uint8_t> gathered;
+  for (size_t i = 0; i < n; ++i) {
+    const IoDesc& d = bundle_.outputs[i];
+    if (d.count_for >= 0) continue;
+    std::vector<uint64_t> dims = shape.output_shapes[i];  // the frame's actual shape
+    const uint8_t* data = host_out + d.offset;
+    uint64_t nbytes = shape.output_nbytes[i];
+    if (count_of[i] >= 0) {
+      const size_t a = static_cast<size_t>(count_axis[i]);
+      const uint64_t planned = dims[a];
+      const uint64_t c = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(count_of[i], 0)), planned);
+      uint64_t outer = 1, inner = TensorElementSize(d.dtype);
+      for (size_t j = 0; j < a; ++j) outer *= dims[j];
+      for (size_t j = a + 1; j < dims.size(); ++j) inner *= dims[j];
+      dims[a] = c;
+      nbytes = outer * c * inner;
+      if (outer > 1 && c < planned) {  // gather the first c slices of every outer block
+        gathered.resize(nbytes);
+        for (uint64_t o = 0; o < outer; ++o)
+          memcpy(gathered.data() + o * c * inner, data + o * planned * inner, c * inner);
+        data = gathered.data();
+      }
+    }
+    if (!SetTensor(t, k++, d.name.c_str(), static_cast<tensor_data_type>(d.dtype), dims.data(), dims.size(), data,
+                   nbytes)) {
       FreeTensors(t);
       return nullptr;
     }

@@ -179,6 +179,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       if (y.is_value()) features.insert("value_symbols");
       if (y.is_value() && y.value_scale > 0) features.insert("float_value_symbols");
     }
+  for (const IoDesc& o : p.outputs)
+    if (o.count_for >= 0) features.insert("data_dependent_outputs");
   if (!features.empty()) {
     std::string list;
     for (const std::string& f : features) list += (list.empty() ? "" : " ") + f;
@@ -346,6 +348,10 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       for (size_t k = 0; k < v[i].shape.size(); ++k) refs.Add(single[0] == 'i' ? 2 : 3, i, static_cast<uint32_t>(k), v[i].shape[k]);
       if (!v[i].bound.empty())  // feature bound_inputs: the value assumed at conversion
         w->AddTensor(pre + "bound", ValueType::kU8, {v[i].bound.size()}, v[i].bound);
+      if (v[i].count_for >= 0) {  // feature data_dependent_outputs: the extent of another output
+        w->AddMetadata(pre + "count_for", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v[i].count_for)));
+        w->AddMetadata(pre + "count_axis", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v[i].count_axis)));
+      }
     }
   };
   io("inputs", "input", p.inputs);

@@ -49,6 +49,10 @@ struct Tensor {
   // decomposition's Reshape target): the values of `data` as Dims with their
   // expressions (dim.h). Empty when no value depends on a symbol.
   std::vector<Dim> sym;
+  // Data-dependent extent (feature data_dependent_outputs): the shape is the
+  // largest result, and the extent along this axis is known only after the
+  // device ran (a Compress, a NonZero); -1 for an ordinary tensor.
+  int64_t data_dependent_axis = -1;
 
   Dim numel() const { return NumElements(shape); }
   // Constant data as doubles / int64 (converted from the dtype); only for
@@ -123,6 +127,12 @@ struct Node {
 struct GraphIO {
   std::string name;    // original ONNX name (what the host sees)
   std::string tensor;  // tensor in Graph::tensors currently carrying the value
+  // Outputs only (feature data_dependent_outputs): a hidden output, an int32
+  // [1] holding the extent of output `count_for` along `count_axis`, which
+  // only the device knows (Compress, NonZero); the runtime returns that
+  // output at this extent and does not return this one.
+  int count_for = -1;
+  int64_t count_axis = -1;
 };
 
 struct Graph {

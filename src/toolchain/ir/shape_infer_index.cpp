@@ -117,7 +117,7 @@ StatusOr<std::vector<Dim>> PadAmounts(const Graph& g, const Node& n, int64_t ran
 
 const std::set<std::string>& IndexDeviceOps() {
   static const std::set<std::string> k = {"GatherElements", "GatherND", "ScatterElements", "Scatter",
-                                          "ScatterND", "CumSum", "TopK", "Pad"};
+                                          "ScatterND", "CumSum", "TopK", "Pad", "Compress", "NonZero"};
   return k;
 }
 
@@ -251,6 +251,34 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     s[axis] = kv[0];
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, dt, s));
     return SetOutputK(g, n, 1, DType::kInt64, s);
+  }
+  if (op == "Compress" || op == "NonZero") {
+    // Data-dependent extent (feature data_dependent_outputs): output 0 is
+    // planned at its largest; output 1, the hidden count the decomposition
+    // added (decompose_static.cpp), is an int32 [1].
+    if (n.outputs.size() < 2 || n.outputs[1].empty())
+      return IdxError(n, "internal: the extent output is missing");
+    Shape s;
+    int64_t a = 0;
+    DType odt = dt;
+    if (op == "NonZero") {
+      if (rank < 1) return IdxUnsupported(n, "a scalar input is not supported");
+      s = {Dim(rank), NumElements(x)};
+      a = 1;
+      odt = DType::kInt64;
+    } else {
+      OAAXVK_RETURN_IF_ERROR(need(1));
+      if (in[1]->shape.size() != 1) return IdxError(n, "condition must be 1-D");
+      if (n.HasAttr("axis")) {
+        OAAXVK_ASSIGN_OR_RETURN(a, Axis(n, n.GetInt("axis", 0), rank));
+        s = x;
+      } else {
+        s = {NumElements(x)};
+      }
+    }
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, odt, s));
+    g.tensors[n.outputs[0]].data_dependent_axis = a;
+    return SetOutputK(g, n, 1, DType::kInt32, {1});
   }
   if (op == "Pad") {
     std::string mode = n.GetString("mode", "constant");

@@ -162,6 +162,8 @@ class Lowerer {
       claimed[v] = true;
       p_.outputs.push_back({io.name, t.dtype, out_shape, v,
                             by_value ? t.numel() * static_cast<int64_t>(DTypeSize(t.dtype)) : out_nbytes});
+      p_.outputs.back().count_for = io.count_for;
+      p_.outputs.back().count_axis = io.count_axis;
     }
     AddTexelTwins();
     AddGpuVariants();
@@ -456,6 +458,13 @@ class Lowerer {
     // reaches only views and graph outputs (every kernel's sizes are
     // functions of the input shapes).
     const bool view = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
+    // Feature data_dependent_outputs: an extent only the device knows reaches
+    // graph outputs only (the runtime trims them); no kernel reads it yet.
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && g_.FindTensor(in) && T(in).data_dependent_axis >= 0)
+        return NodeError(n, "input '" + in + "' has an extent along axis " + std::to_string(T(in).data_dependent_axis) +
+                                " that only the device knows (the result of a Compress with a run-time condition or "
+                                "a NonZero); such a tensor may only be a graph output");
     for (const std::string& in : n.inputs)
       if (!view && !in.empty() && g_.FindTensor(in) && AnyDependsOnUnsampledValue(T(in).shape))
         return NodeError(n, "input '" + in + "' has a shape " + ShapeToString(T(in).shape) +

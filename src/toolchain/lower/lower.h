@@ -85,6 +85,10 @@ struct IoDesc {
   // program assumes this value; the runtime rejects any other
   // (bundle feature `bound_inputs`).
   std::vector<uint8_t> bound{};
+  // Outputs only: GraphIO::count_for / count_axis (feature
+  // data_dependent_outputs).
+  int count_for = -1;
+  int64_t count_axis = -1;
 };
 
 struct Program {

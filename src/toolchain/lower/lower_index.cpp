@@ -85,6 +85,8 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"topk", 3, 6, {256, 1, 1}, 0, {1, 2}},
       {"pad", 3, 22, {256, 1, 1}, 0, {2}},
       {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
+      {"compress", 4, 4, {256, 1, 1}, 256 * 4, {2, 3}},
+      {"nonzero", 3, 9, {256, 1, 1}, 256 * 4, {1, 2}},
   };
   table->insert(table->end(), v.begin(), v.end());
 }
@@ -216,6 +218,28 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     }
     d.detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
                          n.GetInt("largest", 1) ? "largest" : "smallest");
+  } else if (op == "Compress") {  // one workgroup (shaders/compress.comp)
+    Dim outer = 1, extent = x.numel(), inner = 1;
+    if (n.HasAttr("axis")) {
+      int64_t a = n.GetInt("axis", 0);
+      if (a < 0) a += rank;
+      for (int64_t i = 0; i < a; ++i) outer = outer * xs[i];
+      extent = xs[a];
+      for (int64_t i = a + 1; i < rank; ++i) inner = inner * xs[i];
+    }
+    d.kernel = "compress";
+    d.inputs = {n.inputs[0], n.inputs.at(1)};
+    d.outputs = {0, 1};
+    d.units = 256;
+    d.spec = {outer, extent, inner, g.FindTensor(n.inputs[1])->numel()};
+    d.detail = "condition at run time";
+  } else if (op == "NonZero") {  // one workgroup (shaders/nonzero.comp)
+    d.kernel = "nonzero";
+    d.outputs = {0, 1};
+    d.units = 256;
+    d.spec = {x.numel(), U(rank), in_float};
+    Push(&d.spec, std::vector<Dim>(xs.begin(), xs.end()));
+    while (d.spec.size() < 9) d.spec.push_back(1);
   } else if (op == "Pad") {
     OAAXVK_ASSIGN_OR_RETURN(std::vector<Dim> pads, PadAmounts(g, n, rank));
     bool has_value = g.opset >= 11 && n.inputs.size() > 2 && !n.inputs[2].empty();
@@ -249,7 +273,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
   }
   for (size_t o : d.outputs)
     if (o < n.outputs.size() && !n.outputs[o].empty() &&
-        IsFloatLike(g.FindTensor(n.outputs[o])->dtype) != (o == 0 ? in_float != 0 : false))
+        IsFloatLike(g.FindTensor(n.outputs[o])->dtype) != (o == 0 && op != "NonZero" ? in_float != 0 : false))
       return LErr(n, "output '" + n.outputs[o] + "' has an unexpected data type");
   r.dispatches.push_back(std::move(d));
   return r;

@@ -24,9 +24,46 @@ StatusOr<const Tensor*> ConstInput(const Graph& g, const Node& n, size_t k, cons
   return t;
 }
 
+// Compress with a condition known only at run time, and NonZero: the device
+// operator, with a second output the decomposition adds: its result's extent
+// (int32 [1]), a hidden graph output that tells the runtime how much of the
+// result to return (feature data_dependent_outputs). The result must be a
+// graph output: no kernel reads a data-dependent extent yet.
+Status CountedOutput(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  int gi = -1;
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    if (g.outputs[i].tensor == n.outputs.at(0)) gi = static_cast<int>(i);
+  if (gi < 0)
+    return NodeUnimplemented(n, "its result's extent is known only after the device ran, so it must be a graph "
+                                "output; operators reading such a result are not supported yet");
+  int64_t axis = n.op_type == "NonZero" ? 1 : 0;
+  if (n.op_type == "Compress" && n.HasAttr("axis")) {
+    const int64_t rank = static_cast<int64_t>(x->shape.size());
+    axis = n.GetInt("axis", 0);
+    if (axis < -rank || axis >= rank) return NodeInvalid(n, "axis " + std::to_string(axis) + " out of range");
+    if (axis < 0) axis += rank;
+  }
+  const std::string count = b.NewTensor("extent");
+  Node& m = b.Add(n.op_type, n.inputs, "device", n.outputs[0]);
+  m.outputs = {n.outputs[0], count};
+  m.attrs = n.attrs;
+  m.name = n.name;
+  GraphIO io;
+  io.name = g.outputs[static_cast<size_t>(gi)].name + "#extent";
+  io.tensor = count;
+  io.count_for = gi;
+  io.count_axis = axis;
+  g.outputs.push_back(io);
+  return Status::Ok();
+}
+
 Status Compress(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  if (const Tensor* c = n.inputs.size() > 1 ? g.FindTensor(n.inputs[1]) : nullptr; c != nullptr && !c->is_const)
+    return CountedOutput(g, n, b);
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* cond, ConstInput(g, n, 1, "condition"));
   if (cond->shape.size() != 1) return NodeInvalid(n, "condition must be 1-D");
   std::string data = n.inputs[0];
@@ -167,6 +204,7 @@ Status MaxUnpool(Graph& g, const Node& n, Builder& b) {
 const std::map<std::string, DecomposeFn>& StaticDecompositions() {
   static const std::map<std::string, DecomposeFn> k = {
       {"Compress", Compress},
+      {"NonZero", CountedOutput},
       {"MelWeightMatrix", MelWeightMatrix},
       {"MaxUnpool", MaxUnpool},
   };

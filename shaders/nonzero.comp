@@ -1,0 +1,54 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// NonZero (bundle feature data_dependent_outputs): X of N 32-bit words
+// (IN_FLOAT: float32, where -0.0 is zero and NaN is not; else int32) with
+// dimensions DIM0..DIM5 (RANK of them used, row-major). Y is planned at the
+// largest result [RANK, N]: the k-th nonzero element's coordinates go to
+// Y[d, k] (d < RANK), in row-major order of X, and COUNT[0] receives how many
+// there are (the runtime returns Y as [RANK, COUNT]). One workgroup: chunk
+// counts, a scan in shared memory, then each invocation writes its chunk.
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) readonly buffer X_ { uint x[]; };
+layout(set = 0, binding = 1) writeonly buffer Y_ { int y[]; };
+layout(set = 0, binding = 2) writeonly buffer N_ { int count[]; };
+layout(constant_id = 0) const uint N = 1;
+layout(constant_id = 1) const uint RANK = 1;
+layout(constant_id = 2) const uint IN_FLOAT = 1;
+layout(constant_id = 3) const uint DIM0 = 1;
+layout(constant_id = 4) const uint DIM1 = 1;
+layout(constant_id = 5) const uint DIM2 = 1;
+layout(constant_id = 6) const uint DIM3 = 1;
+layout(constant_id = 7) const uint DIM4 = 1;
+layout(constant_id = 8) const uint DIM5 = 1;
+shared uint first[256];
+bool nonzero(uint w) { return IN_FLOAT != 0u ? uintBitsToFloat(w) != 0.0 : w != 0u; }
+void main() {
+  const uint lid = gl_LocalInvocationID.x;
+  const uint per = (N + 255u) / 256u;
+  const uint begin = min(lid * per, N), end = min(begin + per, N);
+  uint n = 0u;
+  for (uint j = begin; j < end; ++j) n += nonzero(x[j]) ? 1u : 0u;
+  first[lid] = n;
+  barrier();
+  if (lid == 0u) {  // exclusive scan of the 256 chunk counts
+    uint s = 0u;
+    for (uint t = 0u; t < 256u; ++t) {
+      const uint c = first[t];
+      first[t] = s;
+      s += c;
+    }
+    count[0] = int(s);
+  }
+  barrier();
+  const uint dims[6] = uint[6](DIM0, DIM1, DIM2, DIM3, DIM4, DIM5);
+  uint k = first[lid];
+  for (uint j = begin; j < end; ++j) {
+    if (!nonzero(x[j])) continue;
+    uint rest = j;
+    for (int d = int(RANK) - 1; d >= 0; --d) {
+      y[uint(d) * N + k] = int(rest % dims[d]);
+      rest /= dims[d];
+    }
+    ++k;
+  }
+}
