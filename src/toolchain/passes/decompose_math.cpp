@@ -122,14 +122,17 @@ Status Clip(Graph& g, const Node& n, Builder& b) {
 // two's-complement multiplication of the device's 32-bit integers. Negative
 // exponents give ONNX Runtime's integer result of x^y truncated toward zero:
 // 1 for x = 1, +-1 for x = -1 (by the exponent's parity), 0 otherwise.
-Status IntPowRuntimeExponent(Graph& g, const Node& n, Builder& b, const Tensor& x, const Tensor& y) {
+// Returns the result tensor; `exponent` names an integer tensor of y's dtype
+// and shape (the node's input 1, or its integer cast).
+StatusOr<std::string> IntPowRuntimeExponent(const Node& n, Builder& b, const Tensor& x, const Tensor& y,
+                                            const std::string& exponent) {
   OAAXVK_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShapes(x.shape, y.shape));
   const int bits = static_cast<int>(std::min<size_t>(31, 8 * DTypeSize(y.dtype)));
   auto cst = [&](DType t, double v, const std::string& sfx) { return Fill(b, t, {}, v, sfx); };
   auto op = [&](const std::string& o, std::vector<std::string> in, const std::string& sfx) {
     return b.Out(b.Add(o, std::move(in), sfx));
   };
-  const std::string e = op("Max", {n.inputs[1], cst(y.dtype, 0, "zero_e")}, "exponent_nonneg");
+  const std::string e = op("Max", {exponent, cst(y.dtype, 0, "zero_e")}, "exponent_nonneg");
   const std::string two = cst(y.dtype, 2, "two"), one_e = cst(y.dtype, 1, "one_e");
   std::string acc = Fill(b, x.dtype, out_shape, 1, "ones"), p = n.inputs[0];
   for (int k = 0; k < bits; ++k) {
@@ -141,17 +144,34 @@ Status IntPowRuntimeExponent(Graph& g, const Node& n, Builder& b, const Tensor& 
   }
   // Negative exponents.
   std::string one_x = cst(x.dtype, 1, "one_x"), minus_one_x = cst(x.dtype, -1, "minus_one_x");
-  std::string odd = op("Equal", {op("Mod", {op("Abs", {n.inputs[1]}, "abs_e"), two}, "parity"), one_e}, "odd");
+  std::string odd = op("Equal", {op("Mod", {op("Abs", {exponent}, "abs_e"), two}, "parity"), one_e}, "odd");
   std::string neg_val = op(
       "Where", {op("Equal", {n.inputs[0], one_x}, "x_is_one"), one_x,
                 op("Where", {op("Equal", {n.inputs[0], minus_one_x}, "x_is_minus_one"),
                              op("Where", {odd, minus_one_x, one_x}, "sign"), cst(x.dtype, 0, "zero_x")},
                    "neg_rest")},
       "negative_exponent_value");
-  std::string neg = op("Less", {n.inputs[1], cst(y.dtype, 0, "zero_e2")}, "exponent_negative");
-  acc = op("Where", {neg, neg_val, acc}, "result");
-  Finish(g, b, acc, n.outputs[0], n.name);
-  return Status::Ok();
+  std::string neg = op("Less", {exponent, cst(y.dtype, 0, "zero_e2")}, "exponent_negative");
+  return op("Where", {neg, neg_val, acc}, "result");
+}
+
+// Integer base, float exponent known only at run time: an integral exponent
+// (|y| < 2^31) is exact integer exponentiation (as above); any other is
+// float32 pow truncated toward zero, as ONNX Runtime's cast of std::pow.
+StatusOr<std::string> IntPowFloatExponent(const Node& n, Builder& b, const Tensor& x, const Tensor& y) {
+  auto cast = [&](const std::string& v, DType t, const std::string& sfx) {
+    Node& c = b.Add("Cast", {v}, sfx);
+    c.SetInt("to", static_cast<int64_t>(t));
+    return b.Out(c);
+  };
+  Tensor yi = y;
+  yi.dtype = DType::kInt32;
+  const std::string e = cast(n.inputs[1], DType::kInt32, "exponent_as_int");
+  OAAXVK_ASSIGN_OR_RETURN(std::string exact, IntPowRuntimeExponent(n, b, x, yi, e));
+  const std::string fe = y.dtype == DType::kFloat ? n.inputs[1] : cast(n.inputs[1], DType::kFloat, "exponent_as_float");
+  const std::string integral = b.Out(b.Add("Equal", {cast(e, DType::kFloat, "exponent_back"), fe}, "integral"));
+  const std::string real = b.Out(b.Add("Pow", {cast(n.inputs[0], DType::kFloat, "base_as_float"), fe}, "real_pow"));
+  return b.Out(b.Add("Where", {integral, exact, cast(real, x.dtype, "real_pow_truncated")}, "select"));
 }
 
 // Pow with an integer operand. Float base, integer exponent: the exponent is
@@ -172,9 +192,14 @@ Status Pow(Graph& g, const Node& n, Builder& b) {
     b.Add("Pow", {n.inputs[0], b.Out(c)}, "pow", n.outputs[0]).name = n.name;
     return Status::Ok();
   }
-  // Integer exponents may be runtime data; a float exponent of an integer
-  // base must be known at conversion (and integral).
-  if (!y->is_const && !IsFloatLike(y->dtype)) return IntPowRuntimeExponent(g, n, b, *x, *y);
+  // Exponents may be run-time data; a constant one of an integer base must be
+  // a non-negative integer.
+  if (!y->is_const) {
+    OAAXVK_ASSIGN_OR_RETURN(std::string r, IsFloatLike(y->dtype) ? IntPowFloatExponent(n, b, *x, *y)
+                                                                  : IntPowRuntimeExponent(n, b, *x, *y, n.inputs[1]));
+    Finish(g, b, r, n.outputs[0], n.name);
+    return Status::Ok();
+  }
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* yc,
                           ConstInput(g, n, 1, "exponent",
                                      "Pow on an integer base with a float exponent is computed exactly only for "
