@@ -51,6 +51,13 @@ layout(constant_id = 18) const float LEN_W = 1.0;
 layout(set = 0, binding = 2) readonly buffer Scales_ { float scales[]; };
 layout(constant_id = 19) const uint SCALE_H_INDEX = 0;
 #endif
+#ifdef ROI_BINDING
+// tf_crop_and_resize with the roi read at run time (resize2d_roi): the ONNX
+// `roi` input at binding 2, [starts of the ROI_RANK dimensions, their ends];
+// the last two dimensions' entries replace ROI_H0 .. ROI_W1.
+layout(set = 0, binding = 2) readonly buffer Roi_ { float roi[]; };
+layout(constant_id = 19) const uint ROI_RANK = 4;
+#endif
 #include "common.glsl"
 
 float src_coord(float o, float scale, uint in_len, float out_len, float roi0, float roi1) {
@@ -109,8 +116,13 @@ void main() {
   const float sh = SH != 0.0 ? SH : float(OH) / float(IH), sw = SW != 0.0 ? SW : float(OW) / float(IW);
   const float len_h = LEN_H != 0.0 ? LEN_H : float(OH), len_w = LEN_W != 0.0 ? LEN_W : float(OW);
 #endif
+#ifdef ROI_BINDING
+  float cy = src_coord(float(oy), sh, IH, len_h, roi[ROI_RANK - 2u], roi[2u * ROI_RANK - 2u]);
+  float cx = src_coord(float(ox), sw, IW, len_w, roi[ROI_RANK - 1u], roi[2u * ROI_RANK - 1u]);
+#else
   float cy = src_coord(float(oy), sh, IH, len_h, ROI_H0, ROI_H1);
   float cx = src_coord(float(ox), sw, IW, len_w, ROI_W0, ROI_W1);
+#endif
   uint base = p * IH * IW;
   if (COORD == 5u && (cy < 0.0 || cy > float(IH - 1u) || cx < 0.0 || cx > float(IW - 1u))) {
     y[i] = EXTRAPOLATION;

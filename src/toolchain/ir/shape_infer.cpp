@@ -542,12 +542,25 @@ Status InferNodeShapes(Graph& g, Node& n) {
     if (g.opset >= 11 && n.GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
       if (n.inputs.size() < 2 || n.inputs[1].empty()) return NodeError(n, "tf_crop_and_resize needs the roi input");
       const Tensor* t = g.FindTensor(n.inputs[1]);
-      if (!t || !t->is_const)
+      if (t != nullptr && !t->is_const && t->has_shape && !sizes.empty()) {
+        // roi known only at run time (with sizes, it sets no size): the kernel
+        // reads it from its input (resize2d_roi); the outer dimensions must
+        // have extent 1, where any roi maps to their only element.
+        if (t->numel() != 2 * rank) return NodeError(n, "roi must have 2 * rank entries");
+        for (int64_t i = 0; i + 2 < rank; ++i)
+          if (x[i].is_symbolic() || x[i] != 1)
+            return NodeError(n, "roi input '" + n.inputs[1] + "' is not a compile-time constant, and dimension " +
+                                    std::to_string(i) + " is not 1 (a run-time roi crops only the last two "
+                                    "dimensions, which needs the others to have extent 1)");
+        n.SetInt("_roi_by_input", 1);
+      } else if (!t || !t->is_const) {
         return NodeError(n, "roi input '" + n.inputs[1] +
                                 "' is not a compile-time constant (dynamic shapes are not supported)");
-      std::vector<double> r = t->AsDoubles();
-      if (static_cast<int64_t>(r.size()) != 2 * rank) return NodeError(n, "roi must have 2 * rank entries");
-      for (double v : r) roi.push_back(static_cast<float>(v));
+      } else {
+        std::vector<double> r = t->AsDoubles();
+        if (static_cast<int64_t>(r.size()) != 2 * rank) return NodeError(n, "roi must have 2 * rank entries");
+        for (double v : r) roi.push_back(static_cast<float>(v));
+      }
     }
     if (!scales.empty() && !sizes.empty()) return NodeError(n, "both scales and sizes are given");
     Shape s = x;

@@ -54,6 +54,7 @@ const std::vector<KernelInfo>& Kernels() {
         {"strided_copy", 2, 21, {256, 1, 1}, 0, {1}},
         {"resize2d", 2, 19, {256, 1, 1}, 0, {1}},
         {"resize2d_scales", 3, 20, {256, 1, 1}, 0, {1}},  // scales from binding 2 (read at run time)
+        {"resize2d_roi", 3, 20, {256, 1, 1}, 0, {1}},     // tf_crop_and_resize roi from binding 2
         {"grid_sample", 3, 9, {256, 1, 1}, 0, {2}},
         {"reverse_sequence", 3, 4, {256, 1, 1}, 0, {2}},
         {"det", 2, 2, {64, 1, 1}, 0, {1}},
@@ -101,6 +102,7 @@ const std::vector<KernelInfo>& Kernels() {
     v.push_back({"conv_transpose2d_cpu", 4, 20, {256, 1, 1}, 0, {3}, "fffs"});
     v.push_back({"resize2d_cpu", 2, 19, {256, 1, 1}, 0, {1}, "fs"});
     v.push_back({"resize2d_scales_cpu", 3, 20, {256, 1, 1}, 0, {1}, "fss"});
+    v.push_back({"resize2d_roi_cpu", 3, 20, {256, 1, 1}, 0, {1}, "fss"});
     v.push_back({"reduce_mean_cpu", 2, 2, {64, 1, 1}, 64 * 4, {1}, "fs"});
     // Many short rows (lower.cpp kMinRowsPerInvocation): one invocation per
     // row instead of one workgroup per row; same bindings and spec constants

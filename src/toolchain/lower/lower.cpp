@@ -79,7 +79,7 @@ bool SetCpuVariant(Dispatch* d, const char* kernel, const Dim& gx, const Dim& gy
 constexpr uint64_t kMinRowsPerInvocation = 128;
 
 constexpr const char* kTexelTwinKernels[] = {"eltwise",          "unary",    "pool2d",     "strided_copy",
-                                             "conv_transpose2d", "resize2d", "resize2d_scales", "reduce_mean"};
+                                             "conv_transpose2d", "resize2d", "resize2d_scales", "resize2d_roi", "reduce_mean"};
 
 // GPU-class variants (bundle feature device_variants, docs/bundle-format.md
 // "Device-specific variants"; kernels.cpp): default kernel -> its variant,
@@ -718,7 +718,10 @@ class Lowerer {
     if (auto l = n.attrs.find("_lengths"); l != n.attrs.end()) len = l->second.floats;
     if (scales_by_value) len.assign(xs.size(), 0.f);
     if (len.size() != xs.size()) return NodeError(n, "needs static resized lengths");
-    if (ctm == "tf_crop_and_resize") {
+    const bool roi_by_input = ctm == "tf_crop_and_resize" && n.GetInt("_roi_by_input", 0) != 0;
+    if (roi_by_input) {
+      roi.assign(2 * xs.size(), 0.f);  // read by the kernel (resize2d_roi); outer extents are 1
+    } else if (ctm == "tf_crop_and_resize") {
       if (auto rt = n.attrs.find("_roi"); rt != n.attrs.end()) roi = rt->second.floats;
       if (roi.size() != 2 * xs.size()) return NodeError(n, "tf_crop_and_resize needs a constant roi");
       for (size_t i = 0; i + 2 < xs.size(); ++i)
@@ -738,10 +741,15 @@ class Lowerer {
     d.kernel = "resize2d";
     d.bindings = {{x, false}, {y, true}};
     int scales_v = -1;
+    if (scales_by_value && roi_by_input) return NodeError(n, "a run-time roi with run-time scales is not supported");
     if (scales_by_value) {
       OAAXVK_ASSIGN_OR_RETURN(scales_v, ValueOf(n.inputs[g_.opset < 11 ? 1 : 2], n.name));
       d.kernel = "resize2d_scales";
       d.bindings.push_back({scales_v, false});
+    } else if (roi_by_input) {
+      OAAXVK_ASSIGN_OR_RETURN(int roi_v, ValueOf(n.inputs[1], n.name));
+      d.kernel = "resize2d_roi";
+      d.bindings.push_back({roi_v, false});
     }
     d.spec = {u(planes), u(xs[r - 2]), u(xs[r - 1]), u(ys[r - 2]), u(ys[r - 1]), FBits(sc[r - 2]), FBits(sc[r - 1]),
               kCoord.at(ctm), mode == "nearest" ? 0u : mode == "linear" ? 1u : 2u, nearest,
@@ -754,6 +762,7 @@ class Lowerer {
     if (ctm != "align_corners" && ctm != "pytorch_half_pixel" && ctm != "tf_crop_and_resize")
       d.spec[17] = d.spec[18] = FBits(1.f);
     if (scales_by_value) d.spec.push_back(static_cast<uint32_t>(r - 2));  // SCALE_H_INDEX
+    if (roi_by_input) d.spec.push_back(static_cast<uint32_t>(r));         // ROI_RANK
     Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : ""));
     return Status::Ok();
