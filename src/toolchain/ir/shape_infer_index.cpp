@@ -117,7 +117,8 @@ StatusOr<std::vector<Dim>> PadAmounts(const Graph& g, const Node& n, int64_t ran
 
 const std::set<std::string>& IndexDeviceOps() {
   static const std::set<std::string> k = {"GatherElements", "GatherND", "ScatterElements", "Scatter",
-                                          "ScatterND", "CumSum", "TopK", "Pad", "Compress", "NonZero"};
+                                          "ScatterND", "CumSum", "TopK", "Pad", "Compress", "NonZero",
+                                          "TrainingDropout"};
   return k;
 }
 
@@ -251,6 +252,13 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     s[axis] = kv[0];
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, dt, s));
     return SetOutputK(g, n, 1, DType::kInt64, s);
+  }
+  if (op == "TrainingDropout") {  // internal (decompose_math.cpp Dropout): X, ratio, training_mode -> Y, mask
+    if (n.outputs.size() < 2) return IdxError(n, "internal: the mask output is missing");
+    OAAXVK_RETURN_IF_ERROR(need(2));
+    if (in[1]->numel() != 1 || in[2]->numel() != 1) return IdxError(n, "ratio and training_mode must be scalars");
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, dt, x));
+    return SetOutputK(g, n, 1, DType::kBool, x);
   }
   if (op == "Compress" || op == "NonZero") {
     // Data-dependent extent (feature data_dependent_outputs): output 0 is

@@ -87,6 +87,7 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
       {"compress", 4, 4, {256, 1, 1}, 256 * 4, {2, 3}},
       {"nonzero", 3, 9, {256, 1, 1}, 256 * 4, {1, 2}},
+      {"dropout", 5, 2, {256, 1, 1}, 0, {3, 4}},
   };
   table->insert(table->end(), v.begin(), v.end());
 }
@@ -233,6 +234,13 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.units = 256;
     d.spec = {outer, extent, inner, g.FindTensor(n.inputs[1])->numel()};
     d.detail = "condition at run time";
+  } else if (op == "TrainingDropout") {  // shaders/dropout.comp
+    if (!in_float) return LErr(n, "training-mode Dropout needs float data");
+    d.kernel = "dropout";
+    d.inputs = {n.inputs[0], n.inputs.at(1), n.inputs.at(2)};
+    d.outputs = {0, 1};
+    d.spec = {x.numel(), static_cast<uint32_t>(n.GetInt("seed", 0))};
+    d.detail = "training mode";
   } else if (op == "NonZero") {  // one workgroup (shaders/nonzero.comp)
     d.kernel = "nonzero";
     d.outputs = {0, 1};
@@ -273,7 +281,8 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
   }
   for (size_t o : d.outputs)
     if (o < n.outputs.size() && !n.outputs[o].empty() &&
-        IsFloatLike(g.FindTensor(n.outputs[o])->dtype) != (o == 0 && op != "NonZero" ? in_float != 0 : false))
+        IsFloatLike(g.FindTensor(n.outputs[o])->dtype) != (o == 0 && op != "NonZero" ? in_float != 0 : false) &&
+        op != "TrainingDropout")
       return LErr(n, "output '" + n.outputs[o] + "' has an unexpected data type");
   r.dispatches.push_back(std::move(d));
   return r;

@@ -438,23 +438,40 @@ Status Tile(Graph& g, const Node& n, Builder& b) {
 
 // Dropout: the identity in inference mode, and in training mode with ratio 0;
 // the mask output is then all true. Random dropout is not supported.
+// Dropout in training mode with a nonzero ratio, or with training_mode or
+// ratio known only at run time: the device op TrainingDropout (inputs X,
+// ratio, training_mode; outputs Y, mask; lower_index.cpp, shaders/dropout.comp)
+// with absent inputs as constants (ratio: the attribute or 0.5; training_mode:
+// false) and a scratch mask when the model does not name one.
+Status TrainingDropout(Graph& g, const Node& n, Builder& b, const Tensor& x, double ratio) {
+  if (!IsFloatLike(x.dtype))
+    return NodeUnimplemented(n, "training-mode Dropout of " + std::string(DTypeName(x.dtype)) + " data is not supported");
+  const std::string r = g.opset >= 12 && HasInput(n, 1) ? n.inputs[1] : Fill(b, DType::kFloat, {1}, ratio, "ratio");
+  const std::string t = g.opset >= 12 && HasInput(n, 2) ? n.inputs[2] : Fill(b, DType::kBool, {1}, 0, "training_mode");
+  std::string mask = OutputOrEmpty(n, 1);
+  if (mask.empty()) mask = b.NewTensor("mask");
+  Node& d = b.Add("TrainingDropout", {n.inputs[0], r, t}, "device", n.outputs[0]);
+  d.outputs = {n.outputs[0], mask};
+  d.name = n.name;
+  d.SetInt("seed", n.GetInt("seed", 0));
+  return Status::Ok();
+}
+
 Status Dropout(Graph& g, const Node& n, Builder& b) {
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
-  bool training = false;
+  bool training = false, known = true;
+  double ratio = n.GetFloat("ratio", 0.5f);
   if (g.opset >= 12 && HasInput(n, 2)) {
-    OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, ConstInput(g, n, 2, "training_mode", "random dropout is not supported"));
-    training = t->numel() == 1 && t->AsInts()[0] != 0;
+    const Tensor* t = g.FindTensor(n.inputs[2]);
+    known = t != nullptr && t->is_const;
+    training = known && t->numel() == 1 && t->AsInts()[0] != 0;
   }
-  if (training) {
-    double ratio = n.GetFloat("ratio", 0.5f);
-    if (HasInput(n, 1)) {
-      OAAXVK_ASSIGN_OR_RETURN(const Tensor* r, ConstInput(g, n, 1, "ratio", "random dropout is not supported"));
-      ratio = r->AsDoubles().at(0);
-    }
-    if (ratio != 0)
-      return NodeUnimplemented(n, StrFormat("training_mode is true with ratio %g", ratio) +
-                                      ": random dropout is not supported (only inference or ratio 0)");
+  if (g.opset >= 12 && HasInput(n, 1) && (training || !known)) {
+    const Tensor* r = g.FindTensor(n.inputs[1]);
+    if (r == nullptr || !r->is_const) known = false;
+    else ratio = r->AsDoubles().at(0);
   }
+  if (!known || (training && ratio != 0)) return TrainingDropout(g, n, b, *x, ratio);
   Node& id = b.Add("Identity", {n.inputs[0]}, "identity", n.outputs[0]);
   id.name = n.name;
   const std::string mask = OutputOrEmpty(n, 1);

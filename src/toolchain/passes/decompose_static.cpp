@@ -35,9 +35,6 @@ Status CountedOutput(Graph& g, const Node& n, Builder& b) {
   int gi = -1;
   for (size_t i = 0; i < g.outputs.size(); ++i)
     if (g.outputs[i].tensor == n.outputs.at(0)) gi = static_cast<int>(i);
-  if (gi < 0)
-    return NodeUnimplemented(n, "its result's extent is known only after the device ran, so it must be a graph "
-                                "output; operators reading such a result are not supported yet");
   int64_t axis = n.op_type == "NonZero" ? 1 : 0;
   if (n.op_type == "Compress" && n.HasAttr("axis")) {
     const int64_t rank = static_cast<int64_t>(x->shape.size());
@@ -45,6 +42,10 @@ Status CountedOutput(Graph& g, const Node& n, Builder& b) {
     if (axis < -rank || axis >= rank) return NodeInvalid(n, "axis " + std::to_string(axis) + " out of range");
     if (axis < 0) axis += rank;
   }
+  if (gi < 0)
+    return NodeUnimplemented(n, "its result '" + n.outputs[0] + "' has an extent along axis " + std::to_string(axis) +
+                                    " that only the device knows, so it must be a graph output; operators reading "
+                                    "such a result are not supported yet");
   const std::string count = b.NewTensor("extent");
   Node& m = b.Add(n.op_type, n.inputs, "device", n.outputs[0]);
   m.outputs = {n.outputs[0], count};

@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# End to end, data-dependent output extents (bundle feature
+# data_dependent_outputs): Compress with a run-time `condition` and NonZero
+# run on the device into a buffer planned at the largest result, and the
+# runtime returns the result trimmed to the extent the device wrote. Models,
+# each converted once with no config:
+#   Compress, opset 11, condition a bool graph input: float [4,5] axis=0
+#   (cond [4]), axis=1 (cond [5]), int32 [4,5] axis=-1 (cond [5]), float
+#   [4,5] without axis (flattened, cond [20]), condition shorter than the
+#   axis (axis=1 cond [3]; no axis cond [7]), float [2,3,4] axis=1 (outer and
+#   inner blocks both above 1), int64 [3,600] axis=-1 (more slices than the
+#   256 invocations);
+#   NonZero, opset 13: float [3,4], int64 [2,3,4], bool [5], int32 [259]
+#   (256 + 3 elements: chunks of unequal length), float [100,1000] (all 256
+#   chunks used), float [1];
+#   one model with three outputs: NonZero(x), Compress(x, cond, axis=0) and
+#   Relu(x) (two hidden extent outputs, each trimming its own output).
+# Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
+# on) on lavapipe and SwiftShader with many value sets: random, all true /
+# all nonzero, all false / all zero (an empty result: [0,5], [rank,0], ...
+# in 0 bytes), a single true / nonzero at the first and at the last position,
+# alternating; float data with -0.0 (a zero for NonZero), NaN and +-Inf
+# (nonzero). Every output's name set (the hidden extent outputs must not be
+# returned), dtype, shape, byte size and bytes must equal numpy's
+# np.compress(cond, x, axis) (np.compress(cond, x.ravel()) without axis) and
+# np.stack(np.nonzero(x)).astype(int64) exactly. Three models where a node
+# reads such a result (Compress -> Relu, NonZero -> Transpose, and Compress
+# -> Relu with the Compress result a graph output as well) must fail
+# conversion with exit status 1, no model.oinf, and a conversion-log.json
+# whose last entry is "Conversion Failed" with a Technical Error containing
+# "only the device knows". Needs only numpy and onnx in PYTHON.
+# usage: data_dependent.sh PYTHON REPO_ROOT BUILD_DIR
+set -euo pipefail
+py=$1 root=$2 build=$3
+if ! "$py" -c 'import numpy, onnx' 2>/dev/null; then
+  echo "SKIP: $py lacks numpy or onnx"; exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Models, and one input directory per value set with want.npz (numpy's
+# outputs). cases.txt lists "MODEL DIR"; models.txt the models to run,
+# refused.txt the models whose conversion must fail.
+"$py" - "$tmp" <<'PY'
+import json, os, sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h
+out = sys.argv[1]
+rng = np.random.default_rng(5)
+F, I32, I64, B = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64, TensorProto.BOOL
+NP = {F: np.float32, I32: np.int32, I64: np.int64, B: np.bool_}
+def compress(x, c, axis=None):
+    return np.compress(c, x.ravel() if axis is None else x, axis)
+def nonzero(x):
+    return np.stack(np.nonzero(x)).astype(np.int64).reshape(x.ndim, -1)
+def sym(name, r):
+    return [f"{name}{i}" for i in range(r)]
+models = {}  # name: (graph, inputs {name: (type, shape)}, numpy(inputs) -> {output: array})
+def add(name, nodes, ins, outs, opset, ref):
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info(n, t, s) for n, (t, s) in ins.items()],
+                     [h.make_tensor_value_info(n, t, s) for n, t, s in outs])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    onnx.checker.check_model(m)
+    os.makedirs(f"{out}/{name}")
+    onnx.save(m, f"{out}/{name}/model.onnx")
+    models[name] = (ins, ref)
+# Compress: (data type, data shape, condition length, axis or None).
+compress_models = {
+    "compress_axis0": (F, [4, 5], 4, 0),
+    "compress_axis1": (F, [4, 5], 5, 1),
+    "compress_axism1_int32": (I32, [4, 5], 5, -1),
+    "compress_flat": (F, [4, 5], 20, None),
+    "compress_short_axis1": (F, [4, 5], 3, 1),
+    "compress_short_flat": (F, [4, 5], 7, None),
+    "compress_3d_axis1": (F, [2, 3, 4], 3, 1),
+    "compress_wide_int64": (I64, [3, 600], 600, -1),
+}
+for name, (t, xs, c, axis) in compress_models.items():
+    attrs = {} if axis is None else {"axis": axis}
+    r = 1 if axis is None else len(xs)
+    add(name, [h.make_node("Compress", ["x", "cond"], ["y"], name=name, **attrs)],
+        {"x": (t, xs), "cond": (B, [c])}, [("y", t, sym("y", r))], 11,
+        lambda v, axis=axis: {"y": compress(v["x"], v["cond"], axis)})
+# NonZero: (data type, shape).
+nonzero_models = {
+    "nonzero_f32": (F, [3, 4]),
+    "nonzero_i64": (I64, [2, 3, 4]),
+    "nonzero_bool": (B, [5]),
+    "nonzero_i32_259": (I32, [259]),
+    "nonzero_large": (F, [100, 1000]),
+    "nonzero_len1": (F, [1]),
+}
+for name, (t, xs) in nonzero_models.items():
+    add(name, [h.make_node("NonZero", ["x"], ["y"], name=name)], {"x": (t, xs)},
+        [("y", I64, [len(xs), "n"])], 13, lambda v: {"y": nonzero(v["x"])})
+add("multi", [h.make_node("NonZero", ["x"], ["nz"], name="nz"),
+              h.make_node("Compress", ["x", "cond"], ["c"], name="c", axis=0),
+              h.make_node("Relu", ["x"], ["r"], name="r")],
+    {"x": (F, [3, 4]), "cond": (B, [3])},
+    [("nz", I64, [2, "n"]), ("c", F, ["c0", 4]), ("r", F, [3, 4])], 13,
+    lambda v: {"nz": nonzero(v["x"]), "c": compress(v["x"], v["cond"], 0), "r": np.maximum(v["x"], 0)})
+
+def special(shape, t, zeros=0.4):
+    """Random data of type t with about `zeros` of it zero; floats also get -0.0, NaN, +-Inf."""
+    n = int(np.prod(shape))
+    if t == B:
+        return rng.random(n).reshape(shape) >= zeros
+    x = rng.integers(-9, 10, n).astype(NP[t])
+    x[x == 0] = 1
+    x[rng.random(n) < zeros] = 0
+    if t == F:
+        x = x * np.float32(0.5) + rng.standard_normal(n).astype(np.float32) * (x != 0)
+        x[x == 0] = 0  # a normal draw of exactly 0 stays a zero
+        k = rng.permutation(n)[:min(n // 5, 4)]
+        for i, v in zip(k, [-0.0, np.nan, np.inf, -np.inf]):
+            x[i] = v
+    return x.reshape(shape)
+def one_at(shape, t, i):
+    x = np.zeros(int(np.prod(shape)), NP[t])
+    x[i] = 1 if t != F else -2.5
+    return x.reshape(shape)
+def conds(c):
+    sets = [np.ones(c, bool), np.zeros(c, bool), np.eye(1, c, c - 1, dtype=bool)[0],
+            np.eye(1, c, 0, dtype=bool)[0], np.arange(c) % 2 == 1]
+    sets += [rng.random(c) < 0.5 for _ in range(2)]
+    return sets
+values = {}  # name: [{input: array}]
+for name, (t, xs, c, axis) in compress_models.items():
+    values[name] = [{"x": special(xs, t, 0.2), "cond": cv} for cv in conds(c)]
+for name, (t, xs) in nonzero_models.items():
+    n = int(np.prod(xs))
+    sets = [special(xs, t), np.zeros(xs, NP[t]), one_at(xs, t, n - 1), one_at(xs, t, 0)]
+    if t != B:
+        sets.append(np.full(xs, -1, NP[t]))  # all nonzero
+    if t == F:
+        sets.append(np.full(xs, -0.0, np.float32))  # all -0.0: empty
+        sets.append(np.full(xs, np.nan, np.float32))  # all NaN: every position
+    if n > 1000:  # the nonzeros in a few chunks only, and about 30% nonzero
+        x = np.zeros(n, NP[t]); x[50_000:50_700] = 3; sets.append(x.reshape(xs))
+        sets.append(special(xs, t, 0.7))
+    if t == B:
+        sets.append(np.array([True, False, True, True, False]))
+    values[name] = [{"x": x} for x in sets]
+def no_nan(x):  # Relu's NaN and -0.0 are not what is tested here
+    x[np.isnan(x)] = 1.5; x[x == 0] = 0
+    return x
+values["multi"] = [{"x": no_nan(special([3, 4], F)), "cond": cv} for cv in conds(3)] + \
+                  [{"x": np.zeros([3, 4], np.float32), "cond": np.zeros(3, bool)}]
+with open(f"{out}/cases.txt", "w") as cases:
+    for name, (ins, ref) in models.items():
+        for k, v in enumerate(values[name]):
+            d = f"{out}/{name}/in{k}"
+            os.makedirs(d)
+            manifest = []
+            for i, (n, (t, s)) in enumerate(ins.items()):
+                a = np.ascontiguousarray(v[n], NP[t])
+                assert list(a.shape) == s, (name, n, a.shape)
+                a.tofile(f"{d}/{i}.bin")
+                manifest.append({"name": n, "dtype": a.dtype.name, "shape": s, "file": f"{i}.bin"})
+            json.dump(manifest, open(f"{d}/manifest.json", "w"))
+            np.savez(f"{d}/want.npz", **ref(v))
+            cases.write(f"{name} in{k}\n")
+open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")
+# Refused: a node reads a data-dependent result.
+def refused(name, nodes, ins, outs, opset):
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info(*i) for i in ins],
+                     [h.make_tensor_value_info(*o) for o in outs])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    onnx.checker.check_model(m)
+    os.makedirs(f"{out}/{name}")
+    onnx.save(m, f"{out}/{name}/model.onnx")
+    return name
+open(f"{out}/refused.txt", "w").write("\n".join([
+    refused("refuse_compress_relu", [h.make_node("Compress", ["x", "cond"], ["c"], name="c", axis=1),
+                                     h.make_node("Relu", ["c"], ["y"], name="relu")],
+            [("x", F, [4, 5]), ("cond", B, [5])], [("y", F, [4, "k"])], 11),
+    refused("refuse_nonzero_transpose", [h.make_node("NonZero", ["x"], ["nz"], name="nz"),
+                                         h.make_node("Transpose", ["nz"], ["y"], name="t")],
+            [("x", F, [3, 4])], [("y", I64, ["n", 2])], 13),
+    # also a graph output itself: still read by a node
+    refused("refuse_compress_output_and_relu",
+            [h.make_node("Compress", ["x", "cond"], ["c"], name="c", axis=0),
+             h.make_node("Relu", ["c"], ["y"], name="relu")],
+            [("x", F, [4, 5]), ("cond", B, [4])], [("c", F, ["k", 5]), ("y", F, ["k", 5])], 11)]) + "\n")
+PY
+fail=0
+while read -r m; do
+  if ! "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1; then
+    echo "FAIL: $m: conversion failed"; cat "$tmp/$m/toolchain.log"
+    tail -c 2000 "$tmp/$m/bundle/conversion-log.json" 2>/dev/null || true; echo; fail=1
+  fi
+done < "$tmp/models.txt"
+while read -r m; do
+  rc=0
+  "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1 || rc=$?
+  "$py" - "$tmp/$m/bundle" "$m" "$rc" <<'PY' || fail=1
+import json, os, sys
+d, m, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
+need = "only the device knows"
+try:
+    last = json.load(open(f"{d}/conversion-log.json"))[-1]
+except Exception as e:
+    print(f"FAIL: {m}: exit {rc}, no readable conversion-log.json ({e})"); sys.exit(1)
+tech = last.get("Data", {}).get("Technical Error", "")
+problems = [p for p, bad in [(f"exit status {rc}, expected 1", rc != 1),
+                             (f"last message {last.get('Message')!r}", last.get("Message") != "Conversion Failed"),
+                             (f"Technical Error lacks {need!r}", need not in tech),
+                             ("model.oinf written", os.path.exists(f"{d}/model.oinf"))] if bad]
+if problems:
+    print(f"FAIL: {m}: " + "; ".join(problems) + f"; Technical Error: {tech!r}"); sys.exit(1)
+print(f"{m} refused: {tech}")
+PY
+done < "$tmp/refused.txt"
+for drv in lavapipe swiftshader; do
+  if [ "$drv" = swiftshader ]; then
+    icd="$root/third_party/swiftshader/vk_swiftshader_icd.json"
+    if [ ! -f "$icd" ]; then echo "note: $icd missing; SwiftShader not run"; break; fi
+    export VK_ICD_FILENAMES="$icd"
+  fi
+  while read -r m dir; do
+    [ -f "$tmp/$m/bundle/model.oinf" ] || continue
+    rc=0
+    # LeakSanitizer: see classifier.sh (the loader dlcloses the drivers).
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+    "$build/oaax-run" --model "$tmp/$m/bundle/model.oinf" --inputs "$tmp/$m/$dir" \
+      --outputs "$tmp/$m/$drv-$dir" --arg validation=1 < /dev/null > "$tmp/log" 2>&1 || rc=$?
+    if [ $rc -ne 0 ]; then
+      echo "FAIL $drv: $m $dir: oaax-run exited $rc"; cat "$tmp/log"; fail=1
+    elif grep -q "VUID-\|Validation Error" "$tmp/log"; then
+      echo "FAIL $drv: $m $dir: validation layer message"; cat "$tmp/log"; fail=1
+    fi
+  done < "$tmp/cases.txt"
+  "$py" - "$tmp" "$drv" <<'PY' || fail=1
+import json, os, sys
+import numpy as np
+tmp, drv = sys.argv[1:3]
+def load(d, entry):
+    return np.fromfile(f"{d}/{entry['file']}", dtype=entry["dtype"]).reshape(entry["shape"])
+def brief(a):
+    s = a.shape
+    if a.size > 8:
+        a = a.ravel()[:8]
+        return f"{list(s)} {a.tolist()}..."
+    return str(a.tolist())
+bad = 0
+for line in open(f"{tmp}/cases.txt"):
+    m, d = line.split()
+    if not os.path.exists(f"{tmp}/{m}/bundle/model.oinf"):
+        continue
+    ind = f"{tmp}/{m}/{d}"
+    ins = ", ".join(f"{e['name']}={brief(load(ind, e))}" for e in json.load(open(f"{ind}/manifest.json")))
+    od = f"{tmp}/{m}/{drv}-{d}"
+    if not os.path.exists(f"{od}/manifest.json"):
+        print(f"{drv}: {m} {d} ({ins}): no output"); bad = 1; continue
+    got = {e["name"]: e for e in json.load(open(f"{od}/manifest.json"))}
+    want_all = dict(np.load(f"{ind}/want.npz").items())
+    report = []
+    extra = sorted(set(got) - set(want_all))
+    if extra:
+        report.append(f"UNEXPECTED outputs {extra}"); bad = 1
+    for name, want in want_all.items():
+        e = got.get(name)
+        if e is None:
+            report.append(f"{name} MISSING"); bad = 1; continue
+        size = os.path.getsize(f"{od}/{e['file']}")
+        if e["dtype"] != want.dtype.name or list(e["shape"]) != list(want.shape) or size != want.nbytes:
+            report.append(f"{name} WRONG: {e['dtype']}{e['shape']} in {size} bytes, expected "
+                          f"{want.dtype}{list(want.shape)} in {want.nbytes}"); bad = 1; continue
+        y = load(od, e)
+        report.append(f"{name} {y.dtype}{list(y.shape)}" + (f" ({size} bytes)" if not size else ""))
+        if y.tobytes() == want.tobytes():  # bitwise: NaN, -0.0
+            continue
+        bad = 1
+        if want.size <= 60:
+            report[-1] += f" WRONG values: got {y.tolist()}, numpy {want.tolist()}"
+        else:
+            yb = y.view(f"u{y.itemsize}") if y.dtype.kind == "f" else y
+            wb = want.view(f"u{want.itemsize}") if want.dtype.kind == "f" else want
+            wrong = np.argwhere(yb != wb)
+            report[-1] += (f" WRONG values at {len(wrong)} of {want.size} indices, first "
+                           + ", ".join(f"{list(i)}: got {y[tuple(i)]}, numpy {want[tuple(i)]}" for i in wrong[:4]))
+    print(f"{drv}: {m} {d} ({ins}): " + ", ".join(report))
+sys.exit(bad)
+PY
+done
+exit $fail
