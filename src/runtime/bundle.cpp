@@ -276,6 +276,9 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
     const char* nm = sym.name.c_str();
     const long long mn = sym.min, mx = sym.max, mult = sym.multiple_of;
     if (sym.name.empty()) return r.Error(StrFormat("metadata '%sname' is empty", p.c_str()));
+    if (f.FindMetadata(p + "scale") && !f.FindMetadata(p + "input"))
+      return r.Error(StrFormat("symbol %llu ('%s'): metadata '%sscale' is present but '%sinput' is not (only a value "
+                               "symbol has a scale)", static_cast<unsigned long long>(s), nm, p.c_str(), p.c_str()));
     // Feature value_symbols: element `element` of an integer input's data.
     if (f.FindMetadata(p + "input")) {
       if (!b->features.count("value_symbols"))

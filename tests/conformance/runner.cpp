@@ -627,7 +627,8 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
       bool ranged = false;
       if (allow_ranges && (integer || real) && !values.empty() && values.size() <= 8) {
         // Integer ranges: value v >= 1 in [1, 2v] (v an interior value), then
-        // [1, v]; 0 in [0, 2], then [0, 0]; v < 0 in [2v, 0], then [v, 0].
+        // [1, v]; 0 in [0, 2], then [0, 0]; v < 0 in [2v, v], then [v, v]
+        // (the maximum, where the conversion plans, stays a valid value).
         // Float ranges (Resize scales, a OneHot depth): v > 0 in [v/2, 2v]
         // except 1 in [1, 1] (a dimension that is not resized), then [v, v].
         for (int attempt = 0; attempt < 2 && !ranged; ++attempt) {
@@ -643,7 +644,7 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
             }
             const int64_t v = values[j].get<int64_t>();
             int64_t lo = v >= 1 ? 1 : v == 0 ? 0 : (attempt == 0 ? 2 * v : v);
-            int64_t hi = v >= 1 ? (attempt == 0 ? 2 * v : v) : v == 0 ? (attempt == 0 ? 2 : 0) : 0;
+            int64_t hi = v >= 1 ? (attempt == 0 ? 2 * v : v) : v == 0 ? (attempt == 0 ? 2 : 0) : v;
             dims[sym] = {{"min", lo}, {"max", hi}};
           }
           vals[name] = names;

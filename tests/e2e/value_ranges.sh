@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # End to end, named run-time values with ranges: config.json "input_values"
 # names every element of an integer graph input ({"input_values": {"repeats":
-# ["r0", "r1"]}}) and "dimensions" gives each name a range; the toolchain
-# compiles one bundle planned at the maxima, and the runtime reads the values
-# from the input's data at every send_input, checks each against its range and
-# the op's rules, and computes the output shapes per inference. Seventeen
-# one-node models, each converted once with such a config:
+# ["r0", "r1"]}}), or of a float one that is a Resize / Upsample `scales` or a
+# OneHot `depth` (bundle feature float_value_symbols), and "dimensions" gives
+# each name a range (a float's in its own units, fractions allowed); the
+# toolchain compiles one bundle planned at the maxima, and the runtime reads
+# the values from the input's data at every send_input, checks each against
+# its range and the op's rules, and computes the output shapes per inference.
+# A float's value is the size it sets, floor(dimension x scale) in double
+# (floor(depth) for OneHot), checked against [floor(min x dimension),
+# floor(max x dimension)]. Twenty-four one-node models, each converted once
+# with such a config:
 #   Tile `repeats` (int64 [2], r0 in [1, 3], r1 in [1, 4]) of a [2,3] tensor, opset 13;
 #   Expand `shape` (int64 [3], s0 in [1, 4], s1 in [1, 3], s2 in [1, 5]) of a
 #   [3,1] tensor, opset 13 (s1 must be 1 or 3 to broadcast);
@@ -16,11 +21,22 @@
 #   OneHot `depth` (int64, d in [1, 6]) of int64 [4] indices (negative ones
 #   and ones outside [-depth, depth) among them), opset 11: axis -1 with a
 #   scalar depth and values [0, 1] an initializer, axis 0 with a [1] depth and
-#   values [-1.5, 2] a graph input;
+#   values [-1.5, 2] a graph input; and axis -1 with a float [1] depth, d in
+#   [2.0, 8.0] (5.7 is a depth of 5, as ONNX casts it to int64);
 #   HannWindow, HammingWindow, BlackmanWindow `size` (int64 scalar, n in
 #   [1, 12]), periodic=1 and periodic=0, opset 17;
 #   Resize `sizes` (int64 [4]: [1, 1], [1, 1], [1, 9], [1, 11]) of a [1,1,4,5]
-#   tensor, opset 13, modes nearest (default attributes), linear and cubic.
+#   tensor, opset 13, modes nearest (default attributes), linear and cubic;
+#   Resize `scales` (float [4], empty roi: n, c in [1, 1], h in [0.5, 2.5],
+#   w in [0.4, 3.0], i.e. sizes [2, 10] and [2, 15]) of a [1,1,4,5] tensor,
+#   opset 13, modes nearest (default attributes), linear, cubic, and linear
+#   with align_corners; among the values fractional sizes (0.6 x 4, 1.3 x 5,
+#   2.2 x 4; 1.4 as a float32 is 1.39999998, so 1.4 x 5 gives 6) and 2.6 /
+#   3.1, above the maxima in the float's units but at the maximum sizes, which
+#   is what is checked; and linear of a [1,2,4,5] tensor with c in [0.5, 2.0]
+#   (sizes [1, 4]), where only a channel scale of 1 passes the guard;
+#   Upsample `scales` (float [4], mode nearest: n, c in [1, 1], h, w in
+#   [1, 3]) of a [1,1,2,3] tensor, opset 9.
 # Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
 # on) on lavapipe and SwiftShader with several value sets per model (each
 # range's minimum, its maximum and values inside). Every output's dtype and
@@ -34,12 +50,16 @@
 # SwiftShader is ~1e-4 off; the reference is the formulas of
 # onnx/backend/test/case/node/*window.py with pi, not their 3.1415, in
 # float64; a symmetric window of one element, 0/0 in that formula, is taken as
-# a0 - a1 + a2, i.e. cos 0, as the toolchain documents) and for Resize (rtol
-# 1e-4, atol 1e-5: interpolate_nd with nearest_coeffs / linear_coeffs /
-# cubic_coeffs of onnx/backend/test/case/node/resize.py, half_pixel). Invalid
-# values (an element outside its named range, an Expand target that does not
-# broadcast) must make send_input fail with a message naming the element and
-# its range, or the rule. Needs only numpy and onnx in PYTHON.
+# a0 - a1 + a2, i.e. cos 0, as the toolchain documents) and for Resize and
+# Upsample (rtol 1e-4, atol 1e-5: interpolate_nd with nearest_coeffs /
+# linear_coeffs / cubic_coeffs of onnx/backend/test/case/node/resize.py,
+# half_pixel or align_corners, given the sizes or the float32 scales, whose
+# output size is the float64 floor(scale x dimension); Upsample: input
+# floor(o / scale) for output o, in float64). Invalid values (an element
+# outside its named range, NaN and infinite floats, an outer Resize scale of 2
+# where [1, 1], an Expand target that does not broadcast, a channel scale
+# other than 1) must make send_input fail with a message naming the element
+# and its range, or the rule. Needs only numpy and onnx in PYTHON.
 # usage: value_ranges.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
@@ -82,6 +102,17 @@ def window(op, n, periodic):
 RESIZE = {"nearest": nearest_coeffs, "linear": linear_coeffs, "cubic": cubic_coeffs}
 def resize(x, sizes, mode):
     return interpolate_nd(x, RESIZE[mode], output_size=list(sizes)).astype(np.float32)
+def resize_scales(x, scales, mode, ctm):
+    # The reference's output size is (scales * shape).astype(int): the float32 scales times the dimensions in
+    # float64, floored (1.4 as a float32 is 1.39999998, so 1.4 x 5 gives 6).
+    kw = {} if ctm is None else {"coordinate_transformation_mode": ctm}
+    return interpolate_nd(x, RESIZE[mode], scale_factors=np.array(scales, np.float32), **kw).astype(np.float32)
+def upsample(x, scales):
+    # Upsample-9 nearest: output index o reads input floor(o / scale) (asymmetric, floor), float32 scales.
+    s = np.array(scales, np.float32).astype(np.float64)
+    out = (s * np.array(x.shape)).astype(np.int64)
+    idx = [np.minimum(np.floor(np.arange(o) / k).astype(np.int64), d - 1) for o, k, d in zip(out, s, x.shape)]
+    return x[np.ix_(*idx)]
 # name: dict of op, attrs, opset, data (graph inputs fed by random data: [(name, type, shape)]), value
 # (the integer input: name, type, shape), node (the node's inputs; default data + value), init
 # (initializers), names and ranges (the config's names for the value's elements and their [min, max]),
@@ -121,8 +152,38 @@ for mode in RESIZE:
         op="Resize", opset=13, attrs={} if mode == "nearest" else {"mode": mode}, data=[("x", F, [1, 1, 4, 5])],
         value=("sizes", I64, [4]), node=["x", "", "", "sizes"], names=["n", "c", "h", "w"],
         ranges=[(1, 1), (1, 1), (1, 9), (1, 11)], ref=lambda x, v, m=mode: resize(x, v, m), tol=(1e-4, 1e-5))
+SIZES = [m for m in models if m.startswith("resize_")]
+# Float run-time values (feature float_value_symbols): ranges in the float's units; the runtime checks the size
+# floor(dimension x scale) (floor(depth) for OneHot) against [floor(min x dimension), floor(max x dimension)].
+for mode, ctm in [("nearest", None), ("linear", None), ("cubic", None), ("linear", "align_corners")]:
+    attrs = {} if mode == "nearest" else {"mode": mode}
+    if ctm:
+        attrs["coordinate_transformation_mode"] = ctm
+    models[f"resize_scales_{ctm or mode}"] = dict(
+        op="Resize", opset=13, attrs=attrs, data=[("x", F, [1, 1, 4, 5])], value=("scales", F, [4]),
+        node=["x", "", "scales"], names=["n", "c", "h", "w"], ranges=[(1, 1), (1, 1), (0.5, 2.5), (0.4, 3.0)],
+        ref=lambda x, v, m=mode, c=ctm: resize_scales(x, v, m, c), tol=(1e-4, 1e-5))
+# Two channels and a range for the channel scale: a channel scale other than 1 must fail the guard.
+models["resize_scales_outer"] = dict(
+    op="Resize", opset=13, attrs={"mode": "linear"}, data=[("x", F, [1, 2, 4, 5])], value=("scales", F, [4]),
+    node=["x", "", "scales"], names=["n", "c", "h", "w"], ranges=[(1, 1), (0.5, 2.0), (0.5, 2.5), (0.4, 3.0)],
+    ref=lambda x, v: resize_scales(x, v, "linear", None), tol=(1e-4, 1e-5))
+models["upsample"] = dict(
+    op="Upsample", opset=9, attrs={"mode": "nearest"}, data=[("x", F, [1, 1, 2, 3])], value=("scales", F, [4]),
+    names=["n", "c", "h", "w"], ranges=[(1, 1), (1, 1), (1, 3), (1, 3)], ref=lambda x, v: upsample(x, v),
+    tol=(1e-4, 1e-5))
+models["onehot_float"] = dict(
+    op="OneHot", opset=11, attrs={"axis": -1}, data=[("indices", I64, [4])], value=("depth", F, [1]),
+    node=["indices", "depth", "values"], init=[h.make_tensor("values", F, [2], [0.0, 1.0])], names=["d"],
+    ranges=[(2.0, 8.0)], ref=lambda i, v: onehot(i, int(np.floor(np.float32(v[0]))), [0.0, 1.0], -1))
+SCALES = [m for m in models if m.startswith("resize_scales_") and m != "resize_scales_outer"]
 WINDOW_SETS = [1, 12, 2, 5, 7]
 RESIZE_SETS = [[1, 1, 1, 1], [1, 1, 9, 11], [1, 1, 4, 5], [1, 1, 8, 10], [1, 1, 2, 3], [1, 1, 7, 1], [1, 1, 3, 11]]
+# Both ends of each range, sizes inside, fractional sizes (0.6 x 4 = 2.4, 1.3 x 5 = 6.5, 2.2 x 4 = 8.8), and
+# 2.6 / 3.1, above the ranges' maxima in the float's units but at the maximum sizes (10, 15), which is what is
+# checked.
+SCALE_SETS = [[1, 1, 0.5, 0.4], [1, 1, 2.5, 3.0], [1, 1, 1, 1], [1, 1, 0.6, 1.3], [1, 1, 2.2, 1.4], [1, 1, 1.3, 2.2],
+              [1, 1, 0.75, 0.6], [1, 1, 2.6, 3.1]]
 PAD_SETS = [[0, 0, 0, 0], [2, 2, 2, 2], [1, 0, 2, 1], [0, 2, 1, 0], [2, 1, 0, 2]]
 valid = {
     "tile": [[1, 1], [3, 4], [2, 3], [1, 4], [3, 1]],
@@ -132,10 +193,20 @@ valid = {
     "pad_edge": PAD_SETS, "pad_reflect": PAD_SETS,
     "onehot": [1, 6, 3, 4], "onehot_axis0": [[1], [6], [2], [5]],
     **{m: WINDOW_SETS for m in models if "window" in m},
-    **{m: RESIZE_SETS for m in models if m.startswith("resize")},
+    **{m: RESIZE_SETS for m in SIZES}, **{m: SCALE_SETS for m in SCALES},
+    "resize_scales_outer": [[1, 1, 1.3, 2.2], [1, 1, 2.5, 3.0], [1, 1, 0.5, 0.4]],
+    "upsample": [[1, 1, 1, 1], [1, 1, 3, 3], [1, 1, 2, 2], [1, 1, 1.5, 2.5], [1, 1, 2.7, 1.3], [1, 1, 2.2, 1],
+                 [1, 1, 3, 1.2]],
+    "onehot_float": [[2.0], [8.0], [5.7], [3.0], [7.99]],
 }
 def outside(k, name, v, lo, hi):
     return f"element {k} ({name}) is {v}, outside {name}'s range [{lo}, {hi}]"
+def outside_float(k, name, v, scale, lo, hi):  # printed with %g, as the runtime does
+    e = float(np.float32(v))
+    return f"element {k} ({name}) is {e:g}, which gives floor({e:g} x {scale}) = {np.floor(e * scale):g}, " \
+           f"outside {name}'s range [{lo}, {hi}]"
+def outer_scale(node, k):
+    return f"Resize '{node}': scales[{k}] must be 1 (only the last two dimensions are resized)"
 invalid = {
     "tile": [([4, 1], outside(0, "r0", 4, 1, 3)), ([1, 0], outside(1, "r1", 0, 1, 4))],
     "expand": [([2, 2, 2], "shape[1] must be 1 or 3"), ([5, 3, 1], outside(0, "s0", 5, 1, 4)),
@@ -147,14 +218,29 @@ invalid = {
     "onehot": [(0, outside(0, "d", 0, 1, 6)), (7, outside(0, "d", 7, 1, 6))],
     "onehot_axis0": [([-1], outside(0, "d", -1, 1, 6))],
     **{m: [(13, outside(0, "n", 13, 1, 12)), (0, outside(0, "n", 0, 1, 12))] for m in models if "window" in m},
-    **{m: [([2, 1, 4, 5], outside(0, "n", 2, 1, 1)), ([1, 1, 10, 5], outside(2, "h", 10, 1, 9))]
-       for m in models if m.startswith("resize")},
+    **{m: [([2, 1, 4, 5], outside(0, "n", 2, 1, 1)), ([1, 1, 10, 5], outside(2, "h", 10, 1, 9))] for m in SIZES},
+    # An outer scale (not resized) is read as floor(e x 2^24), which must be 2^24 (e exactly 1): 2 is
+    # outside [2^24, 2^24]; NaN compares false with everything.
+    **{m: [([1, 1, 0.4, 1], outside_float(2, "h", 0.4, 4, 2, 10)),
+           ([1, 1, 1, 3.2], outside_float(3, "w", 3.2, 5, 2, 15)), ([2, 1, 1, 1], outside_float(0, "n", 2, 2**24, 2**24, 2**24)),
+           ([1, 1, np.nan, 1], outside_float(2, "h", np.nan, 4, 2, 10))] for m in SCALES},
+    # c in [0.5, 2] on 2 channels: [2^23, 2^25] in units of 2^-24; the guard wants the scale exactly 1
+    # (1.4 keeps the size 2 but would interpolate across channels).
+    "resize_scales_outer": [([1, 1.5, 1, 1], outer_scale("resize_scales_outer", 1)),
+                            ([1, 1.4, 1, 1], outer_scale("resize_scales_outer", 1)),
+                            ([1, 0.5, 1, 1], outer_scale("resize_scales_outer", 1)),
+                            ([1, 2.5, 1, 1], outside_float(1, "c", 2.5, 2**24, 2**23, 2**25))],
+    "upsample": [([1, 1, 0.5, 1], outside_float(2, "h", 0.5, 2, 2, 6)),
+                 ([1, 1, 1, 3.5], outside_float(3, "w", 3.5, 3, 3, 9)),
+                 ([1, 1, 1, np.inf], outside_float(3, "w", np.inf, 3, 3, 9))],
+    "onehot_float": [([1.9], outside_float(0, "d", 1.9, 1, 2, 8)), ([9.0], outside_float(0, "d", 9.0, 1, 2, 8)),
+                     ([np.nan], outside_float(0, "d", np.nan, 1, 2, 8))],
 }
 def data(name, i, vals):
     xs = []
     for n, t, s in models[name]["data"]:
         if n == "indices":  # negative indices, and ones outside [-depth, depth)
-            d = int(np.ravel(vals)[0])
+            d = 0 if i % 2 == 0 else int(np.floor(np.ravel(vals)[0]))  # a float depth: floor
             xs.append(np.array([1, -1, 3, -7] if i % 2 == 0 else [d - 1, -d, d, -1 - d], np.int64))
         elif n == "values":
             xs.append(np.array([-1.5, 2.0], np.float32))
@@ -166,7 +252,7 @@ def write(d, name, i, vals):
     os.makedirs(d)
     xs = data(name, i, vals)
     manifest = []
-    for k, ((n, t, s), x) in enumerate(zip(m["data"] + [m["value"]], xs + [np.array(vals, np.int64)])):
+    for k, ((n, t, s), x) in enumerate(zip(m["data"] + [m["value"]], xs + [np.array(vals, NP[m["value"][1]])])):
         x = x.reshape(s)
         x.tofile(f"{d}/{k}.bin")
         manifest.append({"name": n, "dtype": x.dtype.name, "shape": s, "file": f"{k}.bin"})
@@ -247,8 +333,9 @@ for line in open(f"{tmp}/cases.txt"):
     m, d = line.split()[:2]
     if d.startswith("bad"):
         continue
-    vals = [load(f"{tmp}/{m}/{d}", e).tolist() for e in json.load(open(f"{tmp}/{m}/{d}/manifest.json"))
+    vals = [load(f"{tmp}/{m}/{d}", e) for e in json.load(open(f"{tmp}/{m}/{d}/manifest.json"))
             if e["name"] == meta[m]["value"]][0]
+    vals = vals.tolist() if vals.dtype.kind != "f" else np.vectorize(lambda v: float(f"{v:g}"))(vals).tolist()
     tol = meta[m]["tol"]
     od = f"{tmp}/{m}/{drv}-{d}"
     if not os.path.exists(f"{od}/manifest.json"):

@@ -1642,6 +1642,118 @@ TEST_F(DynamicShapes, InvalidValueSymbolsAreRejectedAtLoad) {
   ASSERT_EQ(g_api->load(Write(base, "value_good").c_str()), 0) << g_api->error();
 }
 
+// Sends x (6 floats) and the two factors, as float32, float16 or float64, to a
+// ScaledValueAffineBundle.
+tensors_struct* ScaledValueInputs(const std::vector<float>& x, const std::vector<double>& f, tensor_data_type dtype) {
+  tensors_struct* t = oaaxvk::AllocTensors(2);
+  const size_t xs[2] = {1, 6}, fs[1] = {2};
+  EXPECT_TRUE(oaaxvk::SetTensor(t, 0, "x", DATA_TYPE_FLOAT, xs, 2, x.data(), 24));
+  if (dtype == DATA_TYPE_DOUBLE) {
+    EXPECT_TRUE(oaaxvk::SetTensor(t, 1, "factors", dtype, fs, 1, f.data(), 16));
+  } else if (dtype == DATA_TYPE_FLOAT16) {
+    uint16_t h[2];
+    for (size_t k = 0; k < 2; ++k)
+      h[k] = std::isnan(f[k]) ? 0x7E00 : std::isinf(f[k]) ? (f[k] > 0 ? 0x7C00 : 0xFC00)
+                                                          : oaaxvk::test::FloatToHalfBits(static_cast<float>(f[k]));
+    EXPECT_TRUE(oaaxvk::SetTensor(t, 1, "factors", dtype, fs, 1, h, 4));
+  } else {
+    const float v[2] = {static_cast<float>(f[0]), static_cast<float>(f[1])};
+    EXPECT_TRUE(oaaxvk::SetTensor(t, 1, "factors", dtype, fs, 1, v, 8));
+  }
+  return t;
+}
+
+TEST_F(DynamicShapes, FloatValueSymbolsAreTheFloorOfTheElementTimesItsScale) {
+  const std::vector<float> w = Random(6, 31), b = Random(6, 32), x = Random(6, 33);
+  const std::vector<float> ref = AffineRelu(x, w, b);
+  struct Valid {
+    std::vector<double> f;
+    size_t r, c;  // floor(f[0] x 2), floor(f[1] x 3)
+  };
+  for (tensor_data_type dtype : {DATA_TYPE_FLOAT, DATA_TYPE_FLOAT16, DATA_TYPE_DOUBLE}) {
+    SCOPED_TRACE(dtype == DATA_TYPE_FLOAT ? "float32" : dtype == DATA_TYPE_FLOAT16 ? "float16" : "float64");
+    if (initialized_) {
+      ASSERT_EQ(Destroy(), 0) << g_api->error();
+    }
+    ASSERT_EQ(Init(), 0) << g_api->error();
+    const std::string path =
+        Write(oaaxvk::test::ScaledValueAffineBundle(w, b, dtype), "scaled_value_" + std::to_string(dtype));
+    ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+    // Both ends of the ranges, fractions (2.33203125 x 3 = 6.996 gives 6; the
+    // element as sent counts: float32(7 / 3) x 3 = 6.99999976, a float64 of
+    // 3.4999999999 x 2 = 6.9999999998), every valid target twice (the second
+    // time from the recording cache).
+    std::vector<Valid> valid = {{{1.0, 1.0}, 2, 3}, {{1.7, 0.7}, 3, 2},      {{3.2, 0.34}, 6, 1},
+                                {{0.5, 2.0}, 1, 6}, {{0.9, 2.33203125}, 1, 6}, {{3.0, 0.5}, 6, 1}};
+    if (dtype == DATA_TYPE_FLOAT) valid.push_back({{0.75, static_cast<double>(7.0f / 3.0f)}, 1, 6});
+    if (dtype == DATA_TYPE_DOUBLE) valid.push_back({{3.4999999999, 0.34}, 6, 1});
+    for (int round = 0; round < 2; ++round) {
+      for (const Valid& v : valid) {
+        SCOPED_TRACE(std::to_string(v.f[0]) + ", " + std::to_string(v.f[1]));
+        ASSERT_EQ(g_api->send(ScaledValueInputs(x, v.f, dtype)), 0) << g_api->error();
+        std::vector<Output> outs = ReceiveOutputs();
+        ASSERT_EQ(outs.size(), 1u);
+        ASSERT_EQ(outs[0].shape, (std::vector<size_t>{v.r, v.c}));
+        for (size_t i = 0; i < 6; ++i) ASSERT_NEAR(outs[0].values[i], ref[i], 1e-6f) << "element " << i;
+      }
+    }
+    // Out of range (above, below, negative, NaN, infinite), or breaking the guard.
+    const double nan = std::nan(""), inf = HUGE_VAL;
+    ExpectRejected(ScaledValueInputs(x, {3.5, 1.0}, dtype),
+                   {"input tensor 'factors': element 0 (R) is 3.5, which gives floor(3.5 x 2) = 7, outside R's range [1, 6]"});
+    ExpectRejected(ScaledValueInputs(x, {0.25, 3.0}, dtype),
+                   {"input tensor 'factors': element 0 (R) is 0.25, which gives floor(0.25 x 2) = 0, outside R's range [1, 6]"});
+    ExpectRejected(ScaledValueInputs(x, {-0.25, 3.0}, dtype),
+                   {"element 0 (R) is -0.25, which gives floor(-0.25 x 2) = -1, outside R's range [1, 6]"});
+    ExpectRejected(ScaledValueInputs(x, {nan, 1.0}, dtype),
+                   {"element 0 (R) is nan, which gives floor(nan x 2) = nan, outside R's range [1, 6]"});
+    ExpectRejected(ScaledValueInputs(x, {1.0, inf}, dtype),
+                   {"element 1 (C) is inf, which gives floor(inf x 3) = inf, outside C's range [1, 6]"});
+    ExpectRejected(ScaledValueInputs(x, {1.0, 0.7}, dtype),
+                   {"input values R = 2, C = 2: the target shape must hold 6 elements"});
+    // Still usable afterwards.
+    ASSERT_EQ(g_api->send(ScaledValueInputs(x, {1.5, 0.67}, dtype)), 0) << g_api->error();
+    EXPECT_EQ(ReceiveOutputs().at(0).shape, (std::vector<size_t>{3, 2}));
+  }
+}
+
+TEST_F(DynamicShapes, InvalidFloatValueSymbolsAreRejectedAtLoad) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const BundleSpec base = oaaxvk::test::ScaledValueAffineBundle(Random(6, 1), Random(6, 2));
+  struct Case {
+    const char* name;
+    void (*mutate)(BundleSpec*);
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"without_feature", [](BundleSpec* s) { s->features = "dynamic_shapes value_symbols"; },
+       "metadata 'shape.symbol.0.scale' is present but bundle.features does not list 'float_value_symbols'"},
+      {"int64_input",
+       [](BundleSpec* s) {
+         s->inputs[1].dtype = 7;
+         s->inputs[1].nbytes = 16;
+         s->inputs_bytes = s->inputs[1].offset + 16;
+       },
+       "symbol 0 ('R'): input 'factors' has data type 7; a scaled value symbol reads a float32, float16 or float64 "
+       "input"},
+      {"zero_scale", [](BundleSpec* s) { s->symbols[0].scale = 0; },
+       "symbol 0 ('R'): shape.symbol.0.scale is 0 (must be >= 1)"},
+      {"scale_too_large", [](BundleSpec* s) { s->symbols[1].scale = uint64_t{1} << 32; },
+       "metadata 'shape.symbol.1.scale' = 4294967296 exceeds 2147483648"},
+      // A float input's symbol without a scale is an integer value symbol.
+      {"float_input_without_scale", [](BundleSpec* s) { s->symbols[1].scale.reset(); },
+       "symbol 1 ('C'): input 'factors' has data type 1; a value symbol reads an int32 or int64 input"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BundleSpec s = base;
+    c.mutate(&s);
+    const std::string path = Write(s, std::string("scaled_value_bad_") + c.name);
+    ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", path.c_str(), c.expect});
+  }
+  ASSERT_EQ(g_api->load(Write(base, "scaled_value_good").c_str()), 0) << g_api->error();
+}
+
 TEST_F(DynamicShapes, ABundleListingTheFeatureWithoutSymbolsRunsAsStatic) {
   ASSERT_EQ(Init(), 0) << g_api->error();
   std::vector<float> w = Random(13, 3), b = Random(13, 4);

@@ -71,6 +71,8 @@ struct BundleSpec {
     // Feature value_symbols: shape.symbol.<s>.input / .element (written when input >= 0).
     int64_t input = -1;
     uint64_t element = 0;
+    // Feature float_value_symbols: shape.symbol.<s>.scale (written when set).
+    std::optional<uint64_t> scale{};
   };
   // Feature value_symbols: shape.guards and shape.guard.<g>.text (written when not empty).
   std::vector<std::string> guards;
@@ -173,6 +175,7 @@ struct BundleSpec {
           w.AddMetadata(p + "input", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(symbols[k].input)));
           w.AddMetadata(p + "element", MetadataValue::Scalar<uint64_t>(symbols[k].element));
         }
+        if (symbols[k].scale) w.AddMetadata(p + "scale", MetadataValue::Scalar<uint64_t>(*symbols[k].scale));
       }
       if (!guards.empty()) {
         w.AddMetadata("shape.guards", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(guards.size())));
@@ -372,6 +375,23 @@ inline BundleSpec ValueShapedAffineBundle(const std::vector<float>& w, const std
   s.guards = {"the target shape must hold 6 elements"};
   s.shape_program = {{kOpSymbol, 0, 0}, {kOpSymbol, 1, 0}, {kOpMul, 0, 1}, {kOpConst, 6, 0}, {kOpEq, 2, 3}};
   s.shape_refs = {{kRefOutput, 0, 0, 0}, {kRefOutput, 0, 1, 1}, {kRefGuard, 0, 0, 4}};
+  return s;
+}
+
+// ValueShapedAffineBundle whose target shape comes from a float input
+// (feature float_value_symbols): 'factors' ([2] of `dtype`: 1 float32, 10
+// float16 or 11 float64) holds e0, e1, and the output's dimensions are the
+// symbols R = floor(e0 x 2) and C = floor(e1 x 3) (shape.symbol.<s>.scale 2
+// and 3), each in [1, 6]; the guard requires R * C == 6. Same program.
+inline BundleSpec ScaledValueAffineBundle(const std::vector<float>& w, const std::vector<float>& b,
+                                          uint32_t dtype = 1) {
+  BundleSpec s = ValueShapedAffineBundle(w, b);
+  const uint64_t bytes = 2 * (dtype == 11 ? 8 : dtype == 10 ? 2 : 4);
+  s.inputs[1] = {"factors", dtype, {2}, s.inputs[1].offset, bytes};
+  s.inputs_bytes = s.inputs[1].offset + bytes;
+  s.features = "dynamic_shapes value_symbols float_value_symbols";
+  s.symbols = {{"R", 1, 6, 1, 1, 0, 2}, {"C", 1, 6, 1, 1, 1, 3}};
+  s.sizevars = std::vector<std::pair<std::string, uint64_t>>{{"R", 6}, {"C", 6}};
   return s;
 }
 

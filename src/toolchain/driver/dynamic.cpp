@@ -96,8 +96,13 @@ Status ScaleFloatValueSymbols(const Graph& g, std::vector<Symbol>* symbols) {
                              (n.op_type == "Upsample" && k == 1));
         if (scales) {
           const Tensor* x = g.FindTensor(n.inputs[0]);
-          if (x != nullptr && x->has_shape && static_cast<size_t>(y.value_element) < x->shape.size() &&
-              !x->shape[y.value_element].is_symbolic())
+          // An outer dimension is not resized: its scale must be exactly 1,
+          // which floor(e * 2^24) == 2^24 checks for a float32 e (the Resize
+          // guard); a resized one's symbol is the output size.
+          if (x != nullptr && x->has_shape && y.value_element + 2 < static_cast<int64_t>(x->shape.size()))
+            f = kOuterScaleFactor;
+          else if (x != nullptr && x->has_shape && static_cast<size_t>(y.value_element) < x->shape.size() &&
+                   !x->shape[y.value_element].is_symbolic())
             f = x->shape[y.value_element].value();
           if (f < 1)
             return Unimplemented(where + ": the scale of " + n.op_type + " '" + n.name +

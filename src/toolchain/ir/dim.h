@@ -39,6 +39,8 @@ enum class SymOp : int64_t {
 // symbol: element value_element of the integer graph input value_input (a
 // Reshape `shape`, Squeeze/Unsqueeze `axes`, ...), which the runtime reads
 // from the input's data at send_input (bundle feature `value_symbols`).
+inline constexpr int64_t kOuterScaleFactor = int64_t{1} << 24;
+
 struct Symbol {
   Symbol() = default;
   Symbol(std::string n, int64_t lo, int64_t hi, int64_t mult)
@@ -58,6 +60,9 @@ struct Symbol {
   // for an input dimension of value_scale; 1 for a depth); 0 for an integer
   // element taken as it is (bundle feature float_value_symbols).
   int64_t value_scale = 0;
+  // value_scale of a Resize / Upsample scale on a dimension that is not
+  // resized: the symbol is floor(e * 2^24), which is 2^24 for a float32 e
+  // only when e is exactly 1 (the Resize guard requires that).
   // The range as config.json "dimensions" wrote it (a float input's range
   // may hold fractions, e.g. scales in [0.5, 2.5]); min / max are then
   // floor(value_min * value_scale) and floor(value_max * value_scale).

@@ -523,7 +523,7 @@ Status InferNodeShapes(Graph& g, Node& n) {
         for (int64_t i = 0; i < rank; ++i) {
           const std::string who = "Resize '" + n.name + "': scales[" + std::to_string(i) + "]";
           if (i + 2 < rank) {
-            OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(t->sym[i], x[i]).Node(c),
+            OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(t->sym[i], Dim(kOuterScaleFactor)).Node(c),
                                                who + " must be 1 (only the last two dimensions are resized)"));
             continue;
           }

@@ -369,6 +369,24 @@ class Lowerer {
         if (in != alias_.end() && t->dtype == ComputeDType(t->dtype)) return alias_[name] = in->second;
       }
     }
+    if (AnyDependsOnValue(t->sym) && !IsFloatLike(t->dtype) && t->sym.size() <= 8 &&
+        static_cast<int64_t>(t->sym.size()) == t->numel().value()) {
+      // Integers computed from run-time values (a Range start, a OneHot
+      // depth) read as data: written by a dispatch from their expressions
+      // (the frame's parameter buffer holds them), never baked.
+      OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kArena));
+      Dispatch d;
+      d.kernel = "dims_to_data";
+      d.node = who;
+      d.op_type = "DimsToData";
+      d.bindings = {{v, true}};
+      d.spec = {static_cast<uint32_t>(t->sym.size())};
+      for (size_t k = 0; k < 8; ++k) d.spec.push_back(k < t->sym.size() ? t->sym[k] : Dim(0));
+      d.value_sizes = true;  // exact expressions of the values
+      PushDispatch(std::move(d), who, "dims_to_data (" + name + ")");
+      alias_[name] = v;
+      return v;
+    }
     if (AnyDependsOnValue(t->sym))
       return Unimplemented(who + ": tensor '" + name +
                            "' is computed from a run-time input value and used as data; run-time values may only "

@@ -198,12 +198,14 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.value_sizes = true;
     d.detail = "axis at run time";
   } else if (op == "CumSum") {
-    int64_t axis = n.GetInt("_axis", 0), inner = 1;
-    for (int64_t i = axis + 1; i < rank; ++i) inner *= xs[i];
+    const int64_t axis = n.GetInt("_axis", 0);
+    Dim inner = 1;
+    for (int64_t i = axis + 1; i < rank; ++i) inner = inner * xs[i];
+    const Dim rows = FloorDiv(y.numel(), Max(xs[axis], Dim(1)));
     d.kernel = "cumsum";
-    d.units = static_cast<uint64_t>(y.numel() / xs[axis]);  // one invocation per row
-    d.spec = {U(y.numel() / xs[axis]), U(xs[axis]), U(inner), n.GetInt("exclusive", 0) ? 1u : 0u,
-              n.GetInt("reverse", 0) ? 1u : 0u, in_float};
+    d.units = rows;  // one invocation per row
+    d.spec = {rows, U(xs[axis]), U(inner), n.GetInt("exclusive", 0) ? 1u : 0u, n.GetInt("reverse", 0) ? 1u : 0u,
+              in_float};
     d.detail = StrFormat("axis=%lld", static_cast<long long>(axis));
   } else if (op == "TopK") {
     if (n.outputs.size() < 2 || n.outputs[1].empty()) return LErr(n, "both outputs (Values, Indices) must be named");

@@ -497,6 +497,22 @@ Status Range(Graph& g, const Node& n, Builder& b) {
   }
   const DType dt = v[0]->dtype;
   const bool integer = !IsFloatLike(dt);
+  if (integer && (AnyDependsOnValue(v[0]->sym) || AnyDependsOnValue(v[1]->sym) || AnyDependsOnValue(v[2]->sym))) {
+    // Bounds read at run time (feature value_symbols): the length is an
+    // expression of them, the elements start + k * delta are computed on the
+    // device (start and delta reach the kernels as data, lower.cpp).
+    const Dim s = v[0]->AsDims()[0], l = v[1]->AsDims()[0], d = v[2]->AsDims()[0];
+    SymContext* c = SymContext::Current();
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Eq(d, Dim(0))).Node(c), "Range '" + n.name + "': delta is 0"));
+    const Dim up = CeilDiv(l - s, Max(d, Dim(1))), down = CeilDiv(s - l, Max(Dim(0) - d, Dim(1)));
+    const Dim len = Max(Select(Lt(Dim(0), d), up, down), Dim(0));
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(len, Dim(1))).Node(c),
+                                       "Range '" + n.name + "': the range is empty (empty outputs are not supported)"));
+    const std::string k = b.RunTimeIota(len, dt, false, "k");
+    const std::string acc = b.Op("Add", {b.Op("Mul", {k, n.inputs[2]}, "steps"), n.inputs[0]}, "range");
+    Finish(g, b, acc, n.outputs[0], n.name);
+    return Status::Ok();
+  }
   std::vector<double> out;
   if (integer) {
     const int64_t s = v[0]->AsInts()[0], l = v[1]->AsInts()[0], d = v[2]->AsInts()[0];
