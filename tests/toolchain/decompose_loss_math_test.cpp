@@ -258,28 +258,30 @@ TEST(DecomposeMath, PowIntegerBaseRuntimeIntegerExponentIsSquareAndMultiply) {
   EXPECT_EQ(g.FindTensor("z")->dtype, DType::kInt64);
 }
 
-TEST(DecomposeMath, PowIntegerBaseFloatExponentNeedsConstant) {
-  Graph g;
-  g.opset = 15;
-  AddTyped(g, "x", DType::kInt64, {3});
-  AddTyped(g, "y", DType::kFloat, {3});
-  AddNode(g, "Pow", "pow", {"x", "y"}, {"z"});
-  AddOutput(g, "z");
-  Status st = Decompose(g);
-  ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("input 'y' is not a compile-time constant"), std::string::npos) << st.message();
-}
-
-TEST(DecomposeMath, PowIntegerRejectsFractionalExponent) {
-  Graph g;
-  g.opset = 15;
-  AddTyped(g, "x", DType::kInt32, {3});
-  g.tensors["y"] = MakeConstF32("y", {3}, {1.f, 2.5f, 3.f});
-  AddNode(g, "Pow", "pow", {"x", "y"}, {"z"});
-  AddOutput(g, "z");
-  Status st = Decompose(g);
-  ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("non-negative integral"), std::string::npos) << st.message();
+// An integer base with a float exponent that is not a non-negative integer
+// known at conversion: integer exponentiation where the exponent is integral,
+// float pow truncated toward zero elsewhere, selected per element.
+TEST(DecomposeMath, PowIntegerBaseFloatExponentAtRunTimeOrFractional) {
+  for (bool run_time : {true, false}) {
+    Graph g;
+    g.opset = 15;
+    AddTyped(g, "x", DType::kInt32, {3});
+    if (run_time) AddTyped(g, "y", DType::kFloat, {3});
+    else g.tensors["y"] = MakeConstF32("y", {3}, {1.f, 2.5f, -3.f});
+    AddNode(g, "Pow", "pow", {"x", "y"}, {"z"});
+    AddOutput(g, "z");
+    Status st = Decompose(g);
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::map<std::string, int> ops;
+    for (const Node& n : g.nodes) ops[n.op_type]++;
+    EXPECT_EQ(ops["Pow"], 1) << "the float pow of the fractional exponents";
+    EXPECT_GE(ops["Where"], 2) << "bit selection and the integral / fractional select";
+    const Node* last = nullptr;
+    for (const Node& n : g.nodes)
+      if (n.outputs[0] == "z") last = &n;
+    ASSERT_NE(last, nullptr);
+    EXPECT_EQ(last->op_type, "Where");
+  }
 }
 
 TEST(DecomposeMath, PReluGlobalMaxPoolIsNaNIsInf) {
@@ -417,18 +419,41 @@ TEST(DecomposeMath, DropoutMaskAndTrainingMode) {
   EXPECT_EQ(m.AsInts(), std::vector<int64_t>(12, 1));
 }
 
-TEST(DecomposeMath, DropoutRejectsRandomTraining) {
-  Graph g;
+// Training mode with a nonzero ratio, or training_mode / ratio known only at
+// run time: the device op TrainingDropout (a scratch mask when none is named).
+TEST(DecomposeMath, TrainingDropoutIsTheDeviceOp) {
+  for (bool run_time : {false, true}) {
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {3, 4});
+    if (run_time) {
+      AddTyped(g, "r", DType::kFloat, {});
+      AddTyped(g, "t", DType::kBool, {});
+    } else {
+      g.tensors["r"] = MakeConstF32("r", {}, {0.5f});
+      g.tensors["t"] = MakeConstFromDoubles("t", DType::kBool, {}, {1});
+    }
+    Node& d = AddNode(g, "Dropout", "drop", {"x", "r", "t"}, {"y"});
+    d.SetInt("seed", 7);
+    AddOutput(g, "y");
+    Status st = Decompose(g);
+    ASSERT_TRUE(st.ok()) << st.message();
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op_type, "TrainingDropout");
+    EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "r", "t"}));
+    ASSERT_EQ(g.nodes[0].outputs.size(), 2u);
+    EXPECT_EQ(g.FindTensor(g.nodes[0].outputs[1])->dtype, DType::kBool);
+    EXPECT_EQ(g.nodes[0].GetInt("seed", 0), 7);
+  }
+  Graph g;  // inference: the identity
   g.opset = 13;
   AddInput(g, "x", {3, 4});
-  g.tensors["r"] = MakeConstF32("r", {}, {0.5f});
-  g.tensors["t"] = MakeConstFromDoubles("t", DType::kBool, {}, {1});
+  g.tensors["t"] = MakeConstFromDoubles("t", DType::kBool, {}, {0});
+  AddTyped(g, "r", DType::kFloat, {});
   AddNode(g, "Dropout", "drop", {"x", "r", "t"}, {"y"});
   AddOutput(g, "y");
-  Status st = Decompose(g);
-  ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("'drop'"), std::string::npos);
-  EXPECT_NE(st.message().find("random dropout"), std::string::npos);
+  ASSERT_TRUE(Decompose(g).ok());
+  for (const Node& n : g.nodes) EXPECT_NE(n.op_type, "TrainingDropout");
 }
 
 }  // namespace

@@ -192,8 +192,8 @@ Status Pow(Graph& g, const Node& n, Builder& b) {
     b.Add("Pow", {n.inputs[0], b.Out(c)}, "pow", n.outputs[0]).name = n.name;
     return Status::Ok();
   }
-  // Exponents may be run-time data; a constant one of an integer base must be
-  // a non-negative integer.
+  // Exponents may be run-time data; a constant one that is a non-negative
+  // integer unrolls into squarings.
   if (!y->is_const) {
     OAAXVK_ASSIGN_OR_RETURN(std::string r, IsFloatLike(y->dtype) ? IntPowFloatExponent(n, b, *x, *y)
                                                                   : IntPowRuntimeExponent(n, b, *x, *y, n.inputs[1]));
@@ -207,9 +207,12 @@ Status Pow(Graph& g, const Node& n, Builder& b) {
   const std::vector<double> ev = yc->AsDoubles();
   int64_t emax = 0;
   for (double e : ev) {
-    if (!(e >= 0) || e != std::floor(e) || e > 1e9)
-      return NodeUnimplemented(n, "exponent value " + std::to_string(e) + " of input '" + n.inputs[1] +
-                                      "': integer Pow supports non-negative integral exponents only");
+    if (!(e >= 0) || e != std::floor(e) || e > 1e9) {  // negative or fractional: as for a run-time exponent
+      OAAXVK_ASSIGN_OR_RETURN(std::string r, IsFloatLike(y->dtype) ? IntPowFloatExponent(n, b, *x, *y)
+                                                                    : IntPowRuntimeExponent(n, b, *x, *y, n.inputs[1]));
+      Finish(g, b, r, n.outputs[0], n.name);
+      return Status::Ok();
+    }
     emax = std::max(emax, static_cast<int64_t>(e));
   }
   OAAXVK_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShapes(x->shape, y->shape));
