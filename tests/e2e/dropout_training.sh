@@ -16,9 +16,8 @@
 # usage: dropout_training.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
-if ! "$py" -c 'import numpy, onnx' 2>/dev/null; then
-  echo "SKIP: $py lacks numpy or onnx"; exit 77
-fi
+. "$root/tests/e2e/run_cases.sh"
+e2e_require_numpy_onnx "$py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$py" - "$tmp" <<'PY'
@@ -26,7 +25,8 @@ import json, os, sys
 import numpy as np
 import onnx
 from onnx import TensorProto as T, helper as h
-out = sys.argv[1]
+out = sys.argv[1] + "/dropout"
+os.makedirs(out)
 g = h.make_graph([h.make_node("Dropout", ["x", "ratio", "training_mode"], ["y", "mask"], name="dropout")], "dropout",
                  [h.make_tensor_value_info("x", T.FLOAT, [100, 1000]), h.make_tensor_value_info("ratio", T.FLOAT, []),
                   h.make_tensor_value_info("training_mode", T.BOOL, [])],
@@ -47,33 +47,24 @@ for i, (r, t) in enumerate(sets):
                {"name": "training_mode", "dtype": "bool", "shape": [], "file": "2.bin"}], open(f"{d}/manifest.json", "w"))
 np.save(f"{out}/x.npy", x)
 json.dump(sets, open(f"{out}/sets.json", "w"))
+open(f"{out}/../cases.txt", "w").write("".join(f"dropout in{i}\n" for i in range(len(sets))))
 PY
-"$build/oaax-vulkan-toolchain" "$tmp/model.onnx" "$tmp/bundle" > "$tmp/toolchain.log"
+"$build/oaax-vulkan-toolchain" "$tmp/dropout/model.onnx" "$tmp/dropout/bundle" > "$tmp/toolchain.log"
 fail=0
 for drv in lavapipe swiftshader; do
-  if [ "$drv" = swiftshader ]; then
-    icd="$root/third_party/swiftshader/vk_swiftshader_icd.json"
-    if [ ! -f "$icd" ]; then echo "note: $icd missing; SwiftShader not run"; break; fi
-    export VK_ICD_FILENAMES="$icd"
-  fi
-  n=$("$py" -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$tmp/sets.json")
-  for ((i = 0; i < n; i++)); do
-    # LeakSanitizer: see classifier.sh (the loader dlcloses the drivers).
-    if ! ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$build/oaax-run" --model "$tmp/bundle/model.oinf" \
-        --inputs "$tmp/in$i" --outputs "$tmp/$drv-out$i" --arg validation=1 < /dev/null > "$tmp/log" 2>&1; then
-      echo "FAIL $drv: set $i: oaax-run failed"; cat "$tmp/log"; fail=1
-    fi
-  done
+  e2e_use_driver "$drv" "$root" || break
+  e2e_run_cases "$drv" "$tmp" "$build" || fail=1
   "$py" - "$tmp" "$drv" <<'PY' || fail=1
 import json, sys
 import numpy as np
 tmp, drv = sys.argv[1:3]
+tmp += "/dropout"
 x = np.load(f"{tmp}/x.npy")
 sets = json.load(open(f"{tmp}/sets.json"))
 bad = 0
 draws = {}
 for i, (r, t) in enumerate(sets):
-    od = f"{tmp}/{drv}-out{i}"
+    od = f"{tmp}/{drv}-in{i}"
     try:
         got = {e["name"]: e for e in json.load(open(f"{od}/manifest.json"))}
         y = np.fromfile(f"{od}/{got['y']['file']}", got["y"]["dtype"]).reshape(got["y"]["shape"])

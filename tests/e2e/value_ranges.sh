@@ -63,9 +63,8 @@
 # usage: value_ranges.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
-if ! "$py" -c 'import numpy, onnx' 2>/dev/null; then
-  echo "SKIP: $py lacks numpy or onnx"; exit 77
-fi
+. "$root/tests/e2e/run_cases.sh"
+e2e_require_numpy_onnx "$py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Models with their config.json, and one input directory per value set (with
@@ -300,27 +299,8 @@ while read -r m; do
   fi
 done < "$tmp/models.txt"
 for drv in lavapipe swiftshader; do
-  if [ "$drv" = swiftshader ]; then
-    icd="$root/third_party/swiftshader/vk_swiftshader_icd.json"
-    if [ ! -f "$icd" ]; then echo "note: $icd missing; SwiftShader not run"; break; fi
-    export VK_ICD_FILENAMES="$icd"
-  fi
-  while read -r m dir msg; do
-    rc=0
-    # LeakSanitizer: see classifier.sh (the loader dlcloses the drivers).
-    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-    "$build/oaax-run" --model "$tmp/$m/bundle/model.oinf" --inputs "$tmp/$m/$dir" \
-      --outputs "$tmp/$m/$drv-$dir" --arg validation=1 < /dev/null > "$tmp/log" 2>&1 || rc=$?
-    if [ -z "$msg" ] && [ $rc -ne 0 ]; then
-      echo "FAIL $drv: $m $dir: oaax-run exited $rc"; cat "$tmp/log"; fail=1
-    elif [ -n "$msg" ] && [ $rc -eq 0 ]; then
-      echo "FAIL $drv: $m $dir: invalid values accepted"; fail=1
-    elif [ -n "$msg" ] && ! grep -qF -- "$msg" "$tmp/log"; then
-      echo "FAIL $drv: $m $dir: no message \"$msg\""; cat "$tmp/log"; fail=1
-    elif [ -n "$msg" ]; then
-      echo "$drv: $m $dir rejected: $(grep -m1 -oF -- "$msg" "$tmp/log")"
-    fi
-  done < "$tmp/cases.txt"
+  e2e_use_driver "$drv" "$root" || break
+  e2e_run_cases "$drv" "$tmp" "$build" || fail=1
   "$py" - "$tmp" "$drv" <<'PY' || fail=1
 import json, os, sys
 import numpy as np

@@ -1,0 +1,55 @@
+# Sourced by the e2e scripts that run one-node models over many input sets
+# (value_symbols.sh, value_ranges.sh, data_dependent.sh, dropout_training.sh).
+#
+# e2e_require_numpy_onnx PYTHON
+#   exits 77 (ctest SKIP) when PYTHON lacks numpy or onnx.
+# e2e_use_driver DRIVER ROOT
+#   lavapipe: the default ICD; swiftshader: VK_ICD_FILENAMES =
+#   ROOT/third_party/swiftshader/vk_swiftshader_icd.json. Returns 1 (after a
+#   note) when that file is missing.
+# e2e_run_cases DRIVER TMP BUILD
+#   runs BUILD/oaax-run (validation layer on) for every line "MODEL DIR
+#   [EXPECTED-MESSAGE]" of TMP/cases.txt, with the bundle
+#   TMP/MODEL/bundle/model.oinf (a model without one is passed over), the
+#   inputs TMP/MODEL/DIR and the outputs into TMP/MODEL/DRIVER-DIR. A line
+#   without a message must run (exit 0, no validation-layer message); one
+#   with a message must fail with that text in the log. Returns 1 when any
+#   line fails, naming it.
+
+e2e_require_numpy_onnx() {
+  if ! "$1" -c 'import numpy, onnx' 2>/dev/null; then
+    echo "SKIP: $1 lacks numpy or onnx"; exit 77
+  fi
+}
+
+e2e_use_driver() {
+  if [ "$1" = swiftshader ]; then
+    local icd="$2/third_party/swiftshader/vk_swiftshader_icd.json"
+    if [ ! -f "$icd" ]; then echo "note: $icd missing; SwiftShader not run"; return 1; fi
+    export VK_ICD_FILENAMES="$icd"
+  fi
+}
+
+e2e_run_cases() {
+  local drv=$1 tmp=$2 build=$3 failed=0 m dir msg rc
+  while read -r m dir msg; do
+    [ -f "$tmp/$m/bundle/model.oinf" ] || continue
+    rc=0
+    # LeakSanitizer: see classifier.sh (the loader dlcloses the drivers).
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+    "$build/oaax-run" --model "$tmp/$m/bundle/model.oinf" --inputs "$tmp/$m/$dir" \
+      --outputs "$tmp/$m/$drv-$dir" --arg validation=1 < /dev/null > "$tmp/log" 2>&1 || rc=$?
+    if [ -z "$msg" ] && [ $rc -ne 0 ]; then
+      echo "FAIL $drv: $m $dir: oaax-run exited $rc"; cat "$tmp/log"; failed=1
+    elif [ -z "$msg" ] && grep -q "VUID-\|Validation Error" "$tmp/log"; then
+      echo "FAIL $drv: $m $dir: validation layer message"; cat "$tmp/log"; failed=1
+    elif [ -n "$msg" ] && [ $rc -eq 0 ]; then
+      echo "FAIL $drv: $m $dir: invalid values accepted"; failed=1
+    elif [ -n "$msg" ] && ! grep -qF -- "$msg" "$tmp/log"; then
+      echo "FAIL $drv: $m $dir: no message \"$msg\""; cat "$tmp/log"; failed=1
+    elif [ -n "$msg" ]; then
+      echo "$drv: $m $dir rejected: $(grep -m1 -oF -- "$msg" "$tmp/log")"
+    fi
+  done < "$tmp/cases.txt"
+  return $failed
+}
