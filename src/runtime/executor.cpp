@@ -1339,7 +1339,7 @@ tensors_struct* Executor::BuildOutputs(const uint8_t* host_out, const ShapeInsta
       for (size_t j = a + 1; j < dims.size(); ++j) inner *= dims[j];
       dims[a] = c;
       nbytes = outer * c * inner;
-      if (outer > 1 && c < planned) {  // gather the first c slices of every outer block
+      if (outer > 1 && c > 0 && c < planned) {  // gather the first c slices of every outer block
         gathered.resize(nbytes);
         for (uint64_t o = 0; o < outer; ++o)
           memcpy(gathered.data() + o * c * inner, data + o * planned * inner, c * inner);
