@@ -19,27 +19,14 @@ layout(constant_id = 0) const uint OUTER = 1;
 layout(constant_id = 1) const uint D = 1;
 layout(constant_id = 2) const uint INNER = 1;
 layout(constant_id = 3) const uint COND_LEN = 1;
-shared uint first[256];
+#include "chunk_scan.glsl"
 void main() {
-  const uint lid = gl_LocalInvocationID.x;
   const uint len = min(D, COND_LEN);
-  const uint per = (len + 255u) / 256u;
-  const uint begin = min(lid * per, len), end = min(begin + per, len);
+  const uint begin = chunk_begin(len), end = chunk_end(len);
   uint n = 0u;
   for (uint j = begin; j < end; ++j) n += cond[j] != 0 ? 1u : 0u;
-  first[lid] = n;
-  barrier();
-  if (lid == 0u) {  // exclusive scan of the 256 chunk counts
-    uint s = 0u;
-    for (uint t = 0u; t < 256u; ++t) {
-      const uint c = first[t];
-      first[t] = s;
-      s += c;
-    }
-    count[0] = int(s);
-  }
-  barrier();
-  uint k = first[lid];
+  uint k = chunk_first(n);
+  if (gl_LocalInvocationID.x == 255u) count[0] = int(k + n);
   for (uint j = begin; j < end; ++j) {
     if (cond[j] == 0) continue;
     for (uint o = 0u; o < OUTER; ++o)

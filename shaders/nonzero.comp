@@ -20,28 +20,15 @@ layout(constant_id = 5) const uint DIM2 = 1;
 layout(constant_id = 6) const uint DIM3 = 1;
 layout(constant_id = 7) const uint DIM4 = 1;
 layout(constant_id = 8) const uint DIM5 = 1;
-shared uint first[256];
+#include "chunk_scan.glsl"
 bool nonzero(uint w) { return IN_FLOAT != 0u ? uintBitsToFloat(w) != 0.0 : w != 0u; }
 void main() {
-  const uint lid = gl_LocalInvocationID.x;
-  const uint per = (N + 255u) / 256u;
-  const uint begin = min(lid * per, N), end = min(begin + per, N);
+  const uint begin = chunk_begin(N), end = chunk_end(N);
   uint n = 0u;
   for (uint j = begin; j < end; ++j) n += nonzero(x[j]) ? 1u : 0u;
-  first[lid] = n;
-  barrier();
-  if (lid == 0u) {  // exclusive scan of the 256 chunk counts
-    uint s = 0u;
-    for (uint t = 0u; t < 256u; ++t) {
-      const uint c = first[t];
-      first[t] = s;
-      s += c;
-    }
-    count[0] = int(s);
-  }
-  barrier();
+  uint k = chunk_first(n);
+  if (gl_LocalInvocationID.x == 255u) count[0] = int(k + n);
   const uint dims[6] = uint[6](DIM0, DIM1, DIM2, DIM3, DIM4, DIM5);
-  uint k = first[lid];
   for (uint j = begin; j < end; ++j) {
     if (!nonzero(x[j])) continue;
     uint rest = j;

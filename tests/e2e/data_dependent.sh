@@ -33,9 +33,7 @@
 set -euo pipefail
 py=$1 root=$2 build=$3
 . "$root/tests/e2e/run_cases.sh"
-e2e_require_numpy_onnx "$py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+e2e_setup "$py"
 # Models, and one input directory per value set with want.npz (numpy's
 # outputs). cases.txt lists "MODEL DIR"; models.txt the models to run,
 # refused.txt the models whose conversion must fail.

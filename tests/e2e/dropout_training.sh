@@ -17,9 +17,7 @@
 set -euo pipefail
 py=$1 root=$2 build=$3
 . "$root/tests/e2e/run_cases.sh"
-e2e_require_numpy_onnx "$py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+e2e_setup "$py"
 "$py" - "$tmp" <<'PY'
 import json, os, sys
 import numpy as np

@@ -1,8 +1,9 @@
 # Sourced by the e2e scripts that run one-node models over many input sets
 # (value_symbols.sh, value_ranges.sh, data_dependent.sh, dropout_training.sh).
 #
-# e2e_require_numpy_onnx PYTHON
-#   exits 77 (ctest SKIP) when PYTHON lacks numpy or onnx.
+# e2e_setup PYTHON
+#   exits 77 (ctest SKIP) when PYTHON lacks numpy or onnx; otherwise sets
+#   `tmp` to a new directory removed when the script exits.
 # e2e_use_driver DRIVER ROOT
 #   lavapipe: the default ICD; swiftshader: VK_ICD_FILENAMES =
 #   ROOT/third_party/swiftshader/vk_swiftshader_icd.json. Returns 1 (after a
@@ -16,10 +17,12 @@
 #   with a message must fail with that text in the log. Returns 1 when any
 #   line fails, naming it.
 
-e2e_require_numpy_onnx() {
+e2e_setup() {
   if ! "$1" -c 'import numpy, onnx' 2>/dev/null; then
     echo "SKIP: $1 lacks numpy or onnx"; exit 77
   fi
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
 }
 
 e2e_use_driver() {

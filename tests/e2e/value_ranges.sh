@@ -64,9 +64,7 @@
 set -euo pipefail
 py=$1 root=$2 build=$3
 . "$root/tests/e2e/run_cases.sh"
-e2e_require_numpy_onnx "$py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+e2e_setup "$py"
 # Models with their config.json, and one input directory per value set (with
 # want.npz, the reference outputs, for valid sets). cases.txt lists "MODEL DIR"
 # for valid sets and "MODEL DIR EXPECTED-MESSAGE" for invalid ones; models.txt
