@@ -17,8 +17,12 @@
 namespace oaaxvk::toolchain {
 
 // The symbols of a config (its "dimensions"), with min / max rounded inward
-// to multiple_of. Fails naming the config key when a symbol used in
-// input_shapes has no range or a range holds no multiple of multiple_of.
+// to multiple_of; a name that "input_values" gives an input's element is a
+// sampled run-time value symbol of that element (Symbol::value_input,
+// value_element, sampled). Fails naming the config key when a symbol used in
+// input_shapes or input_values has no range, a range holds no multiple of
+// multiple_of, a dimension's range goes below 1 or holds fractions, or a
+// name is used for two elements or for both a dimension and a value.
 StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config);
 
 // The named run-time values (config.json "input_values" names) of float
@@ -36,7 +40,8 @@ Status ScaleFloatValueSymbols(const Graph& g, std::vector<Symbol>* symbols);
 // only the output's dimensions), a CumSum `axis`, a TopK `K`, a Slice's
 // `starts` / `ends` / `axes` / `steps` or a Split `split` (the kernel's sizes
 // are expressions of them), that is not bound by config.json "input_values", and
-// that has a static shape of at most 8 elements. Named "<input>[<j>]"
+// that has a static shape of at most 8 elements (an input whose elements
+// "input_values" names is a value symbol of ResolveSymbols instead). Named "<input>[<j>]"
 // ("<input>" for a scalar); ranges: a Reshape entry [-1, the data's element
 // count at the maximum shape] (2^31 - 1 when that is not known at import),
 // an axis [-r, r - 1] for the rank r it indexes, K [1, the axis extent],

@@ -361,39 +361,38 @@ class Lowerer {
     const Tensor* t = g_.FindTensor(name);
     if (!t) return Internal(who + ": unknown tensor '" + name + "'");
     if (!t->is_const) return Internal(who + ": tensor '" + name + "' is used before it is produced");
-    if (AnyDependsOnValue(t->sym)) {
-      // A run-time value input read as data as well (Resize scales): the
-      // kernel reads the input itself (its host-facing placeholder's value).
-      for (const GraphIO& io : g_.inputs) {
-        auto in = io.name == name && io.tensor != name ? alias_.find(io.tensor) : alias_.end();
-        if (in != alias_.end() && t->dtype == ComputeDType(t->dtype)) return alias_[name] = in->second;
-      }
-    }
-    if (AnyDependsOnValue(t->sym) && !IsFloatLike(t->dtype) && t->sym.size() <= 8 &&
-        static_cast<int64_t>(t->sym.size()) == t->numel().value()) {
-      // Integers computed from run-time values (a Range start, a OneHot
-      // depth) read as data: written by a dispatch from their expressions
-      // (the frame's parameter buffer holds them), never baked.
-      OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kArena));
-      Dispatch d;
-      d.kernel = "dims_to_data";
-      d.node = who;
-      d.op_type = "DimsToData";
-      d.bindings = {{v, true}};
-      d.spec = {static_cast<uint32_t>(t->sym.size())};
-      for (size_t k = 0; k < 8; ++k) d.spec.push_back(k < t->sym.size() ? t->sym[k] : Dim(0));
-      d.value_sizes = true;  // exact expressions of the values
-      PushDispatch(std::move(d), who, "dims_to_data (" + name + ")");
-      alias_[name] = v;
-      return v;
-    }
-    if (AnyDependsOnValue(t->sym))
-      return Unimplemented(who + ": tensor '" + name +
-                           "' is computed from a run-time input value and used as data; run-time values may only "
-                           "set shapes and sizes (docs/toolchain.md \"Run-time shape values\"); bind the input at "
-                           "conversion (config.json \"input_values\")");
+    if (AnyDependsOnValue(t->sym)) return RunTimeValueOf(*t, who);
     OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kWeights));
     alias_[name] = v;
+    return v;
+  }
+
+  // ValueOf for a constant computed from run-time values (feature
+  // value_symbols) that a kernel reads as data: the graph input itself when
+  // the constant is one (Resize scales), else for up to 8 integers a
+  // dims_to_data dispatch that writes them from their expressions at every
+  // inference (a Range start, a OneHot depth); never the conversion's values.
+  StatusOr<int> RunTimeValueOf(const Tensor& t, const std::string& who) {
+    for (const GraphIO& io : g_.inputs) {
+      auto in = io.name == t.name && io.tensor != t.name ? alias_.find(io.tensor) : alias_.end();
+      if (in != alias_.end() && t.dtype == ComputeDType(t.dtype)) return alias_[t.name] = in->second;
+    }
+    if (IsFloatLike(t.dtype) || t.sym.size() > 8 || static_cast<int64_t>(t.sym.size()) != t.numel().value())
+      return Unimplemented(who + ": tensor '" + t.name + "' (" + DTypeName(t.dtype) + " " + ShapeToString(t.shape) +
+                           ") is computed from run-time input values and read as data; kernels read such values "
+                           "only as an input itself or as up to 8 integers (docs/toolchain.md \"Run-time values "
+                           "with ranges\"); bind the input at conversion (config.json \"input_values\")");
+    OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kArena));
+    Dispatch d;
+    d.kernel = "dims_to_data";
+    d.node = who;
+    d.op_type = "DimsToData";
+    d.bindings = {{v, true}};
+    d.spec = {static_cast<uint32_t>(t.sym.size())};
+    for (size_t k = 0; k < 8; ++k) d.spec.push_back(k < t.sym.size() ? t.sym[k] : Dim(0));
+    d.value_sizes = true;  // exact expressions of the values
+    PushDispatch(std::move(d), who, "dims_to_data (" + t.name + ")");
+    alias_[t.name] = v;
     return v;
   }
 

@@ -86,6 +86,7 @@ class Builder {
     return Out(c);
   }
   std::vector<Node>& nodes() { return nodes_; }
+  // The graph being rewritten (tensor lookups).
   const Graph& graph() const { return g_; }
 
  private:
