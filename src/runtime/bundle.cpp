@@ -215,6 +215,15 @@ Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, const s
                                  static_cast<unsigned long long>(d.nbytes)));
       d.bound = bt->data.data;
     }
+    if (is_input && r.HasMetadata(p + "value_min")) {
+      OAAXVK_ASSIGN_OR_RETURN(const Metadata* lo, r.Meta(p + "value_min"));
+      OAAXVK_ASSIGN_OR_RETURN(const Metadata* hi, r.Meta(p + "value_max"));
+      if (!lo->GetScalar(&d.value_min) || !hi->GetScalar(&d.value_max) || !(d.value_min <= d.value_max))
+        return r.Error(StrFormat("input '%s': %svalue_min / %svalue_max must be f64 scalars with min <= max",
+                                 d.name.c_str(), p.c_str(), p.c_str()));
+      if (r.HasMetadata(p + "value_rule")) { OAAXVK_ASSIGN_OR_RETURN(d.value_rule, r.Utf8(p + "value_rule")); }
+      d.has_value_range = true;
+    }
     if (!is_input && r.HasMetadata(p + "count_for")) {
       if (!features.count("data_dependent_outputs"))
         return r.Error(StrFormat("metadata '%scount_for' needs feature 'data_dependent_outputs' in bundle.features",

@@ -66,6 +66,14 @@ struct IoDesc {
   // and does not return this one. -1 for an ordinary output.
   int64_t count_for = -1;
   int64_t count_axis = -1;
+  // Inputs only (metadata io.input.<j>.value_min / value_max / value_rule):
+  // every element must lie in [value_min, value_max] (NaN is outside), or
+  // send_input fails naming the element and `value_rule` (what the range
+  // guards, e.g. a NonMaxSuppression iou_threshold). has_value_range false:
+  // no check.
+  bool has_value_range = false;
+  double value_min = 0, value_max = 0;
+  std::string value_rule;
 };
 
 struct Kernel {

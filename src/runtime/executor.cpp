@@ -853,6 +853,26 @@ Status Executor::WarmUp() {
 
 namespace {
 
+// One element of an OAAX tensor as a double (false for a type without a
+// numeric value, e.g. strings).
+bool ElementAsDouble(uint32_t dtype, const uint8_t* p, double* v) {
+  switch (dtype) {
+    case DATA_TYPE_FLOAT: { float x; memcpy(&x, p, 4); *v = x; return true; }
+    case DATA_TYPE_DOUBLE: { memcpy(v, p, 8); return true; }
+    case DATA_TYPE_FLOAT16: { uint16_t h; memcpy(&h, p, 2); *v = oinf::HalfToFloat(h); return true; }
+    case DATA_TYPE_BFLOAT16: { uint32_t b = 0; memcpy(reinterpret_cast<uint8_t*>(&b) + 2, p, 2); float x; memcpy(&x, &b, 4); *v = x; return true; }
+    case DATA_TYPE_UINT8: case DATA_TYPE_BOOL: *v = *p; return true;
+    case DATA_TYPE_INT8: *v = static_cast<int8_t>(*p); return true;
+    case DATA_TYPE_UINT16: { uint16_t x; memcpy(&x, p, 2); *v = x; return true; }
+    case DATA_TYPE_INT16: { int16_t x; memcpy(&x, p, 2); *v = x; return true; }
+    case DATA_TYPE_INT32: { int32_t x; memcpy(&x, p, 4); *v = x; return true; }
+    case DATA_TYPE_UINT32: { uint32_t x; memcpy(&x, p, 4); *v = x; return true; }
+    case DATA_TYPE_INT64: { int64_t x; memcpy(&x, p, 8); *v = static_cast<double>(x); return true; }
+    case DATA_TYPE_UINT64: { uint64_t x; memcpy(&x, p, 8); *v = static_cast<double>(x); return true; }
+    default: return false;
+  }
+}
+
 // Value checks of send_input (docs/runtime.md, "Input values"): a bound
 // input must carry exactly its conversion-time value; 64-bit and unsigned
 // 32-bit integers, computed as int32 on the device, must fit int32.
@@ -869,6 +889,16 @@ Status CheckInputValues(const IoDesc& d, const uint8_t* data, uint64_t nbytes) {
                                      d.name.c_str(), k));
   }
   const uint64_t n = nbytes / es;
+  if (d.has_value_range) {  // metadata io.input.<j>.value_min / value_max
+    for (uint64_t k = 0; k < n; ++k) {
+      double v = 0;
+      if (!ElementAsDouble(d.dtype, data + es * k, &v)) break;
+      if (!(v >= d.value_min && v <= d.value_max))
+        return InvalidArgument(StrFormat("input tensor '%s': element %llu = %g lies outside [%g, %g]%s%s",
+                                         d.name.c_str(), static_cast<unsigned long long>(k), v, d.value_min,
+                                         d.value_max, d.value_rule.empty() ? "" : ": ", d.value_rule.c_str()));
+    }
+  }
   if (d.dtype == DATA_TYPE_INT64) {
     for (uint64_t k = 0; k < n; ++k) {
       int64_t v;

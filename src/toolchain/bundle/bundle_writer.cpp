@@ -1,6 +1,7 @@
 #include "toolchain/bundle/bundle_writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -348,6 +349,11 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       for (size_t k = 0; k < v[i].shape.size(); ++k) refs.Add(single[0] == 'i' ? 2 : 3, i, static_cast<uint32_t>(k), v[i].shape[k]);
       if (!v[i].bound.empty())  // feature bound_inputs: the value assumed at conversion
         w->AddTensor(pre + "bound", ValueType::kU8, {v[i].bound.size()}, v[i].bound);
+      if (!std::isnan(v[i].value_min)) {  // a range checked at send_input (docs/bundle-format.md "Inputs")
+        w->AddMetadata(pre + "value_min", MetadataValue::Scalar<double>(v[i].value_min));
+        w->AddMetadata(pre + "value_max", MetadataValue::Scalar<double>(v[i].value_max));
+        w->AddMetadata(pre + "value_rule", Utf8Array(v[i].value_rule));
+      }
       if (v[i].count_for >= 0) {  // feature data_dependent_outputs: the extent of another output
         w->AddMetadata(pre + "count_for", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v[i].count_for)));
         w->AddMetadata(pre + "count_axis", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v[i].count_axis)));

@@ -9,6 +9,7 @@
 #define OAAXVK_TOOLCHAIN_IR_GRAPH_H_
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -133,6 +134,13 @@ struct GraphIO {
   // output at this extent and does not return this one.
   int count_for = -1;
   int64_t count_axis = -1;
+  // Inputs only: a range every element must lie in, checked by the runtime at
+  // send_input (bundle metadata io.input.<j>.value_range / value_rule), and
+  // the rule it enforces (e.g. a NonMaxSuppression iou_threshold in [0, 1]).
+  // NaN: no range.
+  double value_min = std::numeric_limits<double>::quiet_NaN();
+  double value_max = std::numeric_limits<double>::quiet_NaN();
+  std::string value_rule{};
 };
 
 struct Graph {

@@ -118,7 +118,7 @@ StatusOr<std::vector<Dim>> PadAmounts(const Graph& g, const Node& n, int64_t ran
 const std::set<std::string>& IndexDeviceOps() {
   static const std::set<std::string> k = {"GatherElements", "GatherND", "ScatterElements", "Scatter",
                                           "ScatterND", "CumSum", "TopK", "Pad", "Compress", "NonZero",
-                                          "TrainingDropout"};
+                                          "TrainingDropout", "NonMaxSuppression"};
   return k;
 }
 
@@ -259,6 +259,42 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     if (in[1]->numel() != 1 || in[2]->numel() != 1) return IdxError(n, "ratio and training_mode must be scalars");
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, dt, x));
     return SetOutputK(g, n, 1, DType::kBool, x);
+  }
+  if (op == "NonMaxSuppression") {
+    // Device form (decompose_static.cpp): outputs selected_indices (int64
+    // [PAIRS * SLOTS, 3], planned at the largest result, extent along axis
+    // 0 known after the run), its extent (int32 [1]), and the scratch
+    // outputs: selections per pair (int32 [PAIRS, SLOTS]), their counts
+    // (int32 [PAIRS]) and order keys (int32 [PAIRS, N]); PAIRS = batches x
+    // classes, SLOTS = min(N, a constant max_output_boxes_per_class), at
+    // least 1.
+    if (n.outputs.size() < 5) return IdxError(n, "internal: the extent and scratch outputs are missing");
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    const Shape& s = in[1]->shape;
+    if (rank != 3 || x[2].is_symbolic() || x[2].value() != 4)
+      return IdxError(n, "boxes " + ShapeToString(x) + " must be [num_batches, spatial_dimension, 4]");
+    if (s.size() != 3 || !SameDim(s[0], x[0]) || !SameDim(s[2], x[1]))
+      return IdxError(n, "scores " + ShapeToString(s) + " must be [num_batches, num_classes, spatial_dimension] for boxes " +
+                             ShapeToString(x));
+    if (!IsFloatLike(dt) || !IsFloatLike(in[1]->dtype)) return IdxError(n, "boxes and scores must be float");
+    const char* names[] = {"max_output_boxes_per_class", "iou_threshold", "score_threshold"};
+    for (size_t k = 2; k < 5; ++k) {
+      if (k >= in.size() || !in[k]) continue;
+      if (in[k]->numel().is_symbolic() || in[k]->numel().value() != 1) return IdxError(n, std::string(names[k - 2]) + " must hold one value");
+      if ((k == 2) == IsFloatLike(in[k]->dtype))
+        return IdxError(n, std::string(names[k - 2]) + " has data type " + DTypeName(in[k]->dtype) +
+                               (k == 2 ? "; it must be an integer" : "; it must be float"));
+    }
+    const Dim pairs = x[0] * s[1];
+    Dim slots = x[1];
+    if (n.HasAttr("_slots")) slots = Min(slots, Dim(n.GetInt("_slots", 0)));
+    slots = Max(slots, Dim(1));
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, DType::kInt64, {pairs * slots, Dim(3)}));
+    g.tensors[n.outputs[0]].data_dependent_axis = 0;
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 1, DType::kInt32, {Dim(1)}));
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 2, DType::kInt32, {pairs, slots}));
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 3, DType::kInt32, {pairs}));
+    return SetOutputK(g, n, 4, DType::kInt32, {pairs, x[1]});
   }
   if (op == "Compress" || op == "NonZero") {
     // Data-dependent extent (feature data_dependent_outputs): output 0 is

@@ -108,6 +108,9 @@ class Lowerer {
       OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kInputs));
       p_.values[v].io_index = static_cast<int>(i);
       p_.inputs.push_back({io.name, t.dtype, t.shape, v, t.numel() * static_cast<int64_t>(DTypeSize(t.dtype))});
+      p_.inputs.back().value_min = io.value_min;
+      p_.inputs.back().value_max = io.value_max;
+      p_.inputs.back().value_rule = io.value_rule;
       alias_[io.tensor] = v;
       // An input no kernel reads (one bound at conversion, or read only as
       // run-time values by the host) needs no conversion dispatch.

@@ -5,6 +5,7 @@
 #define OAAXVK_TOOLCHAIN_LOWER_LOWER_H_
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -89,6 +90,10 @@ struct IoDesc {
   // data_dependent_outputs).
   int count_for = -1;
   int64_t count_axis = -1;
+  // Inputs only: GraphIO::value_min / value_max / value_rule (NaN: no range).
+  double value_min = std::numeric_limits<double>::quiet_NaN();
+  double value_max = std::numeric_limits<double>::quiet_NaN();
+  std::string value_rule{};
 };
 
 struct Program {

@@ -88,6 +88,8 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"compress", 4, 4, {256, 1, 1}, 256 * 4, {2, 3}},
       {"nonzero", 3, 9, {256, 1, 1}, 256 * 4, {1, 2}},
       {"dropout", 5, 2, {256, 1, 1}, 0, {3, 4}},
+      {"nms_select", 8, 8, {256, 1, 1}, 256 * 8, {5, 6, 7}},
+      {"nms_gather", 4, 3, {256, 1, 1}, 256 * 4, {2, 3}},
   };
   table->insert(table->end(), v.begin(), v.end());
 }
@@ -111,6 +113,31 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
   d.outputs = {0};
   d.units = static_cast<uint64_t>(y.numel());
 
+  if (op == "NonMaxSuppression") {  // shaders/nms_select.comp, then shaders/nms_gather.comp
+    if (n.outputs.size() < 5) return LErr(n, "internal: the extent and scratch outputs are missing");
+    const Shape& ss = g.FindTensor(n.inputs.at(1))->shape;
+    const Dim pairs = ss[0] * ss[1], slots = g.FindTensor(n.outputs[2])->shape.at(1);
+    auto optional = [&](size_t k) { return k < n.inputs.size() && !n.inputs[k].empty(); };
+    IndexDispatch s;
+    s.kernel = "nms_select";
+    s.inputs = {n.inputs[0], n.inputs[1]};
+    for (size_t k = 2; k < 5; ++k) s.inputs.push_back(optional(k) ? n.inputs[k] : n.inputs[0]);
+    s.outputs = {2, 3, 4};
+    s.units = pairs * 256;  // one workgroup per (batch, class) pair
+    s.spec = {ss[0], ss[1], ss[2], slots, U(n.GetInt("center_point_box", 0)), optional(2) ? 1u : 0u,
+              optional(3) ? 1u : 0u, optional(4) ? 1u : 0u};
+    s.detail = n.GetInt("center_point_box", 0) ? "center_point_box=1" : "corners";
+    IndexDispatch c;
+    c.kernel = "nms_gather";
+    c.inputs = {n.outputs[2], n.outputs[3]};
+    c.outputs = {0, 1};
+    c.units = 256;
+    c.spec = {pairs, ss[1], slots};
+    c.detail = "concatenate the selections";
+    r.dispatches.push_back(std::move(s));
+    r.dispatches.push_back(std::move(c));
+    return r;
+  }
   if (op == "GatherElements" || op == "ScatterElements" || op == "Scatter") {
     const Tensor& ind = *g.FindTensor(n.inputs.at(1));
     if (ind.numel() == 0) return LErr(n, "empty indices '" + ind.name + "' are not supported");

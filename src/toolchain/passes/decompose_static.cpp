@@ -6,6 +6,7 @@
 //   MelWeightMatrix(...)        -> a constant [dft_length / 2 + 1, num_mel_bins]
 //   MaxUnpool(X, I[, output_shape]) -> ScatterElements of X into a zero tensor
 //                                  at the flattened positions I
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -24,17 +25,34 @@ StatusOr<const Tensor*> ConstInput(const Graph& g, const Node& n, size_t k, cons
   return t;
 }
 
-// Compress with a condition known only at run time, and NonZero: the device
-// operator, with a second output the decomposition adds: its result's extent
-// (int32 [1]), a hidden graph output that tells the runtime how much of the
-// result to return (feature data_dependent_outputs). The result must be a
-// graph output: no kernel reads a data-dependent extent yet.
-Status CountedOutput(Graph& g, const Node& n, Builder& b) {
-  const Tensor* x = InputWithShape(g, n, 0);
-  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+// The hidden extent output of a device operator whose output 0 has an extent
+// along `axis` that only the device knows (feature data_dependent_outputs):
+// an int32 [1] graph output "<name>#extent" that tells the runtime how much of
+// the result to return. The result must be a graph output: no kernel reads a
+// data-dependent extent yet. Returns the extent tensor's name.
+StatusOr<std::string> ExtentOutput(Graph& g, const Node& n, Builder& b, int64_t axis) {
   int gi = -1;
   for (size_t i = 0; i < g.outputs.size(); ++i)
     if (g.outputs[i].tensor == n.outputs.at(0)) gi = static_cast<int>(i);
+  if (gi < 0)
+    return NodeUnimplemented(n, "its result '" + n.outputs[0] + "' has an extent along axis " + std::to_string(axis) +
+                                    " that only the device knows, so it must be a graph output; operators reading "
+                                    "such a result are not supported yet");
+  const std::string count = b.NewTensor("extent");
+  GraphIO io;
+  io.name = g.outputs[static_cast<size_t>(gi)].name + "#extent";
+  io.tensor = count;
+  io.count_for = gi;
+  io.count_axis = axis;
+  g.outputs.push_back(io);
+  return count;
+}
+
+// Compress with a condition known only at run time, and NonZero: the device
+// operator, with a second output, its result's extent (ExtentOutput).
+Status CountedOutput(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
   int64_t axis = n.op_type == "NonZero" ? 1 : 0;
   if (n.op_type == "Compress" && n.HasAttr("axis")) {
     const int64_t rank = static_cast<int64_t>(x->shape.size());
@@ -42,21 +60,61 @@ Status CountedOutput(Graph& g, const Node& n, Builder& b) {
     if (axis < -rank || axis >= rank) return NodeInvalid(n, "axis " + std::to_string(axis) + " out of range");
     if (axis < 0) axis += rank;
   }
-  if (gi < 0)
-    return NodeUnimplemented(n, "its result '" + n.outputs[0] + "' has an extent along axis " + std::to_string(axis) +
-                                    " that only the device knows, so it must be a graph output; operators reading "
-                                    "such a result are not supported yet");
-  const std::string count = b.NewTensor("extent");
+  OAAXVK_ASSIGN_OR_RETURN(std::string count, ExtentOutput(g, n, b, axis));
   Node& m = b.Add(n.op_type, n.inputs, "device", n.outputs[0]);
   m.outputs = {n.outputs[0], count};
   m.attrs = n.attrs;
   m.name = n.name;
-  GraphIO io;
-  io.name = g.outputs[static_cast<size_t>(gi)].name + "#extent";
-  io.tensor = count;
-  io.count_for = gi;
-  io.count_axis = axis;
-  g.outputs.push_back(io);
+  return Status::Ok();
+}
+
+// NonMaxSuppression(boxes, scores[, max_output_boxes_per_class,
+// iou_threshold, score_threshold]): the device operator (two dispatches,
+// lower_index.cpp) with the extent output and three scratch outputs: the
+// selections per (batch, class) pair, their counts and the candidates' order
+// keys. A constant max_output_boxes_per_class bounds the slots per pair
+// (attribute _slots); a constant iou_threshold must lie in [0, 1] (as ONNX
+// Runtime checks); one that is a graph input gets that range checked by the
+// runtime at send_input (GraphIO::value_min/value_max).
+Status NonMaxSuppression(Graph& g, const Node& n, Builder& b) {
+  const int64_t center = n.GetInt("center_point_box", 0);
+  if (center != 0 && center != 1)
+    return NodeInvalid(n, "center_point_box is " + std::to_string(center) + "; it must be 0 or 1");
+  auto input = [&](size_t k) -> const Tensor* {
+    return k < n.inputs.size() && !n.inputs[k].empty() ? g.FindTensor(n.inputs[k]) : nullptr;
+  };
+  int64_t slots = -1;  // none: as many as candidates
+  if (const Tensor* m = input(2)) {
+    if (m->is_const) {
+      const std::vector<int64_t> v = m->AsInts();
+      if (v.size() != 1) return NodeInvalid(n, "max_output_boxes_per_class must hold one value");
+      slots = std::max<int64_t>(v[0], 0);
+    }
+  }
+  if (const Tensor* t = input(3)) {
+    if (t->is_const) {
+      const std::vector<double> v = t->AsDoubles();
+      if (v.size() != 1) return NodeInvalid(n, "iou_threshold must hold one value");
+      if (!(v[0] >= 0.0 && v[0] <= 1.0))
+        return NodeInvalid(n, "iou_threshold is " + std::to_string(v[0]) + "; it must lie in [0, 1]");
+    } else {
+      for (GraphIO& io : g.inputs)
+        if (io.tensor == n.inputs[3]) {
+          io.value_min = 0.0;
+          io.value_max = 1.0;
+          io.value_rule = "the iou_threshold of NonMaxSuppression '" + n.name + "' must lie in [0, 1]";
+        }
+    }
+  }
+  OAAXVK_ASSIGN_OR_RETURN(std::string count, ExtentOutput(g, n, b, 0));
+  std::vector<std::string> in = n.inputs;
+  in.resize(5);
+  Node& m = b.Add("NonMaxSuppression", in, "device", n.outputs.at(0));
+  m.outputs = {n.outputs[0], count, b.NewTensor("selected_per_class"), b.NewTensor("count_per_class"),
+               b.NewTensor("order_keys")};
+  m.attrs = n.attrs;
+  m.name = n.name;
+  if (slots >= 0) m.SetInt("_slots", slots);
   return Status::Ok();
 }
 
@@ -206,6 +264,7 @@ const std::map<std::string, DecomposeFn>& StaticDecompositions() {
   static const std::map<std::string, DecomposeFn> k = {
       {"Compress", Compress},
       {"NonZero", CountedOutput},
+      {"NonMaxSuppression", NonMaxSuppression},
       {"MelWeightMatrix", MelWeightMatrix},
       {"MaxUnpool", MaxUnpool},
   };
