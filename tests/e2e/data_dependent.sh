@@ -23,10 +23,12 @@
 # (nonzero). Every output's name set (the hidden extent outputs must not be
 # returned), dtype, shape, byte size and bytes must equal numpy's
 # np.compress(cond, x, axis) (np.compress(cond, x.ravel()) without axis) and
-# np.stack(np.nonzero(x)).astype(int64) exactly. Three models where a node
-# reads such a result (Compress -> Relu, NonZero -> Transpose, and Compress
-# -> Relu with the Compress result a graph output as well) must fail
-# conversion with exit status 1, no model.oinf, and a conversion-log.json
+# np.stack(np.nonzero(x)).astype(int64) exactly. Nodes reading such a result
+# keep its extent (Compress -> Relu, NonZero -> Transpose, and Compress ->
+# Relu with the Compress result a graph output as well) and match numpy too.
+# Four models where a node reads such a result across its data-dependent
+# axis (Compress -> ReduceSum over it, NonZero -> Shape, NonZero -> NonZero,
+# Compress -> Slice along it) must fail conversion with exit status 1, no model.oinf, and a conversion-log.json
 # whose last entry is "Conversion Failed" with a Technical Error containing
 # "only the device knows". Needs only numpy and onnx in PYTHON.
 # usage: data_dependent.sh PYTHON REPO_ROOT BUILD_DIR
@@ -96,6 +98,19 @@ add("multi", [h.make_node("NonZero", ["x"], ["nz"], name="nz"),
     {"x": (F, [3, 4]), "cond": (B, [3])},
     [("nz", I64, [2, "n"]), ("c", F, ["c0", 4]), ("r", F, [3, 4])], 13,
     lambda v: {"nz": nonzero(v["x"]), "c": compress(v["x"], v["cond"], 0), "r": np.maximum(v["x"], 0)})
+# Nodes reading a data-dependent result keep its extent (ir/extent.h).
+add("compress_relu", [h.make_node("Compress", ["x", "cond"], ["c"], name="c", axis=1),
+                      h.make_node("Relu", ["c"], ["y"], name="relu")],
+    {"x": (F, [4, 5]), "cond": (B, [5])}, [("y", F, [4, "k"])], 11,
+    lambda v: {"y": np.maximum(compress(v["x"], v["cond"], 1), 0)})
+add("nonzero_transpose", [h.make_node("NonZero", ["x"], ["nz"], name="nz"),
+                          h.make_node("Transpose", ["nz"], ["y"], name="t")],
+    {"x": (F, [3, 4])}, [("y", I64, ["n", 2])], 13, lambda v: {"y": nonzero(v["x"]).T.copy()})
+# also a graph output itself, and read by a node
+add("compress_output_and_relu", [h.make_node("Compress", ["x", "cond"], ["c"], name="c", axis=0),
+                                 h.make_node("Relu", ["c"], ["y"], name="relu")],
+    {"x": (F, [4, 5]), "cond": (B, [4])}, [("c", F, ["k", 5]), ("y", F, ["k", 5])], 11,
+    lambda v: {"c": compress(v["x"], v["cond"], 0), "y": np.maximum(compress(v["x"], v["cond"], 0), 0)})
 
 def special(shape, t, zeros=0.4):
     """Random data of type t with about `zeros` of it zero; floats also get -0.0, NaN, +-Inf."""
@@ -143,6 +158,9 @@ def no_nan(x):  # Relu's NaN and -0.0 are not what is tested here
     return x
 values["multi"] = [{"x": no_nan(special([3, 4], F)), "cond": cv} for cv in conds(3)] + \
                   [{"x": np.zeros([3, 4], np.float32), "cond": np.zeros(3, bool)}]
+values["compress_relu"] = [{"x": no_nan(special([4, 5], F)), "cond": cv} for cv in conds(5)]
+values["compress_output_and_relu"] = [{"x": no_nan(special([4, 5], F)), "cond": cv} for cv in conds(4)]
+values["nonzero_transpose"] = [{"x": special([3, 4], F)}, {"x": np.zeros([3, 4], np.float32)}]
 with open(f"{out}/cases.txt", "w") as cases:
     for name, (ins, ref) in models.items():
         for k, v in enumerate(values[name]):
@@ -158,27 +176,32 @@ with open(f"{out}/cases.txt", "w") as cases:
             np.savez(f"{d}/want.npz", **ref(v))
             cases.write(f"{name} in{k}\n")
 open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")
-# Refused: a node reads a data-dependent result.
-def refused(name, nodes, ins, outs, opset):
+# Refused: a node reads a data-dependent result along its data-dependent axis
+# (a reduction over it, its Shape, a second data-dependent operator).
+def refused(name, nodes, ins, outs, opset, inits=()):
     g = h.make_graph(nodes, name, [h.make_tensor_value_info(*i) for i in ins],
-                     [h.make_tensor_value_info(*o) for o in outs])
+                     [h.make_tensor_value_info(*o) for o in outs], list(inits))
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     onnx.checker.check_model(m)
     os.makedirs(f"{out}/{name}")
     onnx.save(m, f"{out}/{name}/model.onnx")
     return name
 open(f"{out}/refused.txt", "w").write("\n".join([
-    refused("refuse_compress_relu", [h.make_node("Compress", ["x", "cond"], ["c"], name="c", axis=1),
-                                     h.make_node("Relu", ["c"], ["y"], name="relu")],
-            [("x", F, [4, 5]), ("cond", B, [5])], [("y", F, [4, "k"])], 11),
-    refused("refuse_nonzero_transpose", [h.make_node("NonZero", ["x"], ["nz"], name="nz"),
-                                         h.make_node("Transpose", ["nz"], ["y"], name="t")],
-            [("x", F, [3, 4])], [("y", I64, ["n", 2])], 13),
-    # also a graph output itself: still read by a node
-    refused("refuse_compress_output_and_relu",
+    refused("refuse_compress_reducesum", [h.make_node("Compress", ["x", "cond"], ["c"], name="c", axis=1),
+                                          h.make_node("ReduceSum", ["c"], ["y"], name="sum", axes=[1])],
+            [("x", F, [4, 5]), ("cond", B, [5])], [("y", F, [4, 1])], 11),
+    refused("refuse_nonzero_shape", [h.make_node("NonZero", ["x"], ["nz"], name="nz"),
+                                     h.make_node("Shape", ["nz"], ["y"], name="shape")],
+            [("x", F, [3, 4])], [("y", I64, [2])], 13),
+    refused("refuse_nonzero_nonzero", [h.make_node("NonZero", ["x"], ["nz"], name="nz"),
+                                       h.make_node("NonZero", ["nz"], ["y"], name="nz2")],
+            [("x", F, [3, 4])], [("y", I64, [2, "m"])], 13),
+    # a Slice along the data-dependent axis
+    refused("refuse_compress_slice",
             [h.make_node("Compress", ["x", "cond"], ["c"], name="c", axis=0),
-             h.make_node("Relu", ["c"], ["y"], name="relu")],
-            [("x", F, [4, 5]), ("cond", B, [4])], [("c", F, ["k", 5]), ("y", F, ["k", 5])], 11)]) + "\n")
+             h.make_node("Slice", ["c", "s0", "s1", "s2"], ["y"], name="slice")],
+            [("x", F, [4, 5]), ("cond", B, [4])], [("c", F, ["k", 5]), ("y", F, ["j", 5])], 11,
+            [h.make_tensor(n, I64, [1], [v]) for n, v in (("s0", 1), ("s1", 3), ("s2", 0))])]) + "\n")
 PY
 fail=0
 while read -r m; do

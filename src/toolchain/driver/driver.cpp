@@ -1,5 +1,7 @@
 #include "toolchain/driver/driver.h"
 
+#include "toolchain/ir/extent.h"
+
 #include "toolchain/input/archive.h"
 
 #include <sys/stat.h>
@@ -158,6 +160,7 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
     emit("Pass: " + p.name, d);
   }
   r.nodes_after = g.nodes.size();
+  AddExtentOutputs(g);  // graph outputs with a data-dependent extent (ir/extent.h)
   OAAXVK_ASSIGN_OR_RETURN(r.program, Lower(g, lower_options));
   if (dynamic) r.program.features.insert("dynamic_shapes");
   if (lower_only) return r;

@@ -52,8 +52,11 @@ struct Tensor {
   std::vector<Dim> sym;
   // Data-dependent extent (feature data_dependent_outputs): the shape is the
   // largest result, and the extent along this axis is known only after the
-  // device ran (a Compress, a NonZero); -1 for an ordinary tensor.
+  // device ran (a Compress, a NonZero, a NonMaxSuppression, or an operator
+  // reading such a result, extent.h); -1 for an ordinary tensor. `extent`:
+  // the int32 [1] tensor the device writes that extent into.
   int64_t data_dependent_axis = -1;
+  std::string extent{};
 
   Dim numel() const { return NumElements(shape); }
   // Constant data as doubles / int64 (converted from the dtype); only for

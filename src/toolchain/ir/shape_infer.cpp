@@ -1,4 +1,6 @@
 #include "toolchain/ir/shape_infer.h"
+
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/shape_infer_float.h"
 #include "toolchain/ir/shape_infer_int.h"
 #include "toolchain/ir/shape_infer_index.h"
@@ -364,7 +366,9 @@ StatusOr<bool> SliceByValue(const Graph& g, const Node& n, const Shape& x, std::
   return true;
 }
 
-Status InferNodeShapes(Graph& g, Node& n) {
+namespace {
+
+Status InferOutputs(Graph& g, Node& n) {
   bool handled = false;
   OAAXVK_RETURN_IF_ERROR(InferFloatNodeShapes(g, n, &handled));
   if (handled) return Status::Ok();
@@ -842,6 +846,13 @@ Status InferNodeShapes(Graph& g, Node& n) {
   OAAXVK_RETURN_IF_ERROR(InferIntNodeShapes(g, n, &int_handled));
   if (int_handled) return Status::Ok();
   return Unimplemented("node '" + n.name + "': operator " + op + " has no shape inference");
+}
+
+}  // namespace
+
+Status InferNodeShapes(Graph& g, Node& n) {
+  OAAXVK_RETURN_IF_ERROR(InferOutputs(g, n));
+  return PropagateExtent(g, n);  // data-dependent extents (extent.h)
 }
 
 Status InferShapes(Graph& g) {

@@ -291,6 +291,7 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     slots = Max(slots, Dim(1));
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, DType::kInt64, {pairs * slots, Dim(3)}));
     g.tensors[n.outputs[0]].data_dependent_axis = 0;
+    g.tensors[n.outputs[0]].extent = n.outputs[1];
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 1, DType::kInt32, {Dim(1)}));
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 2, DType::kInt32, {pairs, slots}));
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 3, DType::kInt32, {pairs}));
@@ -322,6 +323,7 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     }
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, odt, s));
     g.tensors[n.outputs[0]].data_dependent_axis = a;
+    g.tensors[n.outputs[0]].extent = n.outputs[1];
     return SetOutputK(g, n, 1, DType::kInt32, {1});
   }
   if (op == "Pad") {

@@ -478,13 +478,14 @@ class Lowerer {
     // reaches only views and graph outputs (every kernel's sizes are
     // functions of the input shapes).
     const bool view = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
-    // Feature data_dependent_outputs: an extent only the device knows reaches
-    // graph outputs only (the runtime trims them); no kernel reads it yet.
+    // Feature data_dependent_outputs: a node reading a tensor whose extent
+    // only the device knows keeps that extent in its outputs (shape
+    // inference, ir/extent.h, refuses every other reader).
     for (const std::string& in : n.inputs)
-      if (!in.empty() && g_.FindTensor(in) && T(in).data_dependent_axis >= 0)
-        return NodeError(n, "input '" + in + "' has an extent along axis " + std::to_string(T(in).data_dependent_axis) +
-                                " that only the device knows (the result of a Compress with a run-time condition or "
-                                "a NonZero); such a tensor may only be a graph output");
+      if (!in.empty() && g_.FindTensor(in) && T(in).data_dependent_axis >= 0 &&
+          (n.outputs.empty() || n.outputs[0].empty() || T(n.outputs[0]).data_dependent_axis < 0))
+        return NodeError(n, "internal: input '" + in + "' has an extent that only the device knows, which the "
+                                "output does not carry");
     for (const std::string& in : n.inputs)
       if (!view && !in.empty() && g_.FindTensor(in) && AnyDependsOnUnsampledValue(T(in).shape))
         return NodeError(n, "input '" + in + "' has a shape " + ShapeToString(T(in).shape) +

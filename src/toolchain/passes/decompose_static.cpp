@@ -25,42 +25,22 @@ StatusOr<const Tensor*> ConstInput(const Graph& g, const Node& n, size_t k, cons
   return t;
 }
 
-// The hidden extent output of a device operator whose output 0 has an extent
-// along `axis` that only the device knows (feature data_dependent_outputs):
-// an int32 [1] graph output "<name>#extent" that tells the runtime how much of
-// the result to return. The result must be a graph output: no kernel reads a
-// data-dependent extent yet. Returns the extent tensor's name.
-StatusOr<std::string> ExtentOutput(Graph& g, const Node& n, Builder& b, int64_t axis) {
-  int gi = -1;
-  for (size_t i = 0; i < g.outputs.size(); ++i)
-    if (g.outputs[i].tensor == n.outputs.at(0)) gi = static_cast<int>(i);
-  if (gi < 0)
-    return NodeUnimplemented(n, "its result '" + n.outputs[0] + "' has an extent along axis " + std::to_string(axis) +
-                                    " that only the device knows, so it must be a graph output; operators reading "
-                                    "such a result are not supported yet");
-  const std::string count = b.NewTensor("extent");
-  GraphIO io;
-  io.name = g.outputs[static_cast<size_t>(gi)].name + "#extent";
-  io.tensor = count;
-  io.count_for = gi;
-  io.count_axis = axis;
-  g.outputs.push_back(io);
-  return count;
-}
+// The extent tensor of a device operator whose output 0 has an extent that
+// only the device knows (feature data_dependent_outputs, ir/extent.h): an
+// int32 [1] the operator writes as its second output. Graph outputs with
+// such an extent get a hidden graph output reading it (AddExtentOutputs).
+std::string ExtentTensor(Builder& b) { return b.NewTensor("extent"); }
 
 // Compress with a condition known only at run time, and NonZero: the device
-// operator, with a second output, its result's extent (ExtentOutput).
+// operator, with a second output, its result's extent (ExtentTensor).
 Status CountedOutput(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
-  int64_t axis = n.op_type == "NonZero" ? 1 : 0;
   if (n.op_type == "Compress" && n.HasAttr("axis")) {
-    const int64_t rank = static_cast<int64_t>(x->shape.size());
-    axis = n.GetInt("axis", 0);
+    const int64_t rank = static_cast<int64_t>(x->shape.size()), axis = n.GetInt("axis", 0);
     if (axis < -rank || axis >= rank) return NodeInvalid(n, "axis " + std::to_string(axis) + " out of range");
-    if (axis < 0) axis += rank;
   }
-  OAAXVK_ASSIGN_OR_RETURN(std::string count, ExtentOutput(g, n, b, axis));
+  const std::string count = ExtentTensor(b);
   Node& m = b.Add(n.op_type, n.inputs, "device", n.outputs[0]);
   m.outputs = {n.outputs[0], count};
   m.attrs = n.attrs;
@@ -106,7 +86,7 @@ Status NonMaxSuppression(Graph& g, const Node& n, Builder& b) {
         }
     }
   }
-  OAAXVK_ASSIGN_OR_RETURN(std::string count, ExtentOutput(g, n, b, 0));
+  const std::string count = ExtentTensor(b);
   std::vector<std::string> in = n.inputs;
   in.resize(5);
   Node& m = b.Add("NonMaxSuppression", in, "device", n.outputs.at(0));
