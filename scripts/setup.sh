@@ -13,7 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-tools vulkan-validationlayers
   glslang-tools spirv-tools
-  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-dev libonnxifi libonnx-testdata libprotobuf-dev protobuf-compiler
   python3-onnx python3-numpy python3-pil
   nlohmann-json3-dev libcli11-dev libarchive-dev libspng-dev libjpeg62-turbo-dev
   python3-torch python3-torchvision gnuplot-nox
