@@ -332,6 +332,11 @@ class Lowerer {
       d.spec = p.spec;
       d.value_sizes = p.value_sizes;
       Grid1D(CeilDiv(p.units, 256), d.groups);
+      if (!p.cpu_kernel.empty()) {
+        Dim g[3];
+        Grid1D(p.cpu_groups, g);
+        if (SetCpuVariant(&d, p.cpu_kernel.c_str(), g[0], g[1], g[2])) p_.features.insert("kernel_variants");
+      }
       Emit(n, d, p.detail);
     }
     return Status::Ok();

@@ -89,6 +89,7 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"nonzero", 3, 9, {256, 1, 1}, 256 * 4, {1, 2}},
       {"dropout", 5, 2, {256, 1, 1}, 0, {3, 4}},
       {"nms_select", 8, 8, {256, 1, 1}, 256 * 8, {5, 6, 7}},
+      {"nms_select_cpu", 8, 8, {1, 1, 1}, 0, {5, 6, 7}},
       {"nms_gather", 4, 3, {256, 1, 1}, 256 * 4, {2, 3}},
   };
   table->insert(table->end(), v.begin(), v.end());
@@ -127,6 +128,8 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     s.spec = {ss[0], ss[1], ss[2], slots, U(n.GetInt("center_point_box", 0)), optional(2) ? 1u : 0u,
               optional(3) ? 1u : 0u, optional(4) ? 1u : 0u};
     s.detail = n.GetInt("center_point_box", 0) ? "center_point_box=1" : "corners";
+    s.cpu_kernel = "nms_select_cpu";  // one invocation per pair, no barriers
+    s.cpu_groups = pairs;
     IndexDispatch c;
     c.kernel = "nms_gather";
     c.inputs = {n.outputs[2], n.outputs[3]};

@@ -40,6 +40,10 @@ struct IndexDispatch {
   // and specialization value as an expression, with no choice made on the
   // conversion's placeholder values (Dispatch::value_sizes).
   bool value_sizes = false;
+  // CPU-class variant (Dispatch::cpu_kernel; same bindings and spec values):
+  // empty = none; else that kernel on a 1-D grid of cpu_groups workgroups.
+  std::string cpu_kernel{};
+  Dim cpu_groups = 0;
 };
 
 struct IndexLowering {
