@@ -1,5 +1,7 @@
 #include "toolchain/import/onnx_import.h"
 
+#include "toolchain/import/control_flow.h"
+
 #include <sys/stat.h>
 
 #include <climits>
@@ -258,7 +260,9 @@ Status CheckOperatorSupport(const onnx::ModelProto& model) {
   std::vector<std::string> unsupported;
   for (int i = 0; i < gp.node_size(); ++i) {
     const onnx::NodeProto& n = gp.node(i);
-    if (!IsSupportedOp(n.domain(), n.op_type()) && !IsDecomposedOp(n.domain(), n.op_type())) {
+    const bool control_flow = (n.domain().empty() || n.domain() == "ai.onnx") &&
+                              (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
+    if (!control_flow && !IsSupportedOp(n.domain(), n.op_type()) && !IsDecomposedOp(n.domain(), n.op_type())) {
       int64_t opset = 0;
       for (const auto& os : model.opset_import())
         if (os.domain() == n.domain() || (n.domain() == "ai.onnx" && os.domain().empty())) opset = os.version();
@@ -277,7 +281,7 @@ Status CheckOperatorSupport(const onnx::ModelProto& model) {
 }
 
 StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, const ImportOptions& options,
-                        ImportReport* report) {
+                        ImportReport* report, const std::set<std::string>& if_selects) {
   Graph g;
   const onnx::GraphProto& gp = model.graph();
   g.name = gp.name();
@@ -370,6 +374,7 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
       OAAXVK_ASSIGN_OR_RETURN(Attr at, ConvertAttr(a, name));
       n.attrs[a.name()] = std::move(at);
     }
+    if (if_selects.count(np.name())) n.SetInt("_if_select", 1);  // import/control_flow.h
     for (const std::string& o : n.outputs)
       if (!o.empty()) g.tensors[o].name = o;
     g.nodes.push_back(std::move(n));
@@ -491,8 +496,27 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("ONNX shape inference failed: ") + e.what());
   }
+  // If / Loop / Scan become plain nodes (import/control_flow.h); then the
+  // operators of their bodies are checked and the shapes inferred again.
+  std::set<std::string> if_selects;
+  bool control_flow = false;
+  for (const onnx::NodeProto& n : model.graph().node())
+    control_flow = control_flow || n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan";
+  if (control_flow) {
+    OAAXVK_RETURN_IF_ERROR(InlineControlFlow(model, options.input_values, &if_selects));
+    OAAXVK_RETURN_IF_ERROR(CheckOperatorSupport(model));
+    try {
+      onnx::ShapeInferenceOptions so{};
+      so.check_type = true;
+      so.error_mode = 1;
+      so.enable_data_propagation = true;
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
+    } catch (const std::exception& e) {
+      return InvalidArgument(std::string("ONNX shape inference failed after inlining If/Loop/Scan: ") + e.what());
+    }
+  }
   try {
-    return Convert(model, model_dir, options, report);
+    return Convert(model, model_dir, options, report, if_selects);
   } catch (const std::exception& e) {
     return Internal(std::string("unexpected exception while importing: ") + e.what());
   }

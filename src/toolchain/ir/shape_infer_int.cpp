@@ -130,6 +130,17 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
   OAAXVK_RETURN_IF_ERROR(need(1));
   if (op == "Where") {
     OAAXVK_RETURN_IF_ERROR(need(2));
+    // The selection of an If whose condition is read at run time
+    // (import/control_flow.h): both branches' outputs must have one shape.
+    if (n.GetInt("_if_select", 0) != 0 &&
+        (in[1]->shape.size() != in[2]->shape.size() || !(in[1]->shape == in[2]->shape) ||
+         in[1]->dtype != in[2]->dtype))
+      return IntNodeError(n, "the If branches give output '" + n.outputs[0] + "' different shapes or types (" +
+                                 ShapeToString(in[1]->shape) + " " + DTypeName(in[1]->dtype) + " vs " +
+                                 ShapeToString(in[2]->shape) + " " + DTypeName(in[2]->dtype) +
+                                 "); with a condition read at run time both branches run and one is selected, "
+                                 "which needs equal shapes (bind the condition in config.json \"input_values\" "
+                                 "to keep only the taken branch)");
     StatusOr<Shape> s = BroadcastShapes(x, in[1]->shape);
     if (s.ok()) s = BroadcastShapes(*s, in[2]->shape);
     if (!s.ok()) return IntNodeError(n, s.status().message());
