@@ -34,18 +34,27 @@ std::unique_ptr<Runtime> g_runtime;
 char g_version[512] = OAAXVK_VERSION " (no device)";
 thread_local std::string t_error;
 
-int Fail(const char* function, const Status& s) {
+// Records the calling thread's error and logs it. `level`: kError for
+// failures, kDebug for normal polling states (receive_output with nothing
+// pending), so hosts that poll do not fill the log with errors.
+// runtime_error_message() keeps the last failure of the thread until the next
+// failure (like errno): a successful call does not clear it.
+int Fail(const char* function, const Status& s, LogLevel level = LogLevel::kError) {
   t_error = std::string(function) + ": " + s.ToString();
-  Log(LogLevel::kError, t_error);
+  Log(level, t_error);
   int code = static_cast<int>(s.code());
   return code != 0 ? code : static_cast<int>(StatusCode::kInternal);
 }
 
+// Set by a body whose failure is a normal state (logged at debug level).
+thread_local bool t_quiet_failure = false;
+
 template <typename F>
 int Guard(const char* function, F&& body) {
   try {
+    t_quiet_failure = false;
     Status s = body();
-    return s.ok() ? 0 : Fail(function, s);
+    return s.ok() ? 0 : Fail(function, s, t_quiet_failure ? LogLevel::kDebug : LogLevel::kError);
   } catch (const std::bad_alloc&) {
     return Fail(function, ResourceExhausted("out of host memory"));
   } catch (const std::exception& e) {
@@ -67,6 +76,25 @@ StatusOr<uint64_t> ParseUnsigned(const char* key, const char* value, uint64_t mi
     return InvalidArgument(StrFormat("argument '%s' = '%s': expected an integer in [%llu, %llu]", key, value,
                                      static_cast<unsigned long long>(min), static_cast<unsigned long long>(max)));
   return static_cast<uint64_t>(v);
+}
+
+// Values are NUL-terminated text strings. A host that passes a pointer to a
+// binary value for a known key (older hosts pass `int*`) hands over bytes
+// such as "\x02" or "" (the int 0): refused, naming the key, before parsing.
+// (An int whose bytes happen to be printable digits, e.g. 0x31 = "1", reads
+// as that text: there is no way to tell it apart.)
+Status CheckTextValue(const char* key, const char* value, bool empty_ok) {
+  if (!*value && !empty_ok)
+    return InvalidArgument(StrFormat("argument '%s': empty value (values are NUL-terminated strings such as \"2\"; "
+                                     "a pointer to a binary 0 reads as an empty string)",
+                                     key));
+  for (const unsigned char* p = reinterpret_cast<const unsigned char*>(value); *p; ++p)
+    if (*p < 0x20 || *p == 0x7f)
+      return InvalidArgument(StrFormat("argument '%s': the value holds control byte 0x%02X, so it is not a text "
+                                       "string; values are NUL-terminated strings such as \"2\", not pointers to "
+                                       "binary numbers (int*)",
+                                       key, *p));
+  return Status::Ok();
 }
 
 StatusOr<bool> ParseBool(const char* key, const char* value) {
@@ -98,6 +126,11 @@ Status Initialize(int length, const char** keys, const void** values) {
                           known("kernel_variant") || known("fp16_weights") || known("shape_cache_size");
     if (!is_known) continue;  // spec 4.2: unknown keys are ignored
     if (!value) return InvalidArgument(StrFormat("value of argument '%s' is NULL", key));
+    // Numbers and kernel_variant are never empty; the paths, device and the
+    // booleans may be ("" = default).
+    const bool empty_ok = !(known("log_level") || known("frames_in_flight") || known("receive_timeout_ms") ||
+                            known("kernel_variant") || known("shape_cache_size"));
+    OAAXVK_RETURN_IF_ERROR(CheckTextValue(key, value, empty_ok));
     if (known("log_level")) {
       OAAXVK_ASSIGN_OR_RETURN(uint64_t v, ParseUnsigned(key, value, 0, 6));
       level = static_cast<LogLevel>(v);
@@ -209,7 +242,14 @@ OAAX_EXPORT int receive_output(tensors_struct** output_tensors) {
     std::shared_lock<std::shared_mutex> lock(g_state);
     if (!g_runtime) return FailedPrecondition("the runtime is not initialized");
     if (!g_runtime->exec) return FailedPrecondition("no model is loaded (call runtime_model_loading first)");
-    OAAXVK_ASSIGN_OR_RETURN(*output_tensors, g_runtime->exec->Receive());
+    StatusOr<tensors_struct*> r = g_runtime->exec->Receive();
+    if (!r.ok()) {
+      // Nothing queued is the executor's only FailedPrecondition: a normal
+      // state for hosts that poll, so it is logged at debug level only.
+      if (r.status().code() == StatusCode::kFailedPrecondition) t_quiet_failure = true;
+      return r.status();
+    }
+    *output_tensors = r.value();
     return Status::Ok();
   });
 }

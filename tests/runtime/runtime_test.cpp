@@ -409,6 +409,83 @@ TEST_F(Runtime, InitTwiceAndBadArguments) {
   ASSERT_EQ(Init({{"device", dev}}), 0) << g_api->error();
 }
 
+// ---------------------------------------------------------------- host compatibility
+// What independent OAAX hosts do that the spec leaves open.
+
+TEST_F(Runtime, VersionBeforeInitializationSaysNoDevice) {
+  // Chosen behaviour: usable before runtime_initialization (hosts print it
+  // first): "<version> (no device)", and again after runtime_destruction.
+  ASSERT_NE(g_api->version(), nullptr);
+  EXPECT_EQ(std::string(g_api->version()), OAAXVK_PROJECT_VERSION " (no device)");
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  EXPECT_EQ(std::string(g_api->version()).find("no device"), std::string::npos) << g_api->version();
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  EXPECT_EQ(std::string(g_api->version()), OAAXVK_PROJECT_VERSION " (no device)");
+}
+
+TEST_F(Runtime, ErrorMessageKeepsTheLastFailureAcrossSuccesses) {
+  // Chosen behaviour (errno-like): runtime_error_message() is the calling
+  // thread's last failure; a later successful call does not clear it, so
+  // hosts check return codes first. Each thread has its own.
+  ExpectError(g_api->load("nowhere.oinf"), {"runtime_model_loading", "not initialized"});
+  const std::string first = g_api->error();
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  EXPECT_EQ(g_api->error(), first);
+  std::string other;
+  std::thread([&] { other = g_api->error(); }).join();
+  EXPECT_EQ(other, "");
+  ExpectError(g_api->init(), {"already initialized"});
+  EXPECT_NE(g_api->error(), first);  // the next failure replaces it
+}
+
+TEST_F(Runtime, ReceiveWithNothingPendingLogsNoError) {
+  // Polling receive_output is normal for hosts: non-zero and a meaningful
+  // runtime_error_message(), but only a debug line in the log.
+  const std::string log = g_tmpdir + "/receive_poll.log";
+  ASSERT_EQ(Init({{"log_level", "1"}, {"log_file", log}}), 0) << g_api->error();
+  std::vector<float> w, b;
+  LoadAffine(13, &w, &b);
+  tensors_struct* out = nullptr;
+  for (int i = 0; i < 3; ++i) ExpectError(g_api->receive(&out), {"receive_output", "no pending input"});
+  EXPECT_EQ(out, nullptr);
+  ExpectError(g_api->send(nullptr), {"send_input"});  // a real failure still logs an error
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  std::ifstream f(log);
+  std::string line;
+  int debug_polls = 0, errors = 0;
+  while (std::getline(f, line)) {
+    if (line.find("[error]") != std::string::npos) {
+      ++errors;
+      EXPECT_EQ(line.find("no pending input"), std::string::npos) << line;
+    }
+    if (line.find("[debug]") != std::string::npos && line.find("no pending input") != std::string::npos) ++debug_polls;
+  }
+  EXPECT_EQ(debug_polls, 3);
+  EXPECT_EQ(errors, 1);  // the send_input(NULL)
+}
+
+TEST_F(Runtime, NonStringArgumentValuesAreRefusedNamingTheKey) {
+  // Values are NUL-terminated strings; some older hosts pass int*. The bytes
+  // of a small int are control characters (or "" for 0): refused, naming the key.
+  const int two = 2, zero = 0, one = 1;
+  const char* keys[] = {"frames_in_flight"};
+  const void* values[] = {&two};
+  ExpectError(g_api->init_args(1, keys, values), {"frames_in_flight", "not a text string", "int*"});
+  values[0] = &zero;
+  ExpectError(g_api->init_args(1, keys, values), {"frames_in_flight", "empty value", "strings"});
+  const char* bool_key[] = {"validation"};
+  const void* bool_value[] = {&one};
+  ExpectError(g_api->init_args(1, bool_key, bool_value), {"validation", "not a text string"});
+  const char* log_key[] = {"log_level"};
+  const void* log_value[] = {&two};
+  ExpectError(g_api->init_args(1, log_key, log_value), {"log_level", "control byte 0x02"});
+  // Keys the runtime does not know are ignored whatever their values point to.
+  const char* unknown[] = {"some_host_specific_key"};
+  const void* unknown_value[] = {&two};
+  ASSERT_EQ(g_api->init_args(1, unknown, unknown_value), 0) << g_api->error();
+  initialized_ = true;
+}
+
 TEST_F(Runtime, MissingAndCorruptBundles) {
   ASSERT_EQ(Init(), 0) << g_api->error();
   ExpectError(g_api->load((g_tmpdir + "/missing.oinf").c_str()), {"runtime_model_loading", "missing.oinf"});
