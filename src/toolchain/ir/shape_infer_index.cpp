@@ -118,7 +118,7 @@ StatusOr<std::vector<Dim>> PadAmounts(const Graph& g, const Node& n, int64_t ran
 const std::set<std::string>& IndexDeviceOps() {
   static const std::set<std::string> k = {"GatherElements", "GatherND", "ScatterElements", "Scatter",
                                           "ScatterND", "CumSum", "TopK", "Pad", "Compress", "NonZero",
-                                          "TrainingDropout", "NonMaxSuppression"};
+                                          "TrainingDropout", "NonMaxSuppression", "Unique"};
   return k;
 }
 
@@ -259,6 +259,32 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     if (in[1]->numel() != 1 || in[2]->numel() != 1) return IdxError(n, "ratio and training_mode must be scalars");
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, dt, x));
     return SetOutputK(g, n, 1, DType::kBool, x);
+  }
+  if (op == "Unique") {
+    // Device form (decompose_static.cpp): Y, indices, inverse_indices,
+    // counts, extent, scratch. Y (the input's shape, or [numel] without an
+    // axis), indices and counts ([L]) are planned at L unique slices with
+    // the extent along the axis; inverse_indices [L]; scratch int32 [2L].
+    if (n.outputs.size() < 6) return IdxError(n, "internal: the extent and scratch outputs are missing");
+    Shape ys = {NumElements(x)};
+    int64_t a = 0;
+    if (n.HasAttr("axis")) {
+      OAAXVK_ASSIGN_OR_RETURN(a, Axis(n, n.GetInt("axis", 0), rank));
+      ys = x;
+      n.SetInt("_axis", a);
+    }
+    const Dim l = ys[a];
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, dt, ys));
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 1, DType::kInt64, {l}));
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 2, DType::kInt64, {l}));
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 3, DType::kInt64, {l}));
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 4, DType::kInt32, {Dim(1)}));
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 5, DType::kInt32, {l * 2}));
+    for (size_t k : {size_t{0}, size_t{1}, size_t{3}}) {
+      g.tensors[n.outputs[k]].data_dependent_axis = k == 0 ? a : 0;
+      g.tensors[n.outputs[k]].extent = n.outputs[4];
+    }
+    return Status::Ok();
   }
   if (op == "NonMaxSuppression") {
     // Device form (decompose_static.cpp): outputs selected_indices (int64

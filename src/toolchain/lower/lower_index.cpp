@@ -91,6 +91,7 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"nms_select", 8, 8, {256, 1, 1}, 256 * 8, {5, 6, 7}},
       {"nms_select_cpu", 8, 8, {1, 1, 1}, 0, {5, 6, 7}},
       {"nms_gather", 4, 3, {256, 1, 1}, 256 * 4, {2, 3}},
+      {"unique", 7, 5, {256, 1, 1}, 256 * 4, {1, 2, 3, 4, 5, 6}},
   };
   table->insert(table->end(), v.begin(), v.end());
 }
@@ -273,6 +274,20 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.outputs = {0, 1};
     d.spec = {x.numel(), static_cast<uint32_t>(n.GetInt("seed", 0))};
     d.detail = "training mode";
+  } else if (op == "Unique") {  // one workgroup (shaders/unique.comp)
+    if (n.outputs.size() < 6) return LErr(n, "internal: the extent and scratch outputs are missing");
+    Dim outer = 1, l = x.numel(), inner = 1;
+    if (n.HasAttr("_axis")) {
+      const int64_t a = n.GetInt("_axis", 0);
+      for (int64_t i = 0; i < a; ++i) outer = outer * xs[i];
+      l = xs[a];
+      for (int64_t i = a + 1; i < rank; ++i) inner = inner * xs[i];
+    }
+    d.kernel = "unique";
+    d.outputs = {0, 1, 2, 3, 4, 5};
+    d.units = 256;
+    d.spec = {outer, l, inner, in_float, n.GetInt("sorted", 1) ? 1u : 0u};
+    d.detail = n.GetInt("sorted", 1) ? "sorted" : "first occurrence order";
   } else if (op == "NonZero") {  // one workgroup (shaders/nonzero.comp)
     d.kernel = "nonzero";
     d.outputs = {0, 1};

@@ -48,6 +48,23 @@ Status CountedOutput(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// Unique(X): the device operator (shaders/unique.comp) with outputs Y,
+// indices, inverse_indices and counts (fresh tensors for omitted ones), the
+// extent of Y / indices / counts, and a scratch output.
+Status Unique(Graph& g, const Node& n, Builder& b) {
+  if (!InputWithShape(g, n, 0)) return NodeInvalid(n, "input '" + n.inputs.at(0) + "' has no static shape");
+  static const char* kNames[] = {"Y", "indices", "inverse_indices", "counts"};
+  std::vector<std::string> outs;
+  for (size_t k = 0; k < 4; ++k)
+    outs.push_back(k < n.outputs.size() && !n.outputs[k].empty() ? n.outputs[k] : b.NewTensor(kNames[k]));
+  const std::string count = ExtentTensor(b);
+  Node& m = b.Add("Unique", {n.inputs[0]}, "device", outs[0]);
+  m.outputs = {outs[0], outs[1], outs[2], outs[3], count, b.NewTensor("scratch")};
+  m.attrs = n.attrs;
+  m.name = n.name;
+  return Status::Ok();
+}
+
 // NonMaxSuppression(boxes, scores[, max_output_boxes_per_class,
 // iou_threshold, score_threshold]): the device operator (two dispatches,
 // lower_index.cpp) with the extent output and three scratch outputs: the
@@ -245,6 +262,7 @@ const std::map<std::string, DecomposeFn>& StaticDecompositions() {
       {"Compress", Compress},
       {"NonZero", CountedOutput},
       {"NonMaxSuppression", NonMaxSuppression},
+      {"Unique", Unique},
       {"MelWeightMatrix", MelWeightMatrix},
       {"MaxUnpool", MaxUnpool},
   };
