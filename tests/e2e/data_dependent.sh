@@ -20,7 +20,11 @@
 # all nonzero, all false / all zero (an empty result: [0,5], [rank,0], ...
 # in 0 bytes), a single true / nonzero at the first and at the last position,
 # alternating; float data with -0.0 (a zero for NonZero), NaN and +-Inf
-# (nonzero). Every output's name set (the hidden extent outputs must not be
+# (nonzero). Unique (sorted and first-occurrence order, without an axis and
+# along axes 0, 1 and -1; float32, int32 and int64 data with repeats, all
+# equal, all distinct) must equal numpy's np.unique with return_index,
+# return_inverse and return_counts (reordered by first occurrence when not
+# sorted). Every output's name set (the hidden extent outputs must not be
 # returned), dtype, shape, byte size and bytes must equal numpy's
 # np.compress(cond, x, axis) (np.compress(cond, x.ravel()) without axis) and
 # np.stack(np.nonzero(x)).astype(int64) exactly. Nodes reading such a result
@@ -98,6 +102,24 @@ add("multi", [h.make_node("NonZero", ["x"], ["nz"], name="nz"),
     {"x": (F, [3, 4]), "cond": (B, [3])},
     [("nz", I64, [2, "n"]), ("c", F, ["c0", 4]), ("r", F, [3, 4])], 13,
     lambda v: {"nz": nonzero(v["x"]), "c": compress(v["x"], v["cond"], 0), "r": np.maximum(v["x"], 0)})
+# Unique: Y, indices and counts have a data-dependent extent, inverse_indices not.
+def unique(x, axis=None, sorted_=True):
+    y, idx, inv, cnt = np.unique(x, axis=axis, return_index=True, return_inverse=True, return_counts=True)
+    if not sorted_:  # order of first occurrence
+        order = np.argsort(idx, kind="stable")
+        rank = np.empty_like(order); rank[order] = np.arange(len(order))
+        y, idx, cnt, inv = np.take(y, order, axis=0 if axis is None else axis), idx[order], cnt[order], rank[inv]
+    return {"y": y, "indices": idx.astype(np.int64), "inverse": inv.reshape(-1).astype(np.int64),
+            "counts": cnt.astype(np.int64)}
+for name, t, xs, axis, srt in [("unique_sorted_f32", F, [6, 5], None, 1), ("unique_unsorted_i32", I32, [40], None, 0),
+                               ("unique_axis0_i64", I64, [6, 3], 0, 1), ("unique_axis1_f32", F, [2, 7, 2], 1, 1),
+                               ("unique_axis1_unsorted", F, [3, 6], -1, 0)]:
+    attrs = {"sorted": srt} if axis is None else {"sorted": srt, "axis": axis}
+    r = 1 if axis is None else len(xs)
+    add(name, [h.make_node("Unique", ["x"], ["y", "indices", "inverse", "counts"], name=name, **attrs)],
+        {"x": (t, xs)}, [("y", t, sym("y", r)), ("indices", I64, ["u"]), ("inverse", I64, ["n"]),
+                         ("counts", I64, ["u"])], 11,
+        lambda v, axis=axis, srt=srt: unique(v["x"], axis, bool(srt)))
 # Nodes reading a data-dependent result keep its extent (ir/extent.h).
 add("compress_relu", [h.make_node("Compress", ["x", "cond"], ["c"], name="c", axis=1),
                       h.make_node("Relu", ["c"], ["y"], name="relu")],
@@ -160,6 +182,18 @@ values["multi"] = [{"x": no_nan(special([3, 4], F)), "cond": cv} for cv in conds
                   [{"x": np.zeros([3, 4], np.float32), "cond": np.zeros(3, bool)}]
 values["compress_relu"] = [{"x": no_nan(special([4, 5], F)), "cond": cv} for cv in conds(5)]
 values["compress_output_and_relu"] = [{"x": no_nan(special([4, 5], F)), "cond": cv} for cv in conds(4)]
+def repeats(shape, t, axis):
+    """Values with repeats: small integers (whole repeated slices along axis)."""
+    if axis is None:
+        return rng.integers(-3, 4, shape).astype(NP[t])
+    base = rng.integers(-2, 3, shape).astype(NP[t])
+    take = rng.integers(0, max(shape[axis] // 2, 1), shape[axis])
+    return np.take(base, take, axis=axis)
+for name, t, xs, axis in [("unique_sorted_f32", F, [6, 5], None), ("unique_unsorted_i32", I32, [40], None),
+                          ("unique_axis0_i64", I64, [6, 3], 0), ("unique_axis1_f32", F, [2, 7, 2], 1),
+                          ("unique_axis1_unsorted", F, [3, 6], 1)]:
+    values[name] = [{"x": repeats(xs, t, axis)} for _ in range(3)] + [{"x": np.full(xs, 2, NP[t])},
+                    {"x": np.arange(int(np.prod(xs))).reshape(xs).astype(NP[t])}]
 values["nonzero_transpose"] = [{"x": special([3, 4], F)}, {"x": np.zeros([3, 4], np.float32)}]
 with open(f"{out}/cases.txt", "w") as cases:
     for name, (ins, ref) in models.items():
