@@ -137,6 +137,9 @@ const std::vector<DeviceInfo>& Devices() {
   return *devices;
 }
 
+// The compiled-bundle cache's device part of the key.
+std::string DeviceKey(const DeviceInfo& d) { return std::to_string(d.index) + ":" + d.name; }
+
 // ----------------------------------------------------------------- objects --
 
 struct BackendId {
@@ -199,6 +202,7 @@ struct Graph {
   std::shared_ptr<const CompiledModel> model;  // the bundle bytes the executor's Bundle points into
   std::unique_ptr<runtime::Executor> exec;
   std::vector<const runtime::IoDesc*> inputs, outputs;  // the bundle's client-visible I/O
+  bool dynamic = false;  // feature dynamic_shapes: shapes follow the inputs' values
 
   std::mutex mu;  // guards io, in_flight, workers, finished
   std::condition_variable cv;
@@ -428,8 +432,13 @@ Result ParseBackendProperties(const uint64_t* props) {
 
 // Validates one descriptor of onnxSetGraphIO against the bundle's I/O `model`
 // and appends its deep copy to `out`.
+// `exact_shapes` false (bundles with dynamic shapes, whose shapes follow the
+// input values at run time): only the rank is checked here; the run checks
+// the inputs against their ranges and each output's actual shape against its
+// descriptor (MISMATCHING_SHAPE from onnxWaitEvent).
 Result BindDescriptors(uint32_t count, const onnxTensorDescriptorV1* descs, const char* what,
-                       const std::vector<const runtime::IoDesc*>& model, std::vector<Binding>* out) {
+                       const std::vector<const runtime::IoDesc*>& model, bool exact_shapes,
+                       std::vector<Binding>* out) {
   std::vector<bool> seen(model.size(), false);
   for (uint32_t k = 0; k < count; ++k) {
     const onnxTensorDescriptorV1& d = descs[k];
@@ -454,7 +463,7 @@ Result BindDescriptors(uint32_t count, const onnxTensorDescriptorV1* descs, cons
                     StrFormat("%s '%s': data type %llu, the graph's is %u", where.c_str(), name.c_str(),
                               static_cast<unsigned long long>(d.dataType), io.dtype)};
     std::vector<uint64_t> shape(d.shape, d.shape + d.dimensions);
-    if (shape != io.shape) {
+    if (exact_shapes ? shape != io.shape : shape.size() != io.shape.size()) {
       auto text = [](const std::vector<uint64_t>& v) {
         std::string s = "[";
         for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -468,7 +477,10 @@ Result BindDescriptors(uint32_t count, const onnxTensorDescriptorV1* descs, cons
     b.dtype = d.dataType;
     b.shape = std::move(shape);
     b.buffer = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(d.buffer));
-    b.nbytes = io.nbytes;
+    // The client's buffer holds exactly the descriptor's shape (a bundle's
+    // planned bytes may be larger: the largest shape its values allow).
+    b.nbytes = DataTypeSize(d.dataType);
+    for (uint64_t v : b.shape) b.nbytes *= v;
     out->push_back(std::move(b));
   }
   for (size_t m = 0; m < model.size(); ++m)
@@ -570,10 +582,11 @@ ONNXIFI_EXPORT onnxStatus ONNXIFI_ABI onnxGetBackendInfo(onnxBackendID backendID
 ONNXIFI_EXPORT onnxStatus ONNXIFI_ABI onnxGetBackendCompatibility(onnxBackendID backendID, size_t onnxModelSize,
                                                                   const void* onnxModel) {
   return Guard("onnxGetBackendCompatibility", [&]() -> onnxStatus {
-    if (!Find(Reg().ids, backendID))
-      return Report("onnxGetBackendCompatibility", Result{ONNXIFI_STATUS_INVALID_ID, "not a live backend ID"});
+    auto id = Find(Reg().ids, backendID);
+    if (!id) return Report("onnxGetBackendCompatibility", Result{ONNXIFI_STATUS_INVALID_ID, "not a live backend ID"});
     // An unsupported model is a normal answer, logged at info level.
-    return Report(LogLevel::kInfo, "onnxGetBackendCompatibility", CheckCompatibility(onnxModel, onnxModelSize));
+    return Report(LogLevel::kInfo, "onnxGetBackendCompatibility",
+                  CheckCompatibility(onnxModel, onnxModelSize, DeviceKey(id->device)));
   });
 }
 
@@ -676,8 +689,9 @@ ONNXIFI_EXPORT onnxStatus ONNXIFI_ABI onnxInitGraph(onnxBackend backend, const u
                            StrFormat("graph property %llu is not supported",
                                      static_cast<unsigned long long>(auxPropertiesList[0]))});
     std::shared_ptr<const CompiledModel> model;
-    const std::string device_key = std::to_string(b->device.index) + ":" + b->device.name;
-    Result c = CompileModel(onnxModel, onnxModelSize, weightsCount, weightDescriptors, device_key, &model);
+    bool from_cache = false;
+    Result c = CompileModel(onnxModel, onnxModelSize, weightsCount, weightDescriptors, DeviceKey(b->device), &model,
+                            &from_cache);
     if (!c.ok()) return Report("onnxInitGraph", c);
 
     auto g = std::make_shared<Graph>();
@@ -707,14 +721,14 @@ ONNXIFI_EXPORT onnxStatus ONNXIFI_ABI onnxInitGraph(onnxBackend backend, const u
       }
       g->exec = std::move(exec).value();
     }
+    g->dynamic = g->exec->bundle().features.count("dynamic_shapes") > 0;
     for (const runtime::IoDesc& io : g->exec->bundle().inputs) g->inputs.push_back(&io);
     for (const runtime::IoDesc& io : g->exec->bundle().outputs)
       if (io.count_for < 0) g->outputs.push_back(&io);
     runtime::Log(LogLevel::kInfo,
                  StrFormat("onnxInitGraph: %zu inputs, %zu outputs, bundle %zu bytes (%s)", g->inputs.size(),
                            g->outputs.size(), model->bundle.size(),
-                           model->compile_ms > 0 ? StrFormat("compiled in %.1f ms", model->compile_ms).c_str()
-                                                 : "from the cache"));
+                           from_cache ? "from the cache" : StrFormat("compiled in %.1f ms", model->compile_ms).c_str()));
     *graph = const_cast<void*>(Register(Reg().graphs, std::move(g)));
     return ONNXIFI_STATUS_SUCCESS;
   });
@@ -733,8 +747,11 @@ ONNXIFI_EXPORT onnxStatus ONNXIFI_ABI onnxSetGraphIO(onnxGraph graph, uint32_t i
       r = Result{ONNXIFI_STATUS_INVALID_POINTER, "inputDescriptors is NULL while inputsCount is non-zero"};
     else if (outputDescriptors == nullptr)
       r = Result{ONNXIFI_STATUS_INVALID_POINTER, "outputDescriptors is NULL"};
-    if (r.ok()) r = BindDescriptors(inputsCount, inputDescriptors, "inputDescriptors", g->inputs, &set->inputs);
-    if (r.ok()) r = BindDescriptors(outputsCount, outputDescriptors, "outputDescriptors", g->outputs, &set->outputs);
+    if (r.ok())
+      r = BindDescriptors(inputsCount, inputDescriptors, "inputDescriptors", g->inputs, !g->dynamic, &set->inputs);
+    if (r.ok())
+      r = BindDescriptors(outputsCount, outputDescriptors, "outputDescriptors", g->outputs, !g->dynamic,
+                          &set->outputs);
     std::lock_guard<std::mutex> lk(g->mu);
     // Runs already started keep the bindings they were started with.
     g->io = r.ok() ? std::shared_ptr<const IoSet>(std::move(set)) : nullptr;

@@ -1,16 +1,24 @@
 #include "onnxifi/compile.h"
 
+#include <stdlib.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <list>
 #include <map>
 #include <mutex>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
+#include "runtime/bundle.h"
 #include "toolchain/driver/driver.h"
-#include "toolchain/import/onnx_import.h"
 
 namespace oaaxvk::onnxifi {
 namespace {
@@ -75,6 +83,107 @@ void CacheInsert(std::shared_ptr<const CompiledModel> m) {
 
 Result Fail(onnxStatus s, std::string m) { return Result{s, std::move(m)}; }
 
+Result FromStatus(const Status& s, const char* what) {
+  return Fail(StatusFor(s), std::string(what) + ": " + s.ToString());
+}
+
+// The conversion `oaax-vulkan-toolchain MODEL OUT/` performs (the same
+// driver function, in process): import, run-time value symbols and dynamic
+// shapes where the model needs them, passes, lowering, plan, bundle. It
+// works on files, so the model goes through a private temporary directory,
+// removed afterwards. On failure the status is the conversion log's
+// "Technical Error" ("<code name>: <message>").
+struct Conversion {
+  Status status;
+  std::vector<uint8_t> bundle;
+};
+
+Status StatusFromText(const std::string& text) {
+  for (int c = static_cast<int>(StatusCode::kInvalidArgument); c <= static_cast<int>(StatusCode::kInternal); ++c) {
+    const std::string name = StatusCodeName(static_cast<StatusCode>(c));
+    if (text.rfind(name + ": ", 0) == 0) return Status(static_cast<StatusCode>(c), text.substr(name.size() + 2));
+  }
+  return Internal(text);
+}
+
+Conversion Convert(const std::string& model) {
+  namespace fs = std::filesystem;
+  Conversion r;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/onnxifi-vulkan-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    r.status = ResourceExhausted("cannot create a temporary directory for the conversion in '" + tmpl + "'");
+    return r;
+  }
+  const fs::path dir(tmpl);
+  {
+    std::ofstream f(dir / "model.onnx", std::ios::binary);
+    f.write(model.data(), static_cast<std::streamsize>(model.size()));
+    if (!f) r.status = ResourceExhausted("cannot write the model into '" + tmpl + "'");
+  }
+  if (r.status.ok()) {
+    const int rc = toolchain::RunConversion((dir / "model.onnx").string(), (dir / "out").string(), nullptr);
+    if (rc == 0) {
+      std::ifstream f(dir / "out" / "model.oinf", std::ios::binary);
+      r.bundle.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+      if (r.bundle.empty()) r.status = Internal("the conversion wrote no bundle");
+    } else {
+      r.status = Internal("the conversion failed without a log");
+      std::ifstream f(dir / "out" / "conversion-log.json");
+      nlohmann::json log = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+      if (log.is_array())
+        for (const auto& e : log)
+          if (e.value("Message", "") == "Conversion Failed" && e.contains("Data"))
+            r.status = StatusFromText(e["Data"].value("Technical Error", std::string("unknown failure")));
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return r;
+}
+
+// Whether the bundle has outputs whose extent only the device knows (Compress,
+// NonZero: feature data_dependent_outputs).
+bool HasDataDependentOutputs(const std::vector<uint8_t>& bundle) {
+  StatusOr<oinf::File> file = oinf::File::FromMemory(bundle.data(), bundle.size());
+  if (!file.ok()) return false;
+  StatusOr<runtime::Bundle> b = runtime::ParseBundle(std::move(*file), "<onnxifi graph>");
+  return b.ok() && b->features.count("data_dependent_outputs") > 0;
+}
+
+constexpr const char* kVariableOutputs =
+    "an output's extent is known only after the run (data-dependent outputs); ONNXIFI output descriptors "
+    "have fixed shapes and this backend does not offer VARIABLE_SIZE_OUTPUTS";
+
+// The bundle of `bytes` for `device_key`, from the cache or converted (and
+// then cached).
+Result Compile(const std::string& bytes, const std::string& device_key, std::shared_ptr<const CompiledModel>* out,
+               bool* from_cache) {
+  const std::string key =
+      toolchain::Sha256Hex(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) + "|" + device_key;
+  *from_cache = false;
+  if (auto hit = CacheFind(key)) {
+    *out = std::move(hit);
+    *from_cache = true;
+    return {};
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Conversion c;
+  {
+    std::lock_guard<std::mutex> lk(g_compile_mu);
+    c = Convert(bytes);
+  }
+  if (!c.status.ok()) return FromStatus(c.status, "conversion");
+  if (HasDataDependentOutputs(c.bundle)) return Fail(ONNXIFI_STATUS_UNSUPPORTED_SHAPE, kVariableOutputs);
+  auto m = std::make_shared<CompiledModel>();
+  m->key = key;
+  m->bundle = std::move(c.bundle);
+  m->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CacheInsert(m);
+  *out = std::move(m);
+  return {};
+}
+
 // IR and default-domain opset versions the backend accepts.
 Result CheckVersions(const onnx::ModelProto& model) {
   if (model.ir_version() < kMinIrVersion || model.ir_version() > onnx::IR_VERSION)
@@ -88,10 +197,6 @@ Result CheckVersions(const onnx::ModelProto& model) {
                   StrFormat("opset ai.onnx:%lld is not supported (supported: up to %lld)",
                             static_cast<long long>(os.version()), static_cast<long long>(max_opset)));
   return {};
-}
-
-Result FromStatus(const Status& s, const char* what) {
-  return Fail(StatusFor(s), std::string(what) + ": " + s.ToString());
 }
 
 std::vector<int64_t> DescriptorShape(const onnxTensorDescriptorV1& d) {
@@ -285,7 +390,7 @@ std::string SupportedIrVersions() {
 
 std::string SupportedOpsets() { return "ai.onnx:" + std::to_string(MaxDefaultOpset()); }
 
-Result CheckCompatibility(const void* model, size_t size) {
+Result CheckCompatibility(const void* model, size_t size, const std::string& device_key) {
   if (model == nullptr) return Fail(ONNXIFI_STATUS_INVALID_POINTER, "onnxModel is NULL");
   if (size == 0) return Fail(ONNXIFI_STATUS_INVALID_SIZE, "onnxModelSize is 0");
   const std::string bytes(static_cast<const char*>(model), size);
@@ -296,22 +401,15 @@ Result CheckCompatibility(const void* model, size_t size) {
     Result v = CheckVersions(proto);
     if (!v.ok()) return v;
   }
-  std::lock_guard<std::mutex> lk(g_compile_mu);
-  toolchain::ImportReport report;
-  StatusOr<toolchain::Graph> g = toolchain::ImportOnnxBytes(bytes, "", {}, &report);
-  if (!g.ok()) return FromStatus(g.status(), "import");
-  StatusOr<toolchain::CompileResult> r =
-      toolchain::CompileGraph(std::move(*g), nullptr, report.bound_inputs, {}, false, /*lower_only=*/true);
-  if (!r.ok()) return FromStatus(r.status(), "compile");
-  if (r->program.features.count("data_dependent_outputs"))
-    return Fail(ONNXIFI_STATUS_UNSUPPORTED_SHAPE,
-                "an output's extent is known only after the run (data-dependent outputs); ONNXIFI output "
-                "descriptors have fixed shapes and this backend does not offer VARIABLE_SIZE_OUTPUTS");
-  return {};
+  // The full conversion: what onnxInitGraph will run, whose bundle it then
+  // finds in the cache.
+  std::shared_ptr<const CompiledModel> compiled;
+  bool from_cache = false;
+  return Compile(bytes, device_key, &compiled, &from_cache);
 }
 
 Result CompileModel(const void* model, size_t size, uint32_t weights_count, const onnxTensorDescriptorV1* weights,
-                    const std::string& device_key, std::shared_ptr<const CompiledModel>* out) {
+                    const std::string& device_key, std::shared_ptr<const CompiledModel>* out, bool* from_cache) {
   if (model == nullptr) return Fail(ONNXIFI_STATUS_INVALID_POINTER, "onnxModel is NULL");
   if (size == 0) return Fail(ONNXIFI_STATUS_INVALID_SIZE, "onnxModelSize is 0");
   if (weights_count > 0 && weights == nullptr)
@@ -329,30 +427,7 @@ Result CompileModel(const void* model, size_t size, uint32_t weights_count, cons
     if (!proto.SerializeToString(&bytes))
       return Fail(ONNXIFI_STATUS_INTERNAL_ERROR, "could not serialize the model with its weights");
   }
-  const std::string key =
-      toolchain::Sha256Hex(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) + "|" + device_key;
-  if (auto hit = CacheFind(key)) {
-    *out = std::move(hit);
-    return {};
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  std::lock_guard<std::mutex> lk(g_compile_mu);
-  toolchain::ImportReport report;
-  StatusOr<toolchain::Graph> g = toolchain::ImportOnnxBytes(bytes, "", {}, &report);
-  if (!g.ok()) return FromStatus(g.status(), "import");
-  StatusOr<toolchain::CompileResult> r = toolchain::CompileGraph(std::move(*g), nullptr, report.bound_inputs);
-  if (!r.ok()) return FromStatus(r.status(), "compile");
-  if (r->program.features.count("data_dependent_outputs"))
-    return Fail(ONNXIFI_STATUS_UNSUPPORTED_SHAPE,
-                "an output's extent is known only after the run (data-dependent outputs); ONNXIFI output "
-                "descriptors have fixed shapes and this backend does not offer VARIABLE_SIZE_OUTPUTS");
-  auto m = std::make_shared<CompiledModel>();
-  m->key = key;
-  m->bundle = std::move(r->bundle);
-  m->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  CacheInsert(m);
-  *out = std::move(m);
-  return {};
+  return Compile(bytes, device_key, out, from_cache);
 }
 
 CacheStats GetCacheStats() {

@@ -37,16 +37,18 @@ std::string SupportedIrVersions();
 std::string SupportedOpsets();
 
 // onnxGetBackendCompatibility: parses the model, checks its IR and opset
-// versions, then runs the toolchain's import (operator support, checker,
-// shape inference), passes and lowering on it — exactly what onnxInitGraph
-// would compile — without planning memory or writing a bundle.
-Result CheckCompatibility(const void* model, size_t size);
+// versions, then runs the toolchain's conversion on it (import with the
+// operator support check, ONNX checker and shape inference; run-time value
+// symbols; passes; lowering; plan; bundle), exactly what onnxInitGraph
+// compiles, and keeps the bundle in the cache for it. SUCCESS only when the
+// conversion succeeds and the bundle's outputs have fixed shapes.
+Result CheckCompatibility(const void* model, size_t size, const std::string& device_key);
 
 // A compiled bundle (model.oinf bytes), shared by every graph made from it.
 struct CompiledModel {
   std::string key;             // SHA-256 of the model bytes compiled | device
   std::vector<uint8_t> bundle;
-  double compile_ms = 0;       // 0 when it came from the cache
+  double compile_ms = 0;       // how long the conversion took
 };
 
 // Statistics of the process-wide compiled-bundle cache.
@@ -61,11 +63,12 @@ CacheStats GetCacheStats();
 // merges them into the model (a descriptor replaces the initializer of its
 // name, which must match its data type and shape, or supplies a graph input
 // that has none), then returns the bundle from the cache (key: SHA-256 of the
-// resulting model bytes and `device_key`) or compiles it through the
-// toolchain and caches it. Everything the caller passed is copied before
+// resulting model bytes and `device_key`) or converts it with the toolchain
+// (as `oaax-vulkan-toolchain` does, through a private temporary directory)
+// and caches it (*from_cache tells which). Everything the caller passed is copied before
 // this returns.
 Result CompileModel(const void* model, size_t size, uint32_t weights_count, const onnxTensorDescriptorV1* weights,
-                    const std::string& device_key, std::shared_ptr<const CompiledModel>* out);
+                    const std::string& device_key, std::shared_ptr<const CompiledModel>* out, bool* from_cache);
 
 // Validation shared by weight and I/O descriptors: tag, name pointer, memory
 // type, buffer, data type, shape pointer and zero dimensions.

@@ -159,7 +159,9 @@ class Onnxifi : public ::testing::Test {
     ASSERT_EQ(onnxInitBackend(id_, nullptr, &backend_), ONNXIFI_STATUS_SUCCESS);
   }
   void TearDown() override {
-    if (backend_) EXPECT_EQ(onnxReleaseBackend(backend_), ONNXIFI_STATUS_SUCCESS);
+    if (backend_) {
+      EXPECT_EQ(onnxReleaseBackend(backend_), ONNXIFI_STATUS_SUCCESS);
+    }
     for (onnxBackendID id : ids_) EXPECT_EQ(onnxReleaseBackendID(id), ONNXIFI_STATUS_SUCCESS);
   }
   onnxGraph InitGraph(const std::string& model) {

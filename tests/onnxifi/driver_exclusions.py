@@ -7,6 +7,10 @@ not of any backend (docs/onnxifi.md, "The ONNX test driver"):
   multi-output   more than one output: the driver points every output
                  descriptor's name at a loop-local std::string, so all outputs
                  arrive under the last one's name (or a dangling pointer)
+  dangling-name  one output whose name is longer than 15 bytes: the same
+                 loop-local std::string then keeps its characters on the heap,
+                 freed before onnxSetGraphIO reads them (shorter names stay
+                 inside the string object on the stack and survive by chance)
   initializers   more than one initializer: the driver describes only
                  initializer(0) but passes weightsCount = all of them, so the
                  backend reads past the one descriptor
@@ -14,6 +18,9 @@ not of any backend (docs/onnxifi.md, "The ONNX test driver"):
                  16-byte stride, reading past both buffers
   not-compared   an output is FLOAT16, BFLOAT16, BOOL, STRING or COMPLEX:
                  the driver never compares those (the case proves nothing)
+  data-type      a tensor of the data has another data type than the graph's
+                 (the node set stores BFLOAT16 inputs as UINT16); the driver
+                 passes the data's type, which onnxSetGraphIO must refuse
   zero-size      a tensor of the data has a zero dimension: the driver passes
                  it although onnxSetGraphIO must reject zero dimensions
   non-tensor     an input or output is a sequence, map or optional: the
@@ -50,11 +57,17 @@ def case_rule(case_dir):
     if len(g.initializer) > 1:
         return "initializers", "%d initializers" % len(g.initializer)
     for vi in g.output:
+        if len(vi.name.encode()) > 15:
+            return "dangling-name", "output name '%s' has %d bytes" % (vi.name, len(vi.name.encode()))
+    for vi in g.output:
         et = vi.type.tensor_type.elem_type
         if et == TensorProto.DOUBLE:
             return "float64-output", "output '%s' is FLOAT64" % vi.name
         if et in NOT_COMPARED:
             return "not-compared", "output '%s' is %s" % (vi.name, TensorProto.DataType.Name(et))
+    inits = {t.name for t in g.initializer}
+    types = {"input": [v.type.tensor_type.elem_type for v in g.input if v.name not in inits],
+             "output": [v.type.tensor_type.elem_type for v in g.output]}
     for pb in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*", "*.pb"))):
         t = TensorProto()
         with open(pb, "rb") as f:
@@ -62,6 +75,11 @@ def case_rule(case_dir):
                 t.ParseFromString(f.read())
             except Exception:  # a sequence/optional proto: not a TensorProto
                 continue
+        kind, _, index = os.path.basename(pb)[:-3].partition("_")
+        if kind in types and index.isdigit() and int(index) < len(types[kind]) and t.data_type != types[kind][int(index)]:
+            return "data-type", "%s is %s, the graph's %s %s is %s" % (
+                os.path.relpath(pb, case_dir), TensorProto.DataType.Name(t.data_type), kind, index,
+                TensorProto.DataType.Name(types[kind][int(index)]))
         if any(d == 0 for d in t.dims):
             return "zero-size", "%s has shape %s" % (os.path.relpath(pb, case_dir), list(t.dims))
         numel = 1

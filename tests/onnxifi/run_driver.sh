@@ -44,4 +44,4 @@ if [ ! -s "$json" ]; then
   tail -30 "$out/$set_name.log"
   exit 1
 fi
-"$python" "$here/driver_summary.py" "$json" "$out/$set_name.excluded.txt" "$expected" "$set_name" "$out/$set_name.log"
+"$python" "$here/driver_summary.py" "$json" "$out/$set_name.excluded.txt" "$expected" "$set_name" "$out/$set_name.log" "$data"
