@@ -7,6 +7,7 @@
 // function. Models are built here with the ONNX protobuf API.
 #include <onnx/onnxifi.h>
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -27,6 +28,16 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The Vulkan loader unloads drivers at vkDestroyInstance; memory lavapipe keeps
+// in its globals then looks leaked to LeakSanitizer (the ASan build). A real
+// client keeps its instance; these tests create many, so the driver is pinned
+// once (as tests/runtime does).
+const bool g_drivers_pinned = [] {
+  for (const char* lib : {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"})
+    dlopen(lib, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  return true;
+}();
 
 // ---------------------------------------------------------------- models --
 
