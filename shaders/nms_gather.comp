@@ -20,9 +20,16 @@ layout(constant_id = 2) const uint SLOTS = 1;
 void main() {
   const uint begin = chunk_begin(PAIRS), end = chunk_end(PAIRS);
   uint n = 0u;
-  for (uint p = begin; p < end; ++p) n += uint(clamp(count[p], 0, int(SLOTS)));
+  bool failed = false;  // a pair's selection reported -1 (nms_select*)
+  for (uint p = begin; p < end; ++p) {
+    n += uint(clamp(count[p], 0, int(SLOTS)));
+    failed = failed || count[p] < 0;
+  }
   uint row = chunk_first(n);
   if (gl_LocalInvocationID.x == 255u) total[0] = int(row + n);
+  memoryBarrierBuffer();
+  barrier();
+  if (failed) total[0] = -1;  // the runtime reports an error for the frame
   for (uint p = begin; p < end; ++p) {
     const uint c = uint(clamp(count[p], 0, int(SLOTS)));
     for (uint k = 0u; k < c; ++k, ++row) {

@@ -41,6 +41,7 @@ void main() {
     key[key_base + j] = keep ? order_key(s) : 0u;
   }
   uint selected = 0u;
+  bool finished = limit == 0u;  // the rounds ended by the algorithm, not by a driver
   uint prev = 0xFFFFFFFFu;
   vec4 prev_box = vec4(0.0);
   while (selected < limit) {
@@ -74,11 +75,18 @@ void main() {
     }
     const uint top = best_key[0], top_idx = best_idx[0];
     barrier();  // everyone has read the result before the next round writes
-    if (top == 0u) break;
+    if (top == 0u) {
+      finished = true;
+      break;
+    }
     if (lid == 0u) sel[g * SLOTS + selected] = int(top_idx);
     ++selected;
+    finished = selected >= limit;
     prev = top_idx;
     prev_box = corners(box_base + 4u * top_idx);
   }
-  if (lid == 0u) count[g] = int(selected);
+  // A driver that ends loops early (lavapipe: 65535 iterations per
+  // invocation in total) would leave the rounds unfinished: report -1, which
+  // the runtime turns into an error instead of returning too few boxes.
+  if (lid == 0u) count[g] = finished ? int(selected) : -1;
 }
