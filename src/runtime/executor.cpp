@@ -1102,7 +1102,8 @@ Status Executor::Send(tensors_struct* in) {
     if (slot < slots_.size()) break;
     if (!inflight_.empty()) {
       Slot* o = nullptr;
-      StatusOr<tensors_struct*> r = HarvestOldest(lk, deadline, &o);
+      Status frame_error;
+      StatusOr<tensors_struct*> r = HarvestOldest(lk, deadline, &o, &frame_error);
       if (!r.ok()) {
         if (r.status().code() != StatusCode::kDeadlineExceeded) return r.status();
         return DeadlineExceeded(StrFormat("every frame slot is busy and the oldest frame (#%llu) did not finish "
@@ -1111,6 +1112,7 @@ Status Executor::Send(tensors_struct* in) {
                                           static_cast<unsigned long long>(options_.timeout_ms)));
       }
       done_[o->seq] = r.value();
+      if (!frame_error.ok()) frame_errors_[o->seq] = frame_error;
       o->state = SlotState::kFree;
       cv_.notify_all();
       continue;
@@ -1210,14 +1212,21 @@ StatusOr<tensors_struct*> Executor::Receive() {
     if (it != done_.end()) {
       tensors_struct* t = it->second;
       done_.erase(it);
+      auto fe = frame_errors_.find(next_recv_seq_);
       ++next_recv_seq_;
+      if (fe != frame_errors_.end()) {
+        Status e = fe->second;
+        frame_errors_.erase(fe);
+        return e;
+      }
       if (!t) return ResourceExhausted("out of host memory while copying the outputs of this frame");
       return t;
     }
     if (next_recv_seq_ == next_send_seq_) return FailedPrecondition("no pending input (send_input first)");
     if (!inflight_.empty() && slots_[inflight_.front()].seq == next_recv_seq_) {
       Slot* s = nullptr;
-      StatusOr<tensors_struct*> r = HarvestOldest(lk, deadline, &s);
+      Status frame_error;
+      StatusOr<tensors_struct*> r = HarvestOldest(lk, deadline, &s, &frame_error);
       if (!r.ok()) {
         if (r.status().code() != StatusCode::kDeadlineExceeded) return r.status();
         return DeadlineExceeded(StrFormat("frame #%llu did not finish within receive_timeout_ms = %llu (it stays "
@@ -1228,6 +1237,7 @@ StatusOr<tensors_struct*> Executor::Receive() {
       s->state = SlotState::kFree;
       ++next_recv_seq_;
       cv_.notify_all();
+      if (!frame_error.ok()) return frame_error;
       if (!r.value()) return ResourceExhausted("out of host memory while copying the outputs of this frame");
       return r.value();
     }
@@ -1240,14 +1250,14 @@ StatusOr<tensors_struct*> Executor::Receive() {
 }
 
 StatusOr<tensors_struct*> Executor::HarvestOldest(std::unique_lock<std::mutex>& lk, Clock::time_point deadline,
-                                                  Slot** slot) {
+                                                  Slot** slot, Status* frame_error) {
   const size_t idx = inflight_.front();
   inflight_.pop_front();
   Slot& s = slots_[idx];
   *slot = &s;
   s.state = SlotState::kHarvesting;
   lk.unlock();
-  StatusOr<tensors_struct*> r = Harvest(&s, RemainingNs(deadline));
+  StatusOr<tensors_struct*> r = Harvest(&s, RemainingNs(deadline), frame_error);
   lk.lock();
   if (r.ok()) return r;
   if (r.status().code() == StatusCode::kDeadlineExceeded) {
@@ -1261,12 +1271,12 @@ StatusOr<tensors_struct*> Executor::HarvestOldest(std::unique_lock<std::mutex>& 
   return lost_;
 }
 
-StatusOr<tensors_struct*> Executor::Harvest(Slot* s, uint64_t timeout_ns) {
+StatusOr<tensors_struct*> Executor::Harvest(Slot* s, uint64_t timeout_ns, Status* frame_error) {
   VkResult r = vkWaitForFences(dev_, 1, &s->fence, VK_TRUE, timeout_ns);
   if (r == VK_TIMEOUT) return DeadlineExceeded("vkWaitForFences: VK_TIMEOUT");
   OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkWaitForFences"));
   if (s->queries) LogProfile(*s);
-  tensors_struct* t = BuildOutputs(s->host_out, s->current->shape);
+  tensors_struct* t = BuildOutputs(s->host_out, s->current->shape, frame_error);
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkResetFences(dev_, 1, &s->fence), "vkResetFences"));
   return t;
 }
@@ -1332,7 +1342,8 @@ void Executor::LogProfile(const Slot& s) {
   }
 }
 
-tensors_struct* Executor::BuildOutputs(const uint8_t* host_out, const ShapeInstance& shape) const {
+tensors_struct* Executor::BuildOutputs(const uint8_t* host_out, const ShapeInstance& shape,
+                                      Status* frame_error) const {
   const size_t n = bundle_.outputs.size();
   // Feature data_dependent_outputs: extent outputs are not returned; each
   // trims the output it counts (its stored extent along the axis is the
@@ -1347,6 +1358,14 @@ tensors_struct* Executor::BuildOutputs(const uint8_t* host_out, const ShapeInsta
     }
     int32_t c = 0;
     memcpy(&c, host_out + d.offset, 4);
+    if (c < 0) {
+      *frame_error = ResourceExhausted(StrFormat(
+          "output '%s': the device could not compute its extent: a kernel stopped before finishing (lavapipe ends "
+          "a shader invocation's loops after 65535 iterations in total); the input is larger than this driver "
+          "can process in that kernel",
+          bundle_.outputs[static_cast<size_t>(d.count_for)].name.c_str()));
+      return nullptr;
+    }
     count_of[static_cast<size_t>(d.count_for)] = c;
     count_axis[static_cast<size_t>(d.count_for)] = d.count_axis;
   }
@@ -1421,7 +1440,8 @@ Executor::~Executor() {
                                    static_cast<unsigned long long>(recordings_.load()),
                                    static_cast<unsigned long long>(recordings_at_load_.load()), pipelines_.size(),
                                    peak_pipelines_));
-  for (auto& kv : done_) FreeTensors(kv.second);
+  for (auto& kv : done_)
+    if (kv.second) FreeTensors(kv.second);
   for (Slot& s : slots_) {
     s.recordings.clear();  // their command buffers go with the pool, their pipelines below
     if (s.pool) vkDestroyCommandPool(dev_, s.pool, nullptr);

@@ -209,16 +209,22 @@ class Executor {
   void LogProfile(const Slot& slot);
   void SavePipelineCache();
   // Waits (bounded) for `slot`'s fence and copies its outputs into a new
-  // tensors_struct (nullptr when host memory ran out).
-  StatusOr<tensors_struct*> Harvest(Slot* slot, uint64_t timeout_ns);
+  // tensors_struct: nullptr when host memory ran out, or when the frame
+  // itself failed (then *frame_error says why; the device is fine).
+  StatusOr<tensors_struct*> Harvest(Slot* slot, uint64_t timeout_ns, Status* frame_error);
   // Pops the oldest in-flight frame (inflight_ must not be empty) into
   // *slot and harvests it with mu_ released (`lk` holds mu_ on entry and on
   // return). On DeadlineExceeded the frame goes back to the front of the
   // queue, still in flight (the caller words the error); on any other failure
   // the device is lost (lost_ is set and returned).
   StatusOr<tensors_struct*> HarvestOldest(std::unique_lock<std::mutex>& lk,
-                                          std::chrono::steady_clock::time_point deadline, Slot** slot);
-  tensors_struct* BuildOutputs(const uint8_t* host_out, const ShapeInstance& shape) const;
+                                          std::chrono::steady_clock::time_point deadline, Slot** slot,
+                                          Status* frame_error);
+  // The frame's visible outputs at their actual shapes (extent outputs trim
+  // the outputs they count). nullptr when host memory ran out, or with
+  // *frame_error set when a kernel reported that it could not compute an
+  // extent (a count of -1: its loops were cut short).
+  tensors_struct* BuildOutputs(const uint8_t* host_out, const ShapeInstance& shape, Status* frame_error) const;
 
   VkContext* ctx_;
   VkDevice dev_;
@@ -259,6 +265,7 @@ class Executor {
   std::vector<Slot> slots_;
   std::deque<size_t> inflight_;               // submitted slots, oldest first
   std::map<uint64_t, tensors_struct*> done_;  // harvested by send, by sequence number
+  std::map<uint64_t, Status> frame_errors_;   // why a done_ entry is nullptr, when the frame failed
   uint64_t next_send_seq_ = 0;
   uint64_t next_recv_seq_ = 0;
   Status lost_;                               // sticky device-loss status
