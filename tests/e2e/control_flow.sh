@@ -1,0 +1,395 @@
+#!/usr/bin/env bash
+# End to end, control flow (src/toolchain/import/control_flow.h,
+# docs/toolchain.md "Control flow"): If, Loop and Scan rewritten at import
+# into plain nodes, run on the device and compared with ONNX Runtime. Models,
+# each converted once with no config:
+#   if_runtime      opset 13, If on a run-time bool [] graph input `cond`:
+#                   then Add(Relu(x), w) and a constant int64 [3], else
+#                   Sub(Mul(x, y), w) and another int64 [3] (both branches
+#                   inlined, each output selected with Where); the branches
+#                   read the graph inputs x, y and the initializer w from the
+#                   outer scope; Add(z, y) after the If; run with cond true
+#                   and false;
+#   if_const_true   opset 15, the condition a Constant node (true, a bool
+#                   in raw_data: one byte, as numpy_helper and PyTorch's
+#                   exporter write it); the untaken else branch holds
+#                   Bernoulli, which the toolchain does not implement
+#                   (dropped at import);
+#   if_const_false  opset 15, the condition an initializer (false, a bool in
+#                   int32_data, as onnx.helper.make_tensor writes it); the
+#                   untaken then branch holds TfIdfVectorizer (unimplemented);
+#   loop_if         opset 13, Loop with trip count 4 (Constant node) and
+#                   condition true (int32_data initializer), a loop-carried
+#                   float [2,3] and a scan output ([4,2,3]); the body casts
+#                   the iteration number to float, and holds an If on a
+#                   run-time condition (ReduceSum(acc) > 0, with the
+#                   initializer `zero` of the main graph) whose branches read
+#                   the graph input x (two scopes out), the body's acc and
+#                   its float iteration number; the body's condition output
+#                   is Identity(cond); value sets that take both branches
+#                   across the iterations;
+#   scan9           opset 16, Scan with two scan inputs a [5,3] (axis 0) and
+#                   b [3,5] (axis 1, read in reverse: scan_input_directions
+#                   [0,1]), a state s [3] (s + a_t * b_t, cumulative), scan
+#                   outputs y1 (scan_output_axes 1: [3,5]) and y2 (axis 0,
+#                   reverse: scan_output_directions [0,1]);
+#   scan8           opset 8, Scan over [batch 2, sequence 4, 3] with an empty
+#                   sequence_lens: state [2,3], cumulative sum, scan output
+#                   [2,4,3];
+#   loop_two        opset 13, Loop with trip count 5 (initializer) and a
+#                   Constant true condition (int32_data), the body passing
+#                   its condition input through as its condition output; two
+#                   loop-carried values of different types (float [4]:
+#                   a * 1.5 + i, int64 [2]: k * 2 - i) and an int64 scan
+#                   output [5,2];
+#   loop_raw_cond   opset 13, Loop with trip count 3 and its condition a
+#                   raw_data bool initializer (true), v + v.
+# Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
+# on, which must stay silent) on lavapipe and SwiftShader; every output must
+# match ONNX Runtime's: name, dtype, shape, byte size, and values within
+# 1e-5 (relative and absolute) for float, exactly for integers.
+# Refused at conversion (exit 1, no model.oinf, conversion-log.json's last
+# entry "Conversion Failed" with the message): a Loop whose trip count is a
+# graph input ("is not a compile-time constant"), a Loop whose body computes
+# its condition from data ("may end the loop early"), an If on a run-time
+# condition whose branches give [2,3] and [1,3] (which Where would broadcast:
+# "the If branches give output 'y' different shapes or types"), one whose
+# branches give [2,3] and [3,2] (ONNX shape inference of the selecting Where
+# fails first; the message must name the If), a Loop with trip count 5000
+# ("above the unrolling limit of 1024").
+# Exit 77 (skip) without numpy / onnx or the reference tools
+# (scripts/fetch-reference.sh).
+# usage: control_flow.sh PYTHON REPO_ROOT BUILD_DIR
+set -euo pipefail
+py=$1 root=$2 build=$3
+node_modules="$root/third_party/cache/node/node_modules"
+if [ ! -d "$node_modules/onnxruntime-node" ] || ! command -v node >/dev/null; then
+  echo "SKIP: reference tools missing; run scripts/fetch-reference.sh"; exit 77
+fi
+. "$root/tests/e2e/run_cases.sh"
+e2e_setup "$py"
+# Models and one input directory per value set. cases.txt: "MODEL DIR";
+# models.txt the models to convert, refused.txt those whose conversion must
+# fail ("MODEL MESSAGE").
+"$py" - "$tmp" <<'PY'
+import json, os, sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h, numpy_helper as nh
+out = sys.argv[1]
+rng = np.random.default_rng(23)
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+NP = {F: np.float32, I64: np.int64, B: np.bool_}
+vi = h.make_tensor_value_info
+
+def save(name, nodes, ins, outs, opset, inits=()):
+    """Saves TMP/name/model.onnx; ins [(name, type, shape)], outs likewise."""
+    g = h.make_graph(nodes, name, [vi(*i) for i in ins], [vi(*o) for o in outs], list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    onnx.checker.check_model(m)
+    os.makedirs(f"{out}/{name}")
+    onnx.save(m, f"{out}/{name}/model.onnx")
+    return name
+
+def const(name, v):
+    return h.make_node("Constant", [], [name], value=nh.from_array(np.asarray(v), name))
+# A bool scalar as numpy_helper (and PyTorch's exporter) writes it: raw_data,
+# one byte; and as onnx.helper.make_tensor writes it: int32_data.
+def bool_raw(name, v):
+    return nh.from_array(np.array(v), name)
+def bool_i32(name, v):
+    return h.make_tensor(name, B, [], [int(v)])
+
+models = {}  # name: (inputs [(name, type, shape)], [value sets {input: array}])
+def add(name, nodes, ins, outs, opset, sets, inits=()):
+    save(name, nodes, ins, outs, opset, inits)
+    models[name] = (ins, sets)
+
+def randn(*s):
+    return rng.standard_normal(s).astype(np.float32)
+
+# 1. If on a run-time condition: both branches inlined, selected with Where.
+w = randn(2, 3)
+then1 = h.make_graph([h.make_node("Relu", ["x"], ["t_relu"]), h.make_node("Add", ["t_relu", "w"], ["t_z"]),
+                      const("t_k", np.array([1, -2, 3], np.int64))], "then1", [],
+                     [vi("t_z", F, [2, 3]), vi("t_k", I64, [3])])
+else1 = h.make_graph([h.make_node("Mul", ["x", "y"], ["e_xy"]), h.make_node("Sub", ["e_xy", "w"], ["e_z"]),
+                      const("e_k", np.array([-40, 50, 7], np.int64))], "else1", [],
+                     [vi("e_z", F, [2, 3]), vi("e_k", I64, [3])])
+add("if_runtime", [h.make_node("If", ["cond"], ["z", "k"], name="branch", then_branch=then1, else_branch=else1),
+                   h.make_node("Add", ["z", "y"], ["out"], name="after")],
+    [("cond", B, []), ("x", F, [2, 3]), ("y", F, [2, 3])], [("out", F, [2, 3]), ("k", I64, [3])], 13,
+    [{"cond": np.array(c), "x": randn(2, 3), "y": randn(2, 3)} for c in (True, False)],
+    [nh.from_array(w, "w")])
+
+# 2. If on a condition known at conversion: only the taken branch is inlined,
+# the other holds an operator the toolchain does not implement.
+w2 = randn(3, 4)
+taken = h.make_graph([h.make_node("Relu", ["x"], ["r"]), h.make_node("Mul", ["r", "w"], ["r_w"])], "taken", [],
+                     [vi("r_w", F, [3, 4])])
+bern = h.make_graph([h.make_node("Sigmoid", ["x"], ["p"]), h.make_node("Bernoulli", ["p"], ["u"], seed=1.0)],
+                    "bernoulli", [], [vi("u", F, [3, 4])])
+add("if_const_true", [h.make_node("Constant", [], ["c"], value=bool_raw("c", True)),
+                      h.make_node("If", ["c"], ["y"], name="const_if", then_branch=taken, else_branch=bern)],
+    [("x", F, [3, 4])], [("y", F, [3, 4])], 15, [{"x": randn(3, 4)}], [nh.from_array(w2, "w")])
+tfidf = h.make_graph([h.make_node("Cast", ["x"], ["xi"], to=I64),
+                      h.make_node("TfIdfVectorizer", ["xi"], ["tf"], mode="TF", min_gram_length=1,
+                                  max_gram_length=1, max_skip_count=0, ngram_counts=[0],
+                                  ngram_indexes=[0, 1, 2, 3], pool_int64s=[1, 2, 3, 4])],
+                     "tfidf", [], [vi("tf", F, [3, 4])])
+taken2 = h.make_graph([h.make_node("Abs", ["x"], ["ab"]), h.make_node("Sub", ["ab", "w"], ["ab_w"])], "taken2", [],
+                      [vi("ab_w", F, [3, 4])])
+add("if_const_false", [h.make_node("If", ["c"], ["y"], name="const_if", then_branch=tfidf, else_branch=taken2)],
+    [("x", F, [3, 4])], [("y", F, [3, 4])], 15, [{"x": randn(3, 4)}],
+    [nh.from_array(w2, "w"), bool_i32("c", False)])
+
+# 3. An If on a run-time condition inside a Loop body.
+inner_then = h.make_graph([h.make_node("Abs", ["x"], ["it_abs"]), h.make_node("Sub", ["acc_in", "it_abs"], ["it_d"]),
+                           h.make_node("Mul", ["it_d", "half"], ["it_out"])], "inner_then", [],
+                          [vi("it_out", F, [2, 3])])
+inner_else = h.make_graph([h.make_node("Relu", ["x"], ["ie_relu"]), h.make_node("Add", ["acc_in", "ie_relu"], ["ie_s"]),
+                           h.make_node("Add", ["ie_s", "fi"], ["ie_out"])], "inner_else", [],
+                          [vi("ie_out", F, [2, 3])])
+body3 = h.make_graph([h.make_node("Cast", ["i"], ["fi"], to=F),
+                      h.make_node("ReduceSum", ["acc_in"], ["total"], keepdims=0),
+                      h.make_node("Greater", ["total", "zero"], ["positive"]),
+                      h.make_node("If", ["positive"], ["sel"], name="inner_if", then_branch=inner_then,
+                                  else_branch=inner_else),
+                      h.make_node("Add", ["sel", "fi"], ["acc_out"]),
+                      h.make_node("Mul", ["acc_out", "w"], ["scan_out"]),
+                      h.make_node("Identity", ["cond_in"], ["cond_out"])], "body3",
+                     [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, [2, 3])],
+                     [vi("cond_out", B, []), vi("acc_out", F, [2, 3]), vi("scan_out", F, [2, 3])])
+w3 = randn(2, 3)
+def loop_if_ref(acc, x):  # numpy, to check that both branches are taken
+    taken = set()
+    for i in range(4):
+        if acc.sum() > 0:
+            sel = (acc - np.abs(x)) * 0.5; taken.add("then")
+        else:
+            sel = acc + np.maximum(x, 0) + i; taken.add("else")
+        acc = sel + i
+    return taken
+sets3 = [{"acc0": randn(2, 3) + 1.0, "x": randn(2, 3) * 4}, {"acc0": randn(2, 3) - 2.0, "x": randn(2, 3)},
+         {"acc0": np.full((2, 3), -1.0, np.float32), "x": randn(2, 3) * 3}]
+assert set().union(*(loop_if_ref(s["acc0"], s["x"]) for s in sets3)) == {"then", "else"}
+add("loop_if", [const("trips", np.array(4, np.int64)),
+                h.make_node("Loop", ["trips", "keep", "acc0"], ["acc", "scans"], name="loop", body=body3),
+                h.make_node("Relu", ["acc"], ["acc_relu"], name="after")],
+    [("acc0", F, [2, 3]), ("x", F, [2, 3])],
+    [("acc", F, [2, 3]), ("scans", F, [4, 2, 3]), ("acc_relu", F, [2, 3])], 13, sets3,
+    [bool_i32("keep", True), nh.from_array(np.array(0, np.float32), "zero"),
+     nh.from_array(np.array(0.5, np.float32), "half"), nh.from_array(w3, "w")])
+
+# 4. Scan (opset 9+): axes, directions, a state.
+body4 = h.make_graph([h.make_node("Mul", ["a_t", "b_t"], ["ab"]), h.make_node("Add", ["s_in", "ab"], ["s_out"]),
+                      h.make_node("Add", ["s_out", "a_t"], ["y1_t"]), h.make_node("Sub", ["s_out", "b_t"], ["y2_t"])],
+                     "body4", [vi("s_in", F, [3]), vi("a_t", F, [3]), vi("b_t", F, [3])],
+                     [vi("s_out", F, [3]), vi("y1_t", F, [3]), vi("y2_t", F, [3])])
+add("scan9", [h.make_node("Scan", ["s0", "a", "b"], ["s", "y1", "y2"], name="scan", body=body4, num_scan_inputs=2,
+                          scan_input_axes=[0, 1], scan_input_directions=[0, 1], scan_output_axes=[1, 0],
+                          scan_output_directions=[0, 1])],
+    [("s0", F, [3]), ("a", F, [5, 3]), ("b", F, [3, 5])], [("s", F, [3]), ("y1", F, [3, 5]), ("y2", F, [5, 3])],
+    16, [{"s0": randn(3), "a": randn(5, 3), "b": randn(3, 5)}])
+
+# 5. Scan (opset 8): a batch axis, empty sequence_lens.
+body5 = h.make_graph([h.make_node("Add", ["c_in", "x_t"], ["c_out"]), h.make_node("Mul", ["c_out", "c_out"], ["sq"])],
+                     "body5", [vi("c_in", F, [3]), vi("x_t", F, [3])], [vi("c_out", F, [3]), vi("sq", F, [3])])
+add("scan8", [h.make_node("Scan", ["", "c0", "xs"], ["c", "ys"], name="scan", body=body5, num_scan_inputs=1)],
+    [("c0", F, [2, 3]), ("xs", F, [2, 4, 3])], [("c", F, [2, 3]), ("ys", F, [2, 4, 3])], 8,
+    [{"c0": randn(2, 3), "xs": randn(2, 4, 3)}])
+
+# 6. Loop: the condition passed through, float and int64 loop-carried values.
+body6 = h.make_graph([h.make_node("Cast", ["i"], ["fi"], to=F),
+                      h.make_node("Mul", ["a_in", "f15"], ["a_m"]), h.make_node("Add", ["a_m", "fi"], ["a_out"]),
+                      h.make_node("Mul", ["k_in", "two"], ["k_m"]), h.make_node("Sub", ["k_m", "i"], ["k_out"]),
+                      h.make_node("Neg", ["k_out"], ["k_scan"])], "body6",
+                     [vi("i", I64, []), vi("c_in", B, []), vi("a_in", F, [4]), vi("k_in", I64, [2])],
+                     [vi("c_in", B, []), vi("a_out", F, [4]), vi("k_out", I64, [2]), vi("k_scan", I64, [2])])
+add("loop_two", [h.make_node("Constant", [], ["go"], value=bool_i32("go", True)),
+                 h.make_node("Loop", ["trips", "go", "a0", "k0"], ["a", "k", "ks"], name="loop", body=body6)],
+    [("a0", F, [4]), ("k0", I64, [2])], [("a", F, [4]), ("k", I64, [2]), ("ks", I64, [5, 2])], 13,
+    [{"a0": randn(4), "k0": np.array([3, -7], np.int64)}],
+    [nh.from_array(np.array(5, np.int64), "trips"), nh.from_array(np.array(1.5, np.float32), "f15"),
+     nh.from_array(np.array(2, np.int64), "two")])
+
+# A Loop whose condition is a raw_data bool initializer (true).
+body7 = h.make_graph([h.make_node("Add", ["v_in", "v_in"], ["v_out"]), h.make_node("Identity", ["c_in"], ["c_out"])],
+                     "body7", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
+                     [vi("c_out", B, []), vi("v_out", F, [3])])
+add("loop_raw_cond", [h.make_node("Loop", ["trips", "go", "v0"], ["v"], name="loop", body=body7)],
+    [("v0", F, [3])], [("v", F, [3])], 13, [{"v0": randn(3)}],
+    [nh.from_array(np.array(3, np.int64), "trips"), bool_raw("go", True)])
+
+with open(f"{out}/cases.txt", "w") as cases:
+    for name, (ins, sets) in models.items():
+        for k, v in enumerate(sets):
+            d = f"{out}/{name}/in{k}"
+            os.makedirs(d)
+            manifest = []
+            for i, (n, t, s) in enumerate(ins):
+                a = np.asarray(v[n], NP[t], order="C")
+                assert list(a.shape) == s, (name, n, a.shape)
+                a.tofile(f"{d}/{i}.bin")
+                manifest.append({"name": n, "dtype": a.dtype.name, "shape": s, "file": f"{i}.bin"})
+            json.dump(manifest, open(f"{d}/manifest.json", "w"))
+            cases.write(f"{name} in{k}\n")
+open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")
+
+# Refused at conversion.
+def simple_body(cond_node):
+    return h.make_graph([h.make_node("Add", ["v_in", "one"], ["v_out"]), cond_node], "body",
+                        [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
+                        [vi("c_out", B, []), vi("v_out", F, [3])])
+pass_cond = h.make_node("Identity", ["c_in"], ["c_out"])
+one = nh.from_array(np.array(1, np.float32), "one")
+refused = [
+    (save("refuse_loop_runtime_trips",
+          [h.make_node("Loop", ["n", "", "v0"], ["v"], name="loop", body=simple_body(pass_cond))],
+          [("n", I64, []), ("v0", F, [3])], [("v", F, [3])], 13, [one]),
+     "is not a compile-time constant"),
+    (save("refuse_loop_computed_cond",
+          [h.make_node("Loop", ["n", "", "v0"], ["v"], name="loop", body=h.make_graph(
+              [h.make_node("Add", ["v_in", "one"], ["v_out"]),
+               h.make_node("ReduceSum", ["v_out"], ["total"], keepdims=0),
+               h.make_node("Less", ["total", "limit"], ["c_out"])], "body",
+              [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
+              [vi("c_out", B, []), vi("v_out", F, [3])]))],
+          [("v0", F, [3])], [("v", F, [3])], 13,
+          [one, nh.from_array(np.array(10, np.int64), "n"), nh.from_array(np.array(20, np.float32), "limit")]),
+     "may end the loop early"),
+    # [2,3] and [1,3]: Where would broadcast them; the toolchain's own check
+    (save("refuse_if_shapes",
+          [h.make_node("If", ["cond"], ["y"], name="shapes_if",
+                       then_branch=h.make_graph([h.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", F, [2, 3])]),
+                       else_branch=h.make_graph([h.make_node("ReduceMax", ["x"], ["e"], axes=[0], keepdims=1)], "else",
+                                                [], [vi("e", F, [1, 3])]))],
+          [("cond", B, []), ("x", F, [2, 3])], [("y", F, ["d0", 3])], 13),
+     "the If branches give output 'y' different shapes or types"),
+    # [2,3] and [3,2]: ONNX shape inference of the Where fails first; the
+    # message names the If
+    (save("refuse_if_shapes_transposed",
+          [h.make_node("If", ["cond"], ["y"], name="transposed_if",
+                       then_branch=h.make_graph([h.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", F, [2, 3])]),
+                       else_branch=h.make_graph([h.make_node("Transpose", ["x"], ["e"], perm=[1, 0])], "else", [],
+                                                [vi("e", F, [3, 2])]))],
+          [("cond", B, []), ("x", F, [2, 3])], [("y", F, ["d0", "d1"])], 13),
+     "transposed_if"),
+    (save("refuse_loop_5000",
+          [h.make_node("Loop", ["n", "", "v0"], ["v"], name="loop", body=simple_body(pass_cond))],
+          [("v0", F, [3])], [("v", F, [3])], 13, [one, nh.from_array(np.array(5000, np.int64), "n")]),
+     "is above the unrolling limit of 1024"),
+]
+open(f"{out}/refused.txt", "w").write("".join(f"{m} {msg}\n" for m, msg in refused))
+PY
+fail=0
+# Conversion.
+while read -r m; do
+  if ! "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1; then
+    echo "FAIL: $m: conversion failed"; cat "$tmp/$m/toolchain.log"
+    tail -c 2000 "$tmp/$m/bundle/conversion-log.json" 2>/dev/null || true; echo; fail=1
+  fi
+done < "$tmp/models.txt"
+while read -r m msg; do
+  rc=0
+  "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1 || rc=$?
+  "$py" - "$tmp/$m/bundle" "$m" "$rc" "$msg" <<'PY' || fail=1
+import json, os, sys
+d, m, rc, need = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+try:
+    last = json.load(open(f"{d}/conversion-log.json"))[-1]
+except Exception as e:
+    print(f"FAIL: {m}: exit {rc}, no readable conversion-log.json ({e})"); sys.exit(1)
+text = json.dumps(last)
+problems = [p for p, bad in [(f"exit status {rc}, expected 1", rc != 1),
+                             (f"last message {last.get('Message')!r}", last.get("Message") != "Conversion Failed"),
+                             (f"the log entry lacks {need!r}", need not in text),
+                             ("model.oinf written", os.path.exists(f"{d}/model.oinf"))] if bad]
+if problems:
+    print(f"FAIL: {m}: " + "; ".join(problems) + f"; last entry: {text}"); sys.exit(1)
+print(f"{m} refused: {last.get('Data', {}).get('Technical Error', text)}")
+PY
+done < "$tmp/refused.txt"
+# ONNX Runtime: the reference. One node process for every case (a session
+# per model), writing what tools/reference/ort_run.js writes:
+# TMP/MODEL/ort-DIR/manifest.json and the raw outputs, or
+# TMP/MODEL/ort-DIR/error.txt.
+NODE_PATH="$node_modules" node - "$tmp" <<'JS' || { echo "FAIL: the ONNX Runtime runs"; fail=1; }
+const fs = require('fs');
+const ort = require('onnxruntime-node');
+const ARRAYS = { float32: Float32Array, int64: BigInt64Array, bool: Uint8Array };
+(async () => {
+  const tmp = process.argv[2];
+  const sessions = {};
+  for (const line of fs.readFileSync(`${tmp}/cases.txt`, 'utf8').split('\n').filter((l) => l)) {
+    const [m, d] = line.split(' ');
+    const out = `${tmp}/${m}/ort-${d}`;
+    fs.mkdirSync(out, { recursive: true });
+    try {
+      sessions[m] = sessions[m] || await ort.InferenceSession.create(`${tmp}/${m}/model.onnx`);
+      const feeds = {};
+      for (const t of JSON.parse(fs.readFileSync(`${tmp}/${m}/${d}/manifest.json`, 'utf8'))) {
+        const b = fs.readFileSync(`${tmp}/${m}/${d}/${t.file}`);
+        const copy = new Uint8Array(b.byteLength);
+        copy.set(b);
+        const A = ARRAYS[t.dtype];
+        feeds[t.name] = new ort.Tensor(t.dtype, new A(copy.buffer, 0, copy.byteLength / A.BYTES_PER_ELEMENT), t.shape);
+      }
+      const r = await sessions[m].run(feeds);
+      const manifest = sessions[m].outputNames.map((name, i) => {
+        const x = r[name].data;
+        fs.writeFileSync(`${out}/${i}.bin`, Buffer.from(x.buffer, x.byteOffset, x.byteLength));
+        return { name, dtype: r[name].type, shape: r[name].dims.map(Number), file: `${i}.bin` };
+      });
+      fs.writeFileSync(`${out}/manifest.json`, JSON.stringify(manifest));
+    } catch (e) {
+      fs.writeFileSync(`${out}/error.txt`, e.message);
+    }
+  }
+})().catch((e) => { console.error(e); process.exit(1); });
+JS
+while read -r m d; do
+  if [ -f "$tmp/$m/ort-$d/error.txt" ]; then
+    echo "FAIL: ONNX Runtime failed on $m $d: $(cat "$tmp/$m/ort-$d/error.txt")"; fail=1
+  fi
+done < "$tmp/cases.txt"
+for drv in lavapipe swiftshader; do
+  e2e_use_driver "$drv" "$root" || break
+  e2e_run_cases "$drv" "$tmp" "$build" || fail=1
+  "$py" - "$tmp" "$drv" <<'PY' || fail=1
+import json, os, sys
+import numpy as np
+tmp, drv = sys.argv[1:3]
+bad = 0
+for line in open(f"{tmp}/cases.txt"):
+    m, d = line.split()
+    if not os.path.exists(f"{tmp}/{m}/bundle/model.oinf") or not os.path.exists(f"{tmp}/{m}/ort-{d}/manifest.json"):
+        continue
+    ref = json.load(open(f"{tmp}/{m}/ort-{d}/manifest.json"))
+    od = f"{tmp}/{m}/{drv}-{d}"
+    if not os.path.exists(f"{od}/manifest.json"):
+        print(f"FAIL {drv}: {m} {d}: no output"); bad = 1; continue
+    got = json.load(open(f"{od}/manifest.json"))
+    if [e["name"] for e in got] != [e["name"] for e in ref]:
+        print(f"FAIL {drv}: {m} {d}: outputs {[e['name'] for e in got]}, ONNX Runtime {[e['name'] for e in ref]}")
+        bad = 1; continue
+    report = []
+    for g, r in zip(got, ref):
+        want = np.fromfile(f"{tmp}/{m}/ort-{d}/{r['file']}", dtype=r["dtype"]).reshape(r["shape"])
+        size = os.path.getsize(f"{od}/{g['file']}")
+        if g["dtype"] != r["dtype"] or list(g["shape"]) != list(r["shape"]) or size != want.nbytes:
+            print(f"FAIL {drv}: {m} {d}: {g['name']} {g['dtype']}{g['shape']} in {size} bytes, ONNX Runtime "
+                  f"{r['dtype']}{r['shape']} in {want.nbytes}"); bad = 1; continue
+        y = np.fromfile(f"{od}/{g['file']}", dtype=g["dtype"]).reshape(g["shape"])
+        ok = np.allclose(y, want, rtol=1e-5, atol=1e-5) if want.dtype.kind == "f" else np.array_equal(y, want)
+        if not ok:
+            print(f"FAIL {drv}: {m} {d}: {g['name']} {g['dtype']}{list(y.shape)}: got {y.tolist()}, "
+                  f"ONNX Runtime {want.tolist()}"); bad = 1; continue
+        err = float(np.max(np.abs(y.astype(np.float64) - want))) if want.size else 0.0
+        report.append(f"{g['name']} {g['dtype']}{list(y.shape)} (max |diff| {err:.2g})")
+    if len(report) == len(ref):
+        print(f"{drv}: {m} {d}: " + ", ".join(report) + " match ONNX Runtime")
+sys.exit(bad)
+PY
+done
+exit $fail
