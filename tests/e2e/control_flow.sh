@@ -55,7 +55,7 @@
 # condition whose branches give [2,3] and [1,3] (which Where would broadcast:
 # "the If branches give output 'y' different shapes or types"), one whose
 # branches give [2,3] and [3,2] (ONNX shape inference of the selecting Where
-# fails first; the message must name the If), a Loop with trip count 5000
+# fails first; the message names the selecting Where and gives the reason), a Loop with trip count 5000
 # ("above the unrolling limit of 1024").
 # Exit 77 (skip) without numpy / onnx or the reference tools
 # (scripts/fetch-reference.sh).
@@ -267,14 +267,14 @@ refused = [
           [("cond", B, []), ("x", F, [2, 3])], [("y", F, ["d0", 3])], 13),
      "the If branches give output 'y' different shapes or types"),
     # [2,3] and [3,2]: ONNX shape inference of the Where fails first; the
-    # message names the If
+    # message names the selecting node and says why
     (save("refuse_if_shapes_transposed",
           [h.make_node("If", ["cond"], ["y"], name="transposed_if",
                        then_branch=h.make_graph([h.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", F, [2, 3])]),
                        else_branch=h.make_graph([h.make_node("Transpose", ["x"], ["e"], perm=[1, 0])], "else", [],
                                                 [vi("e", F, [3, 2])]))],
           [("cond", B, []), ("x", F, [2, 3])], [("y", F, ["d0", "d1"])], 13),
-     "transposed_if"),
+     "node 'transposed_if/select' (Where): the If branches give an output different shapes or types"),
     (save("refuse_loop_5000",
           [h.make_node("Loop", ["n", "", "v0"], ["v"], name="loop", body=simple_body(pass_cond))],
           [("v0", F, [3])], [("v", F, [3])], 13, [one, nh.from_array(np.array(5000, np.int64), "n")]),

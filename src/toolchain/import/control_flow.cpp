@@ -40,11 +40,16 @@ bool FirstElement(const TensorProto& t, double* v) {
     case TensorProto::BOOL: case TensorProto::INT32: case TensorProto::UINT8: case TensorProto::INT8:
     case TensorProto::INT16: case TensorProto::UINT16: {
       if (!raw.empty()) {
-        int64_t x = 0;
-        const size_t es = t.data_type() == TensorProto::INT32 ? 4 : t.data_type() >= TensorProto::UINT16 ? 2 : 1;
+        // raw_data holds the element at its own width (little-endian).
+        const int dt = t.data_type();
+        const size_t es = dt == TensorProto::INT32 ? 4 : (dt == TensorProto::INT16 || dt == TensorProto::UINT16) ? 2 : 1;
         if (raw.size() < es) return false;
-        std::memcpy(&x, raw.data(), es);
-        if (es == 4) x = static_cast<int32_t>(x);
+        uint32_t u = 0;
+        std::memcpy(&u, raw.data(), es);
+        int64_t x = u;
+        if (dt == TensorProto::INT32) x = static_cast<int32_t>(u);
+        if (dt == TensorProto::INT16) x = static_cast<int16_t>(u);
+        if (dt == TensorProto::INT8) x = static_cast<int8_t>(u);
         *v = static_cast<double>(x);
         return true;
       }

@@ -512,7 +512,17 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
       so.enable_data_propagation = true;
       onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
     } catch (const std::exception& e) {
-      return InvalidArgument(std::string("ONNX shape inference failed after inlining If/Loop/Scan: ") + e.what());
+      // The Where selecting an If's branches (run-time condition) is where
+      // branches of incompatible shapes meet: say so, as shape_infer_int does
+      // for branches that broadcast but differ.
+      const std::string what = e.what();
+      for (const std::string& w : if_selects)
+        if (what.find("node name: " + w + ")") != std::string::npos)
+          return InvalidArgument("node '" + w + "' (Where): the If branches give an output different shapes or types "
+                                 "(ONNX shape inference: " + what + "); with a condition read at run time both "
+                                 "branches run and one is selected, which needs equal shapes (bind the condition in "
+                                 "config.json \"input_values\" to keep only one branch)");
+      return InvalidArgument("ONNX shape inference failed after inlining If/Loop/Scan: " + what);
     }
   }
   try {
