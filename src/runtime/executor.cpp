@@ -427,9 +427,14 @@ StatusOr<VkPipeline> Executor::CreatePipeline(uint32_t kernel, const std::vector
   ci.stage.pSpecializationInfo = values.empty() ? nullptr : &spec;
   ci.layout = pipeline_layouts_[kernel];
   VkPipeline p = VK_NULL_HANDLE;
+  const auto start = Clock::now();
   OAAXVK_RETURN_IF_ERROR(
       VkCheck(vkCreateComputePipelines(dev_, pipeline_cache_, 1, &ci, nullptr, &p), "vkCreateComputePipelines")
           .WithContext(what));
+  Log(LogLevel::kDebug, StrFormat("pipeline of kernel '%s' (#%u) created in %.1f ms (%s)",
+                                  bundle_.kernels[kernel].name.c_str(), kernel,
+                                  std::chrono::duration<double, std::milli>(Clock::now() - start).count(),
+                                  what.c_str()));
   return p;
 }
 

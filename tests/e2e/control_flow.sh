@@ -17,7 +17,7 @@
 #                   (dropped at import);
 #   if_const_false  opset 15, the condition an initializer (false, a bool in
 #                   int32_data, as onnx.helper.make_tensor writes it); the
-#                   untaken then branch holds TfIdfVectorizer (unimplemented);
+#                   untaken then branch holds RandomUniformLike (unimplemented);
 #   loop_if         opset 13, Loop with trip count 4 (Constant node) and
 #                   condition true (int32_data initializer), a loop-carried
 #                   float [2,3] and a scan output ([4,2,3]); the body casts
@@ -132,14 +132,11 @@ bern = h.make_graph([h.make_node("Sigmoid", ["x"], ["p"]), h.make_node("Bernoull
 add("if_const_true", [h.make_node("Constant", [], ["c"], value=bool_raw("c", True)),
                       h.make_node("If", ["c"], ["y"], name="const_if", then_branch=taken, else_branch=bern)],
     [("x", F, [3, 4])], [("y", F, [3, 4])], 15, [{"x": randn(3, 4)}], [nh.from_array(w2, "w")])
-tfidf = h.make_graph([h.make_node("Cast", ["x"], ["xi"], to=I64),
-                      h.make_node("TfIdfVectorizer", ["xi"], ["tf"], mode="TF", min_gram_length=1,
-                                  max_gram_length=1, max_skip_count=0, ngram_counts=[0],
-                                  ngram_indexes=[0, 1, 2, 3], pool_int64s=[1, 2, 3, 4])],
-                     "tfidf", [], [vi("tf", F, [3, 4])])
+rand = h.make_graph([h.make_node("RandomUniformLike", ["x"], ["ru"], seed=2.0)], "random", [],
+                    [vi("ru", F, [3, 4])])
 taken2 = h.make_graph([h.make_node("Abs", ["x"], ["ab"]), h.make_node("Sub", ["ab", "w"], ["ab_w"])], "taken2", [],
                       [vi("ab_w", F, [3, 4])])
-add("if_const_false", [h.make_node("If", ["c"], ["y"], name="const_if", then_branch=tfidf, else_branch=taken2)],
+add("if_const_false", [h.make_node("If", ["c"], ["y"], name="const_if", then_branch=rand, else_branch=taken2)],
     [("x", F, [3, 4])], [("y", F, [3, 4])], 15, [{"x": randn(3, 4)}],
     [nh.from_array(w2, "w"), bool_i32("c", False)])
 

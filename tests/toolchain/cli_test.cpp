@@ -79,7 +79,7 @@ void WriteText(const std::string& path, const std::string& text);
 
 TEST(Cli, FailuresExitOneWithLog) {
   WriteText(M("unsupported_ops.onnx"), oaaxvk::toolchain::UnsupportedOpsModel());
-  ExpectFailure("unsupported_ops.onnx", "bad_tfidf");
+  ExpectFailure("unsupported_ops.onnx", "bad_random");
   ExpectFailure("dynamic.onnx", "height");
   ExpectFailure("garbage.onnx", "not an ONNX model");
   ExpectFailure("external_escape.onnx", "..");

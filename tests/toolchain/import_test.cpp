@@ -70,10 +70,10 @@ std::string ReshapeThenReluModel() {
                          {{"x", 1, {2, 3}}, {"shape", 7, {2}}}, {{"y", 1, {-1, -1}}}, 13);
 }
 
-// Two operators no lowering implements (Bernoulli, TfIdfVectorizer).
+// Two operators no lowering implements (Bernoulli, RandomUniformLike).
 std::string UnsupportedOpsModel() {
   return EncodeTinyModel({{"Bernoulli", "bad_bernoulli", {"x"}, {"u"}},
-                          {"TfIdfVectorizer", "bad_tfidf", {"ids"}, {"tf"}}},
+                          {"RandomUniformLike", "bad_random", {"ids"}, {"tf"}}},
                          {{"x", 1, {4}}, {"ids", 7, {1, 3}}},
                          {{"u", 1, {4}}, {"tf", 1, {1, -1}}}, 13);
 }
@@ -99,7 +99,7 @@ TEST(Import, ListsEveryUnsupportedOperator) {
   const std::string& m = g.status().message();
   EXPECT_NE(m.find("2 unsupported operator node(s)"), std::string::npos) << m;
   EXPECT_NE(m.find("'bad_bernoulli' (op Bernoulli, domain 'ai.onnx', opset 13)"), std::string::npos) << m;
-  EXPECT_NE(m.find("'bad_tfidf' (op TfIdfVectorizer"), std::string::npos) << m;
+  EXPECT_NE(m.find("'bad_random' (op RandomUniformLike"), std::string::npos) << m;
 }
 
 TEST(Import, SymbolicNonBatchDimensionNamesInputAndDimension) {

@@ -99,8 +99,24 @@ def main():
     ct4 = node("ConvTranspose", [x, wt4], "convT_tap4", strides=[2, 2], kernel_shape=[2, 2])
     at4 = node("Add", [ct4, const("bt4", rng.standard_normal((1, 3, 1, 1)).astype(f32))], "convT_tap4_add")
     output(node("Mul", [at4, const("st4", rng.standard_normal((3, 1, 1)).astype(f32))], "convT_tap4_mul"))
-    graph = helper.make_graph(nodes, "ops_mix", [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 4, 6, 8])],
-                              outputs, inits)
+    # TfIdfVectorizer (decomposed: windows gathered and compared with the
+    # pool): IDF with weights over uni-, bi- and trigrams with skips on int64
+    # rows, TFIDF without weights (weights 1) over bigrams of an int32 vector,
+    # TF with two n-grams counted into one column.
+    pool = [0, 1, 2, 3, 4,  0, 1, 2, 2, 4, 0, 3, 3,  1, 2, 0, 3, 3, 3]
+    output(node("TfIdfVectorizer", ["ids"], "tfidf_idf", mode="IDF", min_gram_length=1, max_gram_length=3,
+                max_skip_count=2, ngram_counts=[0, 5, 13], ngram_indexes=[7, 0, 2, 4, 6, 1, 3, 5, 8, 9, 10],
+                pool_int64s=pool, weights=[0.5, 1.5, 2.0, 0.25, 3.0, 1.0, 0.75, 2.5, 1.25, 4.0, 0.125]))
+    output(node("TfIdfVectorizer", ["ids32"], "tfidf_tfidf", mode="TFIDF", min_gram_length=2, max_gram_length=2,
+                max_skip_count=1, ngram_counts=[0, 2], ngram_indexes=[5, 0, 1, 2, 3, 4],
+                pool_int64s=[1, 5,  0, 1, 1, 1, 2, 3, 1, 0]))
+    output(node("TfIdfVectorizer", ["ids"], "tfidf_tf", mode="TF", min_gram_length=1, max_gram_length=2,
+                max_skip_count=3, ngram_counts=[0, 3], ngram_indexes=[2, 0, 1, 3, 1],
+                pool_int64s=[1, 2, 4,  2, 2, 0, 4]))
+    inputs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 4, 6, 8]),
+              helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 12]),
+              helper.make_tensor_value_info("ids32", TensorProto.INT32, [10])]
+    graph = helper.make_graph(nodes, "ops_mix", inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_op_models.py")
     model.ir_version = 7
     model = onnx.shape_inference.infer_shapes(model)
@@ -108,8 +124,14 @@ def main():
     onnx.save(model, os.path.join(out, "ops_mix.onnx"))
     xv = (rng.standard_normal((1, 4, 6, 8)) * 2).astype(f32)
     xv.tofile(os.path.join(out, "in", "0.bin"))
+    ids = rng.integers(0, 5, (2, 12)).astype(np.int64)
+    ids.tofile(os.path.join(out, "in", "1.bin"))
+    ids32 = rng.integers(0, 4, (10,)).astype(np.int32)
+    ids32.tofile(os.path.join(out, "in", "2.bin"))
     with open(os.path.join(out, "in", "manifest.json"), "w") as f:
-        json.dump([{"name": "x", "dtype": "float32", "shape": [1, 4, 6, 8], "file": "0.bin"}], f)
+        json.dump([{"name": "x", "dtype": "float32", "shape": [1, 4, 6, 8], "file": "0.bin"},
+                   {"name": "ids", "dtype": "int64", "shape": [2, 12], "file": "1.bin"},
+                   {"name": "ids32", "dtype": "int32", "shape": [10], "file": "2.bin"}], f)
 
 
 if __name__ == "__main__":

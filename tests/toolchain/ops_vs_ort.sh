@@ -2,7 +2,8 @@
 # Device operators in their less common modes (make_op_models.py: Resize
 # modes, ConvTranspose with groups/pads/dilations/output_padding, Pow, Max,
 # Min, Slice with negative steps, ReduceMean, unary functions, fused Swish /
-# HardSwish chains, residual Add fused into a Conv, Softmax on a middle axis)
+# HardSwish chains, residual Add fused into a Conv, Softmax on a middle axis,
+# TfIdfVectorizer in TF, IDF and TFIDF modes on int64 and int32 ids)
 # compiled by oaax-vulkan-toolchain and run by oaax-run on lavapipe and
 # SwiftShader match ONNX Runtime: |diff| <= 1e-5 * (1 + |ref|) per element.
 # Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh).

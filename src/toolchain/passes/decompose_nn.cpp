@@ -363,11 +363,62 @@ Status Lrn(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// Training-mode BatchNormalization (opset >= 14, training_mode = 1): the
+// batch's own statistics over every axis but 1, as the ONNX reference:
+//   mean_b = E[x], var_b = E[(x - mean_b)^2] (population variance)
+//   Y = (x - mean_b) / sqrt(var_b + epsilon) * scale + B
+//   running_mean = input_mean * momentum + mean_b * (1 - momentum)
+//   running_var  = input_var * momentum + var_b * (1 - momentum)
+Status BatchNormTraining(Graph& g, const Node& n, Builder& b, const Tensor& x) {
+  if (x.dtype != DType::kFloat)
+    return NodeUnimplemented(n, "training mode is supported on float32 inputs only, input '" + n.inputs[0] +
+                                    "' is " + DTypeName(x.dtype));
+  const size_t rank = x.shape.size();
+  if (rank < 2) return NodeInvalid(n, "input must have rank >= 2, got " + ShapeToString(x.shape));
+  if (n.inputs.size() < 5) return NodeInvalid(n, "needs the inputs X, scale, B, input_mean and input_var");
+  const int64_t C = x.shape[1];
+  for (size_t k = 1; k < 5; ++k) {
+    const Tensor* p = InputWithShape(g, n, k);
+    if (!p || p->shape != Shape{C})
+      return NodeInvalid(n, "input '" + n.inputs[k] + "' must have shape [" + Str(C) + "]");
+    if (p->dtype != DType::kFloat)
+      return NodeUnimplemented(n, "training mode needs float32 parameters, input '" + n.inputs[k] + "' is " +
+                                      DTypeName(p->dtype));
+  }
+  std::vector<int64_t> axes = {0};
+  for (size_t a = 2; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
+  const std::string mean_b = Reduce(b, "ReduceMean", n.inputs[0], axes, false, "batch_mean");
+  const std::string d = b.Out(b.Add("Sub", {n.inputs[0], PerChannel(b, mean_b, C, rank, "batch_mean_c11")}, "centered"));
+  const std::string var_b = Reduce(b, "ReduceMean", b.Out(b.Add("Mul", {d, d}, "squared")), axes, false, "batch_var");
+  const std::string ve =
+      b.Out(b.Add("Add", {var_b, ScalarF(b, n.GetFloat("epsilon", 1e-5f), "epsilon")}, "batch_var_eps"));
+  const std::string k = b.Out(b.Add("Div", {n.inputs[1], b.Out(b.Add("Sqrt", {ve}, "stddev"))}, "multiplier"));
+  const std::string s = b.Out(b.Add("Mul", {d, PerChannel(b, k, C, rank, "multiplier_c11")}, "scaled"));
+  b.Add("Add", {s, PerChannel(b, n.inputs[2], C, rank, "bias_c11")}, "biased", n.outputs[0]);
+  const float momentum = n.GetFloat("momentum", 0.9f);
+  const std::string m = ScalarF(b, momentum, "momentum"), m1 = ScalarF(b, 1.0f - momentum, "one_minus_momentum");
+  auto running = [&](size_t out, size_t input, const std::string& batch, const std::string& what) {
+    if (OutputOrEmpty(n, out).empty()) return;
+    const std::string old_part = b.Out(b.Add("Mul", {n.inputs[input], m}, what + "_kept"));
+    const std::string new_part = b.Out(b.Add("Mul", {batch, m1}, what + "_batch"));
+    b.Add("Add", {old_part, new_part}, what, n.outputs[out]);
+  };
+  running(1, 3, mean_b, "running_mean");
+  running(2, 4, var_b, "running_var");
+  return Status::Ok();
+}
+
 // Inference BatchNormalization whose scale/B/mean/var are computed at run
 // time: y = (x - mean) * (scale / sqrt(var + epsilon)) + B. Constant
-// parameters and training mode keep the node (folded into Conv or Mul/Add,
-// or rejected by the BatchNormalization pass).
+// parameters keep the node (folded into Conv or Mul/Add by the
+// BatchNormalization pass, which refuses the training outputs of opsets
+// before 14); training mode (opset >= 14) uses the batch's statistics.
 Status BatchNorm(Graph& g, const Node& n, Builder& b) {
+  if (g.opset >= 14 && n.GetInt("training_mode", 0) != 0) {
+    const Tensor* x = InputWithShape(g, n, 0);
+    if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+    return BatchNormTraining(g, n, b, *x);
+  }
   bool all_const = true, outputs_used = false;
   for (size_t k = 1; k < 5; ++k) all_const = all_const && HasInput(n, k) && g.IsConst(n.inputs[k]);
   for (size_t k = 1; k < n.outputs.size(); ++k) outputs_used = outputs_used || !n.outputs[k].empty();

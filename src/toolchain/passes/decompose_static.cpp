@@ -6,6 +6,9 @@
 //   MelWeightMatrix(...)        -> a constant [dft_length / 2 + 1, num_mel_bins]
 //   MaxUnpool(X, I[, output_shape]) -> ScatterElements of X into a zero tensor
 //                                  at the flattened positions I
+//   TfIdfVectorizer(X)          -> per n-gram length, Gather of X at constant
+//                                  window positions, Equal with the pool,
+//                                  counts, Gather onto the output columns
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -257,6 +260,152 @@ Status MaxUnpool(Graph& g, const Node& n, Builder& b) {
 
 }  // namespace
 
+// TfIdfVectorizer over an integer pool (pool_int64s), ONNX Runtime's
+// counting: for every gram length n in [min_gram_length, max_gram_length]
+// with pool entries, every window start i and every skip distance
+// d = 1 .. max_skip_count + 1 (unigrams once, d = 1) with i + (n - 1) d
+// inside the row, the window [x_i, x_(i+d), ...] is compared with each pool
+// n-gram. Per n: Gather of X at a constant [W, n] position matrix (all skip
+// distances stacked) -> [B, W, n]; Equal with the pool [G, n] -> [B, W, G, n];
+// all of the last axis (ReduceMin of the 0/1 values) and the sum over the
+// windows -> [B, G] counts; the lengths' counts concatenated, a Gather puts
+// each n-gram's count at its ngram_indexes column (a MatMul by a constant
+// 0/1 matrix when columns are shared). Then TF = counts,
+// IDF = min(counts, 1) * weights, TFIDF = counts * weights (weights default
+// to 1). Output [V] for X [C], [B, V] for X [B, C], V = max(ngram_indexes) + 1.
+Status TfIdfVectorizer(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  if (x->dtype != DType::kInt32 && x->dtype != DType::kInt64)
+    return NodeUnimplemented(n, std::string("input '") + n.inputs[0] + "' has data type " + DTypeName(x->dtype) +
+                                    "; only int32 / int64 token ids are supported (string pools are not)");
+  if (n.HasAttr("pool_strings") && !n.HasAttr("pool_int64s"))
+    return NodeUnimplemented(n, "pool_strings (string tokens) are not supported; use pool_int64s");
+  if (x->shape.empty() || x->shape.size() > 2)
+    return NodeInvalid(n, "input must have shape [C] or [N, C], got " + ShapeToString(x->shape));
+  const std::string mode = n.GetString("mode", "");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return NodeInvalid(n, "mode must be TF, IDF or TFIDF, got '" + mode + "'");
+  const int64_t min_n = n.GetInt("min_gram_length", 0), max_n = n.GetInt("max_gram_length", 0);
+  const int64_t max_skip = n.GetInt("max_skip_count", 0);
+  if (min_n < 1 || max_n < min_n || max_skip < 0)
+    return NodeInvalid(n, "needs 1 <= min_gram_length <= max_gram_length and max_skip_count >= 0, got " +
+                              std::to_string(min_n) + ", " + std::to_string(max_n) + ", " + std::to_string(max_skip));
+  const std::vector<int64_t> pool = n.GetInts("pool_int64s", {}), counts = n.GetInts("ngram_counts", {}),
+                             indexes = n.GetInts("ngram_indexes", {});
+  std::vector<float> weights;
+  if (n.HasAttr("weights")) weights = n.attrs.at("weights").floats;
+  // Pool n-grams per length: ngram_counts[k] is where the (k+1)-grams start.
+  std::vector<int64_t> first(counts.size() + 1, static_cast<int64_t>(pool.size()));
+  for (size_t k = 0; k < counts.size(); ++k) first[k] = counts[k];
+  int64_t grams = 0;
+  for (size_t k = 0; k < counts.size(); ++k) {
+    const int64_t len = static_cast<int64_t>(k) + 1, span = first[k + 1] - first[k];
+    if (first[k] < 0 || span < 0 || span % len != 0)
+      return NodeInvalid(n, "ngram_counts does not split pool_int64s into whole n-grams (entry " + std::to_string(k) + ")");
+    grams += span / len;
+  }
+  if (counts.empty() || static_cast<int64_t>(indexes.size()) != grams)
+    return NodeInvalid(n, "ngram_indexes has " + std::to_string(indexes.size()) + " entries for " +
+                              std::to_string(grams) + " pool n-grams");
+  if (!weights.empty() && weights.size() != indexes.size())
+    return NodeInvalid(n, "weights has " + std::to_string(weights.size()) + " entries for " +
+                              std::to_string(indexes.size()) + " pool n-grams");
+  int64_t V = 0;
+  for (int64_t i : indexes) {
+    if (i < 0) return NodeInvalid(n, "ngram_indexes holds a negative index");
+    V = std::max(V, i + 1);
+  }
+  for (const Dim& d : x->shape)
+    if (d.is_symbolic())
+      return NodeUnimplemented(n, "input '" + n.inputs[0] + "' has a dynamic shape " + ShapeToString(x->shape) +
+                                      "; the n-gram windows are built at conversion, so its shape must be static");
+  const int64_t B = x->shape.size() == 2 ? x->shape[0].value() : 1, C = x->shape.back().value();
+  const std::string x2 = b.Reshape(n.inputs[0], {B, C}, "rows");
+  // Counts per pool n-gram, in pool order: float [B, G] per length (zeros
+  // for lengths outside [min_gram_length, max_gram_length] or longer than
+  // a row), then one zero column for output columns no n-gram maps to.
+  std::vector<std::string> parts;
+  auto zeros = [&](int64_t cols, const std::string& suffix) {
+    return b.AddConst(MakeConstF32("", {B, cols}, std::vector<float>(static_cast<size_t>(B * cols), 0.0f)), suffix);
+  };
+  for (size_t k = 0; k < counts.size(); ++k) {
+    const int64_t len = static_cast<int64_t>(k) + 1, G = (first[k + 1] - first[k]) / len;
+    if (G == 0) continue;
+    const std::string tag = std::to_string(len) + "gram";
+    std::vector<int64_t> positions;
+    if (len >= min_n && len <= max_n)
+      for (int64_t d = 1; d <= (len == 1 ? 1 : max_skip + 1); ++d)
+        for (int64_t i = 0; i + (len - 1) * d < C; ++i)
+          for (int64_t j = 0; j < len; ++j) positions.push_back(i + j * d);
+    const int64_t W = static_cast<int64_t>(positions.size()) / len;
+    if (W == 0) {
+      parts.push_back(zeros(G, tag + "_none"));
+      continue;
+    }
+    if (B * W * G * len > (int64_t{1} << 26))
+      return NodeUnimplemented(n, "comparing " + std::to_string(W) + " windows with " + std::to_string(G) + " " +
+                                      std::to_string(len) + "-grams in " + std::to_string(B) +
+                                      " rows is above the supported size of 2^26 comparisons");
+    const std::string pos = b.AddConst(MakeConstI64("", {W, len}, positions), tag + "_positions");
+    Node& gather = b.Add("Gather", {x2, pos}, tag + "_windows");
+    gather.SetInt("axis", 1);
+    const std::string windows = b.Reshape(b.Out(gather), {B, W, 1, len}, tag + "_windows4");
+    const std::vector<int64_t> ngrams(pool.begin() + first[k], pool.begin() + first[k] + G * len);
+    Tensor pool_t = MakeConstI64("", {G, len}, ngrams);  // int64 exact; int32 pools converted
+    if (x->dtype == DType::kInt32) {
+      for (int64_t v : ngrams)
+        if (v < INT32_MIN || v > INT32_MAX)
+          return NodeInvalid(n, "pool_int64s value " + std::to_string(v) + " does not fit the int32 input");
+      pool_t = MakeConstFromDoubles("", DType::kInt32, {G, len}, std::vector<double>(ngrams.begin(), ngrams.end()));
+    }
+    const std::string pool_c = b.AddConst(std::move(pool_t), tag + "_pool");
+    const std::string eq = b.Op("Equal", {windows, pool_c}, tag + "_equal");
+    Node& cast = b.Add("Cast", {eq}, tag + "_equal_f");
+    cast.SetInt("to", static_cast<int64_t>(DType::kFloat));
+    Node& all = b.Add("ReduceMin", {b.Out(cast)}, tag + "_match");
+    all.SetInts("axes", {3});
+    all.SetInt("keepdims", 0);
+    Node& sum = b.Add("ReduceSum", {b.Out(all)}, tag + "_count");  // [B, G]
+    sum.SetInt("keepdims", 0);
+    sum.inputs.push_back(b.ConstI64(tag + "_count_axes", {1}));
+    parts.push_back(b.Out(sum));
+  }
+  parts.push_back(zeros(1, "zero_column"));
+  Node& cat = b.Add("Concat", parts, "pool_counts");  // [B, grams + 1]
+  cat.SetInt("axis", 1);
+  // Onto the output columns: a Gather when every column has at most one
+  // n-gram (the usual case), else a MatMul by a 0/1 matrix that sums them.
+  std::vector<int64_t> source(static_cast<size_t>(V), grams);
+  bool unique = true;
+  for (int64_t gi = 0; gi < grams; ++gi) {
+    int64_t& c = source[static_cast<size_t>(indexes[static_cast<size_t>(gi)])];
+    unique = unique && c == grams;
+    c = gi;
+  }
+  std::string total;  // float [B, V]
+  if (unique) {
+    Node& place = b.Add("Gather", {b.Out(cat), b.AddConst(MakeConstI64("", {V}, source), "columns")}, "placed");
+    place.SetInt("axis", 1);
+    total = b.Out(place);
+  } else {
+    std::vector<float> place(static_cast<size_t>((grams + 1) * V), 0.0f);
+    for (int64_t gi = 0; gi < grams; ++gi) place[static_cast<size_t>(gi * V + indexes[static_cast<size_t>(gi)])] = 1;
+    total = b.Op("MatMul", {b.Out(cat), b.AddConst(MakeConstF32("", {grams + 1, V}, place), "columns")}, "placed");
+  }
+  if (mode != "TF") {
+    std::vector<float> w(static_cast<size_t>(V), 0.0f);
+    for (size_t gi = 0; gi < indexes.size(); ++gi)
+      w[static_cast<size_t>(indexes[gi])] = weights.empty() ? 1.0f : weights[gi];
+    std::string v = total;
+    if (mode == "IDF") v = b.Op("Min", {total, b.AddConst(MakeConstF32("", {}, {1.0f}), "one")}, "present");
+    total = b.Op("Mul", {v, b.AddConst(MakeConstF32("", {V}, w), "weights")}, "weighted");
+  }
+  const std::vector<Dim> out = x->shape.size() == 2 ? std::vector<Dim>{B, V} : std::vector<Dim>{V};
+  b.Add("Reshape", {total, b.ConstI64("output_shape", out)}, "output", n.outputs[0]);
+  return Status::Ok();
+}
+
 const std::map<std::string, DecomposeFn>& StaticDecompositions() {
   static const std::map<std::string, DecomposeFn> k = {
       {"Compress", Compress},
@@ -265,6 +414,7 @@ const std::map<std::string, DecomposeFn>& StaticDecompositions() {
       {"Unique", Unique},
       {"MelWeightMatrix", MelWeightMatrix},
       {"MaxUnpool", MaxUnpool},
+      {"TfIdfVectorizer", TfIdfVectorizer},
   };
   return k;
 }
