@@ -151,6 +151,30 @@ TEST(Import, UnboundShapeInputIsRejectedWithTheBindingHint) {
   EXPECT_NE(m.find("{\"input_values\": {\"shape\": [...]}}"), std::string::npos) << m;
 }
 
+// ReduceSum(data [3, 2, 2], axes int64 [0]), opset 13: an empty `axes`
+// reduces every axis (keepdims defaults to 1).
+TEST(Import, ZeroSizeInputIsBoundToItsOnlyValue) {
+  ImportReport rep;
+  auto g = ImportOnnxBytes(EncodeTinyModel({{"ReduceSum", "sum", {"data", "axes"}, {"reduced"}}},
+                                           {{"data", 1, {3, 2, 2}}, {"axes", 7, {0}}}, {{"reduced", 1, {1, 1, 1}}}, 13),
+                           "", {}, &rep);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->inputs.size(), 2u);
+  EXPECT_EQ(g->inputs[1].name, "axes");
+  EXPECT_EQ(g->FindTensor(g->inputs[1].tensor)->shape, (Shape{0}));  // the 0 is kept, not taken for a batch
+  ASSERT_TRUE(g->FindTensor("axes")->is_const);
+  EXPECT_TRUE(g->FindTensor("axes")->data.empty());
+  ASSERT_EQ(rep.bound_inputs.count("axes"), 1u);
+  bool noted = false;
+  for (const std::string& n : rep.notes) noted = noted || n.find("'axes' has zero elements [0]") != std::string::npos;
+  EXPECT_TRUE(noted);
+  auto r = CompileGraph(std::move(*g), nullptr, rep.bound_inputs);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->program.inputs.size(), 2u);
+  EXPECT_EQ(r->program.inputs[1].nbytes, 0);
+  EXPECT_EQ(r->program.outputs[0].shape, (Shape{1, 1, 1}));
+}
+
 TEST(Import, BoundInputBecomesAConstantButStaysAGraphInput) {
   ImportOptions o;
   o.input_values["shape"] = {{3, true, 3}, {-1, true, -1}};

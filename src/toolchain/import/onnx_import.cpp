@@ -328,14 +328,22 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
                            kIoDTypes);
     if (!t.has_shape) return InvalidArgument("graph input '" + vi.name() + "' has no static shape after binding");
     auto bv = options.input_values.find(vi.name());
-    if (bv == options.input_values.end()) {
+    // An input with zero elements has one possible value, the empty one: it
+    // is bound at conversion without being named (e.g. ReduceSum `axes` [0]).
+    const bool empty = t.numel() == 0;
+    if (bv == options.input_values.end() && !empty) {
       g.tensors[t.name] = t;
       g.inputs.push_back({vi.name(), vi.name()});
       continue;
     }
+    if (empty && bv == options.input_values.end())
+      report->notes.push_back("graph input '" + vi.name() + "' has zero elements " + ShapeToString(t.shape) +
+                              ": its only value, the empty one, is bound at conversion");
     // Bound at conversion: the nodes read a constant of the input's name; the
     // host-facing input keeps its signature through a placeholder tensor.
-    OAAXVK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, EncodeBoundValue(t, bv->second));
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                            empty ? StatusOr<std::vector<uint8_t>>(std::vector<uint8_t>{})
+                                  : EncodeBoundValue(t, bv->second));
     Tensor c = t;
     c.is_const = true;
     c.data = bytes;
@@ -430,7 +438,7 @@ Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, Im
                              "' has no shape; bind it in config.json: {\"input_shapes\": {\"" + vi.name() + "\": [...]}}");
     for (int i = 0; i < tt->shape().dim_size(); ++i) {
       auto* d = tt->mutable_shape()->mutable_dim(i);
-      if (d->has_dim_value() && d->dim_value() > 0) continue;
+      if (d->has_dim_value() && d->dim_value() >= 0) continue;  // 0: a zero-size input (bound below)
       if (d->has_dim_param()) {
         auto sv = options.symbol_values.find(d->dim_param());
         if (sv != options.symbol_values.end()) {  // a symbol of a dynamic-shape conversion

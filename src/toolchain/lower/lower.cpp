@@ -349,6 +349,9 @@ class Lowerer {
                            "uint16/uint8, bool)");
     if (!t.has_shape) return InvalidArgument("tensor '" + t.name + "' has no static shape");
     Dim n = t.numel();
+    // A zero-size graph input is bound at conversion (import): it keeps a
+    // 4-byte slot of the inputs buffer that no kernel reads.
+    if (n == 0 && kind == BufferKind::kInputs) n = 1;
     if (n <= 0) return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
     if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
     Value v;
