@@ -92,6 +92,43 @@ TEST(IndexOps, GatherElementsSpecMirrorsOnnx) {
   }
 }
 
+// Rank 7 (the kernel's limit is 6): dimensions where data and indices agree
+// merge around the axis; a full-extent Slice is removed, and Neg runs at any
+// rank. Without mergeable neighbours the kernel's limit is named.
+TEST(IndexOps, GatherElementsAboveRankSixMergesMatchingDimensions) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "data", {2, 5, 3, 2, 2, 3, 2});
+  AddTyped(g, "idx", DType::kInt64, {2, 1, 3, 2, 2, 3, 2});
+  AddNode(g, "GatherElements", "ge", {"data", "idx"}, {"y"}).SetInt("axis", 1);
+  AddNode(g, "Neg", "neg", {"y"}, {"z"});
+  g.tensors["s0"] = MakeConstI64("s0", {1}, {0});
+  g.tensors["s1"] = MakeConstI64("s1", {1}, {1});
+  AddNode(g, "Slice", "all", {"z", "s0", "s1", "s1"}, {"w"});
+  AddOutput(g, "w");
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  ASSERT_NE(g.FindTensor(g.outputs[0].tensor), nullptr);  // the Slice is gone: the output is Neg's
+  EXPECT_EQ(g.FindTensor(g.outputs[0].tensor)->shape, Shape({2, 1, 3, 2, 2, 3, 2}));
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const Dispatch* d = FindDispatch(*p, "gather_elements");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->spec[0], 2u * 3 * 2 * 2 * 3 * 2);  // every output element
+  EXPECT_EQ(FindDispatch(*p, "slice"), nullptr);
+  EXPECT_EQ(FindDispatch(*p, "strided_copy"), nullptr);
+
+  Graph h;
+  h.opset = 13;
+  AddInput(h, "data", {2, 5, 3, 2, 2, 3, 2});
+  AddTyped(h, "idx", DType::kInt64, {1, 1, 2, 1, 1, 2, 1});
+  AddNode(h, "GatherElements", "ge", {"data", "idx"}, {"y"}).SetInt("axis", 1);
+  AddOutput(h, "y");
+  ASSERT_TRUE(RunDefaultPipeline(h).ok());
+  auto q = Lower(h);
+  ASSERT_FALSE(q.ok());
+  EXPECT_TRUE(Contains(q.status(), "rank above 6")) << q.status().message();
+}
+
 TEST(IndexOps, ConstantIndicesOutOfRangeAreRejected) {
   Graph g;
   g.opset = 13;

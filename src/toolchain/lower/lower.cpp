@@ -507,9 +507,9 @@ class Lowerer {
       p_.node_kernels.push_back({n.name, "view (no dispatch)"});
       return Status::Ok();
     }
+    if (IsActivationOp(op)) return Unary(n);  // flat over the elements: any rank
     for (const std::string& o : n.outputs)
       if (!o.empty() && T(o).shape.size() > 6) return NodeError(n, "rank above 6 is not supported");
-    if (IsActivationOp(op)) return Unary(n);
     auto it = Lowerings().find(op);
     if (it == Lowerings().end()) return NodeError(n, "no lowering");
     return (this->*(it->second))(n);

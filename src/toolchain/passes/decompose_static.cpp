@@ -6,6 +6,7 @@
 //   MelWeightMatrix(...)        -> a constant [dft_length / 2 + 1, num_mel_bins]
 //   MaxUnpool(X, I[, output_shape]) -> ScatterElements of X into a zero tensor
 //                                  at the flattened positions I
+//   GatherElements of rank > 6  -> merged non-axis dimensions, rank <= 6
 //   TfIdfVectorizer(X)          -> per n-gram length, Gather of X at constant
 //                                  window positions, Equal with the pool,
 //                                  counts, Gather onto the output columns
@@ -406,6 +407,59 @@ Status TfIdfVectorizer(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// GatherElements of rank above 6 (the index kernels' limit): adjacent
+// dimensions other than `axis` where data and indices have the same extent
+// index the same way, so they merge into one (row-major order is kept):
+// Reshape both, gather along the moved axis, Reshape to the indices' shape.
+// Rank <= 6, or nothing to merge, keeps the node.
+Status GatherElementsHighRank(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  const Tensor* idx = InputWithShape(g, n, 1);
+  auto keep = [&]() {
+    Node& c = b.Add(n.op_type, n.inputs, "kept", n.outputs.empty() ? "" : n.outputs[0]);
+    c.name = n.name;
+    c.domain = n.domain;
+    c.outputs = n.outputs;
+    c.attrs = n.attrs;
+    return Status::Ok();
+  };
+  if (!x || !idx || x->shape.size() <= 6 || x->shape.size() != idx->shape.size()) return keep();
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = n.GetInt("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return keep();  // shape inference words the error
+  for (const Dim& d : x->shape)
+    if (d.is_symbolic()) return keep();
+  for (const Dim& d : idx->shape)
+    if (d.is_symbolic()) return keep();
+  // Groups of consecutive dimensions: the axis alone; others merge while
+  // data and indices agree on both neighbours' extents.
+  std::vector<Dim> xs, is;
+  int64_t new_axis = 0;
+  bool can_merge = false;  // the last group may absorb the next dimension
+  for (int64_t k = 0; k < rank; ++k) {
+    const int64_t dx = x->shape[static_cast<size_t>(k)].value(), di = idx->shape[static_cast<size_t>(k)].value();
+    const bool same = k != axis && dx == di;
+    if (same && can_merge) {
+      xs.back() = xs.back().value() * dx;
+      is.back() = is.back().value() * di;
+      continue;
+    }
+    if (k == axis) new_axis = static_cast<int64_t>(xs.size());
+    xs.push_back(dx);
+    is.push_back(di);
+    can_merge = same;
+  }
+  if (xs.size() > 6) return keep();  // the kernel refuses it, naming the rank
+  const std::string xr = b.Reshape(n.inputs[0], xs, "data_merged");
+  const std::string ir = b.Reshape(n.inputs[1], is, "indices_merged");
+  Node& ge = b.Add("GatherElements", {xr, ir}, "merged");
+  ge.SetInt("axis", new_axis);
+  b.Add("Reshape", {b.Out(ge), b.ConstI64("output_shape", std::vector<Dim>(idx->shape.begin(), idx->shape.end()))},
+        "output", n.outputs[0]);
+  return Status::Ok();
+}
+
 const std::map<std::string, DecomposeFn>& StaticDecompositions() {
   static const std::map<std::string, DecomposeFn> k = {
       {"Compress", Compress},
@@ -415,6 +469,7 @@ const std::map<std::string, DecomposeFn>& StaticDecompositions() {
       {"MelWeightMatrix", MelWeightMatrix},
       {"MaxUnpool", MaxUnpool},
       {"TfIdfVectorizer", TfIdfVectorizer},
+      {"GatherElements", GatherElementsHighRank},
   };
   return k;
 }

@@ -61,12 +61,37 @@ Status FoldConstants(Graph& g, PassResult* r) {
   return Status::Ok();
 }
 
+// A Slice (opset >= 10) whose static output shape equals its input's, with
+// constant positive steps (or none), takes every element in order: a view.
+bool SliceKeepsEverything(const Graph& g, const Node& n) {
+  if (n.inputs.empty() || n.outputs.size() != 1 || n.inputs.size() < 3) return false;
+  const Tensor* x = g.FindTensor(n.inputs[0]);
+  const Tensor* y = g.FindTensor(n.outputs[0]);
+  if (!x || !y || !x->has_shape || !y->has_shape || x->shape.size() != y->shape.size()) return false;
+  for (size_t k = 0; k < x->shape.size(); ++k)
+    if (x->shape[k].is_symbolic() || y->shape[k].is_symbolic() || x->shape[k].value() != y->shape[k].value())
+      return false;
+  if (n.inputs.size() > 4 && !n.inputs[4].empty()) {
+    const Tensor* steps = g.FindTensor(n.inputs[4]);
+    if (!steps || !steps->is_const) return false;
+    for (int64_t st : steps->AsInts())
+      if (st <= 0) return false;
+  }
+  return true;
+}
+
 Status RemoveIdentities(Graph& g, PassResult* r) {
   Scope s(g, r, "Identity/Dropout removal");
   std::vector<bool> dead(g.nodes.size(), false);
   auto consumers = g.Consumers();
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
+    if (n.op_type == "Slice" && SliceKeepsEverything(g, n)) {
+      g.ReplaceUses(n.outputs[0], n.inputs[0]);
+      dead[i] = true;
+      r->details.push_back("removed Slice '" + n.name + "' (it keeps every element)");
+      continue;
+    }
     if (n.op_type != "Identity" && n.op_type != "Dropout") continue;
     if (n.op_type == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty() &&
         (consumers.count(n.outputs[1]) || g.IsGraphOutput(n.outputs[1])))
