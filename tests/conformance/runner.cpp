@@ -577,6 +577,15 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
                  dimensions = nlohmann::json::object();
   std::string bound_names, ranged_names;
   static const std::regex kNeedsConstant("input '([^']+)' is not a compile-time constant");
+  // The graph input a needed constant is computed from, when the toolchain
+  // names it ("... it is computed from graph input 'x': ...").
+  static const std::regex kComputedFrom("is not a compile-time constant[^;]*; it is computed from graph input '([^']+)'");
+  auto needed_input = [&](const std::string& r, std::string* name) {
+    std::smatch m;
+    if (std::regex_search(r, m, kComputedFrom)) { *name = m[1].str(); return true; }
+    if (std::regex_search(r, m, kNeedsConstant)) { *name = m[1].str(); return true; }
+    return false;
+  };
   auto convert_with = [&](const nlohmann::json& values, const nlohmann::json& dims) {
     const fs::path config = work / "bind-config.json";
     {
@@ -601,9 +610,8 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
       reason = first_reason;
     }
     for (int round = 0; conv != 0 && !crashed && round < 8; ++round) {
-      std::smatch m;
-      if (!std::regex_search(reason, m, kNeedsConstant)) break;
-      const std::string name = m[1].str();
+      std::string name;
+      if (!needed_input(reason, &name)) break;
       if (bind.contains(name) || sets.empty()) break;
       const HostTensor* first = nullptr;
       bool same = true;
@@ -649,9 +657,9 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
           }
           vals[name] = names;
           const int c = convert_with(vals, dims);
-          std::smatch next;
+          std::string next;
           // Converted, or on to another input the conversion needs.
-          if (!crashed && (c == 0 || (std::regex_search(reason, next, kNeedsConstant) && next[1].str() != name))) {
+          if (!crashed && (c == 0 || (needed_input(reason, &next) && next != name))) {
             conv = c;
             bind = vals;
             dimensions = dims;

@@ -9,7 +9,7 @@
 # its range and the op's rules, and computes the output shapes per inference.
 # A float's value is the size it sets, floor(dimension x scale) in double
 # (floor(depth) for OneHot), checked against [floor(min x dimension),
-# floor(max x dimension)]. Twenty-four one-node models, each converted once
+# floor(max x dimension)]. Twenty-six models (one node, or two for the Range ones), each converted once
 # with such a config:
 #   Tile `repeats` (int64 [2], r0 in [1, 3], r1 in [1, 4]) of a [2,3] tensor, opset 13;
 #   Expand `shape` (int64 [3], s0 in [1, 4], s1 in [1, 3], s2 in [1, 5]) of a
@@ -36,7 +36,11 @@
 #   is what is checked; and linear of a [1,2,4,5] tensor with c in [0.5, 2.0]
 #   (sizes [1, 4]), where only a channel scale of 1 passes the guard;
 #   Upsample `scales` (float [4], mode nearest: n, c in [1, 1], h, w in
-#   [1, 3]) of a [1,1,2,3] tensor, opset 9.
+#   [1, 3]) of a [1,1,2,3] tensor, opset 9;
+#   Range(start, Cast(n) to float, delta) with float initializers start 0 and
+#   delta 1 (n in [1, 30]) or start 2 and delta 3 (n in [3, 40]), opset 11
+#   (the window functions' ONNX function bodies build their phases this way;
+#   a second node, the Cast, before the one under test).
 # Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
 # on) on lavapipe and SwiftShader with several value sets per model (each
 # range's minimum, its maximum and values inside). Every output's dtype and
@@ -173,6 +177,14 @@ models["onehot_float"] = dict(
     op="OneHot", opset=11, attrs={"axis": -1}, data=[("indices", I64, [4])], value=("depth", F, [1]),
     node=["indices", "depth", "values"], init=[h.make_tensor("values", F, [2], [0.0, 1.0])], names=["d"],
     ranges=[(2.0, 8.0)], ref=lambda i, v: onehot(i, int(np.floor(np.float32(v[0]))), [0.0, 1.0], -1))
+# A float Range whose limit is a cast integer value (the window functions' ONNX bodies): the length is an
+# expression of the value, the elements computed on the device.
+for name, start, delta, lo, hi in [("range_float", 0.0, 1.0, 1, 30), ("range_float_step", 2.0, 3.0, 3, 40)]:
+    models[name] = dict(
+        op="Range", opset=11, data=[], value=("n", I64, []), pre=[h.make_node("Cast", ["n"], ["n_f"], to=F)],
+        node=["start", "n_f", "delta"], init=[h.make_tensor("start", F, [], [start]), h.make_tensor("delta", F, [], [delta])],
+        names=["n"], ranges=[(lo, hi)],
+        ref=lambda v, s=start, d=delta: np.arange(s, float(v), d, dtype=np.float64).astype(np.float32))
 SCALES = [m for m in models if m.startswith("resize_scales_") and m != "resize_scales_outer"]
 WINDOW_SETS = [1, 12, 2, 5, 7]
 RESIZE_SETS = [[1, 1, 1, 1], [1, 1, 9, 11], [1, 1, 4, 5], [1, 1, 8, 10], [1, 1, 2, 3], [1, 1, 7, 1], [1, 1, 3, 11]]
@@ -195,6 +207,7 @@ valid = {
     "upsample": [[1, 1, 1, 1], [1, 1, 3, 3], [1, 1, 2, 2], [1, 1, 1.5, 2.5], [1, 1, 2.7, 1.3], [1, 1, 2.2, 1],
                  [1, 1, 3, 1.2]],
     "onehot_float": [[2.0], [8.0], [5.7], [3.0], [7.99]],
+    "range_float": [1, 30, 7], "range_float_step": [3, 40, 10, 11],
 }
 def outside(k, name, v, lo, hi):
     return f"element {k} ({name}) is {v}, outside {name}'s range [{lo}, {hi}]"
@@ -215,6 +228,7 @@ invalid = {
     "onehot": [(0, outside(0, "d", 0, 1, 6)), (7, outside(0, "d", 7, 1, 6))],
     "onehot_axis0": [([-1], outside(0, "d", -1, 1, 6))],
     **{m: [(13, outside(0, "n", 13, 1, 12)), (0, outside(0, "n", 0, 1, 12))] for m in models if "window" in m},
+    "range_float": [(31, outside(0, "n", 31, 1, 30))], "range_float_step": [(2, outside(0, "n", 2, 3, 40))],
     **{m: [([2, 1, 4, 5], outside(0, "n", 2, 1, 1)), ([1, 1, 10, 5], outside(2, "h", 10, 1, 9))] for m in SIZES},
     # An outer scale (not resized) is read as floor(e x 2^24), which must be 2^24 (e exactly 1): 2 is
     # outside [2^24, 2^24]; NaN compares false with everything.
@@ -260,7 +274,7 @@ for name, m in models.items():
     ins = m["data"] + [m["value"]]
     node = m.get("node", [n for n, _, _ in ins])
     rank = m["ref"](*data(name, 0, valid[name][0]), valid[name][0]).ndim
-    g = h.make_graph([h.make_node(m["op"], node, ["y"], name=name, **m.get("attrs", {}))], name,
+    g = h.make_graph(m.get("pre", []) + [h.make_node(m["op"], node, ["y"], name=name, **m.get("attrs", {}))], name,
                      [h.make_tensor_value_info(*v) for v in ins],
                      [h.make_tensor_value_info("y", F, [f"y{i}" for i in range(rank)])], initializer=m.get("init", []))
     model = h.make_model(g, opset_imports=[h.make_opsetid("", m["opset"])])

@@ -58,6 +58,14 @@ bool CanEvaluate(const Graph& g, const Node& n) {
   }
   for (const std::string& in : n.inputs)
     if (!in.empty() && !g.IsConst(in)) return false;
+  // A float Cast of an integer read at run time stays a device operator
+  // (the value reaches it as data); folding it would need a float symbol.
+  if (n.op_type == "Cast" && !n.inputs.empty()) {
+    const Tensor* x = g.FindTensor(n.inputs[0]);
+    const DType to = static_cast<DType>(n.GetInt("to", 0));
+    if (x && AnyDependsOnValue(x->sym) && (to == DType::kFloat || to == DType::kDouble || to == DType::kFloat16))
+      return false;
+  }
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_int.h"
@@ -24,9 +25,31 @@ StatusOr<const Tensor*> ConstInput(const Graph& g, const Node& n, size_t k, cons
   const Tensor* t = g.FindTensor(n.inputs[k]);
   if (t && t->is_const) return t;
   std::string m = what + " input '" + n.inputs[k] + "' is not a compile-time constant (" + why + ")";
+  bool is_input = false;
   for (const GraphIO& io : g.inputs)
-    if (io.tensor == n.inputs[k])
+    if (io.tensor == n.inputs[k]) {
+      is_input = true;
       m += "; bind it at conversion with config.json {\"input_values\": {\"" + io.name + "\": [...]}}";
+    }
+  if (!is_input) {
+    // Computed from graph inputs: name them (a user binds or ranges those).
+    std::set<std::string> seen, from;
+    std::vector<std::string> todo = {n.inputs[k]};
+    while (!todo.empty() && seen.size() < 256) {
+      const std::string cur = todo.back();
+      todo.pop_back();
+      if (!seen.insert(cur).second) continue;
+      for (const GraphIO& io : g.inputs)
+        if (io.tensor == cur) from.insert(io.name);
+      const int p = g.Producer(cur);
+      if (p >= 0)
+        for (const std::string& in : g.nodes[static_cast<size_t>(p)].inputs)
+          if (!in.empty()) todo.push_back(in);
+    }
+    if (from.size() == 1)
+      m += "; it is computed from graph input '" + *from.begin() +
+           "': bind that input at conversion (config.json \"input_values\"), or name its values with ranges";
+  }
   return NodeInvalid(n, m);
 }
 
@@ -489,22 +512,62 @@ Status Dropout(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// A float Range bound that is an integer read at run time: the output of a
+// Cast to float32/float64 of a one-element integer value (feature
+// value_symbols), or a float constant holding an integer (exact below 2^24).
+// *v receives the integer as a Dim; false when the bound is neither.
+bool IntegralFloatBound(const Graph& g, const std::string& name, Dim* v, bool* from_value) {
+  const Tensor* t = g.FindTensor(name);
+  if (t == nullptr) return false;
+  if (t->is_const) {
+    if (t->numel() != 1) return false;
+    const double x = t->AsDoubles()[0];
+    if (!(std::fabs(x) < 16777216.0) || x != std::floor(x)) return false;
+    *v = Dim(static_cast<int64_t>(x));
+    return true;
+  }
+  const int p = g.Producer(name);
+  if (p < 0) return false;
+  const Node& c = g.nodes[static_cast<size_t>(p)];
+  const int64_t to = c.GetInt("to", 0);
+  if (c.op_type != "Cast" || (to != static_cast<int64_t>(DType::kFloat) && to != static_cast<int64_t>(DType::kDouble)))
+    return false;
+  const Tensor* src = c.inputs.empty() ? nullptr : g.FindTensor(c.inputs[0]);
+  if (src == nullptr || !src->is_const || src->numel() != 1 || IsFloatLike(src->dtype) ||
+      !AnyDependsOnValue(src->sym))
+    return false;
+  *v = src->AsDims()[0];
+  *from_value = true;
+  return true;
+}
+
 // Range with constant start/limit/delta: a constant.
 Status Range(Graph& g, const Node& n, Builder& b) {
   if (n.inputs.size() < 3) return NodeInvalid(n, "needs inputs start, limit, delta");
   static const char* kWhat[3] = {"start", "limit", "delta"};
   const Tensor* v[3];
-  for (size_t k = 0; k < 3; ++k) {
+  // Float bounds cast from integers read at run time, the others integral
+  // constants (a window function's body: Range(0, Cast(size), 1)): the
+  // integer formula below, elements computed on the device in float.
+  Dim fb[3];
+  bool float_from_value = false, float_bounds = true;
+  for (size_t k = 0; k < 3 && float_bounds; ++k)
+    float_bounds = HasInput(n, k) && IntegralFloatBound(g, n.inputs[k], &fb[k], &float_from_value);
+  const Tensor* start = HasInput(n, 0) ? g.FindTensor(n.inputs[0]) : nullptr;
+  const bool float_run_time = float_bounds && float_from_value && start && IsFloatLike(start->dtype);
+  for (size_t k = 0; k < 3 && !float_run_time; ++k) {
     OAAXVK_ASSIGN_OR_RETURN(v[k], ConstInput(g, n, k, kWhat[k]));
     if (v[k]->numel() != 1) return NodeInvalid(n, std::string(kWhat[k]) + " must be a scalar");
   }
-  const DType dt = v[0]->dtype;
+  const DType dt = float_run_time ? start->dtype : v[0]->dtype;
   const bool integer = !IsFloatLike(dt);
-  if (integer && (AnyDependsOnValue(v[0]->sym) || AnyDependsOnValue(v[1]->sym) || AnyDependsOnValue(v[2]->sym))) {
+  if (float_run_time ||
+      (integer && (AnyDependsOnValue(v[0]->sym) || AnyDependsOnValue(v[1]->sym) || AnyDependsOnValue(v[2]->sym)))) {
     // Bounds read at run time (feature value_symbols): the length is an
     // expression of them, the elements start + k * delta are computed on the
     // device (start and delta reach the kernels as data, lower.cpp).
-    const Dim s = v[0]->AsDims()[0], l = v[1]->AsDims()[0], d = v[2]->AsDims()[0];
+    const Dim s = float_run_time ? fb[0] : v[0]->AsDims()[0], l = float_run_time ? fb[1] : v[1]->AsDims()[0],
+              d = float_run_time ? fb[2] : v[2]->AsDims()[0];
     SymContext* c = SymContext::Current();
     OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Eq(d, Dim(0))).Node(c), "Range '" + n.name + "': delta is 0"));
     const Dim up = CeilDiv(l - s, Max(d, Dim(1))), down = CeilDiv(s - l, Max(Dim(0) - d, Dim(1)));
