@@ -478,6 +478,22 @@ Status InlineExternalData(onnx::ModelProto& model, const std::string& model_dir,
   return Status::Ok();
 }
 
+// ONNX shape inference (types checked, data propagated) in place; false
+// with *error set when it throws.
+bool InferOnnxShapes(onnx::ModelProto& model, std::string* error) {
+  try {
+    onnx::ShapeInferenceOptions so{};
+    so.check_type = true;
+    so.error_mode = 1;
+    so.enable_data_propagation = true;
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return false;
+  }
+  return true;
+}
+
 StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_dir, const ImportOptions& options,
                            ImportReport* report) {
   if (bytes.size() > options.max_model_bytes)
@@ -495,15 +511,9 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
     return InvalidArgument(std::string("the ONNX checker rejected the model: ") + e.what());
   }
   OAAXVK_RETURN_IF_ERROR(BindInputShapes(model, options, report));
-  try {
-    onnx::ShapeInferenceOptions so{};
-    so.check_type = true;
-    so.error_mode = 1;
-    so.enable_data_propagation = true;
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
-  } catch (const std::exception& e) {
-    return InvalidArgument(std::string("ONNX shape inference failed: ") + e.what());
-  }
+  std::string inference_error;
+  if (!InferOnnxShapes(model, &inference_error))
+    return InvalidArgument("ONNX shape inference failed: " + inference_error);
   // If / Loop / Scan become plain nodes (import/control_flow.h); then the
   // operators of their bodies are checked and the shapes inferred again.
   std::set<std::string> if_selects;
@@ -513,17 +523,11 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
   if (control_flow) {
     OAAXVK_RETURN_IF_ERROR(InlineControlFlow(model, options.input_values, &if_selects));
     OAAXVK_RETURN_IF_ERROR(CheckOperatorSupport(model));
-    try {
-      onnx::ShapeInferenceOptions so{};
-      so.check_type = true;
-      so.error_mode = 1;
-      so.enable_data_propagation = true;
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
-    } catch (const std::exception& e) {
+    if (!InferOnnxShapes(model, &inference_error)) {
       // The Where selecting an If's branches (run-time condition) is where
       // branches of incompatible shapes meet: say so, as shape_infer_int does
       // for branches that broadcast but differ.
-      const std::string what = e.what();
+      const std::string& what = inference_error;
       for (const std::string& w : if_selects)
         if (what.find("node name: " + w + ")") != std::string::npos)
           return InvalidArgument("node '" + w + "' (Where): the If branches give an output different shapes or types "
