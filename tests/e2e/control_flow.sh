@@ -281,32 +281,7 @@ open(f"{out}/refused.txt", "w").write("".join(f"{m} {msg}\n" for m, msg in refus
 PY
 fail=0
 # Conversion.
-while read -r m; do
-  if ! "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1; then
-    echo "FAIL: $m: conversion failed"; cat "$tmp/$m/toolchain.log"
-    tail -c 2000 "$tmp/$m/bundle/conversion-log.json" 2>/dev/null || true; echo; fail=1
-  fi
-done < "$tmp/models.txt"
-while read -r m msg; do
-  rc=0
-  "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1 || rc=$?
-  "$py" - "$tmp/$m/bundle" "$m" "$rc" "$msg" <<'PY' || fail=1
-import json, os, sys
-d, m, rc, need = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-try:
-    last = json.load(open(f"{d}/conversion-log.json"))[-1]
-except Exception as e:
-    print(f"FAIL: {m}: exit {rc}, no readable conversion-log.json ({e})"); sys.exit(1)
-text = json.dumps(last)
-problems = [p for p, bad in [(f"exit status {rc}, expected 1", rc != 1),
-                             (f"last message {last.get('Message')!r}", last.get("Message") != "Conversion Failed"),
-                             (f"the log entry lacks {need!r}", need not in text),
-                             ("model.oinf written", os.path.exists(f"{d}/model.oinf"))] if bad]
-if problems:
-    print(f"FAIL: {m}: " + "; ".join(problems) + f"; last entry: {text}"); sys.exit(1)
-print(f"{m} refused: {last.get('Data', {}).get('Technical Error', text)}")
-PY
-done < "$tmp/refused.txt"
+e2e_convert "$py" "$build" "$tmp" || fail=1
 # ONNX Runtime: the reference. One node process for every case (a session
 # per model), writing what tools/reference/ort_run.js writes:
 # TMP/MODEL/ort-DIR/manifest.json and the raw outputs, or

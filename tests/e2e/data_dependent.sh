@@ -238,33 +238,7 @@ open(f"{out}/refused.txt", "w").write("\n".join([
             [h.make_tensor(n, I64, [1], [v]) for n, v in (("s0", 1), ("s1", 3), ("s2", 0))])]) + "\n")
 PY
 fail=0
-while read -r m; do
-  if ! "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1; then
-    echo "FAIL: $m: conversion failed"; cat "$tmp/$m/toolchain.log"
-    tail -c 2000 "$tmp/$m/bundle/conversion-log.json" 2>/dev/null || true; echo; fail=1
-  fi
-done < "$tmp/models.txt"
-while read -r m; do
-  rc=0
-  "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1 || rc=$?
-  "$py" - "$tmp/$m/bundle" "$m" "$rc" <<'PY' || fail=1
-import json, os, sys
-d, m, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
-need = "only the device knows"
-try:
-    last = json.load(open(f"{d}/conversion-log.json"))[-1]
-except Exception as e:
-    print(f"FAIL: {m}: exit {rc}, no readable conversion-log.json ({e})"); sys.exit(1)
-tech = last.get("Data", {}).get("Technical Error", "")
-problems = [p for p, bad in [(f"exit status {rc}, expected 1", rc != 1),
-                             (f"last message {last.get('Message')!r}", last.get("Message") != "Conversion Failed"),
-                             (f"Technical Error lacks {need!r}", need not in tech),
-                             ("model.oinf written", os.path.exists(f"{d}/model.oinf"))] if bad]
-if problems:
-    print(f"FAIL: {m}: " + "; ".join(problems) + f"; Technical Error: {tech!r}"); sys.exit(1)
-print(f"{m} refused: {tech}")
-PY
-done < "$tmp/refused.txt"
+e2e_convert "$py" "$build" "$tmp" "only the device knows" || fail=1
 for drv in lavapipe swiftshader; do
   e2e_use_driver "$drv" "$root" || break
   e2e_run_cases "$drv" "$tmp" "$build" || fail=1

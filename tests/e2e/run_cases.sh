@@ -1,5 +1,6 @@
 # Sourced by the e2e scripts that run one-node models over many input sets
-# (value_symbols.sh, value_ranges.sh, data_dependent.sh, dropout_training.sh).
+# (value_symbols.sh, value_ranges.sh, data_dependent.sh, dropout_training.sh,
+# nms.sh, control_flow.sh).
 #
 # e2e_setup PYTHON
 #   exits 77 (ctest SKIP) when PYTHON lacks numpy or onnx; otherwise sets
@@ -16,6 +17,14 @@
 #   without a message must run (exit 0, no validation-layer message); one
 #   with a message must fail with that text in the log. Returns 1 when any
 #   line fails, naming it.
+# e2e_convert PYTHON BUILD TMP [MESSAGE]
+#   converts TMP/MODEL/model.onnx (with TMP/MODEL/config.json when there is
+#   one) into TMP/MODEL/bundle for every MODEL of
+#   TMP/models.txt (each must convert), and for every line "MODEL [TEXT]" of
+#   TMP/refused.txt (TEXT defaults to MESSAGE) checks that the conversion
+#   fails: exit status 1, no model.oinf, the last conversion-log.json entry
+#   "Conversion Failed" containing TEXT. Returns 1 when any model fails that,
+#   naming it.
 
 e2e_setup() {
   if ! "$1" -c 'import numpy, onnx' 2>/dev/null; then
@@ -54,5 +63,39 @@ e2e_run_cases() {
       echo "$drv: $m $dir rejected: $(grep -m1 -oF -- "$msg" "$tmp/log")"
     fi
   done < "$tmp/cases.txt"
+  return $failed
+}
+
+e2e_convert() {
+  local py=$1 build=$2 tmp=$3 default=${4:-} failed=0 m msg rc config
+  while read -r m; do
+    config=()
+    [ -f "$tmp/$m/config.json" ] && config=(--config "$tmp/$m/config.json")
+    if ! "$build/oaax-vulkan-toolchain" "${config[@]}" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1; then
+      echo "FAIL: $m: conversion failed"; cat "$tmp/$m/toolchain.log"
+      tail -c 2000 "$tmp/$m/bundle/conversion-log.json" 2>/dev/null || true; echo; failed=1
+    fi
+  done < "$tmp/models.txt"
+  [ -f "$tmp/refused.txt" ] || return $failed
+  while read -r m msg; do
+    rc=0
+    "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1 || rc=$?
+    "$py" - "$tmp/$m/bundle" "$m" "$rc" "${msg:-$default}" <<'PY' || failed=1
+import json, os, sys
+d, m, rc, need = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+try:
+    last = json.load(open(f"{d}/conversion-log.json"))[-1]
+except Exception as e:
+    print(f"FAIL: {m}: exit {rc}, no readable conversion-log.json ({e})"); sys.exit(1)
+text = json.dumps(last)
+problems = [p for p, bad in [(f"exit status {rc}, expected 1", rc != 1),
+                             (f"last message {last.get('Message')!r}", last.get("Message") != "Conversion Failed"),
+                             (f"the log entry lacks {need!r}", need not in text),
+                             ("model.oinf written", os.path.exists(f"{d}/model.oinf"))] if bad]
+if problems:
+    print(f"FAIL: {m}: " + "; ".join(problems) + f"; last entry: {text}"); sys.exit(1)
+print(f"{m} refused: {last.get('Data', {}).get('Technical Error', text)}")
+PY
+  done < "$tmp/refused.txt"
   return $failed
 }
