@@ -333,16 +333,17 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       return r.Error(StrFormat("symbol %llu: the name '%s' is used by an earlier symbol", static_cast<unsigned long long>(s), nm));
     if (mult < 1) return r.Error(StrFormat("symbol %llu ('%s'): %smultiple_of = %lld (must be >= 1)",
                                            static_cast<unsigned long long>(s), nm, p.c_str(), mult));
-    if ((mn < 1 && !sym.is_value()) || mn > mx || mn % mult != 0 || mx % mult != 0 || mx < 0)
+    if ((mn < 1 && !sym.is_value()) || mn > mx || mn % mult != 0 || mx % mult != 0)
       return r.Error(StrFormat("symbol %llu ('%s'): range [%lld, %lld] with multiple_of %lld is invalid (need "
-                               "1 <= min <= max (a value symbol: min <= max, max >= 0), both multiples of multiple_of)",
+                               "1 <= min <= max (a value symbol: min <= max), both multiples of multiple_of)",
                                static_cast<unsigned long long>(s), nm, mn, mx, mult));
     const std::string sv = SizeVarName(sym.name);
     const oinf::SizeVar* var = f.FindSizeVar(sv);
     if (!var)
       return r.Error(StrFormat("symbol %llu ('%s'): sizevar '%s' is missing", static_cast<unsigned long long>(s), nm,
                                sv.c_str()));
-    if (var->value != static_cast<uint64_t>(mx))
+    // A sizevar is unsigned: a value symbol whose max is negative has sizevar 0.
+    if (var->value != static_cast<uint64_t>(std::max(mx, 0LL)))
       return r.Error(StrFormat("symbol %llu ('%s'): sizevar '%s' = %llu but %smax = %lld", static_cast<unsigned long long>(s),
                                nm, sv.c_str(), static_cast<unsigned long long>(var->value), p.c_str(), mx));
     sp.symbols.push_back(std::move(sym));

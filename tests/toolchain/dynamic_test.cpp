@@ -237,24 +237,49 @@ TEST(DynamicCheck, AcceptsTrackedSizesAndNamesTheFieldThatLostItsExpression) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("node 'relu'"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("N=3"), std::string::npos) << st.message();
-  EXPECT_TRUE(CheckPlanBounds(c, canon).ok());
+  EXPECT_TRUE(BoundBufferSizes(&c, canon).ok());
+  for (const Value& v : c.values) EXPECT_EQ(v.capacity, 0u) << v.tensor;  // grows with N: planned at N = 8
 }
 
-TEST(DynamicCheck, PlanBoundRefusesASizeThatShrinksAsTheSymbolGrows) {
+TEST(DynamicCheck, PlansASizeThatShrinksAsTheSymbolGrowsAtItsLargest) {
   SymContext ctx({{"N", 1, 8, 1}});
   SymScope scope(&ctx);
   Program p;
   Value v;
   v.tensor = "t";
-  v.bytes = (Dim(16) - Dim(8, ctx.SymbolNode(0))) * 4;  // largest at N = 1, not at the maximum
+  v.bytes = (Dim(16) - Dim(8, ctx.SymbolNode(0))) * 4;  // largest at N = 1 (60 bytes), 32 at the maximum
   p.values.push_back(v);
-  Status st = CheckPlanBounds(p, ctx);
+  ASSERT_TRUE(BoundBufferSizes(&p, ctx).ok());
+  EXPECT_EQ(p.values[0].capacity, 60u);
+  EXPECT_EQ(PlannedBytes(p.values[0]), 60u);
+  // The same size over a domain too large to walk: the interval bound.
+  EXPECT_TRUE(BoundBufferSizes(&p, ctx, 4).ok());
+  EXPECT_EQ(p.values[0].capacity, 60u);
+  // Negative at a valid point: refused, naming the tensor and the point.
+  Program n;
+  v.bytes = (Dim(4) - Dim(8, ctx.SymbolNode(0))) * 4;
+  n.values.push_back(v);
+  Status st = BoundBufferSizes(&n, ctx);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("more than the"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("tensor 't'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("N=5"), std::string::npos) << st.message();
+  // Growing with N: nothing to add.
   Program q;
   v.bytes = Dim(8, ctx.SymbolNode(0)) * 4 + 16;
   q.values.push_back(v);
-  EXPECT_TRUE(CheckPlanBounds(q, ctx).ok());
+  EXPECT_TRUE(BoundBufferSizes(&q, ctx).ok());
+  EXPECT_EQ(q.values[0].capacity, 0u);
+}
+
+TEST(DynamicCheck, UpperBoundFollowsTheRangeOfANegativeDelta) {
+  // Range(s, l, d) with d < 0: ceildiv(s - l, -d) elements, largest at the
+  // largest s, smallest l and the d nearest 0 (not at the maxima).
+  SymContext ctx({{"s", 1, 20, 1}, {"l", 1, 12, 1}, {"d", -6, -3, 1}});
+  SymScope scope(&ctx);
+  const Dim s(20, ctx.SymbolNode(0)), l(12, ctx.SymbolNode(1)), d(-3, ctx.SymbolNode(2));
+  const Dim n = Max(Dim(0), CeilDiv(s - l, Max(Dim(1), Dim(0) - d)));
+  EXPECT_EQ(n.value(), 3);
+  EXPECT_EQ(ctx.UpperBound(n.expr()), 7);  // s = 20, l = 1, d = -3
 }
 
 // Feature parameter_buffer: the kernel table reads each kernel's parameter

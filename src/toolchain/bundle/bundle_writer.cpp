@@ -124,8 +124,8 @@ Status AppendGpuRow(const Program& p, size_t di, const KernelInfo& k, const std:
     for (const Binding& b : gb) {
       const Value& v = p.values[b.value];
       if (v.offset % kAlignment) return Internal("unaligned binding offset for '" + v.tensor + "'");
-      bindings->insert(bindings->end(), {static_cast<uint64_t>(v.kind), v.offset, static_cast<uint64_t>(v.bytes.value())});
-      s->max_storage_buffer_range = std::max<uint64_t>(s->max_storage_buffer_range, v.bytes.value());
+      bindings->insert(bindings->end(), {static_cast<uint64_t>(v.kind), v.offset, PlannedBytes(v)});
+      s->max_storage_buffer_range = std::max<uint64_t>(s->max_storage_buffer_range, PlannedBytes(v));
     }
   }
   uint32_t first_spec = dispatch[dispatch.size() - 2];  // the default row's spec values when equal
@@ -259,8 +259,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       if (v.kind == BufferKind::kWeightsF16)
         return Internal(StrFormat("dispatch %zu (node '%s') binds the binary16 copy of '%s' outside a GPU-class row",
                                   di, d.node.c_str(), v.tensor.c_str()));
-      bindings.insert(bindings.end(), {static_cast<uint64_t>(v.kind), v.offset, static_cast<uint64_t>(v.bytes.value())});
-      s.max_storage_buffer_range = std::max<uint64_t>(s.max_storage_buffer_range, v.bytes.value());
+      bindings.insert(bindings.end(), {static_cast<uint64_t>(v.kind), v.offset, PlannedBytes(v)});
+      s.max_storage_buffer_range = std::max<uint64_t>(s.max_storage_buffer_range, PlannedBytes(v));
     }
     {
       OAAXVK_ASSIGN_OR_RETURN(std::vector<uint32_t> v, refs.Spec(spec.size(), d.spec, k));
@@ -345,7 +345,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       w->AddMetadata(pre + "dtype", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v[i].dtype)));
       w->AddMetadata(pre + "shape", ShapeArray(v[i].shape));
       w->AddMetadata(pre + "offset", MetadataValue::Scalar<uint64_t>(p.values[v[i].value].offset));
-      w->AddMetadata(pre + "nbytes", MetadataValue::Scalar<uint64_t>(v[i].nbytes.value()));
+      w->AddMetadata(pre + "nbytes", MetadataValue::Scalar<uint64_t>(
+                                         std::max<uint64_t>(v[i].nbytes.value(), PlannedBytes(p.values[v[i].value]))));
       for (size_t k = 0; k < v[i].shape.size(); ++k) refs.Add(single[0] == 'i' ? 2 : 3, i, static_cast<uint32_t>(k), v[i].shape[k]);
       if (!v[i].bound.empty())  // feature bound_inputs: the value assumed at conversion
         w->AddTensor(pre + "bound", ValueType::kU8, {v[i].bound.size()}, v[i].bound);
@@ -374,7 +375,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       std::string sv = syms[k].name;
       for (char& ch : sv)
         if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-')) ch = '_';
-      w->AddSizeVar(sv, static_cast<uint64_t>(syms[k].max));
+      w->AddSizeVar(sv, static_cast<uint64_t>(std::max<int64_t>(syms[k].max, 0)));  // unsigned: a negative value max is 0
       std::string pre = "shape.symbol." + std::to_string(k) + ".";
       w->AddMetadata(pre + "name", Utf8Array(syms[k].name));
       w->AddMetadata(pre + "min", MetadataValue::Scalar<int64_t>(syms[k].min));

@@ -180,6 +180,8 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
   json kernels = json::array();
   for (const auto& [node, k] : r.program.node_kernels) kernels.push_back({{"Node", node}, {"Kernel", k}});
   emit("Kernels selected", {{"Dispatches", r.program.dispatches.size()}, {"Nodes", kernels}});
+  if (dynamic && SymContext::Current() != nullptr)  // sizes that can exceed their value at the maximum
+    OAAXVK_RETURN_IF_ERROR(BoundBufferSizes(&r.program, *SymContext::Current()));
   OAAXVK_ASSIGN_OR_RETURN(r.plan, PlanMemory(r.program));
   BundleInfo info;
   info.model_name = g.name;
@@ -403,8 +405,6 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       if (!cs.ok()) return fail(cs);
       checked.push_back(PointToString(*symbols, points[k]));
     }
-    Status pb = CheckPlanBounds(r->program, ctx);
-    if (!pb.ok()) return fail(pb);
     json syms = json::array();
     for (const Symbol& s : *symbols)
       syms.push_back({{"Name", s.name}, {"Min", s.min}, {"Max", s.max}, {"Multiple of", s.multiple_of}});

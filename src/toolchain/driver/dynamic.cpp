@@ -369,44 +369,74 @@ Status CheckSample(const Program& canonical, const SymContext& ctx, const Progra
   return Status::Ok();
 }
 
-Status CheckPlanBounds(const Program& p, const SymContext& ctx, uint64_t max_points) {
+Status BoundBufferSizes(Program* p, const SymContext& ctx, uint64_t max_points) {
   const std::vector<Symbol>& syms = ctx.symbols();
-  std::vector<int32_t> todo;
-  for (const Value& v : p.values)
-    if (v.bytes.is_symbolic() && !ctx.IsMonotone(v.bytes.expr())) todo.push_back(v.bytes.expr());
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < p->values.size(); ++i) {
+    const Value& v = p->values[i];
+    if (v.bytes.is_symbolic() && !ctx.IsMonotone(v.bytes.expr())) todo.push_back(i);
+  }
   if (todo.empty()) return Status::Ok();
+  std::vector<int64_t> bound(todo.size(), 0);
+  for (size_t k = 0; k < todo.size(); ++k) bound[k] = p->values[todo[k]].bytes.value();
   uint64_t points = 1;
   for (const Symbol& s : syms) {
     const __int128 span = (static_cast<__int128>(s.max) - s.min) / s.multiple_of + 1;  // value symbols may span int64
-    points = span > static_cast<__int128>(max_points) ? max_points + 1 : points * static_cast<uint64_t>(span);
-    if (points > max_points)
-      return Unimplemented(StrFormat("dynamic shapes: the size of a buffer (%s bytes) cannot be shown to stay within "
-                                     "the memory plan over a domain of more than %llu shapes; narrow the ranges",
-                                     ctx.ToString(todo[0]).c_str(), static_cast<unsigned long long>(max_points)));
+    points = span > static_cast<__int128>(max_points) || points * static_cast<uint64_t>(span) > max_points
+                 ? max_points + 1
+                 : points * static_cast<uint64_t>(span);
   }
-  std::vector<int64_t> mx;
-  for (const Symbol& s : syms) mx.push_back(s.max);
-  std::vector<int64_t> at_max;
-  for (int32_t e : todo) {
-    OAAXVK_ASSIGN_OR_RETURN(int64_t m, ctx.Eval(e, mx));
-    at_max.push_back(m);
-  }
-  std::vector<int64_t> cur(syms.size());
-  for (size_t i = 0; i < syms.size(); ++i) cur[i] = syms[i].min;
-  for (;;) {
-    OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> vals, ctx.EvalAll(cur));
-    for (size_t k = 0; k < todo.size(); ++k)
-      if (vals[todo[k]] > at_max[k] || vals[todo[k]] < 0)
-        return Unimplemented(StrFormat("dynamic shapes: a buffer needs %lld bytes at %s, more than the %lld bytes "
-                                       "planned at the maximum shape (%s)",
-                                       static_cast<long long>(vals[todo[k]]), PointToString(syms, cur).c_str(),
-                                       static_cast<long long>(at_max[k]), ctx.ToString(todo[k]).c_str()));
-    size_t i = 0;
-    for (; i < syms.size(); ++i) {
-      if (cur[i] + syms[i].multiple_of <= syms[i].max) { cur[i] += syms[i].multiple_of; break; }
-      cur[i] = syms[i].min;
+  if (points <= max_points) {
+    // Every point of the domain where the guards hold (elsewhere the runtime
+    // refuses the input).
+    std::vector<int64_t> cur(syms.size());
+    for (size_t i = 0; i < syms.size(); ++i) cur[i] = syms[i].min;
+    for (;;) {
+      StatusOr<std::vector<int64_t>> vals = ctx.EvalAll(cur);
+      bool valid = vals.ok();
+      for (const SymGuard& gd : ctx.guards()) valid = valid && (*vals)[gd.expr] != 0;
+      for (size_t k = 0; k < todo.size() && valid; ++k) {
+        const int64_t b = (*vals)[p->values[todo[k]].bytes.expr()];
+        if (b < 0)
+          return Unimplemented(StrFormat("dynamic shapes: the size of tensor '%s' is %lld bytes at %s (%s)",
+                                         p->values[todo[k]].tensor.c_str(), static_cast<long long>(b),
+                                         PointToString(syms, cur).c_str(),
+                                         ctx.ToString(p->values[todo[k]].bytes.expr()).c_str()));
+        bound[k] = std::max(bound[k], b);
+      }
+      size_t i = 0;
+      for (; i < syms.size(); ++i) {
+        if (cur[i] + syms[i].multiple_of <= syms[i].max) { cur[i] += syms[i].multiple_of; break; }
+        cur[i] = syms[i].min;
+      }
+      if (i == syms.size()) break;
     }
-    if (i == syms.size()) break;
+  } else {
+    for (size_t k = 0; k < todo.size(); ++k)
+      bound[k] = std::max(bound[k], ctx.UpperBound(p->values[todo[k]].bytes.expr()));
+  }
+  constexpr int64_t kLimit = int64_t{1} << 40;
+  for (size_t k = 0; k < todo.size(); ++k) {
+    Value& v = p->values[todo[k]];
+    if (bound[k] <= v.bytes.value()) continue;
+    if (bound[k] > kLimit)
+      return Unimplemented(StrFormat("dynamic shapes: the size of tensor '%s' (%s bytes) is not bounded by its value "
+                                     "at the maximum shape, and over the symbols' ranges it can reach %lld bytes; "
+                                     "narrow the ranges",
+                                     v.tensor.c_str(), ctx.ToString(v.bytes.expr()).c_str(),
+                                     static_cast<long long>(bound[k])));
+    if (v.kind == BufferKind::kOutputs && v.io_index >= 0) {
+      bool by_value = false;
+      for (const Dim& d : p->outputs[v.io_index].shape)
+        by_value = by_value || (d.is_symbolic() && ctx.DependsOnValue(d.expr()));
+      if (!by_value)
+        return Unimplemented(StrFormat("dynamic shapes: graph output '%s' needs %lld bytes within the ranges, more "
+                                       "than the %lld bytes of its shape at the maximum (%s bytes); narrow the ranges",
+                                       p->outputs[v.io_index].name.c_str(), static_cast<long long>(bound[k]),
+                                       static_cast<long long>(v.bytes.value()),
+                                       ctx.ToString(v.bytes.expr()).c_str()));
+    }
+    v.capacity = static_cast<uint64_t>(bound[k]);
   }
   return Status::Ok();
 }

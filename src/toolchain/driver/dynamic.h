@@ -63,11 +63,17 @@ std::vector<std::vector<int64_t>> SamplePoints(const std::vector<Symbol>& symbol
 Status CheckSample(const Program& canonical, const SymContext& ctx, const Program& sample,
                    const std::vector<int64_t>& point);
 
-// Checks that no value of `p` needs more bytes at any valid point of the
-// domain than at the maximum (the memory plan's size): a size expression that
-// provably grows with every symbol passes at once; others are evaluated at
-// every point when the domain has at most `max_points` points, else refused.
-Status CheckPlanBounds(const Program& p, const SymContext& ctx, uint64_t max_points = 1000000);
+// Bounds every buffer of `p` over the symbols' domain: a size expression that
+// provably grows with every symbol needs no more than at the maximum (the
+// memory plan's shape). Any other size gets Value::capacity, its maximum
+// over every valid point (where each guard holds) when the domain has at
+// most `max_points` points, else an upper bound by interval arithmetic
+// (SymContext::UpperBound). Fails when a size is negative at a valid point,
+// when a bound exceeds 2^40 bytes ("narrow the ranges"), or when a graph
+// output whose dimensions depend on dimensions only (no run-time value)
+// would need more than its shape at the maximum (the runtime requires those
+// to hold exactly their stored shape).
+Status BoundBufferSizes(Program* p, const SymContext& ctx, uint64_t max_points = 1000000);
 
 // "H=32, W=64" for messages.
 std::string PointToString(const std::vector<Symbol>& symbols, const std::vector<int64_t>& point);

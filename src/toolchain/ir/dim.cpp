@@ -183,6 +183,56 @@ StatusOr<int64_t> SymContext::Eval(int32_t e, const std::vector<int64_t>& vals) 
   return v[e];
 }
 
+int64_t SymContext::UpperBound(int32_t e) const {
+  using I = __int128;
+  constexpr I kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  auto clamp = [&](I v) { return v > kMax ? kMax : v < kMin ? kMin : v; };
+  std::vector<std::pair<I, I>> iv(static_cast<size_t>(e) + 1);
+  auto fdiv = [](I a, I b) { I q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; };
+  auto cdiv = [](I a, I b) { I q = a / b; return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q; };
+  for (int32_t k = 0; k <= e; ++k) {
+    const SymNode& n = nodes_[k];
+    I lo = 0, hi = 0;
+    if (n.op == SymOp::kConst) {
+      lo = hi = n.a;
+    } else if (n.op == SymOp::kSymbol) {
+      lo = symbols_[n.a].min;
+      hi = symbols_[n.a].max;
+    } else {
+      const auto [al, ah] = iv[n.a];
+      auto [bl, bh] = iv[n.b];
+      switch (n.op) {
+        case SymOp::kAdd: lo = al + bl; hi = ah + bh; break;
+        case SymOp::kSub: lo = al - bh; hi = ah - bl; break;
+        case SymOp::kMul: {
+          const I c[4] = {al * bl, al * bh, ah * bl, ah * bh};
+          lo = *std::min_element(c, c + 4);
+          hi = *std::max_element(c, c + 4);
+          break;
+        }
+        case SymOp::kFloorDiv:
+        case SymOp::kCeilDiv: {
+          bl = std::max<I>(bl, 1);
+          bh = std::max<I>(bh, 1);
+          auto div = n.op == SymOp::kFloorDiv ? fdiv : cdiv;
+          const I c[4] = {div(al, bl), div(al, bh), div(ah, bl), div(ah, bh)};
+          lo = *std::min_element(c, c + 4);
+          hi = *std::max_element(c, c + 4);
+          break;
+        }
+        case SymOp::kMod: lo = 0; hi = std::max<I>(bh, 1) - 1; break;
+        case SymOp::kMin: lo = std::min(al, bl); hi = std::min(ah, bh); break;
+        case SymOp::kMax: lo = std::max(al, bl); hi = std::max(ah, bh); break;
+        case SymOp::kEq: lo = (al == ah && bl == bh && al == bl) ? 1 : 0; hi = (ah < bl || bh < al) ? 0 : 1; break;
+        case SymOp::kLt: lo = ah < bl ? 1 : 0; hi = al < bh ? 1 : 0; break;
+        default: lo = kMin; hi = kMax; break;
+      }
+    }
+    iv[k] = {clamp(lo), clamp(hi)};
+  }
+  return static_cast<int64_t>(iv[e].second);
+}
+
 bool SymContext::IsMonotone(int32_t e) const {
   // Memoized: expressions are DAGs with shared subexpressions (the case
   // analyses of run-time values are large), walked once per node.

@@ -108,6 +108,11 @@ class SymContext {
   // subtraction of a constant, floordiv / ceildiv by a positive constant, and
   // mul of such nodes that are never negative.
   bool IsMonotone(int32_t e) const;
+  // An upper bound of node `e` over the symbols' ranges by interval
+  // arithmetic (sound, possibly above the true maximum): a divisor or
+  // modulus whose interval reaches 0 or below counts from 1 (the runtime
+  // refuses a point where it is <= 0). Saturates at INT64_MAX.
+  int64_t UpperBound(int32_t e) const;
   // A positive number every value of node `e` is a multiple of (1 when
   // nothing is known; 0 for the constant 0).
   int64_t KnownDivisor(int32_t e) const;

@@ -29,7 +29,18 @@ struct Value {
   uint64_t offset = 0;          // byte offset in its buffer (set by the planner)
   std::vector<uint8_t> data;    // kWeights: the constant bytes; kWeightsF16: their binary16 (RNE) copy
   int io_index = -1;            // kInputs/kOutputs: index in Program::inputs/outputs
+  // Bytes the memory plan reserves when a dynamic size can exceed its value
+  // at the maximum shape (a size that falls as a run-time value grows, e.g.
+  // a Range with a negative delta): its maximum over the symbols' domain
+  // (driver/dynamic.h BoundBufferSizes); 0 = bytes at the maximum.
+  uint64_t capacity = 0;
 };
+
+// The bytes the memory plan and the binding ranges reserve for `v`.
+inline uint64_t PlannedBytes(const Value& v) {
+  const uint64_t b = static_cast<uint64_t>(v.bytes.value());
+  return v.capacity > b ? v.capacity : b;
+}
 
 struct Binding {
   int value = -1;

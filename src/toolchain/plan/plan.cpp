@@ -9,7 +9,7 @@ namespace {
 
 // A value's size in bytes at the shape the plan is made for (the maximum of a
 // dynamic program: every smaller shape fits).
-uint64_t Bytes(const Value& v) { return static_cast<uint64_t>(v.bytes.value()); }
+uint64_t Bytes(const Value& v) { return PlannedBytes(v); }
 
 uint64_t AlignUp(uint64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -93,11 +93,11 @@ StatusOr<MemoryPlan> PlanMemory(Program& p) {
   // Inputs / outputs: I/O order, densely packed at aligned offsets.
   for (IoDesc& io : p.inputs) {
     p.values[io.value].offset = plan.inputs_bytes;
-    plan.inputs_bytes = AlignUp(plan.inputs_bytes + static_cast<uint64_t>(io.nbytes.value()));
+    plan.inputs_bytes = AlignUp(plan.inputs_bytes + std::max<uint64_t>(io.nbytes.value(), Bytes(p.values[io.value])));
   }
   for (IoDesc& io : p.outputs) {
     p.values[io.value].offset = plan.outputs_bytes;
-    plan.outputs_bytes = AlignUp(plan.outputs_bytes + static_cast<uint64_t>(io.nbytes.value()));
+    plan.outputs_bytes = AlignUp(plan.outputs_bytes + std::max<uint64_t>(io.nbytes.value(), Bytes(p.values[io.value])));
   }
   // Weights (kind 0) and their binary16 copies (kind 4), each in order of
   // first use.
