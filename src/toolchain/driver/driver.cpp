@@ -409,6 +409,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     for (const Symbol& s : *symbols)
       syms.push_back({{"Name", s.name}, {"Min", s.min}, {"Max", s.max}, {"Multiple of", s.multiple_of}});
     add("Dynamic shapes", {{"Symbols", syms}, {"Shape program instructions", ctx.nodes().size()},
+                           {"Guards", [&] { json a = json::array(); for (const auto& gd : ctx.guards()) a.push_back(gd.text + " :: " + ctx.ToString(gd.expr)); return a; }()},
                            {"Compiled for", PointToString(*symbols, points[0])}, {"Checked at", checked},
                            {"Skipped (a guard fails there)", skipped},
                            {"Elapsed ms", ms()}});

@@ -790,7 +790,7 @@ Status InferOutputs(Graph& g, Node& n) {
     int64_t axis = NormAxis(n.GetInt("axis", 0), rank);
     if (axis < 0 || axis >= rank) return NodeError(n, "axis out of range");
     Shape s(x.begin(), x.begin() + axis);
-    for (int64_t d : in[1]->shape) s.push_back(d);
+    for (const Dim& d : in[1]->shape) s.push_back(d);
     s.insert(s.end(), x.begin() + axis + 1, x.end());
     return SetOut(g, n, 0, dt, s);
   }

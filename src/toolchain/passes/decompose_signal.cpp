@@ -51,27 +51,50 @@ class Ops {
 
 // The DFT core: x [..., N, c] (c = 1 real, 2 complex) along `axis` (< rank-1)
 // into `out` [..., K, 2].
-Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs, int64_t axis, int64_t L,
-               bool inverse, bool onesided, const std::string& out) {
+// A length read at run time (`len_tensor`, an integer scalar whose value is
+// the symbolic L; then xs[axis] == L): the twiddle matrices are computed on
+// the device, cos / sin of 2 pi ((n k) mod L) / L in float32 (forward only).
+Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs, int64_t axis, const Dim& L,
+               bool inverse, bool onesided, const std::string& out, const std::string& len_tensor = "") {
   Ops o(b);
   const int64_t rank = static_cast<int64_t>(xs.size());
   const int64_t c = xs[rank - 1];
   if (c != 1 && c != 2) return NodeInvalid(n, "the last dimension must be 1 (real) or 2 (complex), got " + std::to_string(c));
-  const int64_t N = xs[axis];
   if (L < 1) return NodeInvalid(n, "dft_length must be positive");
-  const int64_t K = onesided ? L / 2 + 1 : L;
-  if (N * K > (int64_t{1} << 24)) return NodeUnimplemented(n, "the twiddle matrix would exceed 2^24 elements");
-  // Matrices [N, K]; rows n >= L (truncation) are zero.
-  const double scale = inverse ? 1.0 / double(L) : 1.0;
-  std::vector<double> cm(static_cast<size_t>(N * K)), sm(cm.size());
-  for (int64_t i = 0; i < N; ++i)
-    for (int64_t k = 0; k < K; ++k) {
-      if (i >= L) continue;
-      double th = 2.0 * kPi * double((i * k) % L) / double(L);
-      cm[i * K + k] = std::cos(th) * scale;
-      sm[i * K + k] = std::sin(th) * scale;
-    }
-  std::string C = o.ConstF("cos", {N, K}, cm), S = o.ConstF("sin", {N, K}, sm);
+  const Dim K = onesided ? FloorDiv(L, Dim(2)) + 1 : L;
+  std::string C, S;
+  if (len_tensor.empty()) {
+    const int64_t N = xs[axis], Lc = L.value(), Kc = K.value();
+    if (N * Kc > (int64_t{1} << 24)) return NodeUnimplemented(n, "the twiddle matrix would exceed 2^24 elements");
+    // Matrices [N, K]; rows n >= L (truncation) are zero.
+    const double scale = inverse ? 1.0 / double(Lc) : 1.0;
+    std::vector<double> cm(static_cast<size_t>(N * Kc)), sm(cm.size());
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t k = 0; k < Kc; ++k) {
+        if (i >= Lc) continue;
+        double th = 2.0 * kPi * double((i * k) % Lc) / double(Lc);
+        cm[i * Kc + k] = std::cos(th) * scale;
+        sm[i * Kc + k] = std::sin(th) * scale;
+      }
+    C = o.ConstF("cos", {N, Kc}, cm);
+    S = o.ConstF("sin", {N, Kc}, sm);
+  } else {
+    if (inverse) return NodeUnimplemented(n, "an inverse DFT of a length read at run time");
+    auto cast = [&](const std::string& v, DType to, const std::string& sfx) {
+      Node& cn = b.Add("Cast", {v}, sfx);
+      cn.SetInt("to", static_cast<int64_t>(to));
+      return b.Out(cn);
+    };
+    const std::string len64 = cast(len_tensor, DType::kInt64, "dft_length_i64");
+    const std::string rows = o.Reshape(b.RunTimeIota(L, DType::kInt64, false, "dft_n"), {L, 1}, "dft_n_col");
+    const std::string cols = o.Reshape(b.RunTimeIota(K, DType::kInt64, false, "dft_k"), {1, K}, "dft_k_row");
+    const std::string m = o.Op("Mod", {o.Op("Mul", {rows, cols}, "dft_nk"), len64}, "dft_nk_mod");
+    const std::string theta = o.Op("Div", {o.Op("Mul", {cast(m, DType::kFloat, "dft_nk_f"), o.Scalar("two_pi", 2.0 * kPi)}, "dft_angle"),
+                                           cast(len64, DType::kFloat, "dft_length_f")},
+                                   "dft_theta");
+    C = o.Op("Cos", {theta}, "cos");
+    S = o.Op("Sin", {theta}, "sin");
+  }
   // Split real / imaginary parts and move `axis` last.
   Shape inner(xs.begin(), xs.end() - 1);
   std::vector<int64_t> perm;
@@ -96,7 +119,7 @@ Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs,
     im = o.Op("Add", {im, o.Op("MatMul", {xi, C}, "xi_c")}, "im");
   }
   Shape moved;
-  for (int64_t p : perm) moved.push_back(p == axis ? Dim(K) : inner[p]);
+  for (int64_t p : perm) moved.push_back(p == axis ? K : inner[p]);
   moved.push_back(1);
   std::vector<int64_t> perm_back = inv;
   perm_back.push_back(rank - 1);
@@ -137,7 +160,14 @@ Status Stft(Graph& g, const Node& n, Builder& b) {
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
   if (x->dtype != DType::kFloat) return NodeUnimplemented(n, "only float32 signals are supported");
   if (x->shape.size() != 3) return NodeInvalid(n, "signal must be [batch, signal_length, 1 or 2]");
-  OAAXVK_ASSIGN_OR_RETURN(int64_t step, ScalarInput(g, n, 1, "frame_step"));
+  // A frame_step read at run time (feature value_symbols): the frame count
+  // is an expression of it and the frame index table is computed on the
+  // device; a constant step gives a constant table.
+  const Tensor* step_t = g.FindTensor(n.inputs[1]);
+  const bool run_time_step = step_t && step_t->is_const && AnyDependsOnValue(step_t->sym);
+  int64_t step = 1;
+  if (!run_time_step) { OAAXVK_ASSIGN_OR_RETURN(step, ScalarInput(g, n, 1, "frame_step")); }
+  else if (step_t->numel() != 1) return NodeInvalid(n, "frame_step must be a scalar");
   const bool has_window = n.inputs.size() > 2 && !n.inputs[2].empty();
   int64_t len = -1;
   if (has_window) {
@@ -145,26 +175,77 @@ Status Stft(Graph& g, const Node& n, Builder& b) {
     if (!w || w->shape.size() != 1) return NodeInvalid(n, "window must be 1-D");
     len = w->shape[0];
   }
-  if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
+  // A frame_length read at run time (no window): the frame and the DFT
+  // length are expressions of it, the twiddles are computed on the device.
+  const Tensor* len_t = n.inputs.size() > 3 && !n.inputs[3].empty() ? g.FindTensor(n.inputs[3]) : nullptr;
+  const bool run_time_len = !has_window && len_t && len_t->is_const && AnyDependsOnValue(len_t->sym);
+  if (run_time_len && len_t->numel() != 1) return NodeInvalid(n, "frame_length must be a scalar");
+  if (n.inputs.size() > 3 && !n.inputs[3].empty() && !run_time_len) {
     OAAXVK_ASSIGN_OR_RETURN(int64_t fl, ScalarInput(g, n, 3, "frame_length"));
     if (len >= 0 && fl != len) return NodeInvalid(n, "frame_length differs from the window length");
     len = fl;
   }
-  if (len < 1) return NodeInvalid(n, "needs a window or a frame_length");
   const int64_t L = x->shape[1];
-  if (step < 1 || len > L) return NodeInvalid(n, "frame_step must be >= 1 and the frame no longer than the signal");
-  const int64_t frames = (L - len) / step + 1;
-  std::vector<int64_t> idx(static_cast<size_t>(frames * len));
-  for (int64_t f = 0; f < frames; ++f)
-    for (int64_t k = 0; k < len; ++k) idx[f * len + k] = f * step + k;
-  std::string table = b.AddConst(MakeConstI64("", {frames, len}, idx), "frame_index");
+  SymContext* c = SymContext::Current();
+  Dim lenD = len;
+  if (run_time_len) {
+    lenD = len_t->AsDims()[0];
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(lenD, Dim(1))).Node(c), "STFT '" + n.name + "': frame_length must be >= 1"));
+    OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(Dim(L), lenD)).Node(c),
+                                       "STFT '" + n.name + "': frame_length must be at most the signal length " +
+                                           std::to_string(L)));
+  } else {
+    if (len < 1) return NodeInvalid(n, "needs a window or a frame_length");
+    if (len > L) return NodeInvalid(n, "the frame is longer than the signal");
+  }
+  std::string table;
+  Dim frames;
+  if (run_time_step || run_time_len) {
+    std::string step64;
+    auto to_i64 = [&](const std::string& v, const Tensor* t, const std::string& sfx) {
+      if (t->dtype == DType::kInt64) return v;
+      Node& cast = b.Add("Cast", {v}, sfx);
+      cast.SetInt("to", static_cast<int64_t>(DType::kInt64));
+      return b.Out(cast);
+    };
+    Dim d = step;
+    if (run_time_step) {
+      d = step_t->AsDims()[0];
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(d, Dim(1))).Node(c), "STFT '" + n.name + "': frame_step must be >= 1"));
+      step64 = to_i64(n.inputs[1], step_t, "frame_step_i64");
+    } else {
+      if (step < 1) return NodeInvalid(n, "frame_step must be >= 1");
+      step64 = b.AddConst(MakeConstI64("", {}, {step}), "frame_step");
+    }
+    frames = FloorDiv(Max(Dim(L) - lenD, Dim(0)), Max(d, Dim(1))) + 1;
+    // index[f][k] = f * frame_step + k
+    const std::string f = b.Reshape(b.RunTimeIota(frames, DType::kInt64, false, "frame"), {frames, 1}, "frame_col");
+    std::string k_row;
+    if (run_time_len) {
+      k_row = b.Reshape(b.RunTimeIota(lenD, DType::kInt64, false, "frame_k"), {1, lenD}, "frame_k_row");
+    } else {
+      std::vector<int64_t> ks(static_cast<size_t>(len));
+      std::iota(ks.begin(), ks.end(), int64_t{0});
+      k_row = b.AddConst(MakeConstI64("", {1, len}, ks), "frame_k");
+    }
+    table = b.Op("Add", {b.Op("Mul", {f, step64}, "frame_start"), k_row}, "frame_index");
+  } else {
+    if (step < 1) return NodeInvalid(n, "frame_step must be >= 1");
+    frames = (L - len) / step + 1;
+    const int64_t nf = frames.value();
+    std::vector<int64_t> idx(static_cast<size_t>(nf * len));
+    for (int64_t f = 0; f < nf; ++f)
+      for (int64_t k = 0; k < len; ++k) idx[f * len + k] = f * step + k;
+    table = b.AddConst(MakeConstI64("", {nf, len}, idx), "frame_index");
+  }
   Node& gather = b.Add("Gather", {n.inputs[0], table}, "frames");
   gather.SetInt("axis", 1);
   std::string fr = b.Out(gather);  // [batch, frames, len, c]
   Ops o(b);
   if (has_window) fr = o.Op("Mul", {fr, o.Reshape(n.inputs[2], {len, 1}, "window_col")}, "windowed");
-  Shape fs = {x->shape[0], frames, len, x->shape[2]};
-  return DftCore(n, b, fr, fs, 2, len, false, n.GetInt("onesided", 1) != 0, n.outputs[0]);
+  Shape fs = {x->shape[0], frames, lenD, x->shape[2]};
+  return DftCore(n, b, fr, fs, 2, lenD, false, n.GetInt("onesided", 1) != 0, n.outputs[0],
+                 run_time_len ? n.inputs[3] : std::string());
 }
 
 // ---- training optimizers (ai.onnx.preview.training, opset 1) ----
