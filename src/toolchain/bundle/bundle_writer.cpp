@@ -345,8 +345,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       w->AddMetadata(pre + "dtype", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(v[i].dtype)));
       w->AddMetadata(pre + "shape", ShapeArray(v[i].shape));
       w->AddMetadata(pre + "offset", MetadataValue::Scalar<uint64_t>(p.values[v[i].value].offset));
-      w->AddMetadata(pre + "nbytes", MetadataValue::Scalar<uint64_t>(
-                                         std::max<uint64_t>(v[i].nbytes.value(), PlannedBytes(p.values[v[i].value]))));
+      w->AddMetadata(pre + "nbytes", MetadataValue::Scalar<uint64_t>(IoPlannedBytes(v[i], p.values[v[i].value])));
       for (size_t k = 0; k < v[i].shape.size(); ++k) refs.Add(single[0] == 'i' ? 2 : 3, i, static_cast<uint32_t>(k), v[i].shape[k]);
       if (!v[i].bound.empty())  // feature bound_inputs: the value assumed at conversion
         w->AddTensor(pre + "bound", ValueType::kU8, {v[i].bound.size()}, v[i].bound);

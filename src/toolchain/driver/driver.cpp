@@ -385,14 +385,31 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       // A point where a guard fails is no valid input (run-time values a
       // Reshape or an Expand cannot take there): the runtime refuses it, so
       // nothing is compiled for it.
-      bool valid = true;
-      for (const SymGuard& gd : ctx.guards()) {
-        StatusOr<int64_t> gv = ctx.Eval(gd.expr, points[k]);
-        if (!gv.ok() || *gv == 0) { valid = false; break; }
-      }
-      if (!valid) {
+      auto valid_at = [&](const std::vector<int64_t>& pt) {
+        for (const SymGuard& gd : ctx.guards()) {
+          StatusOr<int64_t> gv = ctx.Eval(gd.expr, pt);
+          if (!gv.ok() || *gv == 0) return false;
+        }
+        return true;
+      };
+      if (!valid_at(points[k])) {
+        // Halfway towards the maximum (on multiple_of), a few times, for a
+        // point inside the valid region (e.g. an output_shape at least the
+        // unpooled size), unless that is the maximum or an earlier point.
+        std::vector<int64_t> pt = points[k];
+        bool found = false;
+        for (int step = 0; step < 4 && !found; ++step) {
+          for (size_t i = 0; i < pt.size(); ++i) {
+            const Symbol& y = (*symbols)[i];
+            const int64_t mid = pt[i] + (y.max - pt[i]) / 2;
+            pt[i] = std::min(y.max, y.min + CeilDivI(mid - y.min, y.multiple_of) * y.multiple_of);
+          }
+          found = valid_at(pt) && std::find(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(k), pt) ==
+                                      points.begin() + static_cast<std::ptrdiff_t>(k);
+        }
         skipped.push_back(PointToString(*symbols, points[k]));
-        continue;
+        if (!found) continue;
+        points[k] = pt;
       }
       SymContext sample_ctx(*symbols);
       SymScope sample_scope(&sample_ctx);
@@ -411,7 +428,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     add("Dynamic shapes", {{"Symbols", syms}, {"Shape program instructions", ctx.nodes().size()},
                            {"Guards", [&] { json a = json::array(); for (const auto& gd : ctx.guards()) a.push_back(gd.text + " :: " + ctx.ToString(gd.expr)); return a; }()},
                            {"Compiled for", PointToString(*symbols, points[0])}, {"Checked at", checked},
-                           {"Skipped (a guard fails there)", skipped},
+                           {"Skipped (a guard fails there; moved towards the maximum when a point there is valid)", skipped},
                            {"Elapsed ms", ms()}});
   }
   if (!r.ok()) return fail(r.status());

@@ -107,6 +107,18 @@ struct IoDesc {
   std::string value_rule{};
 };
 
+// The host-dtype bytes the memory plan reserves for graph input / output
+// `io` whose buffer is `v`: nbytes at the maximum shape, or the element
+// count of Value::capacity (an output shaped by run-time values whose size
+// can exceed its value at the maximum) in io's dtype.
+inline uint64_t IoPlannedBytes(const IoDesc& io, const Value& v) {
+  const uint64_t host = static_cast<uint64_t>(io.nbytes.value()), dev = static_cast<uint64_t>(v.bytes.value());
+  if (v.capacity <= dev || host == 0 || dev == 0) return host;
+  const uint64_t n = NumElements(io.shape).value();
+  if (n == 0) return host;
+  return v.capacity / (dev / n) * (host / n);
+}
+
 struct Program {
   std::vector<Value> values;
   std::vector<Dispatch> dispatches;

@@ -212,44 +212,69 @@ Status MaxUnpool(Graph& g, const Node& n, Builder& b) {
   Shape def = {x->shape[0], x->shape[1]};
   for (size_t i = 0; i < sp; ++i) def.push_back((x->shape[2 + i] - 1) * st[i] + k[i] - pd[i] - pd[sp + i]);
   Shape out = def;
+  // An output_shape read at run time (feature value_symbols): the output
+  // dimensions are its values (guards: the batch and channel dimensions of
+  // X, spatial sizes no smaller than the unpooled ones), the zero tensor is
+  // an Expand and the re-addressing constants are expressions of it.
+  bool run_time_shape = false;
   if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* os, ConstInput(g, n, 2, "output_shape"));
-    out.clear();
-    for (int64_t v : os->AsInts()) out.push_back(v);
-    if (static_cast<int64_t>(out.size()) != rank || out[0] != def[0] || out[1] != def[1])
+    out = os->AsDims();
+    run_time_shape = AnyDependsOnValue(os->sym);
+    if (static_cast<int64_t>(out.size()) != rank)
       return NodeInvalid(n, "output_shape " + ShapeToString(out) + " does not match X " + ShapeToString(x->shape));
-    for (int64_t i = 2; i < rank; ++i)
-      if (out[i] < def[i])
-        return NodeInvalid(n, "output_shape " + ShapeToString(out) + " is smaller than the unpooled shape " +
-                                  ShapeToString(def));
+    if (run_time_shape) {
+      SymContext* sc = SymContext::Current();
+      for (int64_t i = 0; i < rank; ++i) {
+        const std::string what = "MaxUnpool '" + n.name + "': output_shape[" + std::to_string(i) + "] ";
+        if (i < 2)
+          OAAXVK_RETURN_IF_ERROR(sc->AddGuard(Eq(out[i], def[i]).Node(sc), what + "must be " + std::to_string(def[i].value()) +
+                                                                               " (dimension " + std::to_string(i) + " of X)"));
+        else
+          OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(out[i], def[i])).Node(sc),
+                                              what + "must be at least the unpooled size " + std::to_string(def[i].value())));
+      }
+    } else {
+      if (out[0] != def[0] || out[1] != def[1])
+        return NodeInvalid(n, "output_shape " + ShapeToString(out) + " does not match X " + ShapeToString(x->shape));
+      for (int64_t i = 2; i < rank; ++i)
+        if (out[i] < def[i])
+          return NodeInvalid(n, "output_shape " + ShapeToString(out) + " is smaller than the unpooled shape " +
+                                    ShapeToString(def));
+    }
   }
-  const int64_t total = NumElements(out);
+  const Dim total = NumElements(out);
   if (total < 1 || total > (int64_t{1} << 31)) return NodeInvalid(n, "unsupported output size " + ShapeToString(out));
-  std::string zeros = b.AddConst(MakeConstFromDoubles("", x->dtype, {total}, std::vector<double>(total, 0.0)), "zeros");
+  std::string zeros;
+  if (run_time_shape)
+    zeros = b.Out(b.Add("Expand", {b.AddConst(MakeConstFromDoubles("", x->dtype, {1}, {0.0}), "zero"),
+                                   b.ConstI64("zeros_shape", {total})}, "zeros"));
+  else
+    zeros = b.AddConst(MakeConstFromDoubles("", x->dtype, {total.value()}, std::vector<double>(total.value(), 0.0)), "zeros");
   std::string fx = b.Out(b.Add("Reshape", {n.inputs[0], b.ConstI64("x_flat", {x->numel()})}, "x_flat"));
   std::string fi = b.Out(b.Add("Reshape", {n.inputs[1], b.ConstI64("i_flat", {x->numel()})}, "i_flat"));
-  if (out != def) {
+  if (run_time_shape || out != def) {
     // The indices address the default shape; a larger output_shape pads
     // each spatial axis (floor(extra / 2) before, the rest after, as ONNX
     // Runtime does): re-address index -> (plane, coordinates) -> output.
-    auto c = [&](int64_t v, const std::string& sfx) {
-      return b.AddConst(MakeConstFromDoubles("", DType::kInt64, {}, {double(v)}), sfx);
+    auto c = [&](const Dim& v, const std::string& sfx) {
+      return v.is_symbolic() ? b.ConstI64(sfx, {v}) : b.AddConst(MakeConstFromDoubles("", DType::kInt64, {}, {double(v.value())}), sfx);
     };
     auto op = [&](const std::string& o, std::vector<std::string> in, const std::string& sfx) {
       return b.Out(b.Add(o, std::move(in), sfx));
     };
-    int64_t def_plane = 1, out_plane = 1;
-    for (size_t i = 0; i < sp; ++i) { def_plane *= def[2 + i]; out_plane *= out[2 + i]; }
+    Dim def_plane = 1, out_plane = 1;
+    for (size_t i = 0; i < sp; ++i) { def_plane = def_plane * def[2 + i]; out_plane = out_plane * out[2 + i]; }
     std::string rem = op("Mod", {fi, c(def_plane, "def_plane")}, "in_plane");
     std::string acc = op("Mul", {op("Div", {fi, c(def_plane, "def_plane2")}, "plane"), c(out_plane, "out_plane")}, "plane_base");
-    int64_t def_stride = def_plane, out_stride = out_plane;
+    Dim def_stride = def_plane, out_stride = out_plane;
     for (size_t i = 0; i < sp; ++i) {
       const std::string is = std::to_string(i);
-      def_stride /= def[2 + i];
-      out_stride /= out[2 + i];
+      def_stride = FloorDiv(def_stride, def[2 + i]);
+      out_stride = FloorDiv(out_stride, Max(out[2 + i], Dim(1)));
       std::string coord = op("Div", {rem, c(def_stride, "def_stride" + is)}, "coord" + is);
       rem = op("Mod", {rem, c(def_stride, "def_stride_m" + is)}, "rem" + is);
-      std::string shifted = op("Add", {coord, c((out[2 + i] - def[2 + i]) / 2, "pad" + is)}, "padded" + is);
+      std::string shifted = op("Add", {coord, c(FloorDiv(out[2 + i] - def[2 + i], Dim(2)), "pad" + is)}, "padded" + is);
       acc = op("Add", {acc, op("Mul", {shifted, c(out_stride, "out_stride" + is)}, "term" + is)}, "index" + is);
     }
     fi = acc;

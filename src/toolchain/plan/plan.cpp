@@ -93,11 +93,11 @@ StatusOr<MemoryPlan> PlanMemory(Program& p) {
   // Inputs / outputs: I/O order, densely packed at aligned offsets.
   for (IoDesc& io : p.inputs) {
     p.values[io.value].offset = plan.inputs_bytes;
-    plan.inputs_bytes = AlignUp(plan.inputs_bytes + std::max<uint64_t>(io.nbytes.value(), Bytes(p.values[io.value])));
+    plan.inputs_bytes = AlignUp(plan.inputs_bytes + IoPlannedBytes(io, p.values[io.value]));
   }
   for (IoDesc& io : p.outputs) {
     p.values[io.value].offset = plan.outputs_bytes;
-    plan.outputs_bytes = AlignUp(plan.outputs_bytes + std::max<uint64_t>(io.nbytes.value(), Bytes(p.values[io.value])));
+    plan.outputs_bytes = AlignUp(plan.outputs_bytes + IoPlannedBytes(io, p.values[io.value]));
   }
   // Weights (kind 0) and their binary16 copies (kind 4), each in order of
   // first use.
