@@ -61,12 +61,12 @@ Status CheckConstIndices(const Graph& g, const Node& n, const std::string& name,
 }
 
 // Scatter step 1: Y = data (strided_copy: N, IN_BASE, OUT_BASE, D[6], SI[6], SO[6]).
-IndexDispatch CopyDispatch(const Node& n, int64_t numel) {
+IndexDispatch CopyDispatch(const Node& n, const Dim& numel) {
   IndexDispatch c;
   c.kernel = "strided_copy";
   c.inputs = {n.inputs[0]};
   c.outputs = {0};
-  c.units = static_cast<uint64_t>(numel);
+  c.units = numel;
   c.spec = {U(numel), 0, 0, 1, 1, 1, 1, 1, U(numel), 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
   c.detail = "scatter: copy data";
   return c;
