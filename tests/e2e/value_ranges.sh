@@ -9,7 +9,7 @@
 # its range and the op's rules, and computes the output shapes per inference.
 # A float's value is the size it sets, floor(dimension x scale) in double
 # (floor(depth) for OneHot), checked against [floor(min x dimension),
-# floor(max x dimension)]. Twenty-six models (one node, or two for the Range ones), each converted once
+# floor(max x dimension)]. Thirty models (one node, or two for the Range ones), each converted once
 # with such a config:
 #   Tile `repeats` (int64 [2], r0 in [1, 3], r1 in [1, 4]) of a [2,3] tensor, opset 13;
 #   Expand `shape` (int64 [3], s0 in [1, 4], s1 in [1, 3], s2 in [1, 5]) of a
@@ -40,7 +40,18 @@
 #   Range(start, Cast(n) to float, delta) with float initializers start 0 and
 #   delta 1 (n in [1, 30]) or start 2 and delta 3 (n in [3, 40]), opset 11
 #   (the window functions' ONNX function bodies build their phases this way;
-#   a second node, the Cast, before the one under test).
+#   a second node, the Cast, before the one under test);
+#   sizes that shrink as the value grows, planned at their largest over the
+#   range: Range(20, limit, -3) (int64, limit in [1, 12]), and STFT of a
+#   [1, 64, 1] signal with a 16-point window, frame_step in [1, 12] (numpy
+#   rfft of each windowed frame, rtol/atol 1e-4), opset 17;
+#   MaxUnpool (kernel 2, stride 2, the backend test's indices) of a
+#   [1, 1, 2, 2] tensor, output_shape [1, 1, h, w] with h, w in [4, 7],
+#   opset 11;
+#   MelWeightMatrix, num_mel_bins in [1, 16] (dft_length 32, sample_rate
+#   8000, 100 to 3900 Hz initializers; weights computed on the device in
+#   float32, the reference the ONNX reference formula in float64, rtol 1e-5,
+#   atol 1e-6), opset 17.
 # Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
 # on) on lavapipe and SwiftShader with several value sets per model (each
 # range's minimum, its maximum and values inside). Every output's dtype and
@@ -185,6 +196,58 @@ for name, start, delta, lo, hi in [("range_float", 0.0, 1.0, 1, 30), ("range_flo
         node=["start", "n_f", "delta"], init=[h.make_tensor("start", F, [], [start]), h.make_tensor("delta", F, [], [delta])],
         names=["n"], ranges=[(lo, hi)],
         ref=lambda v, s=start, d=delta: np.arange(s, float(v), d, dtype=np.float64).astype(np.float32))
+# Sizes that shrink as the value grows (planned at their largest over the range, not at the maximum):
+# Range(20, limit, -3) with limit in [1, 12] (7 elements at 1, 3 at 12), STFT frames with frame_step in
+# [1, 12] of a [1, 64, 1] signal and a 16-point window.
+models["range_negative_delta"] = dict(
+    op="Range", opset=11, data=[], value=("limit", I64, []), node=["start", "limit", "delta"],
+    init=[h.make_tensor("start", I64, [], [20]), h.make_tensor("delta", I64, [], [-3])], names=["l"], ranges=[(1, 12)],
+    ref=lambda v: np.arange(20, int(v), -3, dtype=np.int64), out_type=I64)
+STFT_WINDOW = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(16) / 16)).astype(np.float32)
+def stft(x, step):
+    n, L = len(STFT_WINDOW), x.shape[1]
+    frames = [np.fft.rfft(x[0, f * step:f * step + n, 0].astype(np.float64) * STFT_WINDOW) for f in range((L - n) // step + 1)]
+    return np.stack([np.stack([f.real, f.imag], -1) for f in frames])[None].astype(np.float32)
+models["stft"] = dict(
+    op="STFT", opset=17, data=[("x", F, [1, 64, 1])], value=("frame_step", I64, []), node=["x", "frame_step", "window"],
+    init=[h.make_tensor("window", F, [16], STFT_WINDOW.tolist())], names=["s"], ranges=[(1, 12)],
+    ref=lambda x, v: stft(x, int(v)), tol=(1e-4, 1e-4))
+# MaxUnpool (kernel 2, stride 2) of a [1, 1, 2, 2] tensor at the indices of the backend test, output_shape read at
+# run time: spatial sizes in [4, 7] pad the unpooled [4, 4] (floor(extra / 2) before, as ONNX Runtime does).
+UNPOOL_I = np.array([5, 7, 13, 15], np.int64).reshape(1, 1, 2, 2)
+def unpool(x, v):
+    y = np.zeros(v, np.float32)
+    for k, idx in enumerate(UNPOOL_I.ravel()):
+        y[0, 0, idx % 16 // 4 + (v[2] - 4) // 2, idx % 4 + (v[3] - 4) // 2] = x.ravel()[k]
+    return y
+models["maxunpool"] = dict(
+    op="MaxUnpool", opset=11, attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, data=[("x", F, [1, 1, 2, 2])],
+    value=("output_shape", I64, [4]), node=["x", "i", "output_shape"],
+    init=[h.make_tensor("i", I64, [1, 1, 2, 2], UNPOOL_I.ravel().tolist())], names=["n", "c", "h", "w"],
+    ranges=[(1, 1), (1, 1), (4, 7), (4, 7)], ref=lambda x, v: unpool(x, v))
+# MelWeightMatrix with num_mel_bins read at run time (the other inputs initializers): the weights are computed on
+# the device in float32; the reference is the formula of the ONNX reference in float64 (its band edges are at
+# least 0.019 from an integer for these values, so the floors agree).
+def mel_weights(mel, dft=32, rate=8000, lo=100.0, hi=3900.0):
+    to_mel = lambda hz: 2595 * np.log10(1 + hz / 700)
+    step = (to_mel(hi) - to_mel(lo)) / (mel + 2)
+    e = [int(np.floor((dft + 1) * 700 * (10 ** ((i * step + to_mel(lo)) / 2595) - 1) / rate)) for i in range(mel + 2)]
+    w = np.zeros((dft // 2 + 1, mel), np.float32)
+    for i in range(mel):
+        l, c, r = e[i], e[i + 1], e[i + 2]
+        if c == l:
+            w[c, i] = 1
+        else:
+            w[l:c + 1, i] = (np.arange(l, c + 1) - l) / (c - l)
+        if r > c:
+            w[c:r, i] = (r - np.arange(c, r)) / (r - c)
+    return w
+models["mel_weight_matrix"] = dict(
+    op="MelWeightMatrix", opset=17, data=[], value=("num_mel_bins", I64, []),
+    node=["num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"],
+    init=[h.make_tensor("dft_length", I64, [], [32]), h.make_tensor("sample_rate", I64, [], [8000]),
+          h.make_tensor("lower_edge_hertz", F, [], [100.0]), h.make_tensor("upper_edge_hertz", F, [], [3900.0])],
+    names=["m"], ranges=[(1, 16)], ref=lambda v: mel_weights(int(v)), tol=(1e-5, 1e-6))
 SCALES = [m for m in models if m.startswith("resize_scales_") and m != "resize_scales_outer"]
 WINDOW_SETS = [1, 12, 2, 5, 7]
 RESIZE_SETS = [[1, 1, 1, 1], [1, 1, 9, 11], [1, 1, 4, 5], [1, 1, 8, 10], [1, 1, 2, 3], [1, 1, 7, 1], [1, 1, 3, 11]]
@@ -208,6 +271,8 @@ valid = {
                  [1, 1, 3, 1.2]],
     "onehot_float": [[2.0], [8.0], [5.7], [3.0], [7.99]],
     "range_float": [1, 30, 7], "range_float_step": [3, 40, 10, 11],
+    "range_negative_delta": [1, 12, 5, 8], "stft": [1, 12, 5, 7, 3],
+    "maxunpool": [[1, 1, 4, 4], [1, 1, 7, 7], [1, 1, 5, 6], [1, 1, 6, 4]], "mel_weight_matrix": [1, 16, 8, 5, 11],
 }
 def outside(k, name, v, lo, hi):
     return f"element {k} ({name}) is {v}, outside {name}'s range [{lo}, {hi}]"
@@ -229,6 +294,10 @@ invalid = {
     "onehot_axis0": [([-1], outside(0, "d", -1, 1, 6))],
     **{m: [(13, outside(0, "n", 13, 1, 12)), (0, outside(0, "n", 0, 1, 12))] for m in models if "window" in m},
     "range_float": [(31, outside(0, "n", 31, 1, 30))], "range_float_step": [(2, outside(0, "n", 2, 3, 40))],
+    "range_negative_delta": [(13, outside(0, "l", 13, 1, 12)), (0, outside(0, "l", 0, 1, 12))],
+    "stft": [(0, outside(0, "s", 0, 1, 12)), (13, outside(0, "s", 13, 1, 12))],
+    "maxunpool": [([1, 1, 3, 4], outside(2, "h", 3, 4, 7)), ([2, 1, 4, 4], outside(0, "n", 2, 1, 1))],
+    "mel_weight_matrix": [(17, outside(0, "m", 17, 1, 16))],
     **{m: [([2, 1, 4, 5], outside(0, "n", 2, 1, 1)), ([1, 1, 10, 5], outside(2, "h", 10, 1, 9))] for m in SIZES},
     # An outer scale (not resized) is read as floor(e x 2^24), which must be 2^24 (e exactly 1): 2 is
     # outside [2^24, 2^24]; NaN compares false with everything.
@@ -276,7 +345,8 @@ for name, m in models.items():
     rank = m["ref"](*data(name, 0, valid[name][0]), valid[name][0]).ndim
     g = h.make_graph(m.get("pre", []) + [h.make_node(m["op"], node, ["y"], name=name, **m.get("attrs", {}))], name,
                      [h.make_tensor_value_info(*v) for v in ins],
-                     [h.make_tensor_value_info("y", F, [f"y{i}" for i in range(rank)])], initializer=m.get("init", []))
+                     [h.make_tensor_value_info("y", m.get("out_type", F), [f"y{i}" for i in range(rank)])],
+                     initializer=m.get("init", []))
     model = h.make_model(g, opset_imports=[h.make_opsetid("", m["opset"])])
     onnx.checker.check_model(model)
     os.makedirs(f"{out}/{name}")

@@ -58,6 +58,22 @@ bool CanEvaluate(const Graph& g, const Node& n) {
   }
   for (const std::string& in : n.inputs)
     if (!in.empty() && !g.IsConst(in)) return false;
+  // An input computed from run-time values (Tensor::sym) folds only where
+  // the symbols are carried to the output (PropagateSymbols); any other
+  // operator reading one stays a device operator, the values reaching it
+  // as data (dims_to_data).
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const Tensor* t = n.inputs[k].empty() ? nullptr : g.FindTensor(n.inputs[k]);
+    if (t == nullptr || !AnyDependsOnValue(t->sym)) continue;
+    const std::string& op = n.op_type;
+    const Tensor* y = n.outputs.empty() ? nullptr : g.FindTensor(n.outputs[0]);
+    const bool int_out = y != nullptr && (y->dtype == DType::kInt64 || y->dtype == DType::kInt32);
+    const bool carried =
+        (k == 0 && (op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+                    (op == "Cast" && int_out) || ((op == "Gather" || op == "Slice") && t->shape.size() == 1))) ||
+        (op == "Concat" && int_out && y->shape.size() == 1);
+    if (!carried) return false;
+  }
   // A float Cast of an integer read at run time stays a device operator
   // (the value reaches it as data); folding it would need a float symbol.
   if (n.op_type == "Cast" && !n.inputs.empty()) {

@@ -4,6 +4,8 @@
 //   Compress(input, condition)  -> Gather(input, constant indices of the true
 //                                  entries, axis) (flattened first without axis)
 //   MelWeightMatrix(...)        -> a constant [dft_length / 2 + 1, num_mel_bins]
+//                                  (elementwise on the device when an input is
+//                                  read at run time)
 //   MaxUnpool(X, I[, output_shape]) -> ScatterElements of X into a zero tensor
 //                                  at the flattened positions I
 //   GatherElements of rank > 6  -> merged non-axis dimensions, rank <= 6
@@ -149,8 +151,104 @@ Status Compress(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// MelWeightMatrix whose num_mel_bins / dft_length are read at run time
+// (feature value_symbols: the output shape [dft_length / 2 + 1,
+// num_mel_bins] is an expression of them) or whose other inputs are graph
+// inputs: the same formulas as the constant case below, elementwise on the
+// device in float32. edge(i) = floor((dft_length + 1) * hz(i) / sample_rate)
+// with hz(i) = 700 (10^((i step + lo) / 2595) - 1), and weight [j, i] =
+// (h - j) / (h - c) for c <= j < h when h > c, else 1 at j = c when c = l,
+// else (j - l) / (c - l) for l <= j <= c, else 0 (l, c, h = edges i, i + 1,
+// i + 2), bins j outside the output dropped.
+Status MelWeightMatrixOnDevice(Graph& g, const Node& n, Builder& b, const Dim& mel, const Dim& dft) {
+  SymContext* sc = SymContext::Current();
+  if (sc != nullptr) {
+    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(mel, Dim(1))).Node(sc), "MelWeightMatrix '" + n.name + "': num_mel_bins must be >= 1"));
+    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(dft, Dim(1))).Node(sc), "MelWeightMatrix '" + n.name + "': dft_length must be >= 1"));
+  } else if (mel < 1 || dft < 1) {
+    return NodeInvalid(n, "num_mel_bins and dft_length must be positive");
+  }
+  const Dim bins = FloorDiv(dft, Dim(2)) + 1;
+  auto op = [&](const std::string& o, std::vector<std::string> in, const std::string& sfx) { return b.Op(o, std::move(in), sfx); };
+  auto f = [&](double v, const std::string& sfx) { return b.AddConst(MakeConstFromDoubles("", DType::kFloat, {}, {v}), sfx); };
+  auto to_float = [&](const std::string& x, const std::string& sfx) {
+    Node& c = b.Add("Cast", {x}, sfx);
+    c.SetInt("to", static_cast<int64_t>(DType::kFloat));
+    return b.Out(c);
+  };
+  auto iota = [&](const Dim& len, const std::string& sfx) {
+    if (!len.is_symbolic()) {
+      std::vector<double> v(static_cast<size_t>(len.value()));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+      return b.AddConst(MakeConstFromDoubles("", DType::kFloat, {len.value()}, v), sfx);
+    }
+    return b.RunTimeIota(len, DType::kFloat, false, sfx);
+  };
+  const double ln10 = std::log(10.0);
+  // mel(hz) = 2595 log10(1 + hz / 700)
+  auto to_mel = [&](const std::string& hz, const std::string& sfx) {
+    return op("Mul", {op("Log", {op("Add", {op("Div", {to_float(hz, sfx + "_f"), f(700.0, sfx + "_700")}, sfx + "_r"), f(1.0, sfx + "_one")}, sfx + "_1p")}, sfx + "_ln"),
+                      f(2595.0 / ln10, sfx + "_k")},
+              sfx);
+  };
+  const std::string lo = to_mel(n.inputs[3], "mel_lo"), hi = to_mel(n.inputs[4], "mel_hi");
+  const std::string mel_f = to_float(n.inputs[0], "mel_count");
+  const std::string step = op("Div", {op("Sub", {hi, lo}, "mel_span"), op("Add", {mel_f, f(2.0, "two")}, "edges")}, "mel_step");
+  const std::string scale = op("Div", {op("Add", {to_float(n.inputs[1], "dft_f"), f(1.0, "dft_one")}, "dft_p1"),
+                                      to_float(n.inputs[2], "rate_f")},
+                               "bin_scale");
+  const std::string i0 = iota(mel, "band");
+  // edge(i + k) as a [1, mel] row.
+  auto edge = [&](double k, const std::string& sfx) {
+    const std::string m = op("Add", {op("Mul", {op("Add", {i0, f(k, sfx + "_k")}, sfx + "_i"), step}, sfx + "_is"), lo}, sfx + "_mel");
+    const std::string hz = op("Mul", {op("Sub", {op("Exp", {op("Mul", {m, f(ln10 / 2595.0, sfx + "_c")}, sfx + "_e")}, sfx + "_pow"),
+                                                f(1.0, sfx + "_one")}, sfx + "_m1"),
+                                      f(700.0, sfx + "_700")},
+                              sfx + "_hz");
+    return b.Reshape(op("Floor", {op("Mul", {hz, scale}, sfx + "_bin")}, sfx), {Dim(1), mel}, sfx + "_row");
+  };
+  const std::string l = edge(0, "left"), c = edge(1, "center"), h = edge(2, "right");
+  const std::string j = b.Reshape(iota(bins, "bin"), {bins, Dim(1)}, "bin_col");
+  const std::string zero = f(0.0, "zero"), one = f(1.0, "one");
+  const std::string down = op("Div", {op("Sub", {h, j}, "h_minus_j"), op("Sub", {h, c}, "h_minus_c")}, "falling");
+  const std::string up = op("Div", {op("Sub", {j, l}, "j_minus_l"), op("Sub", {c, l}, "c_minus_l")}, "rising");
+  const std::string in_fall = op("And", {op("Greater", {h, c}, "h_gt_c"),
+                                         op("And", {op("GreaterOrEqual", {j, c}, "j_ge_c"), op("Less", {j, h}, "j_lt_h")}, "j_in_ch")},
+                                 "in_falling");
+  const std::string in_rise = op("And", {op("GreaterOrEqual", {j, l}, "j_ge_l"), op("LessOrEqual", {j, c}, "j_le_c")}, "in_rising");
+  const std::string flat = op("Where", {op("Equal", {j, c}, "j_eq_c"), one, zero}, "flat");
+  const std::string rise = op("Where", {op("Equal", {c, l}, "c_eq_l"), flat, op("Where", {in_rise, up, zero}, "rise_or_0")}, "rise");
+  const std::string w = op("Where", {in_fall, down, rise}, "weights");
+  const DType dt = static_cast<DType>(n.GetInt("output_datatype", 1));
+  if (DTypeSize(dt) == 0) return NodeUnimplemented(n, "output_datatype " + std::to_string(int(dt)) + " is not supported");
+  if (dt == DType::kFloat) {
+    b.Add("Identity", {w}, "out", n.outputs[0]);
+  } else {
+    Node& cast = b.Add("Cast", {w}, "out", n.outputs[0]);
+    cast.SetInt("to", static_cast<int64_t>(dt));
+  }
+  (void)g;
+  return Status::Ok();
+}
+
 Status MelWeightMatrix(Graph& g, const Node& n, Builder& b) {
   const char* names[5] = {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"};
+  {
+    // The output shape needs num_mel_bins and dft_length (constants or
+    // run-time values); any input read at run time computes on the device.
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* mt, ConstInput(g, n, 0, names[0]));
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* dt, ConstInput(g, n, 1, names[1]));
+    if (mt->numel() != 1 || dt->numel() != 1) return NodeInvalid(n, "num_mel_bins and dft_length must be scalars");
+    bool device = AnyDependsOnValue(mt->sym) || AnyDependsOnValue(dt->sym);
+    for (size_t k = 2; k < 5; ++k) {
+      if (k >= n.inputs.size() || n.inputs[k].empty()) return NodeInvalid(n, std::string("missing input ") + names[k]);
+      const Tensor* t = g.FindTensor(n.inputs[k]);
+      if (!t) return NodeInvalid(n, std::string("missing input ") + names[k]);
+      if (t->has_shape && t->numel() != 1) return NodeInvalid(n, std::string(names[k]) + " must be a scalar");
+      device = device || !t->is_const || AnyDependsOnValue(t->sym);
+    }
+    if (device) return MelWeightMatrixOnDevice(g, n, b, mt->AsDims()[0], dt->AsDims()[0]);
+  }
   double v[5];
   for (size_t k = 0; k < 5; ++k) {
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, ConstInput(g, n, k, names[k]));
