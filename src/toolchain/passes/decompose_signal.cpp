@@ -52,8 +52,9 @@ class Ops {
 // The DFT core: x [..., N, c] (c = 1 real, 2 complex) along `axis` (< rank-1)
 // into `out` [..., K, 2].
 // A length read at run time (`len_tensor`, an integer scalar whose value is
-// the symbolic L; then xs[axis] == L): the twiddle matrices are computed on
-// the device, cos / sin of 2 pi ((n k) mod L) / L in float32 (forward only).
+// the symbolic L; then xs[axis] == L): the twiddle matrices are gathered on
+// the device from constant tables of cos / sin of 2 pi m / L for every
+// length up to the range's largest (forward only).
 Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs, int64_t axis, const Dim& L,
                bool inverse, bool onesided, const std::string& out, const std::string& len_tensor = "") {
   Ops o(b);
@@ -85,15 +86,38 @@ Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs,
       cn.SetInt("to", static_cast<int64_t>(to));
       return b.Out(cn);
     };
+    // cos / sin of 2 pi m / L for m = (n k) mod L, read from tables of every
+    // length up to the range's largest (computed here in double): table
+    // entry L (L - 1) / 2 + m. The device's cos / sin would do, but Vulkan
+    // bounds their error only by 2^-11 (SwiftShader is ~1e-4 off).
+    SymContext* sc = SymContext::Current();
+    const int64_t lmax = sc != nullptr && L.is_symbolic() ? sc->UpperBound(L.expr()) : L.value();
+    if (lmax > 2048)
+      return NodeUnimplemented(n, "a DFT length read at run time above 2048 (the range allows " +
+                                      std::to_string(lmax) + ")");
+    std::vector<double> ct, st;
+    for (int64_t l = 1; l <= lmax; ++l)
+      for (int64_t m = 0; m < l; ++m) {
+        ct.push_back(std::cos(2.0 * kPi * double(m) / double(l)));
+        st.push_back(std::sin(2.0 * kPi * double(m) / double(l)));
+      }
+    const int64_t entries = static_cast<int64_t>(ct.size());
     const std::string len64 = cast(len_tensor, DType::kInt64, "dft_length_i64");
     const std::string rows = o.Reshape(b.RunTimeIota(L, DType::kInt64, false, "dft_n"), {L, 1}, "dft_n_col");
     const std::string cols = o.Reshape(b.RunTimeIota(K, DType::kInt64, false, "dft_k"), {1, K}, "dft_k_row");
     const std::string m = o.Op("Mod", {o.Op("Mul", {rows, cols}, "dft_nk"), len64}, "dft_nk_mod");
-    const std::string theta = o.Op("Div", {o.Op("Mul", {cast(m, DType::kFloat, "dft_nk_f"), o.Scalar("two_pi", 2.0 * kPi)}, "dft_angle"),
-                                           cast(len64, DType::kFloat, "dft_length_f")},
-                                   "dft_theta");
-    C = o.Op("Cos", {theta}, "cos");
-    S = o.Op("Sin", {theta}, "sin");
+    auto i64 = [&](int64_t v, const std::string& sfx) { return b.AddConst(MakeConstI64("", {}, {v}), sfx); };
+    const std::string offset = o.Op("Div", {o.Op("Mul", {len64, o.Op("Sub", {len64, i64(1, "one")}, "dft_l_m1")}, "dft_l_l1"),
+                                            i64(2, "two")},
+                                    "dft_table_offset");
+    const std::string idx = o.Op("Add", {m, offset}, "dft_table_index");
+    auto table = [&](const std::vector<double>& v, const std::string& sfx) {
+      Node& gn = b.Add("Gather", {o.ConstF(sfx + "_table", {entries}, v), idx}, sfx);
+      gn.SetInt("axis", 0);
+      return b.Out(gn);
+    };
+    C = table(ct, "cos");
+    S = table(st, "sin");
   }
   // Split real / imaginary parts and move `axis` last.
   Shape inner(xs.begin(), xs.end() - 1);
