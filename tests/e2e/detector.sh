@@ -85,23 +85,8 @@ if [ $rc -eq 0 ]; then
   echo "gather variant (Gather after NonMaxSuppression): converted; its output is compared with ONNX Runtime"
   variants="nms gather"
 else
-  "$py" - "$tmp/gather/bundle" "$rc" <<'PY' || fail=1
-import json, os, sys
-d, rc = sys.argv[1], int(sys.argv[2])
-need = "only the device knows"
-try:
-    last = json.load(open(f"{d}/conversion-log.json"))[-1]
-except Exception as e:
-    print(f"FAIL: gather variant: exit {rc}, no readable conversion-log.json ({e})"); sys.exit(1)
-tech = last.get("Data", {}).get("Technical Error", "")
-problems = [p for p, bad in [(f"exit status {rc}, expected 1", rc != 1),
-                             (f"last message {last.get('Message')!r}", last.get("Message") != "Conversion Failed"),
-                             (f"Technical Error lacks {need!r}", need not in tech),
-                             ("model.oinf written", os.path.exists(f"{d}/model.oinf"))] if bad]
-if problems:
-    print(f"FAIL: gather variant: " + "; ".join(problems) + f"; Technical Error: {tech!r}"); sys.exit(1)
-print(f"gather variant (Gather after NonMaxSuppression): refused at conversion as expected: {tech}")
-PY
+  e2e_check_refused "$py" "$tmp/gather/bundle" "gather variant (Gather after NonMaxSuppression)" "$rc" \
+    "only the device knows" || fail=1
 fi
 for v in $variants; do
   while read -r img; do

@@ -66,21 +66,11 @@ e2e_run_cases() {
   return $failed
 }
 
-e2e_convert() {
-  local py=$1 build=$2 tmp=$3 default=${4:-} failed=0 m msg rc config
-  while read -r m; do
-    config=()
-    [ -f "$tmp/$m/config.json" ] && config=(--config "$tmp/$m/config.json")
-    if ! "$build/oaax-vulkan-toolchain" "${config[@]}" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1; then
-      echo "FAIL: $m: conversion failed"; cat "$tmp/$m/toolchain.log"
-      tail -c 2000 "$tmp/$m/bundle/conversion-log.json" 2>/dev/null || true; echo; failed=1
-    fi
-  done < "$tmp/models.txt"
-  [ -f "$tmp/refused.txt" ] || return $failed
-  while read -r m msg; do
-    rc=0
-    "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1 || rc=$?
-    "$py" - "$tmp/$m/bundle" "$m" "$rc" "${msg:-$default}" <<'PY' || failed=1
+# e2e_check_refused PYTHON BUNDLE_DIR LABEL RC NEED: a conversion that must be
+# refused: exit status 1, the last conversion-log.json entry "Conversion
+# Failed" containing NEED, and no model.oinf written. Prints the refusal.
+e2e_check_refused() {
+  "$1" - "$2" "$3" "$4" "$5" <<'PY'
 import json, os, sys
 d, m, rc, need = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 try:
@@ -96,6 +86,23 @@ if problems:
     print(f"FAIL: {m}: " + "; ".join(problems) + f"; last entry: {text}"); sys.exit(1)
 print(f"{m} refused: {last.get('Data', {}).get('Technical Error', text)}")
 PY
+}
+
+e2e_convert() {
+  local py=$1 build=$2 tmp=$3 default=${4:-} failed=0 m msg rc config
+  while read -r m; do
+    config=()
+    [ -f "$tmp/$m/config.json" ] && config=(--config "$tmp/$m/config.json")
+    if ! "$build/oaax-vulkan-toolchain" "${config[@]}" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1; then
+      echo "FAIL: $m: conversion failed"; cat "$tmp/$m/toolchain.log"
+      tail -c 2000 "$tmp/$m/bundle/conversion-log.json" 2>/dev/null || true; echo; failed=1
+    fi
+  done < "$tmp/models.txt"
+  [ -f "$tmp/refused.txt" ] || return $failed
+  while read -r m msg; do
+    rc=0
+    "$build/oaax-vulkan-toolchain" "$tmp/$m/model.onnx" "$tmp/$m/bundle" > "$tmp/$m/toolchain.log" 2>&1 || rc=$?
+    e2e_check_refused "$py" "$tmp/$m/bundle" "$m" "$rc" "${msg:-$default}" || failed=1
   done < "$tmp/refused.txt"
   return $failed
 }

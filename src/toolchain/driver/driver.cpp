@@ -384,7 +384,8 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     for (size_t k = 1; k < points.size(); ++k) {
       // A point where a guard fails is no valid input (run-time values a
       // Reshape or an Expand cannot take there): the runtime refuses it, so
-      // nothing is compiled for it.
+      // nothing is compiled for it; a valid point nearer the maximum is
+      // checked instead when one is found.
       auto valid_at = [&](const std::vector<int64_t>& pt) {
         for (const SymGuard& gd : ctx.guards()) {
           StatusOr<int64_t> gv = ctx.Eval(gd.expr, pt);
@@ -407,8 +408,10 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
           found = valid_at(pt) && std::find(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(k), pt) ==
                                       points.begin() + static_cast<std::ptrdiff_t>(k);
         }
-        skipped.push_back(PointToString(*symbols, points[k]));
-        if (!found) continue;
+        if (!found) {
+          skipped.push_back(PointToString(*symbols, points[k]));
+          continue;
+        }
         points[k] = pt;
       }
       SymContext sample_ctx(*symbols);
@@ -422,13 +425,15 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       if (!cs.ok()) return fail(cs);
       checked.push_back(PointToString(*symbols, points[k]));
     }
+    json guards = json::array();
+    for (const SymGuard& gd : ctx.guards()) guards.push_back(gd.text + " :: " + ctx.ToString(gd.expr));
     json syms = json::array();
     for (const Symbol& s : *symbols)
       syms.push_back({{"Name", s.name}, {"Min", s.min}, {"Max", s.max}, {"Multiple of", s.multiple_of}});
     add("Dynamic shapes", {{"Symbols", syms}, {"Shape program instructions", ctx.nodes().size()},
-                           {"Guards", [&] { json a = json::array(); for (const auto& gd : ctx.guards()) a.push_back(gd.text + " :: " + ctx.ToString(gd.expr)); return a; }()},
+                           {"Guards", guards},
                            {"Compiled for", PointToString(*symbols, points[0])}, {"Checked at", checked},
-                           {"Skipped (a guard fails there; moved towards the maximum when a point there is valid)", skipped},
+                           {"Skipped (a guard fails there)", skipped},
                            {"Elapsed ms", ms()}});
   }
   if (!r.ok()) return fail(r.status());

@@ -57,6 +57,12 @@ class Builder {
   std::string Op(const std::string& op, std::vector<std::string> inputs, const std::string& suffix) {
     return Out(Add(op, std::move(inputs), suffix));
   }
+  // Cast of `x` to `to` (into `out` when given).
+  std::string Cast(const std::string& x, DType to, const std::string& suffix, std::string out = "") {
+    Node& c = Add("Cast", {x}, suffix, std::move(out));
+    c.SetInt("to", static_cast<int64_t>(to));
+    return Out(c);
+  }
   std::string Reshape(const std::string& x, const std::vector<Dim>& shape, const std::string& suffix) {
     return Op("Reshape", {x, ConstI64(suffix + "_shape", shape)}, suffix);
   }

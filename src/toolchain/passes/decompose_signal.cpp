@@ -81,11 +81,6 @@ Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs,
     S = o.ConstF("sin", {N, Kc}, sm);
   } else {
     if (inverse) return NodeUnimplemented(n, "an inverse DFT of a length read at run time");
-    auto cast = [&](const std::string& v, DType to, const std::string& sfx) {
-      Node& cn = b.Add("Cast", {v}, sfx);
-      cn.SetInt("to", static_cast<int64_t>(to));
-      return b.Out(cn);
-    };
     // cos / sin of 2 pi m / L for m = (n k) mod L, read from tables of every
     // length up to the range's largest (computed here in double): table
     // entry L (L - 1) / 2 + m. The device's cos / sin would do, but Vulkan
@@ -93,8 +88,9 @@ Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs,
     SymContext* sc = SymContext::Current();
     const int64_t lmax = sc != nullptr && L.is_symbolic() ? sc->UpperBound(L.expr()) : L.value();
     if (lmax > 2048)
-      return NodeUnimplemented(n, "a DFT length read at run time above 2048 (the range allows " +
-                                      std::to_string(lmax) + ")");
+      return NodeUnimplemented(n, "frame_length is read at run time and its range allows " + std::to_string(lmax) +
+                                      "; the twiddle tables hold lengths up to 2048 (narrow its range in config.json "
+                                      "\"dimensions\", or bind it in \"input_values\")");
     std::vector<double> ct, st;
     for (int64_t l = 1; l <= lmax; ++l)
       for (int64_t m = 0; m < l; ++m) {
@@ -102,7 +98,7 @@ Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs,
         st.push_back(std::sin(2.0 * kPi * double(m) / double(l)));
       }
     const int64_t entries = static_cast<int64_t>(ct.size());
-    const std::string len64 = cast(len_tensor, DType::kInt64, "dft_length_i64");
+    const std::string len64 = b.Cast(len_tensor, DType::kInt64, "dft_length_i64");
     const std::string rows = o.Reshape(b.RunTimeIota(L, DType::kInt64, false, "dft_n"), {L, 1}, "dft_n_col");
     const std::string cols = o.Reshape(b.RunTimeIota(K, DType::kInt64, false, "dft_k"), {1, K}, "dft_k_row");
     const std::string m = o.Op("Mod", {o.Op("Mul", {rows, cols}, "dft_nk"), len64}, "dft_nk_mod");
@@ -226,17 +222,11 @@ Status Stft(Graph& g, const Node& n, Builder& b) {
   Dim frames;
   if (run_time_step || run_time_len) {
     std::string step64;
-    auto to_i64 = [&](const std::string& v, const Tensor* t, const std::string& sfx) {
-      if (t->dtype == DType::kInt64) return v;
-      Node& cast = b.Add("Cast", {v}, sfx);
-      cast.SetInt("to", static_cast<int64_t>(DType::kInt64));
-      return b.Out(cast);
-    };
     Dim d = step;
     if (run_time_step) {
       d = step_t->AsDims()[0];
       OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(d, Dim(1))).Node(c), "STFT '" + n.name + "': frame_step must be >= 1"));
-      step64 = to_i64(n.inputs[1], step_t, "frame_step_i64");
+      step64 = step_t->dtype == DType::kInt64 ? n.inputs[1] : b.Cast(n.inputs[1], DType::kInt64, "frame_step_i64");
     } else {
       if (step < 1) return NodeInvalid(n, "frame_step must be >= 1");
       step64 = b.AddConst(MakeConstI64("", {}, {step}), "frame_step");

@@ -160,7 +160,7 @@ Status Compress(Graph& g, const Node& n, Builder& b) {
 // (h - j) / (h - c) for c <= j < h when h > c, else 1 at j = c when c = l,
 // else (j - l) / (c - l) for l <= j <= c, else 0 (l, c, h = edges i, i + 1,
 // i + 2), bins j outside the output dropped.
-Status MelWeightMatrixOnDevice(Graph& g, const Node& n, Builder& b, const Dim& mel, const Dim& dft) {
+Status MelWeightMatrixOnDevice(const Node& n, Builder& b, const Dim& mel, const Dim& dft) {
   SymContext* sc = SymContext::Current();
   if (sc != nullptr) {
     OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(mel, Dim(1))).Node(sc), "MelWeightMatrix '" + n.name + "': num_mel_bins must be >= 1"));
@@ -171,11 +171,7 @@ Status MelWeightMatrixOnDevice(Graph& g, const Node& n, Builder& b, const Dim& m
   const Dim bins = FloorDiv(dft, Dim(2)) + 1;
   auto op = [&](const std::string& o, std::vector<std::string> in, const std::string& sfx) { return b.Op(o, std::move(in), sfx); };
   auto f = [&](double v, const std::string& sfx) { return b.AddConst(MakeConstFromDoubles("", DType::kFloat, {}, {v}), sfx); };
-  auto to_float = [&](const std::string& x, const std::string& sfx) {
-    Node& c = b.Add("Cast", {x}, sfx);
-    c.SetInt("to", static_cast<int64_t>(DType::kFloat));
-    return b.Out(c);
-  };
+  auto to_float = [&](const std::string& x, const std::string& sfx) { return b.Cast(x, DType::kFloat, sfx); };
   auto iota = [&](const Dim& len, const std::string& sfx) {
     if (!len.is_symbolic()) {
       std::vector<double> v(static_cast<size_t>(len.value()));
@@ -221,13 +217,8 @@ Status MelWeightMatrixOnDevice(Graph& g, const Node& n, Builder& b, const Dim& m
   const std::string w = op("Where", {in_fall, down, rise}, "weights");
   const DType dt = static_cast<DType>(n.GetInt("output_datatype", 1));
   if (DTypeSize(dt) == 0) return NodeUnimplemented(n, "output_datatype " + std::to_string(int(dt)) + " is not supported");
-  if (dt == DType::kFloat) {
-    b.Add("Identity", {w}, "out", n.outputs[0]);
-  } else {
-    Node& cast = b.Add("Cast", {w}, "out", n.outputs[0]);
-    cast.SetInt("to", static_cast<int64_t>(dt));
-  }
-  (void)g;
+  if (dt == DType::kFloat) b.Add("Identity", {w}, "out", n.outputs[0]);
+  else b.Cast(w, dt, "out", n.outputs[0]);
   return Status::Ok();
 }
 
@@ -247,7 +238,7 @@ Status MelWeightMatrix(Graph& g, const Node& n, Builder& b) {
       if (t->has_shape && t->numel() != 1) return NodeInvalid(n, std::string(names[k]) + " must be a scalar");
       device = device || !t->is_const || AnyDependsOnValue(t->sym);
     }
-    if (device) return MelWeightMatrixOnDevice(g, n, b, mt->AsDims()[0], dt->AsDims()[0]);
+    if (device) return MelWeightMatrixOnDevice(n, b, mt->AsDims()[0], dt->AsDims()[0]);
   }
   double v[5];
   for (size_t k = 0; k < 5; ++k) {
