@@ -60,8 +60,8 @@ bool CanEvaluate(const Graph& g, const Node& n) {
     if (!in.empty() && !g.IsConst(in)) return false;
   // An input computed from run-time values (Tensor::sym) folds only where
   // the symbols are carried to the output (PropagateSymbols); any other
-  // operator reading one stays a device operator, the values reaching it
-  // as data (dims_to_data).
+  // operator reading one (a float Cast, arithmetic) stays a device
+  // operator, the values reaching it as data (dims_to_data).
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     const Tensor* t = n.inputs[k].empty() ? nullptr : g.FindTensor(n.inputs[k]);
     if (t == nullptr || !AnyDependsOnValue(t->sym)) continue;
@@ -73,14 +73,6 @@ bool CanEvaluate(const Graph& g, const Node& n) {
                     (op == "Cast" && int_out) || ((op == "Gather" || op == "Slice") && t->shape.size() == 1))) ||
         (op == "Concat" && int_out && y->shape.size() == 1);
     if (!carried) return false;
-  }
-  // A float Cast of an integer read at run time stays a device operator
-  // (the value reaches it as data); folding it would need a float symbol.
-  if (n.op_type == "Cast" && !n.inputs.empty()) {
-    const Tensor* x = g.FindTensor(n.inputs[0]);
-    const DType to = static_cast<DType>(n.GetInt("to", 0));
-    if (x && AnyDependsOnValue(x->sym) && (to == DType::kFloat || to == DType::kDouble || to == DType::kFloat16))
-      return false;
   }
   return true;
 }
