@@ -55,6 +55,7 @@
 
 #include "oaax_vulkan/interface.h"
 #include "oaax_vulkan/tensors_util.h"
+#include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 
 extern char** environ;
@@ -157,15 +158,13 @@ void PackField(const Field& field, std::vector<uint8_t>* out) {
   }
 }
 
-// Reads a TensorProto file; "" on success, else the reason.
-std::string ReadTensor(const fs::path& path, HostTensor* t) {
-  onnx::TensorProto p;
-  std::ifstream f(path, std::ios::binary);
-  if (!f || !p.ParseFromIstream(&f)) return path.string() + ": not a TensorProto";
+// Converts a parsed TensorProto (`where` names it in errors); "" on
+// success, else the reason.
+std::string FromTensorProto(const onnx::TensorProto& p, const std::string& where, HostTensor* t) {
   t->name = p.name();
   t->dtype = p.data_type();
   for (int64_t d : p.dims()) {
-    if (d < 0) return path.string() + ": negative dimension";
+    if (d < 0) return where + ": negative dimension";
     t->shape.push_back(static_cast<size_t>(d));
   }
   const size_t es = OaaxElementSize(t->dtype);
@@ -192,9 +191,63 @@ std::string ReadTensor(const fs::path& path, HostTensor* t) {
     }
   }
   if (t->bytes.size() != t->numel() * es) {
-    return path.string() + ": holds " + std::to_string(t->bytes.size()) + " bytes, shape needs " +
+    return where + ": holds " + std::to_string(t->bytes.size()) + " bytes, shape needs " +
            std::to_string(t->numel() * es);
   }
+  return "";
+}
+
+// Reads a TensorProto file; "" on success, else the reason.
+std::string ReadTensor(const fs::path& path, HostTensor* t) {
+  onnx::TensorProto p;
+  std::ifstream f(path, std::ios::binary);
+  if (!f || !p.ParseFromIstream(&f)) return path.string() + ": not a TensorProto";
+  return FromTensorProto(p, path.string(), t);
+}
+
+// Reads a SequenceProto or OptionalProto file of graph input / output
+// `name` (docs/conformance.md "Sequences and optionals"): the tensors the
+// OAAX API carries for it, named as the toolchain flattens them ("name[i]"
+// for a sequence's elements, "name" for an optional tensor, none for an
+// empty optional), and the config.json "input_shapes" entry that says so
+// (a list of shapes, a shape, or null). "" on success, else the reason.
+std::string ReadCompound(const fs::path& path, const onnx::TypeProto& type, const std::string& name,
+                         std::vector<HostTensor>* out, nlohmann::json* entry) {
+  std::ifstream f(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto sequence = [&](const onnx::SequenceProto& sp) -> std::string {
+    if (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.tensor_values_size() == 0 && sp.elem_type() != 0)
+      return path.string() + ": a sequence of non-tensors";
+    *entry = nlohmann::json::array();
+    for (int i = 0; i < sp.tensor_values_size(); ++i) {
+      HostTensor t;
+      const std::string e = FromTensorProto(sp.tensor_values(i), path.string(), &t);
+      if (!e.empty()) return e;
+      t.name = name + "[" + std::to_string(i) + "]";
+      entry->push_back(t.shape);
+      out->push_back(std::move(t));
+    }
+    return "";
+  };
+  if (type.has_sequence_type()) {
+    onnx::SequenceProto sp;
+    if (!sp.ParseFromString(bytes)) return path.string() + ": not a SequenceProto";
+    return sequence(sp);
+  }
+  if (!type.has_optional_type()) return path.string() + ": a map (not carried)";
+  onnx::OptionalProto op;
+  if (!op.ParseFromString(bytes)) return path.string() + ": not an OptionalProto";
+  if (op.has_sequence_value()) return sequence(op.sequence_value());
+  if (op.has_tensor_value()) {
+    HostTensor t;
+    const std::string e = FromTensorProto(op.tensor_value(), path.string(), &t);
+    if (!e.empty()) return e;
+    t.name = name;
+    *entry = t.shape;
+    out->push_back(std::move(t));
+    return "";
+  }
+  *entry = nullptr;  // empty
   return "";
 }
 
@@ -522,6 +575,9 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
     if (!initializers.count(vi.name())) graph_inputs.push_back(&vi);
   }
   std::string non_tensor;
+  // Sequence / optional inputs: their config.json "input_shapes" entries.
+  nlohmann::json compound_shapes = nlohmann::json::object();
+  bool compound_outputs = false;
   for (size_t s = 0;; ++s) {
     const fs::path dir = case_dir / ("test_data_set_" + std::to_string(s));
     if (!fs::is_directory(dir)) break;
@@ -535,12 +591,16 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
         if (is_input && i < infos.size()) vi = infos[i];
         if (!is_input && static_cast<int>(i) < model.graph().output_size()) vi = &model.graph().output(static_cast<int>(i));
         if (vi && !vi->type().has_tensor_type()) {
-          // Judged only if the toolchain accepts the model (below).
-          if (non_tensor.empty()) {
-            non_tensor = std::string("graph ") + (is_input ? "input" : "output") + " '" + vi->name() +
-                         "' is not a tensor (sequence/optional/map); the OAAX C API carries tensors only, "
-                         "so the toolchain should have rejected this model";
-          }
+          // A sequence or optional: its tensors, flattened as the toolchain
+          // does; an input's structure goes into config.json.
+          nlohmann::json entry;
+          const std::string err =
+              ReadCompound(files[i], vi->type(), vi->name(), is_input ? &ds.inputs : &ds.outputs, &entry);
+          if (!err.empty()) return Emit("crash", "runner: " + err);
+          compound_outputs |= !is_input;
+          if (!is_input) continue;
+          if (s == 0) compound_shapes[vi->name()] = entry;
+          else if (compound_shapes[vi->name()] != entry) non_tensor = "data sets differ in the structure of '" + vi->name() + "'";
           continue;
         }
         HostTensor t;
@@ -566,15 +626,33 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
   Phase("convert");
   std::string reason;
   bool crashed = false;
-  int conv = RunConversion(case_dir, work, o, &reason, &crashed);
+  if (!non_tensor.empty()) return Emit("rejected", "runner: " + non_tensor);
+  // With sequence or optional inputs, config.json gives their structure, and
+  // the shapes of the other inputs with symbolic dimensions (from
+  // test_data_set_0), which the toolchain cannot take from the model.
+  nlohmann::json initial_shapes = compound_shapes;
+  if (!compound_shapes.empty() && !sets.empty()) {
+    for (const onnx::ValueInfoProto* vi : graph_inputs) {
+      if (!vi->type().has_tensor_type() || !vi->type().tensor_type().has_shape()) continue;
+      bool symbolic = false;
+      for (const auto& d : vi->type().tensor_type().shape().dim()) symbolic |= !d.has_dim_value();
+      for (const HostTensor& t : sets[0].inputs)
+        if (symbolic && t.name == vi->name()) initial_shapes[vi->name()] = t.shape;
+    }
+  }
+  const fs::path first_config = work / "sequence-config.json";
+  if (!initial_shapes.empty()) {
+    std::ofstream f(first_config);
+    f << nlohmann::json{{"input_shapes", initial_shapes}}.dump() << "\n";
+  }
+  int conv = RunConversion(case_dir, work, o, &reason, &crashed, initial_shapes.empty() ? fs::path() : first_config);
   // A graph input the toolchain needs at conversion (docs/conformance.md): an
   // integer or float32 input of at most 8 elements is first given as run-time values,
   // each element named in config.json "input_values" with a range around the
   // data set's value (the bundle reads the values at send_input); when no
   // range converts, or for other inputs, it is bound from the data sets
   // (when all of them agree on it). Then the conversion is retried.
-  nlohmann::json bind = nlohmann::json::object(), shapes = nlohmann::json::object(),
-                 dimensions = nlohmann::json::object();
+  nlohmann::json bind = nlohmann::json::object(), shapes = initial_shapes, dimensions = nlohmann::json::object();
   std::string bound_names, ranged_names;
   static const std::regex kNeedsConstant("input '([^']+)' is not a compile-time constant");
   // The graph input a needed constant is computed from, when the toolchain
@@ -603,7 +681,7 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
       if (conv == 0 || ranged_names.empty()) break;
       bind = nlohmann::json::object();
       dimensions = nlohmann::json::object();
-      shapes = nlohmann::json::object();
+      shapes = initial_shapes;
       ranged_names.clear();
       bound_names.clear();
       conv = first_conv;
@@ -679,7 +757,6 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
   if (conv != 0) return Emit(crashed ? "crash" : "rejected", reason);
   const fs::path bundle = work / "bundle" / "model.oinf";
   if (!fs::exists(bundle)) return Emit("runtime-error", "toolchain exited 0 but wrote no model.oinf");
-  if (!non_tensor.empty()) return Emit("runtime-error", non_tensor);
   for (const DataSet& ds : sets) {
     for (const auto* list : {&ds.inputs, &ds.outputs}) {
       for (const HostTensor& t : *list) {
@@ -735,6 +812,11 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
                   std::string("receive_output (test_data_set_") + std::to_string(s) + "): " + api.error());
     }
     std::string diff;
+    // A sequence output's length (an empty optional: no tensor) is checked
+    // by the number of tensors.
+    if (compound_outputs && out->num_tensors != sets[s].outputs.size())
+      diff = "test_data_set_" + std::to_string(s) + ": receive_output gave " + std::to_string(out->num_tensors) +
+             " tensors, the expected outputs flatten to " + std::to_string(sets[s].outputs.size());
     for (size_t i = 0; i < sets[s].outputs.size() && diff.empty(); ++i) {
       const HostTensor& exp = sets[s].outputs[i];
       size_t found = out->num_tensors;

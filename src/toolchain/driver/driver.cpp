@@ -271,6 +271,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   auto import_at = [&](const std::vector<int64_t>& point, SymContext* ctx, ImportReport* rep) -> StatusOr<Graph> {
     ImportOptions iopt;
     iopt.input_shapes = in->config.input_shapes;
+    iopt.sequence_lengths = in->config.sequence_lengths;
     iopt.input_values = in->config.input_values;
     std::map<std::string, size_t> index;
     std::map<std::string, std::vector<size_t>> value_symbols;  // input -> its value symbols, by element
@@ -287,6 +288,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
             y.value_scale > 0
                 ? ConfigNumber{(static_cast<double>(point[k]) + 0.5) / static_cast<double>(y.value_scale), false, 0}
                 : ConfigNumber{static_cast<double>(point[k]), true, point[k]};
+        iopt.run_time_values.insert(y.value_input);
         std::vector<size_t>& ks = value_symbols[y.value_input];
         if (ks.size() <= static_cast<size_t>(y.value_element)) ks.resize(static_cast<size_t>(y.value_element) + 1);
         ks[static_cast<size_t>(y.value_element)] = k;

@@ -1,5 +1,6 @@
 #include "toolchain/import/control_flow.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -88,10 +89,47 @@ bool FirstElement(const TensorProto& t, double* v) {
   }
 }
 
+bool IsOnnxDomain(const NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
+
+const std::set<std::string>& SequenceOps() {
+  static const std::set<std::string> kOps = {
+      "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
+      "SplitToSequence", "ConcatFromSequence", "SequenceMap", "Optional", "OptionalHasElement",
+      "OptionalGetElement"};
+  return kOps;
+}
+
+bool IsControlFlow(const NodeProto& n) {
+  return IsOnnxDomain(n) && (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
+}
+
+// A sequence or an optional value, compiled away: the tensors it holds.
+struct Compound {
+  bool optional = false;  // an optional (else a sequence)
+  bool present = true;    // an optional that holds its element
+  bool sequence = true;   // the value (an optional's element) is a sequence
+  std::vector<std::string> elems;
+};
+
+// The tensor type inside a sequence / optional type (nullptr: none).
+const onnx::TypeProto* ElementTensorType(const onnx::TypeProto& t) {
+  if (t.has_tensor_type()) return &t;
+  if (t.has_sequence_type()) return ElementTensorType(t.sequence_type().elem_type());
+  if (t.has_optional_type()) return ElementTensorType(t.optional_type().elem_type());
+  return nullptr;
+}
+
+std::string ElementName(const std::string& name, size_t i) { return name + "[" + std::to_string(i) + "]"; }
+
 class Inliner {
  public:
-  Inliner(onnx::ModelProto& model, const InputValues& bound, std::set<std::string>* selects)
-      : g_(*model.mutable_graph()), bound_(bound), selects_(selects) {
+  Inliner(onnx::ModelProto& model, const InputValues& bound, const std::set<std::string>& run_time_values,
+          const CompoundInputs& compound_inputs, std::set<std::string>* selects)
+      : g_(*model.mutable_graph()),
+        bound_(bound),
+        run_time_values_(run_time_values),
+        compound_inputs_(compound_inputs),
+        selects_(selects) {
     for (const auto& os : model.opset_import())
       if (os.domain().empty() || os.domain() == "ai.onnx") opset_ = os.version();
     std::function<void(const GraphProto&)> collect = [&](const GraphProto& g) {
@@ -112,12 +150,22 @@ class Inliner {
   }
 
   Status Run() {
+    OAAXVK_RETURN_IF_ERROR(FlattenInputs());
     for (int round = 0; round < 64; ++round) {
       bool any = false;
+      // Outputs of nodes rewritten this round (or waiting for such outputs):
+      // their readers wait for the next round, when the rewritten nodes and
+      // the sequences they build are known.
+      std::set<std::string> pending;
       std::vector<NodeProto> out;
       for (const NodeProto& n : g_.node()) {
-        const bool onnx_domain = n.domain().empty() || n.domain() == "ai.onnx";
-        if (onnx_domain && (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan")) {
+        const bool waits = std::any_of(n.input().begin(), n.input().end(),
+                                       [&](const std::string& i) { return pending.count(i) > 0; });
+        if (waits) {
+          out.push_back(n);
+          pending.insert(n.output().begin(), n.output().end());
+          any = true;
+        } else if (IsControlFlow(n)) {
           any = true;
           if (n.op_type() == "If") {
             OAAXVK_RETURN_IF_ERROR(If(n, &out));
@@ -126,6 +174,12 @@ class Inliner {
           } else {
             OAAXVK_RETURN_IF_ERROR(Scan(n, &out));
           }
+          pending.insert(n.output().begin(), n.output().end());
+        } else if (IsSequenceOp(n) || std::any_of(n.input().begin(), n.input().end(), [&](const std::string& i) {
+                     return compounds_.count(i) > 0;
+                   })) {
+          any = true;
+          OAAXVK_RETURN_IF_ERROR(Sequence(n, &out));
         } else {
           out.push_back(n);
         }
@@ -135,7 +189,7 @@ class Inliner {
       }
       g_.clear_node();
       for (NodeProto& n : out) *g_.add_node() = std::move(n);
-      if (!any) return Status::Ok();
+      if (!any) return FlattenOutputs();
     }
     return Unimplemented("control flow nested more than 64 levels deep");
   }
@@ -155,7 +209,15 @@ class Inliner {
     for (const TensorProto& t : g_.initializer())
       if (t.name() == name) return FirstElement(t, v);
     for (const NodeProto& n : g_.node()) {
-      if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != name) continue;
+      if (n.output_size() != 1 || n.output(0) != name) continue;
+      // Not / Identity of a known value (e.g. of an OptionalHasElement).
+      if (n.op_type() == "Identity" && n.input_size() == 1) return Known(n.input(0), v);
+      if (n.op_type() == "Not" && n.input_size() == 1) {
+        if (!Known(n.input(0), v)) return false;
+        *v = *v != 0 ? 0 : 1;
+        return true;
+      }
+      if (n.op_type() != "Constant") continue;
       for (const auto& a : n.attribute()) {
         if (a.name() == "value" && a.has_t()) return FirstElement(a.t(), v);
         if (a.name() == "value_int") { *v = static_cast<double>(a.i()); return true; }
@@ -164,7 +226,7 @@ class Inliner {
       return false;
     }
     auto b = bound_.find(name);
-    if (b != bound_.end() && b->second.size() == 1) {
+    if (b != bound_.end() && b->second.size() == 1 && !run_time_values_.count(name)) {
       *v = b->second[0].is_integer ? static_cast<double>(b->second[0].integer) : b->second[0].value;
       return true;
     }
@@ -495,18 +557,501 @@ class Inliner {
     return Finish(n, base, {}, all, std::vector<int64_t>(all.size(), 0), out);
   }
 
+  // ---- Sequences and optionals (header comment) ----
+
+  static bool IsSequenceOp(const NodeProto& n) { return IsOnnxDomain(n) && SequenceOps().count(n.op_type()) > 0; }
+
+  // Sequence and optional graph inputs become tensor inputs: a sequence of
+  // length L the inputs "x[0]" .. "x[L-1]" (shapes from config.json
+  // "input_shapes"), an optional tensor that holds its element a tensor
+  // input of its own name, an empty optional nothing.
+  Status FlattenInputs() {
+    std::set<std::string> inits;
+    for (const TensorProto& t : g_.initializer()) inits.insert(t.name());
+    std::vector<onnx::ValueInfoProto> inputs;
+    for (const onnx::ValueInfoProto& vi : g_.input()) {
+      if (vi.type().has_tensor_type() || inits.count(vi.name())) {
+        inputs.push_back(vi);
+        continue;
+      }
+      const std::string& name = vi.name();
+      const onnx::TypeProto& ty = vi.type();
+      Compound c;
+      c.optional = ty.has_optional_type();
+      const onnx::TypeProto& inner = c.optional ? ty.optional_type().elem_type() : ty;
+      c.sequence = inner.has_sequence_type();
+      const onnx::TypeProto* et = ElementTensorType(inner);
+      if ((!c.sequence && !inner.has_tensor_type()) || et == nullptr)
+        return Unimplemented("graph input '" + name + "' is not a tensor, a sequence of tensors or an optional of "
+                             "either (maps are not supported)");
+      auto length = compound_inputs_.lengths.find(name);
+      const std::string example = c.sequence ? "[[2, 3], [4, 3]]" : "[2, 3]";
+      if (length != compound_inputs_.lengths.end() && length->second < 0) {
+        if (!c.optional)
+          return InvalidArgument("config.json: input_shapes['" + name + "'] is null, but '" + name +
+                                 "' is a sequence, not an optional; give its element shapes, e.g. " + example);
+        c.present = false;
+      } else if (c.sequence) {
+        if (length == compound_inputs_.lengths.end())
+          return InvalidArgument("graph input '" + name + "' is a " + (c.optional ? "optional " : "") +
+                                 "sequence; give its length and element shapes in config.json, e.g. "
+                                 "{\"input_shapes\": {\"" + name + "\": " + example + "}} for two elements sent as "
+                                 "the inputs '" + ElementName(name, 0) + "' and '" + ElementName(name, 1) + "'" +
+                                 (c.optional ? ", or null for an empty optional" : ""));
+        for (int64_t i = 0; i < length->second; ++i) {
+          const std::string e = ElementName(name, static_cast<size_t>(i));
+          auto shape = compound_inputs_.shapes.find(e);
+          if (shape == compound_inputs_.shapes.end()) return Internal("no shape for sequence element '" + e + "'");
+          onnx::ValueInfoProto& x = inputs.emplace_back();
+          OAAXVK_RETURN_IF_ERROR(ElementInput(e, *et, shape->second, &x));
+          c.elems.push_back(e);
+        }
+      } else {
+        if (length != compound_inputs_.lengths.end())
+          return InvalidArgument("config.json: input_shapes['" + name + "'] is a list of shapes, but '" + name +
+                                 "' is an optional tensor; give its shape, e.g. " + example +
+                                 ", or null when it is empty");
+        auto shape = compound_inputs_.shapes.find(name);
+        if (shape == compound_inputs_.shapes.end())
+          return InvalidArgument("graph input '" + name + "' is an optional tensor; say in config.json whether it "
+                                 "holds one: its shape, e.g. {\"input_shapes\": {\"" + name + "\": " + example +
+                                 "}}, or null for an empty optional");
+        onnx::ValueInfoProto& x = inputs.emplace_back();
+        OAAXVK_RETURN_IF_ERROR(ElementInput(name, *et, shape->second, &x));
+        c.elems.push_back(name);
+      }
+      compounds_[name] = std::move(c);
+    }
+    g_.clear_input();
+    for (onnx::ValueInfoProto& vi : inputs) *g_.add_input() = std::move(vi);
+    return Status::Ok();
+  }
+
+  Status ElementInput(const std::string& name, const onnx::TypeProto& et, const std::vector<int64_t>& shape,
+                      onnx::ValueInfoProto* vi) {
+    if (name != vi->name() && used_.count(name) && !compounds_.count(name)) {
+      bool is_input = false;
+      for (const auto& i : g_.input()) is_input |= i.name() == name && !i.type().has_tensor_type();
+      if (!is_input)
+        return InvalidArgument("the flattened input name '" + name + "' is already a tensor of the model");
+    }
+    used_.insert(name);
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(et.tensor_type().elem_type());
+    if (et.tensor_type().has_shape() && et.tensor_type().shape().dim_size() != static_cast<int>(shape.size()))
+      return InvalidArgument("config.json: input_shapes['" + name + "'] has rank " + std::to_string(shape.size()) +
+                             ", the model says " + std::to_string(et.tensor_type().shape().dim_size()));
+    tt->mutable_shape();  // a scalar has a shape with no dimensions
+    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    return Status::Ok();
+  }
+
+  // Sequence and optional graph outputs become tensor outputs, named as the
+  // inputs are; an empty optional output is left out.
+  Status FlattenOutputs() {
+    std::vector<onnx::ValueInfoProto> outputs;
+    for (const onnx::ValueInfoProto& vi : g_.output()) {
+      auto it = compounds_.find(vi.name());
+      if (it == compounds_.end()) {
+        if (!vi.type().has_tensor_type() && vi.has_type())
+          return Unimplemented("graph output '" + vi.name() + "' is a sequence or optional that the conversion could "
+                               "not resolve into tensors");
+        outputs.push_back(vi);
+        continue;
+      }
+      const Compound& c = it->second;
+      if (!c.present) continue;
+      const onnx::TypeProto* et = ElementTensorType(vi.type());
+      for (size_t i = 0; i < c.elems.size(); ++i) {
+        const std::string name = c.sequence ? ElementName(vi.name(), i) : vi.name();
+        if (c.sequence && used_.count(name))
+          return InvalidArgument("the flattened output name '" + name + "' is already a tensor of the model");
+        used_.insert(name);
+        NodeProto* n = g_.add_node();
+        n->set_op_type("Identity");
+        n->set_name(Fresh(vi.name() + "/element"));
+        n->add_input(c.elems[i]);
+        n->add_output(name);
+        onnx::ValueInfoProto& o = outputs.emplace_back();
+        o.set_name(name);
+        if (et != nullptr) o.mutable_type()->mutable_tensor_type()->set_elem_type(et->tensor_type().elem_type());
+      }
+    }
+    g_.clear_output();
+    for (onnx::ValueInfoProto& vi : outputs) *g_.add_output() = std::move(vi);
+    // value_info of the sequences and optionals that are gone.
+    std::vector<onnx::ValueInfoProto> infos;
+    for (const onnx::ValueInfoProto& vi : g_.value_info())
+      if (vi.type().has_tensor_type()) infos.push_back(vi);
+    g_.clear_value_info();
+    for (onnx::ValueInfoProto& vi : infos) *g_.add_value_info() = std::move(vi);
+    return Status::Ok();
+  }
+
+  // The integers of a constant (initializer or Constant node), any shape.
+  bool KnownInts(const std::string& name, std::vector<int64_t>* v) const {
+    const TensorProto* t = nullptr;
+    for (const TensorProto& i : g_.initializer())
+      if (i.name() == name) t = &i;
+    for (const NodeProto& n : g_.node())
+      if (!t && n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == name)
+        for (const auto& a : n.attribute())
+          if (a.name() == "value" && a.has_t()) t = &a.t();
+    if (t == nullptr) {
+      double x = 0;
+      if (!Known(name, &x)) return false;
+      v->assign(1, static_cast<int64_t>(x));
+      return true;
+    }
+    int64_t n = 1;
+    for (int64_t d : t->dims()) n *= d;
+    v->clear();
+    const std::string& raw = t->raw_data();
+    if (t->data_type() == TensorProto::INT64) {
+      if (!raw.empty()) {
+        if (raw.size() != static_cast<size_t>(n) * 8) return false;
+        v->resize(static_cast<size_t>(n));
+        std::memcpy(v->data(), raw.data(), raw.size());
+      } else {
+        v->assign(t->int64_data().begin(), t->int64_data().end());
+      }
+    } else if (t->data_type() == TensorProto::INT32) {
+      if (!raw.empty()) {
+        if (raw.size() != static_cast<size_t>(n) * 4) return false;
+        for (int64_t k = 0; k < n; ++k) {
+          int32_t x = 0;
+          std::memcpy(&x, raw.data() + 4 * k, 4);
+          v->push_back(x);
+        }
+      } else {
+        v->assign(t->int32_data().begin(), t->int32_data().end());
+      }
+    } else {
+      return false;
+    }
+    return static_cast<int64_t>(v->size()) == n;
+  }
+
+  // A one-element integer tensor named `name` (the output of a node that is
+  // compiled away), visible to Known() at once.
+  void ConstNamed(const std::string& name, int data_type, int64_t v) {
+    TensorProto* t = g_.add_initializer();
+    t->set_name(name);
+    t->set_data_type(data_type);
+    if (data_type == TensorProto::INT64) t->add_int64_data(v); else t->add_int32_data(static_cast<int32_t>(v));
+  }
+
+  Status Sequence(const NodeProto& n, std::vector<NodeProto>* out) {
+    const std::string& op = n.op_type();
+    const std::string base = (n.name().empty() ? op : n.name()) + "/";
+    auto input = [&](int i) -> const std::string& {
+      static const std::string kNone;
+      return i < n.input_size() ? n.input(i) : kNone;
+    };
+    // The sequence read as input i.
+    auto seq = [&](int i, const Compound** c) -> Status {
+      auto it = compounds_.find(input(i));
+      if (it == compounds_.end() || !it->second.sequence || (it->second.optional && !it->second.present))
+        return Refuse(n, "input '" + input(i) + "' is not a sequence known at conversion (sequences are compiled "
+                         "away, so their lengths and positions must be known at conversion)");
+      *c = &it->second;
+      return Status::Ok();
+    };
+    // A position input known at conversion, in [-size, size - 1 + extra].
+    auto position = [&](int i, int64_t size, int64_t extra, int64_t fallback, int64_t* pos) -> Status {
+      if (input(i).empty()) {
+        *pos = fallback;
+        return Status::Ok();
+      }
+      double p = 0;
+      if (!Known(input(i), &p))
+        return Refuse(n, "the position input '" + input(i) + "' is not a compile-time constant; sequences are "
+                         "compiled away, so positions must be known at conversion (a constant, or an input bound "
+                         "by config.json \"input_values\")");
+      int64_t v = static_cast<int64_t>(p);
+      if (v < -size || v > size - 1 + extra)
+        return Refuse(n, "position " + std::to_string(v) + " is out of range for a sequence of " +
+                         std::to_string(size) + " tensors");
+      *pos = v < 0 ? v + size : v;
+      return Status::Ok();
+    };
+    auto output = [&]() -> const std::string& { return n.output(0); };
+    auto alias = [&](const std::string& from, const std::string& to) {
+      Add(out, "Identity", {from}, to, base + "element");
+    };
+    if (n.output_size() < 1) return Refuse(n, "no output");
+    if (op == "SequenceEmpty") {
+      compounds_[output()] = Compound{};
+    } else if (op == "SequenceConstruct") {
+      Compound c;
+      for (const std::string& i : n.input()) {
+        if (compounds_.count(i)) return Refuse(n, "input '" + i + "' is not a tensor");
+        c.elems.push_back(i);
+      }
+      compounds_[output()] = std::move(c);
+    } else if (op == "SequenceInsert") {
+      const Compound* s = nullptr;
+      OAAXVK_RETURN_IF_ERROR(seq(0, &s));
+      const int64_t size = static_cast<int64_t>(s->elems.size());
+      int64_t pos = 0;
+      OAAXVK_RETURN_IF_ERROR(position(2, size, 1, size, &pos));
+      Compound c = *s;
+      c.optional = false;
+      c.elems.insert(c.elems.begin() + pos, input(1));
+      compounds_[output()] = std::move(c);
+    } else if (op == "SequenceErase") {
+      const Compound* s = nullptr;
+      OAAXVK_RETURN_IF_ERROR(seq(0, &s));
+      const int64_t size = static_cast<int64_t>(s->elems.size());
+      if (size == 0) return Refuse(n, "the sequence is empty");
+      int64_t pos = 0;
+      OAAXVK_RETURN_IF_ERROR(position(1, size, 0, size - 1, &pos));
+      Compound c = *s;
+      c.optional = false;
+      c.elems.erase(c.elems.begin() + pos);
+      compounds_[output()] = std::move(c);
+    } else if (op == "SequenceAt") {
+      const Compound* s = nullptr;
+      OAAXVK_RETURN_IF_ERROR(seq(0, &s));
+      const int64_t size = static_cast<int64_t>(s->elems.size());
+      if (input(1).empty()) return Refuse(n, "SequenceAt needs a position");
+      int64_t pos = 0;
+      OAAXVK_RETURN_IF_ERROR(position(1, size, 0, 0, &pos));
+      alias(s->elems[static_cast<size_t>(pos)], output());
+    } else if (op == "SequenceLength") {
+      const Compound* s = nullptr;
+      OAAXVK_RETURN_IF_ERROR(seq(0, &s));
+      ConstNamed(output(), TensorProto::INT64, static_cast<int64_t>(s->elems.size()));
+    } else if (op == "SplitToSequence") {
+      OAAXVK_RETURN_IF_ERROR(SplitToSequence(n, base, out));
+    } else if (op == "ConcatFromSequence") {
+      const Compound* s = nullptr;
+      OAAXVK_RETURN_IF_ERROR(seq(0, &s));
+      if (s->elems.empty()) return Refuse(n, "the sequence is empty (zero-size tensors are not supported)");
+      const onnx::AttributeProto* ax = FindAttr(n, "axis");
+      const onnx::AttributeProto* na = FindAttr(n, "new_axis");
+      if (!ax) return Refuse(n, "ConcatFromSequence needs the axis attribute");
+      std::vector<std::string> parts = s->elems;
+      if (na && na->i() != 0)
+        for (std::string& p : parts) p = Unsqueeze(out, p, ax->i(), base + "unsqueeze");
+      NodeProto& c = Add(out, "Concat", parts, output(), base + "concat");
+      onnx::AttributeProto* a = c.add_attribute();
+      a->set_name("axis");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(ax->i());
+    } else if (op == "SequenceMap") {
+      OAAXVK_RETURN_IF_ERROR(SequenceMap(n, base, out));
+    } else if (op == "Optional") {
+      Compound c;
+      c.optional = true;
+      if (!input(0).empty()) {
+        auto it = compounds_.find(input(0));
+        if (it != compounds_.end()) {
+          if (it->second.optional) return Refuse(n, "an optional of an optional");
+          c.elems = it->second.elems;
+        } else {
+          c.sequence = false;
+          c.elems = {input(0)};
+        }
+      } else {
+        const onnx::AttributeProto* type = FindAttr(n, "type");
+        if (!type || !type->has_tp()) return Refuse(n, "an empty Optional needs the type attribute");
+        c.present = false;
+        c.sequence = type->tp().has_sequence_type();
+      }
+      compounds_[output()] = std::move(c);
+    } else if (op == "OptionalHasElement") {
+      auto it = compounds_.find(input(0));
+      const bool has = it == compounds_.end() ? !input(0).empty() : it->second.present;
+      ConstNamed(output(), TensorProto::BOOL, has ? 1 : 0);
+    } else if (op == "OptionalGetElement") {
+      auto it = compounds_.find(input(0));
+      if (it == compounds_.end()) {
+        alias(input(0), output());  // a tensor (opset 18)
+      } else if (!it->second.present) {
+        return Refuse(n, "the optional input '" + input(0) + "' is empty (ONNX: an error)");
+      } else if (it->second.sequence) {
+        Compound c = it->second;
+        c.optional = false;
+        compounds_[output()] = std::move(c);
+      } else {
+        alias(it->second.elems[0], output());
+      }
+    } else if (op == "Identity") {
+      compounds_[output()] = compounds_.at(input(0));
+    } else if (op == "Where" && selects_->count(n.name())) {
+      OAAXVK_RETURN_IF_ERROR(SelectCompounds(n, base, out));
+    } else {
+      std::string which;
+      for (const std::string& i : n.input())
+        if (compounds_.count(i)) which = i;
+      return Refuse(n, "it reads the sequence or optional '" + which + "'; only the sequence and optional "
+                       "operators, Identity, If, Loop and SequenceMap take those");
+    }
+    return Status::Ok();
+  }
+
+  // An If's run-time selection between two sequences / optionals: element
+  // by element, when both branches give the same structure.
+  Status SelectCompounds(const NodeProto& n, const std::string& base, std::vector<NodeProto>* out) {
+    auto t = compounds_.find(n.input(1)), e = compounds_.find(n.input(2));
+    if (t == compounds_.end() || e == compounds_.end())
+      return Refuse(n, "one If branch gives a sequence or optional, the other a tensor");
+    const Compound& a = t->second;
+    const Compound& b = e->second;
+    const std::string run_time = "the condition input '" + n.input(0) + "' is not a compile-time constant, and ";
+    if (a.optional != b.optional || a.sequence != b.sequence || a.present != b.present)
+      return Refuse(n, run_time + "the If branches give " +
+                           (a.present != b.present ? "an empty optional in one branch and a full one in the other"
+                                                   : "values of different kinds") +
+                           "; with a condition read at run time which one the model returns is only known at run "
+                           "time (bind the condition in config.json \"input_values\" to keep one branch)");
+    if (a.elems.size() != b.elems.size())
+      return Refuse(n, run_time + "the If branches give sequences of " + std::to_string(a.elems.size()) + " and " +
+                       std::to_string(b.elems.size()) + " tensors; with a condition read at run time the length "
+                       "would only be known at run time (bind the condition in config.json \"input_values\")");
+    Compound c = a;
+    for (size_t i = 0; i < a.elems.size(); ++i) {
+      const std::string y = Fresh(n.output(0) + "/" + std::to_string(i));
+      NodeProto& w = Add(out, "Where", {n.input(0), a.elems[i], b.elems[i]}, y, base + "select");
+      selects_->insert(w.name());
+      c.elems[i] = y;
+    }
+    selects_->erase(n.name());
+    compounds_[n.output(0)] = std::move(c);
+    return Status::Ok();
+  }
+
+  Status SplitToSequence(const NodeProto& n, const std::string& base, std::vector<NodeProto>* out) {
+    const std::string& x = n.input(0);
+    std::vector<int64_t> shape;
+    if (!ShapeOf(x, &shape))
+      return Refuse(n, "the input '" + x + "' has no static shape, so the number of pieces is unknown");
+    const onnx::AttributeProto* ax = FindAttr(n, "axis");
+    const onnx::AttributeProto* kd = FindAttr(n, "keepdims");
+    int64_t axis = ax ? ax->i() : 0;
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return Refuse(n, "axis is out of range");
+    const int64_t dim = shape[static_cast<size_t>(axis)];
+    std::vector<int64_t> sizes;
+    bool keep = true;
+    if (n.input_size() < 2 || n.input(1).empty()) {
+      sizes.assign(static_cast<size_t>(dim), 1);
+      keep = !kd || kd->i() != 0;
+    } else {
+      std::vector<int64_t> split;
+      if (!KnownInts(n.input(1), &split))
+        return Refuse(n, "the split input '" + n.input(1) + "' is not a compile-time constant; sequences are "
+                         "compiled away, so their lengths must be known at conversion");
+      bool scalar = false;
+      for (const TensorProto& t : g_.initializer())
+        if (t.name() == n.input(1)) scalar = t.dims_size() == 0;
+      if (scalar || split.size() == 1) {
+        const int64_t s = split.empty() ? 0 : split[0];
+        if (s < 1) return Refuse(n, "split must be positive");
+        for (int64_t o = 0; o < dim; o += s) sizes.push_back(std::min(s, dim - o));
+      } else {
+        sizes = split;
+        int64_t total = 0;
+        for (int64_t s : sizes) {
+          if (s < 1) return Refuse(n, "split sizes must be positive (zero-size tensors are not supported)");
+          total += s;
+        }
+        if (total != dim) return Refuse(n, "split sizes do not sum to the axis' extent " + std::to_string(dim));
+      }
+    }
+    if (sizes.empty()) return Refuse(n, "the input is empty (zero-size tensors are not supported)");
+    if (static_cast<int64_t>(sizes.size()) > kMaxUnrolledIterations)
+      return Refuse(n, std::to_string(sizes.size()) + " pieces exceed the limit of " +
+                       std::to_string(kMaxUnrolledIterations));
+    Compound c;
+    int64_t offset = 0;
+    for (int64_t s : sizes) {
+      const std::string y = Fresh(base + "piece");
+      if (!keep) {  // pieces of 1 without the axis
+        NodeProto& gn = Add(out, "Gather", {x, ConstI64(base + "index", {offset}, true)}, y, base + "gather");
+        onnx::AttributeProto* a = gn.add_attribute();
+        a->set_name("axis");
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(axis);
+      } else {
+        Add(out, "Slice",
+            {x, ConstI64(base + "starts", {offset}, false), ConstI64(base + "ends", {offset + s}, false),
+             ConstI64(base + "axes", {axis}, false)},
+            y, base + "slice");
+      }
+      c.elems.push_back(y);
+      offset += s;
+    }
+    compounds_[n.output(0)] = std::move(c);
+    return Status::Ok();
+  }
+
+  // SequenceMap: the body once per element; sequence inputs give their i-th
+  // element, tensor inputs themselves.
+  Status SequenceMap(const NodeProto& n, const std::string& base, std::vector<NodeProto>* out) {
+    const onnx::AttributeProto* ba = FindAttr(n, "body");
+    if (!ba || !ba->has_g()) return Refuse(n, "SequenceMap needs a body");
+    const GraphProto& body = ba->g();
+    if (body.input_size() != n.input_size() || body.output_size() != n.output_size())
+      return Refuse(n, "the body's inputs and outputs do not match the node's");
+    auto first = compounds_.find(n.input(0));
+    if (first == compounds_.end() || !first->second.sequence)
+      return Refuse(n, "the first input '" + n.input(0) + "' is not a sequence known at conversion");
+    const size_t length = first->second.elems.size();
+    for (const std::string& i : n.input()) {
+      auto it = compounds_.find(i);
+      if (it != compounds_.end() && (!it->second.sequence || it->second.elems.size() != length))
+        return Refuse(n, "the sequence inputs '" + n.input(0) + "' and '" + i + "' differ in length");
+    }
+    std::vector<Compound> results(static_cast<size_t>(n.output_size()));
+    for (size_t e = 0; e < length; ++e) {
+      std::vector<std::string> bind;
+      for (const std::string& i : n.input()) {
+        auto it = compounds_.find(i);
+        bind.push_back(it == compounds_.end() ? i : it->second.elems[e]);
+      }
+      const std::vector<std::string> outs = InlineBody(body, base + std::to_string(e) + "/", bind, out);
+      for (size_t k = 0; k < outs.size(); ++k) results[k].elems.push_back(outs[k]);
+    }
+    for (int k = 0; k < n.output_size(); ++k) compounds_[n.output(k)] = std::move(results[static_cast<size_t>(k)]);
+    return Status::Ok();
+  }
+
   GraphProto& g_;
   const InputValues& bound_;
+  const std::set<std::string>& run_time_values_;
+  const CompoundInputs& compound_inputs_;
   std::set<std::string>* selects_;
+  std::map<std::string, Compound> compounds_;
   std::set<std::string> used_;
   int64_t opset_ = 0;
 };
 
 }  // namespace
 
-Status InlineControlFlow(onnx::ModelProto& model, const InputValues& bound, std::set<std::string>* selects) {
-  Inliner in(model, bound, selects);
+Status InlineControlFlow(onnx::ModelProto& model, const InputValues& bound,
+                         const std::set<std::string>& run_time_values, const CompoundInputs& compound_inputs,
+                         std::set<std::string>* selects) {
+  Inliner in(model, bound, run_time_values, compound_inputs, selects);
   return in.Run();
+}
+
+bool IsInlinedOp(const std::string& domain, const std::string& op_type) {
+  if (!domain.empty() && domain != "ai.onnx") return false;
+  return op_type == "If" || op_type == "Loop" || op_type == "Scan" || SequenceOps().count(op_type) > 0;
+}
+
+bool HasControlFlowOrSequences(const onnx::ModelProto& model) {
+  const GraphProto& g = model.graph();
+  for (const NodeProto& n : g.node())
+    if (IsInlinedOp(n.domain(), n.op_type())) return true;
+  for (const auto* list : {&g.input(), &g.output()})
+    for (const auto& vi : *list)
+      if (vi.has_type() && !vi.type().has_tensor_type()) return true;
+  return false;
 }
 
 }  // namespace oaaxvk::toolchain

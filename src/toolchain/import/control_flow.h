@@ -18,6 +18,19 @@
 //          returns a constant true); the scan outputs stack the iterations.
 //          A run-time trip count or condition is refused naming the node.
 //
+// Sequences and optionals are compiled away in the same pass: each is a
+// list of tensor names known at conversion. SequenceEmpty / Construct /
+// Insert / Erase / At / Length, SplitToSequence, ConcatFromSequence,
+// SequenceMap (its body inlined per element), Optional, OptionalHasElement,
+// OptionalGetElement and Identity rewrite into plain nodes (Identity, Slice,
+// Gather, Concat, Unsqueeze, constants); positions and split sizes must be
+// known at conversion. A run-time If selecting between two sequences selects
+// element by element (equal lengths needed); between an empty and a full
+// optional it is refused. Sequence graph inputs become tensor inputs
+// "x[0]", "x[1]", ... (length and shapes from config.json), an optional
+// tensor input a tensor input of its name (absent when config.json says
+// null); outputs likewise (an empty optional output is left out).
+//
 // Subgraph tensors and nodes get names prefixed with the node's name and the
 // iteration ("<node>/then/", "<node>/3/"); references to the outer scope
 // keep their names. Nested control flow is rewritten the same way. At most
@@ -28,8 +41,10 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "oaax_vulkan/status.h"
 #include "toolchain/input/config.h"
@@ -39,11 +54,31 @@ namespace oaaxvk::toolchain {
 constexpr int64_t kMaxUnrolledIterations = 1024;
 constexpr size_t kMaxInlinedNodes = 100000;
 
-// Rewrites every If / Loop / Scan of `model`'s main graph (values of
-// `bound` count as known at conversion). `selects` receives the names of the
-// Where nodes that select a run-time If's outputs. Errors (Unimplemented /
-// InvalidArgument) name the node and the reason.
-Status InlineControlFlow(onnx::ModelProto& model, const InputValues& bound, std::set<std::string>* selects);
+// What config.json says of the sequence and optional graph inputs.
+struct CompoundInputs {
+  // Sequence input -> number of elements; -1: an empty optional.
+  std::map<std::string, int64_t> lengths;
+  // Element "x[i]" of a sequence input, or an optional tensor input that
+  // holds its element -> its shape (every dimension >= 1).
+  std::map<std::string, std::vector<int64_t>> shapes;
+};
+
+// Rewrites every If / Loop / Scan and every sequence and optional of
+// `model`'s main graph, inputs and outputs (values of `bound` count as known
+// at conversion, except those named in `run_time_values`: inputs whose
+// elements are run-time value symbols, imported at one sample value).
+// `selects` receives the names of the Where nodes that select
+// a run-time If's outputs. Errors (Unimplemented / InvalidArgument) name the
+// node (or graph input) and the reason.
+Status InlineControlFlow(onnx::ModelProto& model, const InputValues& bound,
+                         const std::set<std::string>& run_time_values, const CompoundInputs& compound_inputs,
+                         std::set<std::string>* selects);
+
+// Whether `model` has anything InlineControlFlow rewrites.
+bool HasControlFlowOrSequences(const onnx::ModelProto& model);
+
+// Whether (domain, op_type) is an operator InlineControlFlow compiles away.
+bool IsInlinedOp(const std::string& domain, const std::string& op_type);
 
 }  // namespace oaaxvk::toolchain
 

@@ -260,9 +260,7 @@ Status CheckOperatorSupport(const onnx::ModelProto& model) {
   std::vector<std::string> unsupported;
   for (int i = 0; i < gp.node_size(); ++i) {
     const onnx::NodeProto& n = gp.node(i);
-    const bool control_flow = (n.domain().empty() || n.domain() == "ai.onnx") &&
-                              (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
-    if (!control_flow && !IsSupportedOp(n.domain(), n.op_type()) && !IsDecomposedOp(n.domain(), n.op_type())) {
+    if (!IsInlinedOp(n.domain(), n.op_type()) && !IsSupportedOp(n.domain(), n.op_type()) && !IsDecomposedOp(n.domain(), n.op_type())) {
       int64_t opset = 0;
       for (const auto& os : model.opset_import())
         if (os.domain() == n.domain() || (n.domain() == "ai.onnx" && os.domain().empty())) opset = os.version();
@@ -406,10 +404,25 @@ Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, Im
   onnx::GraphProto* gp = model.mutable_graph();
   std::set<std::string> inits;
   for (const auto& t : gp->initializer()) inits.insert(t.name());
+  auto compound = [&](const onnx::ValueInfoProto& vi) { return vi.has_type() && !vi.type().has_tensor_type(); };
   for (const auto& [name, dims] : options.input_shapes) {
     bool found = false;
-    for (const auto& vi : gp->input()) found |= vi.name() == name;
+    for (const auto& vi : gp->input()) {
+      found |= vi.name() == name;
+      // "x[i]": an element of the sequence input x (import/control_flow.h).
+      for (const auto& [seq, length] : options.sequence_lengths)
+        for (int64_t i = 0; i < length; ++i)
+          found |= vi.name() == seq && compound(vi) && name == seq + "[" + std::to_string(i) + "]";
+    }
     if (!found) return InvalidArgument("input_shapes names '" + name + "', which is not a graph input");
+  }
+  for (const auto& [name, length] : options.sequence_lengths) {
+    bool found = false;
+    for (const auto& vi : gp->input()) found |= vi.name() == name && compound(vi);
+    if (!found)
+      return InvalidArgument("config.json input_shapes gives '" + name + "' " +
+                             (length < 0 ? "null (an empty optional)" : "a list of shapes (a sequence)") +
+                             ", but it is not a sequence or optional graph input");
   }
   for (const auto& [name, vals] : options.input_values) {
     bool found = false;
@@ -418,8 +431,7 @@ Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, Im
   }
   for (auto& vi : *gp->mutable_input()) {
     if (inits.count(vi.name())) continue;
-    if (!vi.type().has_tensor_type())
-      return Unimplemented("graph input '" + vi.name() + "' is not a tensor (sequences/maps are not supported)");
+    if (compound(vi)) continue;  // sequences and optionals: import/control_flow.h
     auto* tt = vi.mutable_type()->mutable_tensor_type();
     auto bound = options.input_shapes.find(vi.name());
     if (bound != options.input_shapes.end()) {
@@ -517,11 +529,12 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
   // If / Loop / Scan become plain nodes (import/control_flow.h); then the
   // operators of their bodies are checked and the shapes inferred again.
   std::set<std::string> if_selects;
-  bool control_flow = false;
-  for (const onnx::NodeProto& n : model.graph().node())
-    control_flow = control_flow || n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan";
-  if (control_flow) {
-    OAAXVK_RETURN_IF_ERROR(InlineControlFlow(model, options.input_values, &if_selects));
+  if (HasControlFlowOrSequences(model)) {
+    CompoundInputs compound_inputs;
+    compound_inputs.lengths = options.sequence_lengths;
+    compound_inputs.shapes = options.input_shapes;
+    OAAXVK_RETURN_IF_ERROR(InlineControlFlow(model, options.input_values, options.run_time_values, compound_inputs,
+                                             &if_selects));
     OAAXVK_RETURN_IF_ERROR(CheckOperatorSupport(model));
     if (!InferOnnxShapes(model, &inference_error)) {
       // The Where selecting an If's branches (run-time condition) is where

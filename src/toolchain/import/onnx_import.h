@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -21,12 +22,21 @@ struct ImportOptions {
   uint64_t max_external_bytes = 8ull << 30;        // all external data together
   // Shapes bound by the user (config.json "input_shapes"): input name -> dims.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Sequence and optional graph inputs (config.json "input_shapes" with a
+  // list of shapes, or null): input name -> number of elements, whose shapes
+  // are input_shapes["name[i]"]; -1 for an empty optional
+  // (import/control_flow.h).
+  std::map<std::string, int64_t> sequence_lengths;
   // Values bound by the user (config.json "input_values"): graph input name ->
   // flat row-major numbers, numel of the input's static shape, each exactly
   // representable in the input's dtype (integers in range, bools 0/1). A
   // bound input becomes a constant for the compiler but stays a graph input:
   // see ImportReport::bound_inputs.
   InputValues input_values;
+  // Inputs of input_values that are run-time value symbols imported at one
+  // sample point: not known at conversion to control flow
+  // (import/control_flow.h).
+  std::set<std::string> run_time_values;
   // Symbolic dimensions named by the model (dim_param) that the conversion
   // treats as symbols (config.json "dimensions"): name -> the value to import at.
   std::map<std::string, int64_t> symbol_values;

@@ -103,31 +103,62 @@ bool IsArchivePath(const std::string& path) {
 
 namespace {
 
+// One tensor shape of input_shapes (`what` names it in errors): numbers and
+// symbols; `scalar_ok`: [] is a scalar's shape (a sequence element).
+Status ParseShape(const nlohmann::json& v, const std::string& what, bool scalar_ok, std::vector<int64_t>* dims,
+                  std::vector<std::string>* syms, bool* symbolic) {
+  if (!v.is_array() || (v.empty() && !scalar_ok))
+    return InvalidArgument("config.json: " + what + " must be a " + (scalar_ok ? "" : "non-empty ") +
+                           "list of positive integers");
+  for (const auto& d : v) {
+    if (d.is_string() && !d.get<std::string>().empty()) {  // a symbolic dimension
+      dims->push_back(0);
+      syms->push_back(d.get<std::string>());
+      *symbolic = true;
+      continue;
+    }
+    if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t{1} << 31))
+      return InvalidArgument("config.json: " + what + " has " + d.dump() +
+                             "; every dimension must be an integer in [1, 2^31] or the name of a symbolic "
+                             "dimension (a string with its range in \"dimensions\")");
+    dims->push_back(d.get<int64_t>());
+    syms->emplace_back();
+  }
+  return Status::Ok();
+}
+
 Status ParseInputShapes(const nlohmann::json& v, ModelConfig* c) {
   if (!v.is_object())
     return InvalidArgument("config.json: \"input_shapes\" must map input names to lists of positive integers");
   for (auto s = v.begin(); s != v.end(); ++s) {
-    if (!s.value().is_array() || s.value().empty())
-      return InvalidArgument("config.json: input_shapes['" + s.key() + "'] must be a non-empty list of positive integers");
+    const std::string& name = s.key();
+    if (s.value().is_null()) {  // an optional input that is empty
+      c->sequence_lengths[name] = -1;
+      continue;
+    }
+    // A list of shapes (or []): a sequence input, flattened into inputs
+    // "name[0]", "name[1]", ... (docs/toolchain.md "Sequences and optionals").
+    const bool sequence = s.value().is_array() && (s.value().empty() || s.value()[0].is_array());
+    if (sequence) {
+      c->sequence_lengths[name] = static_cast<int64_t>(s.value().size());
+      for (size_t i = 0; i < s.value().size(); ++i) {
+        const std::string element = name + "[" + std::to_string(i) + "]";
+        std::vector<int64_t> dims;
+        std::vector<std::string> syms;
+        bool symbolic = false;
+        OAAXVK_RETURN_IF_ERROR(ParseShape(s.value()[i], "input_shapes['" + name + "'][" + std::to_string(i) + "]",
+                                          /*scalar_ok=*/true, &dims, &syms, &symbolic));
+        c->input_shapes[element] = std::move(dims);
+        if (symbolic) c->input_symbols[element] = std::move(syms);
+      }
+      continue;
+    }
     std::vector<int64_t> dims;
     std::vector<std::string> syms;
     bool symbolic = false;
-    for (const auto& d : s.value()) {
-      if (d.is_string() && !d.get<std::string>().empty()) {  // a symbolic dimension
-        dims.push_back(0);
-        syms.push_back(d.get<std::string>());
-        symbolic = true;
-        continue;
-      }
-      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t{1} << 31))
-        return InvalidArgument("config.json: input_shapes['" + s.key() + "'] has " + d.dump() +
-                               "; every dimension must be an integer in [1, 2^31] or the name of a symbolic "
-                               "dimension (a string with its range in \"dimensions\")");
-      dims.push_back(d.get<int64_t>());
-      syms.emplace_back();
-    }
-    c->input_shapes[s.key()] = std::move(dims);
-    if (symbolic) c->input_symbols[s.key()] = std::move(syms);
+    OAAXVK_RETURN_IF_ERROR(ParseShape(s.value(), "input_shapes['" + name + "']", /*scalar_ok=*/false, &dims, &syms, &symbolic));
+    c->input_shapes[name] = std::move(dims);
+    if (symbolic) c->input_symbols[name] = std::move(syms);
   }
   return Status::Ok();
 }

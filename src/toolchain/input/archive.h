@@ -45,10 +45,16 @@ struct ArchiveLimits {
 //   "dimensions": {"H": {"min": 32, "max": 960, "multiple_of": 32}, ...}
 //   (WIA-AI-011 "Dynamic Shapes"; multiple_of defaults to 1). A symbol the
 //   ONNX model itself names (a dim_param) may be given a range there too.
+//   A sequence input's entry is a list of element shapes ([[2, 3], [4, 3]],
+//   [] for an empty sequence), an empty optional input's entry is null
+//   (docs/toolchain.md "Sequences and optionals").
 struct ModelConfig {
   std::map<std::string, std::vector<int64_t>> input_shapes;  // 0 where input_symbols names a symbol
   // Per input_shapes entry: the symbol name of each dimension ("" = the number).
   std::map<std::string, std::vector<std::string>> input_symbols;
+  // Sequence inputs: name -> number of elements, whose shapes are the
+  // input_shapes entries "name[0]", "name[1]", ...; -1: an empty optional.
+  std::map<std::string, int64_t> sequence_lengths;
   // "dimensions": symbol name -> its range, as written (not yet rounded to multiple_of).
   std::map<std::string, Symbol> dimensions;
   InputValues input_values;
