@@ -43,7 +43,17 @@
 #                   a * 1.5 + i, int64 [2]: k * 2 - i) and an int64 scan
 #                   output [5,2];
 #   loop_raw_cond   opset 13, Loop with trip count 3 and its condition a
-#                   raw_data bool initializer (true), v + v.
+#                   raw_data bool initializer (true), v + v;
+#   sequences       opset 17, sequences and optionals inside the graph,
+#                   compiled away at import: SplitToSequence with split
+#                   sizes and without (pieces of 1, keepdims 0),
+#                   SequenceErase, SequenceInsert, SequenceAt (position -1),
+#                   SequenceLength, ConcatFromSequence (along an axis and
+#                   stacked on a new one), SequenceMap with a tensor input,
+#                   Optional / OptionalHasElement / OptionalGetElement, and
+#                   an If on a run-time condition whose branches give
+#                   sequences of two tensors (selected element by element);
+#                   run with the condition true and false.
 # Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
 # on, which must stay silent) on lavapipe and SwiftShader; every output must
 # match ONNX Runtime's: name, dtype, shape, byte size, and values within
@@ -56,7 +66,9 @@
 # "the If branches give output 'y' different shapes or types"), one whose
 # branches give [2,3] and [3,2] (ONNX shape inference of the selecting Where
 # fails first; the message names the selecting Where and gives the reason), a Loop with trip count 5000
-# ("above the unrolling limit of 1024").
+# ("above the unrolling limit of 1024"), a SequenceAt whose position is a
+# graph input ("is not a compile-time constant"), an If on a run-time
+# condition whose branches give sequences of different lengths.
 # Exit 77 (skip) without numpy / onnx or the reference tools
 # (scripts/fetch-reference.sh).
 # usage: control_flow.sh PYTHON REPO_ROOT BUILD_DIR
@@ -218,6 +230,43 @@ add("loop_raw_cond", [h.make_node("Loop", ["trips", "go", "v0"], ["v"], name="lo
     [("v0", F, [3])], [("v", F, [3])], 13, [{"v0": randn(3)}],
     [nh.from_array(np.array(3, np.int64), "trips"), bool_raw("go", True)])
 
+# 7. Sequences and optionals inside the graph (compiled away at import):
+# SplitToSequence (split sizes, and pieces of 1 without the axis),
+# SequenceErase / Insert / At (negative position) / Length,
+# ConcatFromSequence (along an axis, and stacked on a new axis), SequenceMap,
+# Optional / OptionalHasElement / OptionalGetElement, and an If on a run-time
+# condition whose branches give sequences of equal length.
+I = lambda name, v: nh.from_array(np.asarray(v, np.int64), name)
+square = h.make_graph([h.make_node("Mul", ["r", "r"], ["r2"]), h.make_node("Add", ["r2", "bias"], ["r3"])], "square",
+                      [vi("r", F, [6]), vi("bias", F, [6])], [vi("r3", F, [6])])
+then8 = h.make_graph([h.make_node("Abs", ["ry"], ["t_abs"]), h.make_node("Neg", ["ry"], ["t_neg"]),
+                      h.make_node("SequenceConstruct", ["t_abs", "t_neg"], ["t_seq"])], "then8", [],
+                     [h.make_tensor_sequence_value_info("t_seq", F, [4, 2])])
+else8 = h.make_graph([h.make_node("Neg", ["ry"], ["e_neg"]),
+                      h.make_node("SequenceConstruct", ["e_neg", "ry"], ["e_seq"])], "else8", [],
+                     [h.make_tensor_sequence_value_info("e_seq", F, [4, 2])])
+add("sequences", [
+    h.make_node("SplitToSequence", ["x", "split"], ["seq"], axis=1),
+    h.make_node("SequenceErase", ["seq", "zero_i"], ["seq_e"]),
+    h.make_node("Relu", ["y"], ["ry"]),
+    h.make_node("SequenceInsert", ["seq_e", "ry", "zero_i"], ["seq_i"]),
+    h.make_node("SequenceAt", ["seq_i", "minus1"], ["last"]),
+    h.make_node("SequenceLength", ["seq_i"], ["count"]),
+    h.make_node("ConcatFromSequence", ["seq_i"], ["cat"], axis=1),
+    h.make_node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
+    h.make_node("SequenceMap", ["rows", "bias_t"], ["rows_sq"], body=square),
+    h.make_node("ConcatFromSequence", ["rows_sq"], ["stacked"], axis=1, new_axis=1),
+    h.make_node("Optional", ["last"], ["opt"]),
+    h.make_node("OptionalHasElement", ["opt"], ["has"]),
+    h.make_node("OptionalGetElement", ["opt"], ["got"]),
+    h.make_node("If", ["c"], ["sel"], name="seq_if", then_branch=then8, else_branch=else8),
+    h.make_node("ConcatFromSequence", ["sel"], ["if_cat"], axis=0)],
+    [("x", F, [4, 6]), ("y", F, [4, 2]), ("c", B, []), ("bias_t", F, [6])],
+    [("last", F, [4, 3]), ("count", I64, []), ("cat", F, [4, 7]), ("stacked", F, [6, 4]), ("has", B, []),
+     ("got", F, [4, 3]), ("if_cat", F, [8, 2])], 17,
+    [{"x": randn(4, 6), "y": randn(4, 2), "c": np.array(c), "bias_t": randn(6)} for c in (True, False)],
+    [I("split", [1, 2, 3]), I("zero_i", 0), I("minus1", -1)])
+
 with open(f"{out}/cases.txt", "w") as cases:
     for name, (ins, sets) in models.items():
         for k, v in enumerate(sets):
@@ -272,6 +321,21 @@ refused = [
                                                 [vi("e", F, [3, 2])]))],
           [("cond", B, []), ("x", F, [2, 3])], [("y", F, ["d0", "d1"])], 13),
      "node 'transposed_if/select' (Where): the If branches give an output different shapes or types"),
+    # A sequence position read at run time.
+    (save("refuse_sequence_runtime_position",
+          [h.make_node("SequenceConstruct", ["x", "x"], ["s"]), h.make_node("SequenceAt", ["s", "p"], ["y"])],
+          [("x", F, [3]), ("p", I64, [])], [("y", F, [3])], 13),
+     "the position input 'p' is not a compile-time constant"),
+    # An If on a run-time condition whose branches give sequences of 1 and 2 tensors.
+    (save("refuse_if_sequence_lengths",
+          [h.make_node("If", ["cond"], ["s"], name="len_if",
+                       then_branch=h.make_graph([h.make_node("SequenceConstruct", ["x"], ["t"])], "then", [],
+                                                [h.make_tensor_sequence_value_info("t", F, [3])]),
+                       else_branch=h.make_graph([h.make_node("SequenceConstruct", ["x", "x"], ["e"])], "else", [],
+                                                [h.make_tensor_sequence_value_info("e", F, [3])])),
+           h.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+          [("cond", B, []), ("x", F, [3])], [("y", F, [None])], 13),
+     "the If branches give sequences of 1 and 2 tensors"),
     (save("refuse_loop_5000",
           [h.make_node("Loop", ["n", "", "v0"], ["v"], name="loop", body=simple_body(pass_cond))],
           [("v0", F, [3])], [("v", F, [3])], 13, [one, nh.from_array(np.array(5000, np.int64), "n")]),

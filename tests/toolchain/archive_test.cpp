@@ -176,6 +176,20 @@ TEST(Archive, ConfigInputValuesParseAndErrors) {
   EXPECT_NE(err(R"({"input_value": {}})").find("\"input_values\""), std::string::npos);
 }
 
+TEST(Archive, ConfigSequenceAndOptionalInputs) {
+  auto c = ParseModelConfig(R"({"input_shapes": {"s": [[2, "W"], []], "e": [], "o": null, "x": [1, 3]}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->sequence_lengths, (std::map<std::string, int64_t>{{"e", 0}, {"o", -1}, {"s", 2}}));
+  EXPECT_EQ(c->input_shapes["s[0]"], (std::vector<int64_t>{2, 0}));
+  EXPECT_EQ(c->input_symbols["s[0]"], (std::vector<std::string>{"", "W"}));
+  EXPECT_EQ(c->input_shapes["s[1]"], (std::vector<int64_t>{})) << "a scalar element";
+  EXPECT_EQ(c->input_shapes["x"], (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(c->input_shapes.count("s"), 0u);
+  auto bad = ParseModelConfig(R"({"input_shapes": {"s": [[2], [0]]}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("input_shapes['s'][1] has 0"), std::string::npos) << bad.status().message();
+}
+
 TEST(Archive, ConfigFp16Weights) {
   auto on = ParseModelConfig(R"({"input_shapes": {"x": [1, 3]}})");
   ASSERT_TRUE(on.ok());

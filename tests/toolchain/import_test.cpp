@@ -114,6 +114,60 @@ TEST(Import, SymbolicNonBatchDimensionNamesInputAndDimension) {
   EXPECT_EQ(g2->FindTensor("x")->shape, (Shape{1, 7}));
 }
 
+TEST(Import, SequenceAndOptionalIoAreFlattenedIntoTensors) {
+  // No config: the sequence input's error says what to write.
+  auto none = ImportOnnxFile(M("sequence_io.onnx"));
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("graph input 'x' is a sequence; give its length and element shapes in "
+                                         "config.json, e.g. {\"input_shapes\": {\"x\": [[2, 3], [4, 3]]}}"),
+            std::string::npos)
+      << none.status().message();
+  ImportOptions o;
+  o.sequence_lengths["x"] = 2;
+  o.input_shapes["x[0]"] = {3};
+  o.input_shapes["x[1]"] = {3};
+  auto no_opt = ImportOnnxFile(M("sequence_io.onnx"), o);
+  ASSERT_FALSE(no_opt.ok());
+  EXPECT_NE(no_opt.status().message().find("graph input 'opt' is an optional tensor; say in config.json whether it "
+                                           "holds one"),
+            std::string::npos)
+      << no_opt.status().message();
+  o.input_shapes["opt"] = {3};
+  auto g = ImportOnnxFile(M("sequence_io.onnx"), o);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  std::vector<std::string> ins, outs;
+  for (const GraphIO& io : g->inputs) ins.push_back(io.name);
+  for (const GraphIO& io : g->outputs) outs.push_back(io.name);
+  EXPECT_EQ(ins, (std::vector<std::string>{"x[0]", "x[1]", "opt"}));
+  EXPECT_EQ(outs, (std::vector<std::string>{"y", "cat", "s[0]", "s[1]", "s[2]", "o"}));
+  EXPECT_EQ(g->FindTensor("cat")->shape, (Shape{6}));
+  // An empty optional: OptionalGetElement of it is an error of the model.
+  ImportOptions empty = o;
+  empty.input_shapes.erase("opt");
+  empty.sequence_lengths["opt"] = -1;
+  auto e = ImportOnnxFile(M("sequence_io.onnx"), empty);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("node 'get' (OptionalGetElement): the optional input 'opt' is empty"),
+            std::string::npos)
+      << e.status().message();
+  // null for a sequence; a list of shapes for a tensor.
+  ImportOptions null_seq = o;
+  null_seq.sequence_lengths["x"] = -1;
+  null_seq.input_shapes.erase("x[0]");
+  null_seq.input_shapes.erase("x[1]");
+  auto ns = ImportOnnxFile(M("sequence_io.onnx"), null_seq);
+  ASSERT_FALSE(ns.ok());
+  EXPECT_NE(ns.status().message().find("input_shapes['x'] is null, but 'x' is a sequence"), std::string::npos)
+      << ns.status().message();
+  ImportOptions seq_opt = o;
+  seq_opt.sequence_lengths["opt"] = 1;
+  seq_opt.input_shapes["opt[0]"] = {3};
+  auto so = ImportOnnxFile(M("sequence_io.onnx"), seq_opt);
+  ASSERT_FALSE(so.ok());
+  EXPECT_NE(so.status().message().find("'opt' is an optional tensor; give its shape"), std::string::npos)
+      << so.status().message();
+}
+
 TEST(Import, ExternalDataInsideModelDirectory) {
   auto g = ImportOnnxFile(M("external_ok.onnx"));
   ASSERT_TRUE(g.ok()) << g.status().ToString();

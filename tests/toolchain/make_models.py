@@ -105,12 +105,36 @@ def external(out, name, location):
     onnx.save(m, os.path.join(out, name))
 
 
+def sequence_io(out):
+    """Sequence and optional graph I/O: x seq(float [3]), opt optional(float [3]);
+    y = x[1] + opt, cat = Concat(x), s = x with y appended (a sequence output),
+    o = Optional(y) (an optional output)."""
+    vi = helper.make_tensor_value_info
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+    nodes = [helper.make_node("SequenceAt", ["x", "one"], ["x1"], name="at"),
+             helper.make_node("OptionalGetElement", ["opt"], ["o1"], name="get"),
+             helper.make_node("Add", ["x1", "o1"], ["y"], name="add"),
+             helper.make_node("ConcatFromSequence", ["x"], ["cat"], name="cat", axis=0),
+             helper.make_node("SequenceInsert", ["x", "y"], ["s"], name="insert"),
+             helper.make_node("Optional", ["y"], ["o"], name="optional")]
+    opt_type = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [3]))
+    graph = helper.make_graph(
+        nodes, "sequence_io",
+        [helper.make_tensor_sequence_value_info("x", TensorProto.FLOAT, [3]),
+         helper.make_value_info("opt", opt_type)],
+        [vi("y", TensorProto.FLOAT, [3]), vi("cat", TensorProto.FLOAT, [None]),
+         helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [3]), helper.make_value_info("o", opt_type)],
+        [one])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)]), os.path.join(out, "sequence_io.onnx"))
+
+
 if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     mobilenet_like(out)
     dynamic(out)
     passthrough(out)
+    sequence_io(out)
     with open(os.path.join(out, "w.bin"), "wb") as f:
         f.write(np.arange(4, dtype=np.float32).tobytes())
     external(out, "external_ok.onnx", "w.bin")

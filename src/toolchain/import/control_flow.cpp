@@ -619,12 +619,31 @@ class Inliner {
         onnx::ValueInfoProto& x = inputs.emplace_back();
         OAAXVK_RETURN_IF_ERROR(ElementInput(name, *et, shape->second, &x));
         c.elems.push_back(name);
+        // The tensor input keeps the name; the nodes read the optional under
+        // a name of its own.
+        const std::string optional = Fresh(name + "/optional");
+        RenameReads(&g_, name, optional);
+        compounds_[optional] = std::move(c);
+        continue;
       }
       compounds_[name] = std::move(c);
     }
     g_.clear_input();
     for (onnx::ValueInfoProto& vi : inputs) *g_.add_input() = std::move(vi);
     return Status::Ok();
+  }
+
+  // Every read of `from` by a node of `g` and its subgraphs (outer-scope
+  // references) becomes a read of `to`.
+  static void RenameReads(GraphProto* g, const std::string& from, const std::string& to) {
+    for (NodeProto& n : *g->mutable_node()) {
+      for (std::string& i : *n.mutable_input())
+        if (i == from) i = to;
+      for (auto& a : *n.mutable_attribute()) {
+        if (a.has_g()) RenameReads(a.mutable_g(), from, to);
+        for (auto& sg : *a.mutable_graphs()) RenameReads(&sg, from, to);
+      }
+    }
   }
 
   Status ElementInput(const std::string& name, const onnx::TypeProto& et, const std::vector<int64_t>& shape,
@@ -654,6 +673,15 @@ class Inliner {
     for (const onnx::ValueInfoProto& vi : g_.output()) {
       auto it = compounds_.find(vi.name());
       if (it == compounds_.end()) {
+        const onnx::TypeProto* et = ElementTensorType(vi.type());
+        bool input = false;  // an optional tensor input that holds its element, passed through
+        for (const onnx::ValueInfoProto& i : g_.input()) input |= i.name() == vi.name();
+        if (input && et != nullptr && vi.type().has_optional_type()) {
+          onnx::ValueInfoProto& o = outputs.emplace_back();
+          o.set_name(vi.name());
+          o.mutable_type()->mutable_tensor_type()->set_elem_type(et->tensor_type().elem_type());
+          continue;
+        }
         if (!vi.type().has_tensor_type() && vi.has_type())
           return Unimplemented("graph output '" + vi.name() + "' is a sequence or optional that the conversion could "
                                "not resolve into tensors");
