@@ -305,7 +305,14 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
         if (!b->features.count("float_value_symbols"))
           return r.Error(StrFormat("metadata '%sscale' is present but bundle.features does not list 'float_value_symbols'",
                                    p.c_str()));
-        OAAXVK_ASSIGN_OR_RETURN(sym.scale, r.Unsigned(p + "scale", uint64_t{1} << 31));
+        OAAXVK_ASSIGN_OR_RETURN(sym.scale, r.Unsigned(p + "scale", uint64_t{1} << 52));
+        if (f.FindMetadata(p + "exact")) {
+          if (!b->features.count("exact_value_symbols"))
+            return r.Error(StrFormat("metadata '%sexact' is present but bundle.features does not list "
+                                     "'exact_value_symbols'", p.c_str()));
+          OAAXVK_ASSIGN_OR_RETURN(uint64_t exact, r.Unsigned(p + "exact", 1));
+          sym.exact = exact == 1;
+        }
         if (sym.scale < 1)
           return r.Error(StrFormat("symbol %llu ('%s'): %sscale is 0 (must be >= 1)", static_cast<unsigned long long>(s),
                                    nm, p.c_str()));

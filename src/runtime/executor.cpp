@@ -1063,6 +1063,14 @@ Status Executor::ReadValueSymbols(const tensors_struct* in, const std::vector<in
         e = e32;
       }
       const double p = std::floor(e * static_cast<double>(y.scale));
+      if (y.exact && p != e * static_cast<double>(y.scale) && std::isfinite(e))
+        return InvalidArgument(StrFormat("input tensor '%s': element %llu (%s) is %.9g, which is not a multiple of "
+                                         "2^-%d, the resolution the bundle reads these Range bounds at (converted "
+                                         "for values up to %g in magnitude); use a value on that grid or reconvert "
+                                         "with a narrower range",
+                                         d.name.c_str(), static_cast<unsigned long long>(y.element), y.name.c_str(), e,
+                                         63 - __builtin_clzll(y.scale),
+                                         std::ldexp(1.0, 50) / static_cast<double>(y.scale)));
       if (!(p >= static_cast<double>(y.min) && p <= static_cast<double>(y.max)))  // NaN too
         return InvalidArgument(StrFormat("input tensor '%s': element %llu (%s) is %g, which gives floor(%g x %llu) = "
                                          "%g, outside %s's range %s",

@@ -60,6 +60,9 @@ struct ShapeSymbol {
   // the symbol is floor(e * scale) (e.g. a Resize output size, scale = the
   // input dimension); 0: the element of an integer input as it is.
   uint64_t scale = 0;
+  // Feature exact_value_symbols: e * scale must be an integer (a float Range
+  // bound, scale a power of two); send_input refuses another e.
+  bool exact = false;
   bool is_value() const { return input >= 0; }
   bool Valid(int64_t v) const { return v >= min && v <= max && v % multiple_of == 0; }
   // "[32, 960] (multiple of 32)", or "[1, 64]" when multiple_of is 1.

@@ -9,7 +9,7 @@
 # its range and the op's rules, and computes the output shapes per inference.
 # A float's value is the size it sets, floor(dimension x scale) in double
 # (floor(depth) for OneHot), checked against [floor(min x dimension),
-# floor(max x dimension)]. Thirty models (one node, or two for the Range ones), each converted once
+# floor(max x dimension)]. Thirty-one models (one node, or two for the Range ones), each converted once
 # with such a config:
 #   Tile `repeats` (int64 [2], r0 in [1, 3], r1 in [1, 4]) of a [2,3] tensor, opset 13;
 #   Expand `shape` (int64 [3], s0 in [1, 4], s1 in [1, 3], s2 in [1, 5]) of a
@@ -41,6 +41,8 @@
 #   delta 1 (n in [1, 30]) or start 2 and delta 3 (n in [3, 40]), opset 11
 #   (the window functions' ONNX function bodies build their phases this way;
 #   a second node, the Cast, before the one under test);
+#   Range(start, 20, 0.25) with a float start in [-3, 5] (read as an exact
+#   multiple of 2^-45: 1e-9 is refused, naming the resolution), opset 11;
 #   sizes that shrink as the value grows, planned at their largest over the
 #   range: Range(20, limit, -3) (int64, limit in [1, 12]), and STFT of a
 #   [1, 64, 1] signal with a 16-point window, frame_step in [1, 12] (numpy
@@ -196,6 +198,13 @@ for name, start, delta, lo, hi in [("range_float", 0.0, 1.0, 1, 30), ("range_flo
         node=["start", "n_f", "delta"], init=[h.make_tensor("start", F, [], [start]), h.make_tensor("delta", F, [], [delta])],
         names=["n"], ranges=[(lo, hi)],
         ref=lambda v, s=start, d=delta: np.arange(s, float(v), d, dtype=np.float64).astype(np.float32))
+# A float Range bound read at run time (feature exact_value_symbols): start in [-3, 5] with limit 20 and delta
+# 0.25 (92 elements at -3, 60 at 5); the bounds are read as multiples of 2^-45 (the largest bound is 20 < 2^5).
+models["range_float_bound"] = dict(
+    op="Range", opset=11, data=[], value=("start", F, []), node=["start", "limit", "delta"],
+    init=[h.make_tensor("limit", F, [], [20.0]), h.make_tensor("delta", F, [], [0.25])], names=["s"],
+    ranges=[(-3.0, 5.0)],
+    ref=lambda v: np.arange(np.float32(v), 20.0, 0.25, dtype=np.float64).astype(np.float32))
 # Sizes that shrink as the value grows (planned at their largest over the range, not at the maximum):
 # Range(20, limit, -3) with limit in [1, 12] (7 elements at 1, 3 at 12), STFT frames with frame_step in
 # [1, 12] of a [1, 64, 1] signal and a 16-point window.
@@ -271,7 +280,7 @@ valid = {
                  [1, 1, 3, 1.2]],
     "onehot_float": [[2.0], [8.0], [5.7], [3.0], [7.99]],
     "range_float": [1, 30, 7], "range_float_step": [3, 40, 10, 11],
-    "range_negative_delta": [1, 12, 5], "stft": [1, 12, 5],
+    "range_negative_delta": [1, 12, 5], "stft": [1, 12, 5], "range_float_bound": [-3.0, 5.0, 0.1, 1.7],
     "maxunpool": [[1, 1, 4, 4], [1, 1, 7, 7], [1, 1, 5, 6]], "mel_weight_matrix": [1, 16, 11],
 }
 def outside(k, name, v, lo, hi):
@@ -295,6 +304,9 @@ invalid = {
     **{m: [(13, outside(0, "n", 13, 1, 12)), (0, outside(0, "n", 0, 1, 12))] for m in models if "window" in m},
     "range_float": [(31, outside(0, "n", 31, 1, 30))], "range_float_step": [(2, outside(0, "n", 2, 3, 40))],
     "range_negative_delta": [(13, outside(0, "l", 13, 1, 12)), (0, outside(0, "l", 0, 1, 12))],
+    # 1e-9 is not a multiple of 2^-45, so floor() would change the length's arithmetic.
+    "range_float_bound": [(5.5, outside_float(0, "s", 5.5, 2**45, -3 * 2**45, 5 * 2**45)),
+                          (1e-9, "element 0 (s) is 1e-09, which is not a multiple of 2^-45")],
     "stft": [(0, outside(0, "s", 0, 1, 12)), (13, outside(0, "s", 13, 1, 12))],
     "maxunpool": [([1, 1, 3, 4], outside(2, "h", 3, 4, 7)), ([2, 1, 4, 4], outside(0, "n", 2, 1, 1))],
     "mel_weight_matrix": [(17, outside(0, "m", 17, 1, 16))],

@@ -179,6 +179,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     for (const Symbol& y : c->symbols()) {
       if (y.is_value()) features.insert("value_symbols");
       if (y.is_value() && y.value_scale > 0) features.insert("float_value_symbols");
+      if (y.is_value() && y.value_exact) features.insert("exact_value_symbols");
     }
   for (const IoDesc& o : p.outputs)
     if (o.count_for >= 0) features.insert("data_dependent_outputs");
@@ -391,6 +392,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
         w->AddMetadata(pre + "element", MetadataValue::Scalar<uint64_t>(static_cast<uint64_t>(syms[k].value_element)));
         if (syms[k].value_scale > 0)  // feature float_value_symbols: floor(element * scale)
           w->AddMetadata(pre + "scale", MetadataValue::Scalar<uint64_t>(static_cast<uint64_t>(syms[k].value_scale)));
+        if (syms[k].value_exact)  // feature exact_value_symbols: e * scale must be an integer
+          w->AddMetadata(pre + "exact", MetadataValue::Scalar<uint32_t>(1));
       }
     }
     // Guards (feature value_symbols): kind-5 rows, one text each.

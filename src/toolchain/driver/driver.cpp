@@ -284,9 +284,11 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
         if (v.size() <= static_cast<size_t>(y.value_element)) v.resize(static_cast<size_t>(y.value_element) + 1);
         // A float input's symbol is floor(e * value_scale): e sits halfway
         // inside the interval of scales that give the point's size.
+        // An exact symbol's (a float Range bound's) element is point / scale.
+        const double inside = y.value_exact ? 0.0 : 0.5;
         v[static_cast<size_t>(y.value_element)] =
             y.value_scale > 0
-                ? ConfigNumber{(static_cast<double>(point[k]) + 0.5) / static_cast<double>(y.value_scale), false, 0}
+                ? ConfigNumber{(static_cast<double>(point[k]) + inside) / static_cast<double>(y.value_scale), false, 0}
                 : ConfigNumber{static_cast<double>(point[k]), true, point[k]};
         iopt.run_time_values.insert(y.value_input);
         std::vector<size_t>& ks = value_symbols[y.value_input];

@@ -68,6 +68,25 @@ StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config) {
   return out;
 }
 
+// The scale of a float Range's bounds read at run time: the largest power
+// of two 2^k (k <= 50) for which every bound of the Range (the ranges of
+// its value symbols, its constant bounds) times 2^k stays below 2^50, so
+// that limit - start and the length's arithmetic fit in int64 exactly.
+int64_t RangeScale(const Graph& g, const Node& n, const std::vector<Symbol>& symbols) {
+  double largest = 1;
+  for (size_t k = 0; k < 3 && k < n.inputs.size(); ++k) {
+    for (const Symbol& y : symbols)
+      if (y.is_value() && y.value_input == n.inputs[k])
+        largest = std::max({largest, std::fabs(y.value_min), std::fabs(y.value_max)});
+    const Tensor* t = g.FindTensor(n.inputs[k]);
+    if (t != nullptr && t->is_const && t->numel() == 1 && std::isfinite(t->AsDoubles()[0]))
+      largest = std::max(largest, std::fabs(t->AsDoubles()[0]));
+  }
+  int e = 0;
+  std::frexp(largest, &e);  // largest < 2^e
+  return int64_t{1} << std::clamp(50 - e, 0, 50);
+}
+
 Status ScaleFloatValueSymbols(const Graph& g, std::vector<Symbol>* symbols) {
   const auto consumers = g.Consumers();
   for (Symbol& y : *symbols) {
@@ -110,10 +129,14 @@ Status ScaleFloatValueSymbols(const Graph& g, std::vector<Symbol>* symbols) {
                                  "input dimension (the output size is floor(dimension x scale))");
         } else if (n.op_type == "OneHot" && k == 1) {
           f = 1;
+        } else if (n.op_type == "Range" && k <= 2) {
+          f = RangeScale(g, n, *symbols);
+          y.value_exact = true;
         } else {
           return Unimplemented(where + ": the float input '" + y.value_input + "' is read by " + n.op_type + " '" +
                                n.name + "' (input " + std::to_string(k) + "); a float input can be read at run time "
-                               "only as Resize / Upsample scales or a OneHot depth (bind it to numbers instead)");
+                               "only as Resize / Upsample scales, a OneHot depth or Range bounds (bind it to numbers "
+                               "instead)");
         }
         if (factor != 0 && factor != f)
           return Unimplemented(where + ": the input is used by several operators with different dimensions");

@@ -67,6 +67,11 @@ struct Symbol {
   // may hold fractions, e.g. scales in [0.5, 2.5]); min / max are then
   // floor(value_min * value_scale) and floor(value_max * value_scale).
   double value_min = 0, value_max = 0;
+  // A float Range bound: the scale is a power of two (shared by the Range's
+  // bounds) and the runtime refuses an element e for which e * value_scale
+  // is not an integer, so floor() loses nothing (bundle feature
+  // exact_value_symbols).
+  bool value_exact = false;
   bool is_value() const { return !value_input.empty(); }
 };
 

@@ -541,6 +541,45 @@ bool IntegralFloatBound(const Graph& g, const std::string& name, Dim* v, bool* f
   return true;
 }
 
+// Float bounds read at run time (float value symbols with value_exact, a
+// shared power-of-two scale F; docs/toolchain.md "Run-time values with
+// ranges"): each bound as the integer bound * F, a constant one too (which
+// must be a multiple of 1 / F). False when no bound is such a symbol;
+// an error when the bounds cannot share a scale.
+StatusOr<bool> ScaledFloatBounds(const Graph& g, const Node& n, Dim out[3]) {
+  SymContext* c = SymContext::Current();
+  if (c == nullptr) return false;
+  int64_t scale = 0;
+  bool any = false;
+  for (size_t k = 0; k < 3; ++k) {
+    const Tensor* t = HasInput(n, k) ? g.FindTensor(n.inputs[k]) : nullptr;
+    if (t == nullptr || !t->is_const || t->numel() != 1 || !IsFloatLike(t->dtype)) return false;
+    if (t->sym.empty() || !t->sym[0].is_symbolic()) continue;
+    const SymNode& sn = c->nodes()[static_cast<size_t>(t->sym[0].expr())];
+    if (sn.op != SymOp::kSymbol) return false;
+    const Symbol& y = c->symbols()[static_cast<size_t>(sn.a)];
+    if (!y.value_exact) return false;
+    if (scale != 0 && scale != y.value_scale)
+      return NodeUnimplemented(n, "its bounds read at run time have different scales (a bound is read by another "
+                                  "Range with other bounds too); bind them to numbers instead");
+    scale = y.value_scale;
+    out[k] = t->sym[0];
+    any = true;
+  }
+  if (!any) return false;
+  for (size_t k = 0; k < 3; ++k) {
+    const Tensor* t = g.FindTensor(n.inputs[k]);
+    if (!t->sym.empty() && t->sym[0].is_symbolic()) continue;
+    const double x = t->AsDoubles()[0] * static_cast<double>(scale);
+    if (!(std::fabs(x) < 9.0e15) || x != std::floor(x))
+      return NodeUnimplemented(n, "the constant bound " + std::to_string(t->AsDoubles()[0]) +
+                                  " is not a multiple of 2^-" + std::to_string(63 - __builtin_clzll(scale)) +
+                                  ", the resolution of the bounds read at run time");
+    out[k] = Dim(static_cast<int64_t>(x));
+  }
+  return true;
+}
+
 // Range with constant start/limit/delta: a constant.
 Status Range(Graph& g, const Node& n, Builder& b) {
   if (n.inputs.size() < 3) return NodeInvalid(n, "needs inputs start, limit, delta");
@@ -554,7 +593,12 @@ Status Range(Graph& g, const Node& n, Builder& b) {
   for (size_t k = 0; k < 3 && float_bounds; ++k)
     float_bounds = HasInput(n, k) && IntegralFloatBound(g, n.inputs[k], &fb[k], &float_from_value);
   const Tensor* start = HasInput(n, 0) ? g.FindTensor(n.inputs[0]) : nullptr;
-  const bool float_run_time = float_bounds && float_from_value && start && IsFloatLike(start->dtype);
+  bool float_run_time = float_bounds && float_from_value && start && IsFloatLike(start->dtype);
+  if (!float_run_time && n.inputs.size() >= 3) {
+    // Float bounds read at run time: the same formula on the scaled bounds
+    // (the length ceil((limit - start) / delta) does not change with the scale).
+    OAAXVK_ASSIGN_OR_RETURN(float_run_time, ScaledFloatBounds(g, n, fb));
+  }
   for (size_t k = 0; k < 3 && !float_run_time; ++k) {
     OAAXVK_ASSIGN_OR_RETURN(v[k], ConstInput(g, n, k, kWhat[k]));
     if (v[k]->numel() != 1) return NodeInvalid(n, std::string(kWhat[k]) + " must be a scalar");
