@@ -320,9 +320,9 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
           return r.Error(StrFormat("symbol %llu ('%s'): input '%s' has data type %u; a scaled value symbol reads a "
                                    "float32, float16 or float64 input", static_cast<unsigned long long>(s), nm,
                                    d.name.c_str(), d.dtype));
-      } else if (d.dtype != 6 /* int32 */ && d.dtype != 7 /* int64 */) {
-        return r.Error(StrFormat("symbol %llu ('%s'): input '%s' has data type %u; a value symbol reads an int32 or "
-                                 "int64 input", static_cast<unsigned long long>(s), nm, d.name.c_str(), d.dtype));
+      } else if (d.dtype != 6 /* int32 */ && d.dtype != 7 /* int64 */ && d.dtype != 9 /* bool */) {
+        return r.Error(StrFormat("symbol %llu ('%s'): input '%s' has data type %u; a value symbol reads an int32, "
+                                 "int64 or bool input", static_cast<unsigned long long>(s), nm, d.name.c_str(), d.dtype));
       }
       if (sym.element >= numel)
         return r.Error(StrFormat("symbol %llu ('%s'): element %llu of input '%s', which has %llu elements",

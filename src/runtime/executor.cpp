@@ -1064,7 +1064,7 @@ Status Executor::ReadValueSymbols(const tensors_struct* in, const std::vector<in
       }
       const double p = std::floor(e * static_cast<double>(y.scale));
       if (y.exact && p != e * static_cast<double>(y.scale) && std::isfinite(e))
-        return InvalidArgument(StrFormat("input tensor '%s': element %llu (%s) is %.9g, which is not a multiple of "
+        return InvalidArgument(StrFormat("input tensor '%s': element %llu (%s) is %g, which is not a multiple of "
                                          "2^-%d, the resolution the bundle reads these Range bounds at (converted "
                                          "for values up to %g in magnitude); use a value on that grid or reconvert "
                                          "with a narrower range",
@@ -1080,6 +1080,8 @@ Status Executor::ReadValueSymbols(const tensors_struct* in, const std::vector<in
       v = static_cast<int64_t>(p);
     } else if (d.dtype == 7) {
       memcpy(&v, data + 8 * y.element, 8);
+    } else if (d.dtype == 9) {  // bool: 0 or 1 (any nonzero byte is true)
+      v = data[y.element] != 0 ? 1 : 0;
     } else {
       int32_t v32 = 0;
       memcpy(&v32, data + 4 * y.element, 4);

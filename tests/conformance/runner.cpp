@@ -708,7 +708,8 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
       if (!first->shape.empty() &&
           std::none_of(first->shape.begin(), first->shape.end(), [](size_t d) { return d == 0; }))
         shapes[name] = first->shape;
-      const bool integer = first->dtype == onnx::TensorProto::INT64 || first->dtype == onnx::TensorProto::INT32;
+      const bool integer = first->dtype == onnx::TensorProto::INT64 || first->dtype == onnx::TensorProto::INT32 ||
+                           first->dtype == onnx::TensorProto::BOOL;
       const bool real = first->dtype == onnx::TensorProto::FLOAT;
       bool ranged = false;
       if (allow_ranges && (integer || real) && !values.empty() && values.size() <= 8) {
@@ -729,6 +730,10 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
               continue;
             }
             const int64_t v = values[j].get<int64_t>();
+            if (first->dtype == onnx::TensorProto::BOOL) {  // the value itself: [1, 1] or [0, 0]
+              dims[sym] = {{"min", v}, {"max", v}};
+              continue;
+            }
             int64_t lo = v >= 1 ? 1 : v == 0 ? 0 : (attempt == 0 ? 2 * v : v);
             int64_t hi = v >= 1 ? (attempt == 0 ? 2 * v : v) : v == 0 ? (attempt == 0 ? 2 : 0) : v;
             dims[sym] = {{"min", lo}, {"max", hi}};

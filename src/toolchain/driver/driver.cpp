@@ -290,7 +290,12 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
             y.value_scale > 0
                 ? ConfigNumber{(static_cast<double>(point[k]) + inside) / static_cast<double>(y.value_scale), false, 0}
                 : ConfigNumber{static_cast<double>(point[k]), true, point[k]};
-        iopt.run_time_values.insert(y.value_input);
+        {
+          // A single integer / bool value carries its range (a Loop trip count
+          // unrolls to the maximum); any other element makes it unusable there.
+          auto [it, fresh] = iopt.run_time_values.emplace(y.value_input, std::make_pair(y.min, y.max));
+          if (!fresh || y.value_element != 0 || y.value_scale != 0) it->second = {1, 0};
+        }
         std::vector<size_t>& ks = value_symbols[y.value_input];
         if (ks.size() <= static_cast<size_t>(y.value_element)) ks.resize(static_cast<size_t>(y.value_element) + 1);
         ks[static_cast<size_t>(y.value_element)] = k;

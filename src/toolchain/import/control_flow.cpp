@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace oaaxvk::toolchain {
@@ -123,7 +124,8 @@ std::string ElementName(const std::string& name, size_t i) { return name + "[" +
 
 class Inliner {
  public:
-  Inliner(onnx::ModelProto& model, const InputValues& bound, const std::set<std::string>& run_time_values,
+  Inliner(onnx::ModelProto& model, const InputValues& bound,
+          const std::map<std::string, std::pair<int64_t, int64_t>>& run_time_values,
           const CompoundInputs& compound_inputs, std::set<std::string>* selects)
       : g_(*model.mutable_graph()),
         bound_(bound),
@@ -393,13 +395,23 @@ class Inliner {
     if (n.input(0).empty())
       return Refuse(n, "a Loop without a trip count runs until a condition only known at run time; only loops with "
                        "a trip count known at conversion are unrolled");
-    if (!Known(n.input(0), &m))
-      return Refuse(n, "the trip count input '" + n.input(0) + "' is not a compile-time constant; only loops with a "
-                       "trip count known at conversion (a constant, or an input bound by config.json "
-                       "\"input_values\") are unrolled");
-    if (!n.input(1).empty() && !Known(n.input(1), &c))
+    // A trip count / condition read at run time with a range: unrolled to
+    // the range's maximum, masked.
+    const auto trip_range = RunTimeRange(n.input(0));
+    const auto cond_range = n.input(1).empty() ? std::nullopt : RunTimeRange(n.input(1));
+    // The condition first: its range does not depend on the trip count's.
+    if (!n.input(1).empty() && !cond_range && !Known(n.input(1), &c))
       return Refuse(n, "the loop condition input '" + n.input(1) + "' is not a compile-time constant; only loops "
                        "whose condition stays true are unrolled");
+    if (!trip_range && !Known(n.input(0), &m))
+      return Refuse(n, "the trip count input '" + n.input(0) + "' is not a compile-time constant; only loops with a "
+                       "trip count known at conversion (a constant, an input bound by config.json "
+                       "\"input_values\", or a run-time value given a range there) are unrolled");
+    if (cond_range && cond_range->first < 1 && body.output_size() > 1 + states)
+      return Refuse(n, "the loop condition input '" + n.input(1) + "' is read at run time and may be false, which "
+                       "would give empty scan outputs (zero-size tensors are not supported); give it the range "
+                       "[1, 1]");
+    if (trip_range) m = static_cast<double>(trip_range->second);
     // The body's condition output must stay true: its condition input passed
     // through, or a constant true.
     const std::string& cond_out = body.output(0).name();
@@ -422,6 +434,9 @@ class Inliner {
                        "'), which may end the loop early at run time; only loops whose condition stays true are "
                        "unrolled");
     const int64_t trips = c == 0 ? 0 : static_cast<int64_t>(m);
+    if (trip_range && trip_range->first < 1 && scans > 0)
+      return Refuse(n, "the trip count input '" + n.input(0) + "' is read at run time and its range holds 0, which "
+                       "would give empty scan outputs (zero-size tensors are not supported)");
     if (trips > kMaxUnrolledIterations)
       return Refuse(n, "trip count " + std::to_string(trips) + " is above the unrolling limit of " +
                        std::to_string(kMaxUnrolledIterations));
@@ -432,17 +447,81 @@ class Inliner {
     std::vector<std::string> state(n.input().begin() + 2, n.input().end());
     std::vector<std::vector<std::string>> scanned(static_cast<size_t>(scans));
     const std::string cond = ConstBool(base + "cond", true);
+    // Masked iterations: active_t = t < trip count (and the run-time
+    // condition, which the body passes through unchanged).
+    std::string trip_scalar, cond_scalar;
+    if (trip_range) trip_scalar = Squeezed(out, n.input(0), base + "trip_count");
+    if (cond_range) cond_scalar = Squeezed(out, n.input(1), base + "condition");
     for (int64_t t = 0; t < trips; ++t) {
       const std::string prefix = base + std::to_string(t) + "/";
-      std::vector<std::string> bind = {ConstI64(prefix + "iteration", {t}, true), cond};
+      const std::string iteration = ConstI64(prefix + "iteration", {t}, true);
+      std::vector<std::string> bind = {iteration, cond};
       bind.insert(bind.end(), state.begin(), state.end());
       const std::vector<std::string> outs = InlineBody(body, prefix, bind, out);
-      for (int k = 0; k < states; ++k) state[static_cast<size_t>(k)] = outs[static_cast<size_t>(1 + k)];
+      std::string active;
+      if (trip_range && t >= trip_range->first) {
+        active = Fresh(prefix + "active");
+        Add(out, "Less", {iteration, trip_scalar}, active, prefix + "active");
+      }
+      if (cond_range && cond_range->first < 1) {
+        if (active.empty()) {
+          active = cond_scalar;
+        } else {
+          const std::string both = Fresh(prefix + "active_cond");
+          Add(out, "And", {active, cond_scalar}, both, prefix + "active_cond");
+          active = both;
+        }
+      }
+      for (int k = 0; k < states; ++k) {
+        std::string next = outs[static_cast<size_t>(1 + k)];
+        if (!active.empty()) {  // an inactive iteration keeps the state
+          const std::string kept = Fresh(prefix + "state");
+          Add(out, "Where", {active, next, state[static_cast<size_t>(k)]}, kept, prefix + "keep");
+          next = kept;
+        }
+        state[static_cast<size_t>(k)] = next;
+      }
       for (int k = 0; k < scans; ++k)
         scanned[static_cast<size_t>(k)].push_back(
             Unsqueeze(out, outs[static_cast<size_t>(1 + states + k)], 0, prefix + "scan"));
     }
-    return Finish(n, base, state, scanned, std::vector<int64_t>(static_cast<size_t>(scans), 0), out);
+    if (!trip_range || trips == trip_range->first)
+      return Finish(n, base, state, scanned, std::vector<int64_t>(static_cast<size_t>(scans), 0), out);
+    // Scan outputs: the iterations that ran, the first (trip count) of the
+    // stacked ones.
+    const std::string ends = Fresh(base + "trip_count_1d");
+    Add(out, "Reshape", {n.input(0), ConstI64(base + "shape_1d", {1}, false)}, ends, base + "trip_count_1d");
+    NodeProto carried = n;
+    std::vector<std::string> stacked;
+    for (int k = 0; k < scans; ++k) {
+      const int o = states + k;
+      stacked.push_back(o < n.output_size() && !n.output(o).empty() ? Fresh(n.output(o) + "/all") : "");
+      if (!stacked.back().empty()) carried.set_output(o, stacked.back());
+    }
+    OAAXVK_RETURN_IF_ERROR(
+        Finish(carried, base, state, scanned, std::vector<int64_t>(static_cast<size_t>(scans), 0), out));
+    for (int k = 0; k < scans; ++k) {
+      if (stacked[static_cast<size_t>(k)].empty()) continue;
+      Add(out, "Slice", {stacked[static_cast<size_t>(k)], ConstI64(base + "zero", {0}, false), ends,
+                         ConstI64(base + "axis0", {0}, false)},
+          n.output(states + k), base + "ran");
+    }
+    return Status::Ok();
+  }
+
+  // The [min, max] of a single run-time value input (a trip count, a
+  // condition); nullopt when `name` is not one.
+  std::optional<std::pair<int64_t, int64_t>> RunTimeRange(const std::string& name) const {
+    auto it = run_time_values_.find(name);
+    if (it == run_time_values_.end() || it->second.first > it->second.second) return std::nullopt;
+    return it->second;
+  }
+
+  // `x` (a one-element tensor) as a scalar.
+  std::string Squeezed(std::vector<NodeProto>* out, const std::string& x, const std::string& base) {
+    const std::string y = Fresh(base);
+    Add(out, "Squeeze", {x}, y, base);  // no axes: every dimension of 1
+    return y;
   }
 
   // Loop-carried results to the node's first outputs, then each scan output
@@ -1050,7 +1129,7 @@ class Inliner {
 
   GraphProto& g_;
   const InputValues& bound_;
-  const std::set<std::string>& run_time_values_;
+  const std::map<std::string, std::pair<int64_t, int64_t>>& run_time_values_;
   const CompoundInputs& compound_inputs_;
   std::set<std::string>* selects_;
   std::map<std::string, Compound> compounds_;
@@ -1061,7 +1140,8 @@ class Inliner {
 }  // namespace
 
 Status InlineControlFlow(onnx::ModelProto& model, const InputValues& bound,
-                         const std::set<std::string>& run_time_values, const CompoundInputs& compound_inputs,
+                         const std::map<std::string, std::pair<int64_t, int64_t>>& run_time_values,
+                         const CompoundInputs& compound_inputs,
                          std::set<std::string>* selects) {
   Inliner in(model, bound, run_time_values, compound_inputs, selects);
   return in.Run();

@@ -16,7 +16,9 @@
 //          condition provably stays true (no condition, or a constant true
 //          one, and a body that passes its condition through unchanged or
 //          returns a constant true); the scan outputs stack the iterations.
-//          A run-time trip count or condition is refused naming the node.
+//          A trip count read at run time with a range unrolls to the
+//          range's maximum, masked (see InlineControlFlow); any other
+//          run-time trip count or condition is refused naming the node.
 //
 // Sequences and optionals are compiled away in the same pass: each is a
 // list of tensor names known at conversion. SequenceEmpty / Construct /
@@ -44,6 +46,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oaax_vulkan/status.h"
@@ -66,12 +69,20 @@ struct CompoundInputs {
 // Rewrites every If / Loop / Scan and every sequence and optional of
 // `model`'s main graph, inputs and outputs (values of `bound` count as known
 // at conversion, except those named in `run_time_values`: inputs whose
-// elements are run-time value symbols, imported at one sample value).
+// elements are run-time value symbols, imported at one sample value, each
+// with the range [min, max] of its value when it is a single integer or
+// bool; min > max otherwise). A Loop whose trip count is such a single
+// value is unrolled to the range's maximum, each iteration's state update
+// masked by iteration < trip count (Where), the scan outputs sliced to the
+// trip count; a run-time condition that the body passes through masks too
+// (with scan outputs its range must be [1, 1]: a false condition would give
+// empty scan outputs).
 // `selects` receives the names of the Where nodes that select
 // a run-time If's outputs. Errors (Unimplemented / InvalidArgument) name the
 // node (or graph input) and the reason.
 Status InlineControlFlow(onnx::ModelProto& model, const InputValues& bound,
-                         const std::set<std::string>& run_time_values, const CompoundInputs& compound_inputs,
+                         const std::map<std::string, std::pair<int64_t, int64_t>>& run_time_values,
+                         const CompoundInputs& compound_inputs,
                          std::set<std::string>* selects);
 
 // Whether `model` has anything InlineControlFlow rewrites.

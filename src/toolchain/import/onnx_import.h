@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "toolchain/input/config.h"
@@ -34,9 +35,10 @@ struct ImportOptions {
   // see ImportReport::bound_inputs.
   InputValues input_values;
   // Inputs of input_values that are run-time value symbols imported at one
-  // sample point: not known at conversion to control flow
-  // (import/control_flow.h).
-  std::set<std::string> run_time_values;
+  // sample point: not known at conversion to control flow, with the range
+  // [min, max] of a single integer or bool value (min > max otherwise;
+  // import/control_flow.h).
+  std::map<std::string, std::pair<int64_t, int64_t>> run_time_values;
   // Symbolic dimensions named by the model (dim_param) that the conversion
   // treats as symbols (config.json "dimensions"): name -> the value to import at.
   std::map<std::string, int64_t> symbol_values;

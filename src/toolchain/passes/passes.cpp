@@ -382,10 +382,11 @@ Status FuseActivations(Graph& g, PassResult* r) {
 
 namespace {
 
-// The scalar value of a constant single-element float tensor, if `name` is one.
+// The scalar value of a constant single-element float tensor, if `name` is
+// one (not a run-time value, whose constant holds only a sample value).
 bool ScalarConst(const Graph& g, const std::string& name, double* v) {
   const Tensor* t = g.FindTensor(name);
-  if (!t || !t->is_const || t->numel() != 1 || t->dtype != DType::kFloat) return false;
+  if (!t || !t->is_const || t->numel() != 1 || t->dtype != DType::kFloat || AnyDependsOnValue(t->sym)) return false;
   *v = t->AsDoubles().at(0);
   return true;
 }
