@@ -2,7 +2,7 @@
 # End to end, control flow (src/toolchain/import/control_flow.h,
 # docs/toolchain.md "Control flow"): If, Loop and Scan rewritten at import
 # into plain nodes, run on the device and compared with ONNX Runtime. Models,
-# each converted once with no config:
+# each converted once (with no config unless noted):
 #   if_runtime      opset 13, If on a run-time bool [] graph input `cond`:
 #                   then Add(Relu(x), w) and a constant int64 [3], else
 #                   Sub(Mul(x, y), w) and another int64 [3] (both branches
@@ -53,7 +53,11 @@
 #                   Optional / OptionalHasElement / OptionalGetElement, and
 #                   an If on a run-time condition whose branches give
 #                   sequences of two tensors (selected element by element);
-#                   run with the condition true and false.
+#                   run with the condition true and false;
+#   loop_runtime_trips  opset 13, Loop whose trip count n is a graph input
+#                   named with the range [1, 6] in config.json
+#                   "input_values" (unrolled to 6 iterations, masked, the
+#                   scan output sliced to n rows); run at n = 1, 4, 6.
 # Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
 # on, which must stay silent) on lavapipe and SwiftShader; every output must
 # match ONNX Runtime's: name, dtype, shape, byte size, and values within
@@ -266,6 +270,20 @@ add("sequences", [
      ("got", F, [4, 3]), ("if_cat", F, [8, 2])], 17,
     [{"x": randn(4, 6), "y": randn(4, 2), "c": np.array(c), "bias_t": randn(6)} for c in (True, False)],
     [I("split", [1, 2, 3]), I("zero_i", 0), I("minus1", -1)])
+
+# 8. A Loop whose trip count is a run-time value with a range (config.json: n in [1, 6]): unrolled to 6
+# iterations, the state updated only while i < n, the scan output sliced to n rows; run at n = 1, 4, 6.
+body9 = h.make_graph([h.make_node("Cast", ["i"], ["fi"], to=F), h.make_node("Mul", ["v_in", "f15"], ["v_m"]),
+                      h.make_node("Add", ["v_m", "fi"], ["v_out"]), h.make_node("Neg", ["v_out"], ["v_scan"]),
+                      h.make_node("Identity", ["c_in"], ["c_out"])], "body9",
+                     [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
+                     [vi("c_out", B, []), vi("v_out", F, [3]), vi("v_scan", F, [3])])
+add("loop_runtime_trips", [h.make_node("Loop", ["n", "", "v0"], ["v", "vs"], name="loop", body=body9)],
+    [("n", I64, []), ("v0", F, [3])], [("v", F, [3]), ("vs", F, ["k", 3])], 13,
+    [{"n": np.array(k, np.int64), "v0": randn(3)} for k in (1, 4, 6)],
+    [nh.from_array(np.array(1.5, np.float32), "f15")])
+json.dump({"input_values": {"n": ["trips"]}, "dimensions": {"trips": {"min": 1, "max": 6}}},
+          open(f"{out}/loop_runtime_trips/config.json", "w"))
 
 with open(f"{out}/cases.txt", "w") as cases:
     for name, (ins, sets) in models.items():
