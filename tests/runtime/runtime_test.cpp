@@ -1688,7 +1688,7 @@ TEST_F(DynamicShapes, InvalidValueSymbolsAreRejectedAtLoad) {
       {"without_feature", [](BundleSpec* s) { s->features = "dynamic_shapes"; s->outputs[0].shape = {6, 1}; },
        "metadata 'shape.symbol.0.input' is present but bundle.features does not list 'value_symbols'"},
       {"float_input", [](BundleSpec* s) { s->symbols[0].input = 0; },
-       "symbol 0 ('shape[0]'): input 'x' has data type 1; a value symbol reads an int32 or int64 input"},
+       "symbol 0 ('shape[0]'): input 'x' has data type 1; a value symbol reads an int32, int64 or bool input"},
       {"element_out_of_range", [](BundleSpec* s) { s->symbols[1].element = 2; },
        "symbol 1 ('shape[1]'): element 2 of input 'shape', which has 2 elements"},
       {"input_out_of_range", [](BundleSpec* s) { s->symbols[1].input = 5; },
@@ -1794,6 +1794,24 @@ TEST_F(DynamicShapes, FloatValueSymbolsAreTheFloorOfTheElementTimesItsScale) {
   }
 }
 
+// Feature exact_value_symbols (a float Range bound read at run time): e x
+// scale must be an integer, else send_input refuses the element, naming the
+// resolution; floor() then never rounds.
+TEST_F(DynamicShapes, ExactValueSymbolsRefuseElementsOffTheirGrid) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const std::vector<float> w = Random(6, 1), b = Random(6, 2), x = Random(2, 3);
+  BundleSpec s = oaaxvk::test::ScaledValueAffineBundle(w, b);
+  s.features += " exact_value_symbols";
+  s.symbols[0].exact = 1;  // R = e0 x 2: e0 a multiple of 1/2
+  const std::string path = Write(s, "exact_value");
+  ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+  ExpectRejected(ScaledValueInputs(x, {1.25, 3.0}, DATA_TYPE_FLOAT),
+                 {"input tensor 'factors': element 0 (R) is 1.25, which is not a multiple of 2^-1"});
+  // On the grid: accepted; the symbol without .exact still floors (0.67 x 3 = 2.01 gives 2).
+  ASSERT_EQ(g_api->send(ScaledValueInputs(x, {1.5, 0.67}, DATA_TYPE_FLOAT)), 0) << g_api->error();
+  EXPECT_EQ(ReceiveOutputs().at(0).shape, (std::vector<size_t>{3, 2}));
+}
+
 TEST_F(DynamicShapes, InvalidFloatValueSymbolsAreRejectedAtLoad) {
   ASSERT_EQ(Init(), 0) << g_api->error();
   const BundleSpec base = oaaxvk::test::ScaledValueAffineBundle(Random(6, 1), Random(6, 2));
@@ -1815,11 +1833,19 @@ TEST_F(DynamicShapes, InvalidFloatValueSymbolsAreRejectedAtLoad) {
        "input"},
       {"zero_scale", [](BundleSpec* s) { s->symbols[0].scale = 0; },
        "symbol 0 ('R'): shape.symbol.0.scale is 0 (must be >= 1)"},
-      {"scale_too_large", [](BundleSpec* s) { s->symbols[1].scale = uint64_t{1} << 32; },
-       "metadata 'shape.symbol.1.scale' = 4294967296 exceeds 2147483648"},
+      {"scale_too_large", [](BundleSpec* s) { s->symbols[1].scale = uint64_t{1} << 53; },
+       "metadata 'shape.symbol.1.scale' = 9007199254740992 exceeds 4503599627370496"},
       // A float input's symbol without a scale is an integer value symbol.
       {"float_input_without_scale", [](BundleSpec* s) { s->symbols[1].scale.reset(); },
-       "symbol 1 ('C'): input 'factors' has data type 1; a value symbol reads an int32 or int64 input"},
+       "symbol 1 ('C'): input 'factors' has data type 1; a value symbol reads an int32, int64 or bool input"},
+      {"exact_without_feature", [](BundleSpec* s) { s->symbols[0].exact = 1; },
+       "metadata 'shape.symbol.0.exact' is present but bundle.features does not list 'exact_value_symbols'"},
+      {"exact_not_one",
+       [](BundleSpec* s) {
+         s->features += " exact_value_symbols";
+         s->symbols[0].exact = 2;
+       },
+       "metadata 'shape.symbol.0.exact' = 2 exceeds 1"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

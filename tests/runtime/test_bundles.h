@@ -73,6 +73,8 @@ struct BundleSpec {
     uint64_t element = 0;
     // Feature float_value_symbols: shape.symbol.<s>.scale (written when set).
     std::optional<uint64_t> scale{};
+    // Feature exact_value_symbols: shape.symbol.<s>.exact (written when set).
+    std::optional<uint32_t> exact{};
   };
   // Feature value_symbols: shape.guards and shape.guard.<g>.text (written when not empty).
   std::vector<std::string> guards;
@@ -176,6 +178,7 @@ struct BundleSpec {
           w.AddMetadata(p + "element", MetadataValue::Scalar<uint64_t>(symbols[k].element));
         }
         if (symbols[k].scale) w.AddMetadata(p + "scale", MetadataValue::Scalar<uint64_t>(*symbols[k].scale));
+        if (symbols[k].exact) w.AddMetadata(p + "exact", MetadataValue::Scalar<uint32_t>(*symbols[k].exact));
       }
       if (!guards.empty()) {
         w.AddMetadata("shape.guards", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(guards.size())));
