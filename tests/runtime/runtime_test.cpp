@@ -1799,7 +1799,7 @@ TEST_F(DynamicShapes, FloatValueSymbolsAreTheFloorOfTheElementTimesItsScale) {
 // resolution; floor() then never rounds.
 TEST_F(DynamicShapes, ExactValueSymbolsRefuseElementsOffTheirGrid) {
   ASSERT_EQ(Init(), 0) << g_api->error();
-  const std::vector<float> w = Random(6, 1), b = Random(6, 2), x = Random(2, 3);
+  const std::vector<float> w = Random(6, 1), b = Random(6, 2), x = Random(6, 3);  // x [1, 6]
   BundleSpec s = oaaxvk::test::ScaledValueAffineBundle(w, b);
   s.features += " exact_value_symbols";
   s.symbols[0].exact = 1;  // R = e0 x 2: e0 a multiple of 1/2

@@ -399,6 +399,8 @@ class Inliner {
     // the range's maximum, masked.
     const auto trip_range = RunTimeRange(n.input(0));
     const auto cond_range = n.input(1).empty() ? std::nullopt : RunTimeRange(n.input(1));
+    // A run-time condition that may be false masks the iterations.
+    const bool cond_may_stop = cond_range.has_value() && cond_range.value().first < 1;
     // The condition first: its range does not depend on the trip count's.
     if (!n.input(1).empty() && !cond_range && !Known(n.input(1), &c))
       return Refuse(n, "the loop condition input '" + n.input(1) + "' is not a compile-time constant; only loops "
@@ -407,7 +409,7 @@ class Inliner {
       return Refuse(n, "the trip count input '" + n.input(0) + "' is not a compile-time constant; only loops with a "
                        "trip count known at conversion (a constant, an input bound by config.json "
                        "\"input_values\", or a run-time value given a range there) are unrolled");
-    if (cond_range && cond_range->first < 1 && body.output_size() > 1 + states)
+    if (cond_may_stop && body.output_size() > 1 + states)
       return Refuse(n, "the loop condition input '" + n.input(1) + "' is read at run time and may be false, which "
                        "would give empty scan outputs (zero-size tensors are not supported); give it the range "
                        "[1, 1]");
@@ -463,7 +465,7 @@ class Inliner {
         active = Fresh(prefix + "active");
         Add(out, "Less", {iteration, trip_scalar}, active, prefix + "active");
       }
-      if (cond_range && cond_range->first < 1) {
+      if (cond_may_stop) {
         if (active.empty()) {
           active = cond_scalar;
         } else {
