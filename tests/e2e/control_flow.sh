@@ -46,7 +46,8 @@
 #                   raw_data bool initializer (true), v + v;
 #   sequences       opset 17, sequences and optionals inside the graph,
 #                   compiled away at import: SplitToSequence with split
-#                   sizes and without (pieces of 1, keepdims 0),
+#                   sizes, a scalar split (a shorter last piece) and
+#                   without (pieces of 1, keepdims 0),
 #                   SequenceErase, SequenceInsert, SequenceAt (position -1),
 #                   SequenceLength, ConcatFromSequence (along an axis and
 #                   stacked on a new one), SequenceMap with a tensor input,
@@ -264,12 +265,14 @@ add("sequences", [
     h.make_node("OptionalHasElement", ["opt"], ["has"]),
     h.make_node("OptionalGetElement", ["opt"], ["got"]),
     h.make_node("If", ["c"], ["sel"], name="seq_if", then_branch=then8, else_branch=else8),
-    h.make_node("ConcatFromSequence", ["sel"], ["if_cat"], axis=0)],
+    h.make_node("ConcatFromSequence", ["sel"], ["if_cat"], axis=0),
+    h.make_node("SplitToSequence", ["x", "four"], ["chunks"], axis=1),
+    h.make_node("SequenceAt", ["chunks", "minus1"], ["chunk_last"])],
     [("x", F, [4, 6]), ("y", F, [4, 2]), ("c", B, []), ("bias_t", F, [6])],
     [("last", F, [4, 3]), ("count", I64, []), ("cat", F, [4, 7]), ("stacked", F, [6, 4]), ("has", B, []),
-     ("got", F, [4, 3]), ("if_cat", F, [8, 2])], 17,
+     ("got", F, [4, 3]), ("if_cat", F, [8, 2]), ("chunk_last", F, [4, 2])], 17,
     [{"x": randn(4, 6), "y": randn(4, 2), "c": np.array(c), "bias_t": randn(6)} for c in (True, False)],
-    [I("split", [1, 2, 3]), I("zero_i", 0), I("minus1", -1)])
+    [I("split", [1, 2, 3]), I("zero_i", 0), I("minus1", -1), I("four", 4)])
 
 # 8. A Loop whose trip count is a run-time value with a range (config.json: n in [1, 6]): unrolled to 6
 # iterations, the state updated only while i < n, the scan output sliced to n rows; run at n = 1, 4, 6.

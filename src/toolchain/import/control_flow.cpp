@@ -1,5 +1,7 @@
 #include "toolchain/import/control_flow.h"
 
+#include <onnx/defs/tensor_proto_util.h>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -208,8 +210,7 @@ class Inliner {
   // an input bound by config.json.
   bool Known(const std::string& name, double* v) const {
     if (name.empty()) return false;
-    for (const TensorProto& t : g_.initializer())
-      if (t.name() == name) return FirstElement(t, v);
+    if (const TensorProto* t = ConstTensor(name, /*nodes=*/false)) return FirstElement(*t, v);
     for (const NodeProto& n : g_.node()) {
       if (n.output_size() != 1 || n.output(0) != name) continue;
       // Not / Identity of a known value (e.g. of an OptionalHasElement).
@@ -684,7 +685,7 @@ class Inliner {
           auto shape = compound_inputs_.shapes.find(e);
           if (shape == compound_inputs_.shapes.end()) return Internal("no shape for sequence element '" + e + "'");
           onnx::ValueInfoProto& x = inputs.emplace_back();
-          OAAXVK_RETURN_IF_ERROR(ElementInput(e, *et, shape->second, &x));
+          OAAXVK_RETURN_IF_ERROR(ElementInput(e, *et, shape->second, /*own_name=*/false, &x));
           c.elems.push_back(e);
         }
       } else {
@@ -698,7 +699,7 @@ class Inliner {
                                  "holds one: its shape, e.g. {\"input_shapes\": {\"" + name + "\": " + example +
                                  "}}, or null for an empty optional");
         onnx::ValueInfoProto& x = inputs.emplace_back();
-        OAAXVK_RETURN_IF_ERROR(ElementInput(name, *et, shape->second, &x));
+        OAAXVK_RETURN_IF_ERROR(ElementInput(name, *et, shape->second, /*own_name=*/true, &x));
         c.elems.push_back(name);
         // The tensor input keeps the name; the nodes read the optional under
         // a name of its own.
@@ -727,14 +728,13 @@ class Inliner {
     }
   }
 
+  // `vi` becomes tensor input `name` of element type `et` and `shape`;
+  // `own_name`: the input keeps the name it has in the model (an optional
+  // tensor), else the name must be new.
   Status ElementInput(const std::string& name, const onnx::TypeProto& et, const std::vector<int64_t>& shape,
-                      onnx::ValueInfoProto* vi) {
-    if (name != vi->name() && used_.count(name) && !compounds_.count(name)) {
-      bool is_input = false;
-      for (const auto& i : g_.input()) is_input |= i.name() == name && !i.type().has_tensor_type();
-      if (!is_input)
-        return InvalidArgument("the flattened input name '" + name + "' is already a tensor of the model");
-    }
+                      bool own_name, onnx::ValueInfoProto* vi) {
+    if (!own_name && used_.count(name))
+      return InvalidArgument("the flattened input name '" + name + "' is already a tensor of the model");
     used_.insert(name);
     vi->set_name(name);
     auto* tt = vi->mutable_type()->mutable_tensor_type();
@@ -798,48 +798,38 @@ class Inliner {
     return Status::Ok();
   }
 
-  // The integers of a constant (initializer or Constant node), any shape.
-  bool KnownInts(const std::string& name, std::vector<int64_t>* v) const {
-    const TensorProto* t = nullptr;
-    for (const TensorProto& i : g_.initializer())
-      if (i.name() == name) t = &i;
-    for (const NodeProto& n : g_.node())
-      if (!t && n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == name)
-        for (const auto& a : n.attribute())
-          if (a.name() == "value" && a.has_t()) t = &a.t();
-    if (t == nullptr) {
-      double x = 0;
-      if (!Known(name, &x)) return false;
-      v->assign(1, static_cast<int64_t>(x));
-      return true;
-    }
-    int64_t n = 1;
-    for (int64_t d : t->dims()) n *= d;
-    v->clear();
-    const std::string& raw = t->raw_data();
-    if (t->data_type() == TensorProto::INT64) {
-      if (!raw.empty()) {
-        if (raw.size() != static_cast<size_t>(n) * 8) return false;
-        v->resize(static_cast<size_t>(n));
-        std::memcpy(v->data(), raw.data(), raw.size());
+  // The initializer named `name`, or (with `nodes`) the value of the
+  // Constant node that outputs it; nullptr when neither.
+  const TensorProto* ConstTensor(const std::string& name, bool nodes = true) const {
+    for (const TensorProto& t : g_.initializer())
+      if (t.name() == name) return &t;
+    if (nodes)
+      for (const NodeProto& n : g_.node())
+        if (n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == name)
+          for (const auto& a : n.attribute())
+            if (a.name() == "value" && a.has_t()) return &a.t();
+    return nullptr;
+  }
+
+  // The integers of an int32 / int64 constant (initializer or Constant
+  // node) and whether it is a scalar; false when `name` is not one.
+  bool KnownInts(const std::string& name, std::vector<int64_t>* v, bool* scalar) const {
+    const TensorProto* t = ConstTensor(name);
+    if (t == nullptr || t->data_location() == TensorProto::EXTERNAL) return false;
+    try {
+      if (t->data_type() == TensorProto::INT64) {
+        *v = onnx::ParseData<int64_t>(t);
+      } else if (t->data_type() == TensorProto::INT32) {
+        const std::vector<int32_t> w = onnx::ParseData<int32_t>(t);
+        v->assign(w.begin(), w.end());
       } else {
-        v->assign(t->int64_data().begin(), t->int64_data().end());
+        return false;
       }
-    } else if (t->data_type() == TensorProto::INT32) {
-      if (!raw.empty()) {
-        if (raw.size() != static_cast<size_t>(n) * 4) return false;
-        for (int64_t k = 0; k < n; ++k) {
-          int32_t x = 0;
-          std::memcpy(&x, raw.data() + 4 * k, 4);
-          v->push_back(x);
-        }
-      } else {
-        v->assign(t->int32_data().begin(), t->int32_data().end());
-      }
-    } else {
+    } catch (const std::exception&) {
       return false;
     }
-    return static_cast<int64_t>(v->size()) == n;
+    *scalar = t->dims_size() == 0;
+    return true;
   }
 
   // A one-element integer tensor named `name` (the output of a node that is
@@ -1051,13 +1041,11 @@ class Inliner {
       keep = !kd || kd->i() != 0;
     } else {
       std::vector<int64_t> split;
-      if (!KnownInts(n.input(1), &split))
+      bool scalar = false;
+      if (!KnownInts(n.input(1), &split, &scalar))
         return Refuse(n, "the split input '" + n.input(1) + "' is not a compile-time constant; sequences are "
                          "compiled away, so their lengths must be known at conversion");
-      bool scalar = false;
-      for (const TensorProto& t : g_.initializer())
-        if (t.name() == n.input(1)) scalar = t.dims_size() == 0;
-      if (scalar || split.size() == 1) {
+      if (scalar) {  // pieces of that size, the last one shorter
         const int64_t s = split.empty() ? 0 : split[0];
         if (s < 1) return Refuse(n, "split must be positive");
         for (int64_t o = 0; o < dim; o += s) sizes.push_back(std::min(s, dim - o));
