@@ -260,7 +260,8 @@ Status CheckOperatorSupport(const onnx::ModelProto& model) {
   std::vector<std::string> unsupported;
   for (int i = 0; i < gp.node_size(); ++i) {
     const onnx::NodeProto& n = gp.node(i);
-    if (!IsInlinedOp(n.domain(), n.op_type()) && !IsSupportedOp(n.domain(), n.op_type()) && !IsDecomposedOp(n.domain(), n.op_type())) {
+    if (!IsInlinedOp(n.domain(), n.op_type()) && !IsSupportedOp(n.domain(), n.op_type()) &&
+        !IsDecomposedOp(n.domain(), n.op_type())) {
       int64_t opset = 0;
       for (const auto& os : model.opset_import())
         if (os.domain() == n.domain() || (n.domain() == "ai.onnx" && os.domain().empty())) opset = os.version();
