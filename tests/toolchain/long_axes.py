@@ -291,7 +291,8 @@ def compare(name, kind, got, ref, scale=None):
 
 def run_bundle(build, bundle, inputs, out_dir, env):
     os.makedirs(out_dir, exist_ok=True)
-    args = [os.path.join(build, "oaax-run"), "--model", os.path.join(bundle, "model.oinf"), "--output-dir", out_dir]
+    args = [os.path.join(build, "oaax-run"), "--model", os.path.join(bundle, "model.oinf"), "--output-dir", out_dir,
+            "--arg", "validation=1"]
     for name, arr in inputs.items():
         path = os.path.join(out_dir, f"in_{name}.npy")
         np.save(path, arr)
