@@ -9,7 +9,7 @@
 #include "test_util.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/lower/kernels.h"
-#include "toolchain/lower/loop_budget.h"
+#include "toolchain/lower/split_plan.h"
 #include "toolchain/lower/lower.h"
 #include "toolchain/passes/passes.h"
 
@@ -43,11 +43,11 @@ int64_t Iterations(const std::string& kernel, const std::vector<Dim>& s) {
 // Every row of every dispatch table keeps its loops within the budget.
 void ExpectWithinBudget(const Program& p) {
   for (const Dispatch& d : p.dispatches) {
-    EXPECT_LE(Iterations(d.kernel, d.spec), kLoopIterationBudget) << d.node << " " << d.kernel;
+    EXPECT_LE(Iterations(d.kernel, d.spec), kLoopBudget) << d.node << " " << d.kernel;
     if (!d.cpu_kernel.empty())
-      EXPECT_LE(Iterations(d.cpu_kernel, d.cpu_spec), kLoopIterationBudget) << d.node << " " << d.cpu_kernel;
+      EXPECT_LE(Iterations(d.cpu_kernel, d.cpu_spec), kLoopBudget) << d.node << " " << d.cpu_kernel;
     if (!d.gpu_kernel.empty())
-      EXPECT_LE(Iterations(d.gpu_kernel, d.gpu_spec), kLoopIterationBudget) << d.node << " " << d.gpu_kernel;
+      EXPECT_LE(Iterations(d.gpu_kernel, d.gpu_spec), kLoopBudget) << d.node << " " << d.gpu_kernel;
   }
 }
 
@@ -71,16 +71,16 @@ StatusOr<Program> LowerOne(const std::string& op, const Shape& shape, const std:
 }
 
 TEST(LongAxes, BudgetIsWellBelowTheLowestDriverLimit) {
-  EXPECT_LT(kLoopIterationBudget * 3, 65535);  // lavapipe's limit, docs/toolchain.md "Driver quirks"
-  EXPECT_LE(kSplitChunk, kLoopIterationBudget);
+  EXPECT_LT(kLoopBudget * 3, 65535);  // lavapipe's limit, docs/toolchain.md "Loop budget"
+  EXPECT_LE(kSplitChunk, kLoopBudget);
 }
 
 TEST(LongAxes, ShortReductionsKeepOneDispatch) {
-  StatusOr<Program> p = LowerOne("ReduceSum", {2, kLoopIterationBudget}, {1});
+  StatusOr<Program> p = LowerOne("ReduceSum", {2, kLoopBudget}, {1});
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   ASSERT_EQ(p->dispatches.size(), 1u);
   const Dispatch& d = p->dispatches[0];
-  EXPECT_EQ(d.spec.at(2), kLoopIterationBudget);  // RCOUNT
+  EXPECT_EQ(d.spec.at(2), kLoopBudget);  // RCOUNT
   EXPECT_EQ(d.spec.at(27), 1);                    // PARTS
   EXPECT_EQ(d.spec.at(28), 0);                    // IN_PARTIALS
   EXPECT_EQ(d.spec.at(29), 0);                    // OUT_PARTIALS

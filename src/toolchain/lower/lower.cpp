@@ -15,6 +15,7 @@
 #include "toolchain/lower/loop_budget.h"
 #include "toolchain/passes/passes.h"
 #include "toolchain/passes/activations_float.h"
+#include "toolchain/lower/split_plan.h"
 
 namespace oaaxvk::toolchain {
 
