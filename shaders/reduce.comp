@@ -1,11 +1,19 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Reduce* over any set of axes (rank <= 6): one invocation per output element
-// walks the reduced elements. The kept dimensions (output order) and the
-// reduced dimensions are each right-aligned in 6 slots (unused: dim 1,
-// stride 0); strides are input element strides.
+// Reduce* over any set of axes (rank <= 6). The kept dimensions (output
+// order) and the reduced dimensions are each right-aligned in 6 slots
+// (unused: dim 1, stride 0); strides are input element strides.
 // OP: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 L1, 6 L2, 7 log-sum,
 //     8 log-sum-exp, 9 sum of squares.
+// A reduction longer than the loop budget (src/toolchain/lower/loop_budget.h)
+// runs in stages: PARTS invocations per output, invocation j reducing
+// elements j, j + PARTS, … into one partial result (OUT_PARTIALS), and the
+// next dispatch reduces those partials (IN_PARTIALS: X is [outputs, parts]
+// partials, described by the kept / reduced slots like any input). Partials
+// are plain sums (of |v|, v² for L1 / L2 / sum of squares), maxima, minima or
+// products; log-sum-exp keeps a pair (m, s) with s = Σ exp(v − m) over the
+// elements taken, m their maximum (two floats per partial). One loop, at most
+// ceil(RCOUNT / PARTS) iterations per invocation.
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
@@ -36,6 +44,10 @@ layout(constant_id = 23) const uint RS2 = 0;
 layout(constant_id = 24) const uint RS3 = 0;
 layout(constant_id = 25) const uint RS4 = 0;
 layout(constant_id = 26) const uint RS5 = 0;
+layout(constant_id = 27) const uint PARTS = 1;         // invocations per output
+layout(constant_id = 28) const uint IN_PARTIALS = 0;   // 1: X holds partial results
+layout(constant_id = 29) const uint OUT_PARTIALS = 0;  // 1: Y receives partial results
+layout(constant_id = 30) const uint COUNT = 1;         // elements of the whole reduction (mean)
 #include "common.glsl"
 
 uint reduced_offset(uint r) {
@@ -49,9 +61,15 @@ uint reduced_offset(uint r) {
   return off;
 }
 
+// Log-sum-exp pairs: (m, s) stands for s = Σ exp(v − m); the empty set is
+// (−FLT_MAX, 0). Rescales s to a maximum mm >= m (exactly when m == mm, so
+// that infinite maxima merge without inf − inf).
+float rescaled(float s, float m, float mm) { return (s == 0.0 || m == mm) ? s : s * exp(m - mm); }
+
 void main() {
-  uint o = linear_index_256();
-  if (o >= N) return;
+  uint i = linear_index_256();
+  if (i >= N * PARTS) return;
+  uint o = i / PARTS, part = i % PARTS;
   uint r = o, base = 0u;
   base += (r % K5) * KS5; r /= K5;
   base += (r % K4) * KS4; r /= K4;
@@ -59,31 +77,40 @@ void main() {
   base += (r % K2) * KS2; r /= K2;
   base += (r % K1) * KS1; r /= K1;
   base += r * KS0;
-  float acc;
-  if (OP == 2u || OP == 8u) {
-    acc = x[base + reduced_offset(0u)];
-    for (uint i = 1u; i < RCOUNT; ++i) acc = max(acc, x[base + reduced_offset(i)]);
+  // acc: the running result (log-sum-exp: the running maximum m, with s).
+  float acc = OP == 4u ? 1.0 : (OP == 8u ? -3.402823466e38 : 0.0), s = 0.0;
+  bool first = true;
+  for (uint k = part; k < RCOUNT; k += PARTS) {
+    uint off = base + reduced_offset(k);
     if (OP == 8u) {
-      float m = acc, s = 0.0;
-      if (!isinf(m))
-        for (uint i = 0u; i < RCOUNT; ++i) s += exp(x[base + reduced_offset(i)] - m);
-      acc = isinf(m) ? m : m + log(s);
+      float pm = IN_PARTIALS == 1u ? x[2u * off] : x[off];
+      float ps = IN_PARTIALS == 1u ? x[2u * off + 1u] : 1.0;
+      float mm = max(acc, pm);
+      s = rescaled(s, acc, mm) + rescaled(ps, pm, mm);
+      acc = mm;
+    } else {
+      float v = x[off];
+      if (IN_PARTIALS == 0u) v = OP == 5u ? abs(v) : ((OP == 6u || OP == 9u) ? v * v : v);
+      if (OP == 2u) acc = first ? v : max(acc, v);
+      else if (OP == 3u) acc = first ? v : min(acc, v);
+      else if (OP == 4u) acc *= v;
+      else acc += v;
     }
-  } else if (OP == 3u) {
-    acc = x[base + reduced_offset(0u)];
-    for (uint i = 1u; i < RCOUNT; ++i) acc = min(acc, x[base + reduced_offset(i)]);
-  } else if (OP == 4u) {
-    acc = 1.0;
-    for (uint i = 0u; i < RCOUNT; ++i) acc *= x[base + reduced_offset(i)];
-  } else {
-    acc = 0.0;
-    for (uint i = 0u; i < RCOUNT; ++i) {
-      float v = x[base + reduced_offset(i)];
-      acc += OP == 5u ? abs(v) : ((OP == 6u || OP == 9u) ? v * v : v);
-    }
-    if (OP == 1u) acc /= float(RCOUNT);
-    else if (OP == 6u) acc = sqrt(acc);
-    else if (OP == 7u) acc = log(acc);
+    first = false;
   }
-  y[o] = acc;
+  if (OUT_PARTIALS == 1u) {
+    if (OP == 8u) {
+      y[2u * i] = acc;
+      y[2u * i + 1u] = s;
+    } else {
+      y[i] = acc;
+    }
+    return;
+  }
+  // The last stage has PARTS = 1, so i is the output index.
+  if (OP == 8u) acc = isinf(acc) ? acc : acc + log(s);
+  else if (OP == 1u) acc /= float(COUNT);
+  else if (OP == 6u) acc = sqrt(acc);
+  else if (OP == 7u) acc = log(acc);
+  y[i] = acc;
 }

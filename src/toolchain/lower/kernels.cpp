@@ -51,6 +51,8 @@ const std::vector<KernelInfo>& Kernels() {
         {"pool2d", 2, 17, {256, 1, 1}, 0, {1}},
         {"reduce_mean", 2, 2, {64, 1, 1}, 64 * 4, {1}},
         {"softmax", 2, 4, {64, 1, 1}, 2 * 64 * 4 + 4, {1}},
+        // Softmax family on rows longer than the loop budget: X, row statistics, Y (lower_split.inc).
+        {"softmax_apply", 3, 4, {256, 1, 1}, 0, {2}},
         {"strided_copy", 2, 21, {256, 1, 1}, 0, {1}},
         {"resize2d", 2, 19, {256, 1, 1}, 0, {1}},
         {"resize2d_scales", 3, 20, {256, 1, 1}, 0, {1}},  // scales from binding 2 (read at run time)
@@ -66,8 +68,8 @@ const std::vector<KernelInfo>& Kernels() {
         {"binary_int", 3, 22, {256, 1, 1}, 0, {2}},
         {"where", 4, 25, {256, 1, 1}, 0, {3}},
         {"gather", 3, 4, {256, 1, 1}, 0, {2}},
-        {"argreduce", 2, 6, {256, 1, 1}, 0, {1}},
-        {"reduce", 2, 27, {256, 1, 1}, 0, {1}},  // issue 5: Reduce* over any axes
+        {"argreduce", 2, 9, {256, 1, 1}, 0, {1}},
+        {"reduce", 2, 31, {256, 1, 1}, 0, {1}},  // Reduce* over any axes, split into stages on long ones
         // CPU-class variants (bundle feature kernel_variants): same bindings and
         // spec constants as conv2d_gemm / gemm, no shared memory; local size 64,
         // 8 x 8 register block per invocation (lower.cpp k*CpuBlock).

@@ -12,8 +12,10 @@
 #include "toolchain/lower/lower_int.h"
 #include "toolchain/lower/lower_index.h"
 #include "toolchain/lower/kernels.h"
+#include "toolchain/lower/loop_budget.h"
 #include "toolchain/passes/passes.h"
 #include "toolchain/passes/activations_float.h"
+#include "toolchain/lower/split_plan.h"
 
 namespace oaaxvk::toolchain {
 
@@ -194,7 +196,7 @@ class Lowerer {
         // per-row one (merely less parallel with few rows) serves whenever
         // the largest shape has enough.
         const int64_t bound = d.kernel == "softmax" ? UpperBound(rows) : LowerBound(rows);
-        if (bound >= static_cast<int64_t>(kMinRowsPerInvocation)) {
+        if (bound >= static_cast<int64_t>(kMinRowsPerInvocation) && RowsCpuFits(d)) {
           Dim g[3];
           Grid1D(CeilDiv(rows, 64), g);
           if (SetCpuVariant(&d, (d.kernel + "_rows_cpu").c_str(), g[0], g[1], g[2])) {
@@ -463,6 +465,7 @@ class Lowerer {
     // Indexing / scanning operators, MaxPool with Indices (lower_index.cpp).
     OAAXVK_ASSIGN_OR_RETURN(IndexLowering xl, LowerIndexNode(g_, n));
     if (xl.handled) return EmitIndex(n, xl);
+    if (op == "ArgMax" || op == "ArgMin") return ArgReduce(n);  // any device data type (lower_split.inc)
     // Integer / logic / indexing operators, Cast, integer arithmetic (lower_int.cpp).
     OAAXVK_ASSIGN_OR_RETURN(IntLowering il, LowerIntNode(g_, n));
     if (il.handled) return EmitPlanned(n, il);
@@ -554,6 +557,7 @@ class Lowerer {
   }
 
 #include "toolchain/lower/lower_float.inc"
+#include "toolchain/lower/lower_split.inc"
 
   Status ReduceMean(const Node& n) {
     const Shape& xs = T(n.inputs[0]).shape;
@@ -569,13 +573,8 @@ class Lowerer {
       if (std::find(axes.begin(), axes.end(), i) != axes.end()) cols *= xs[i];
       else rows *= xs[i];
     }
-    Dispatch d;
-    d.kernel = "reduce_mean";
-    d.bindings = {{x, false}, {y, true}};
-    d.spec = {rows, cols};
-    Grid1D(rows, d.groups);
-    Emit(n, d, StrFormat("rows=%lld cols=%lld", static_cast<long long>(rows), static_cast<long long>(cols)));
-    return Status::Ok();
+    return EmitRowMean(n, x, y, rows, cols,
+                       StrFormat("rows=%lld cols=%lld", static_cast<long long>(rows), static_cast<long long>(cols)));
   }
 
   Status Slice(const Node& n) {
@@ -1030,13 +1029,7 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     Dim rows = xs[0] * xs[1], cols = NumElements(Shape(xs.begin() + 2, xs.end()));
-    Dispatch d;
-    d.kernel = "reduce_mean";
-    d.bindings = {{x, false}, {y, true}};
-    d.spec = {rows, cols};
-    Grid1D(rows, d.groups);
-    Emit(n, d, "");
-    return Status::Ok();
+    return EmitRowMean(n, x, y, rows, cols, "");
   }
 
   Status Softmax(const Node& n) {
@@ -1052,10 +1045,12 @@ class Lowerer {
       else if (i == axis || g_.opset < 13) len *= xs[i];
       else inner *= xs[i];
     }
+    const uint32_t mode = n.op_type == "LogSoftmax" ? 1u : n.op_type == "Hardmax" ? 2u : 0u;
+    if (!FitsLoopBudget(SoftmaxIterations(len, mode))) return SoftmaxSplit(n, x, y, outer, len, inner, mode);
     Dispatch d;
     d.kernel = "softmax";
     d.bindings = {{x, false}, {y, true}};
-    d.spec = {outer, len, inner, n.op_type == "LogSoftmax" ? 1u : n.op_type == "Hardmax" ? 2u : 0u};
+    d.spec = {outer, len, inner, mode};
     Grid1D(outer * inner, d.groups);
     Emit(n, d, StrFormat("rows=%lld len=%lld", static_cast<long long>(outer * inner), static_cast<long long>(len)));
     return Status::Ok();

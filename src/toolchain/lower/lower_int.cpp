@@ -142,18 +142,6 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
     d.detail = StrFormat("axis=%lld", static_cast<long long>(axis));
     return r;
   }
-  if (op == "ArgMax" || op == "ArgMin") {
-    const Shape& xs = x->shape;
-    int64_t axis = n.GetInt("axis", 0);
-    Dim inner = 1;
-    for (size_t i = static_cast<size_t>(axis) + 1; i < xs.size(); ++i) inner = inner * xs[i];
-    d.kernel = "argreduce";
-    d.inputs = {n.inputs[0]};
-    d.spec = {U(N), U(xs[axis]), U(inner), op == "ArgMax" ? 1u : 0u, n.GetInt("select_last_index", 0) ? 1u : 0u,
-              IsFloatLike(x->dtype) ? 1u : 0u};
-    d.detail = StrFormat("axis=%lld", static_cast<long long>(axis));
-    return r;
-  }
   if (op == "Expand") {
     // strided_copy: N, IN_BASE, OUT_BASE, D[6], SI[6], SO[6].
     d.kernel = "strided_copy";
