@@ -4,14 +4,31 @@
 // device-limit check against two device profiles, and the shape program
 // evaluated at every symbol's minimum and maximum. Any input must be refused
 // with a Status or accepted and then be evaluable without a crash, leak or
-// undefined behaviour.
+// undefined behaviour. Mutations are structured (oinf_mutator.h): most
+// inputs are read as OINF, one bundle value is changed and the container is
+// written again; the rest go through libFuzzer's byte-level mutator.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "oaax_vulkan/oinf.h"
+#include "oinf_mutator.h"
 #include "runtime/bundle.h"
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  if (seed % 8 != 0) {
+    std::vector<uint8_t> out;
+    if (oaaxvk::fuzz::MutateOinfBytes(data, size, seed, &out) && out.size() <= max_size) {
+      memcpy(data, out.data(), out.size());
+      return out.size();
+    }
+  }
+  return LLVMFuzzerMutate(data, size, max_size);
+}
 
 namespace {
 
