@@ -9,6 +9,7 @@
 #include <set>
 
 #include "toolchain/ir/eval.h"
+#include "toolchain/ir/fold_limit.h"
 #include "toolchain/ir/shape_infer.h"
 
 namespace oaaxvk::toolchain {
@@ -48,6 +49,11 @@ Status FoldConstants(Graph& g, PassResult* r) {
     Node& n = g.nodes[i];
     OAAXVK_RETURN_IF_ERROR(InferNodeShapes(g, n));
     if (!CanEvaluate(g, n)) continue;
+    OAAXVK_ASSIGN_OR_RETURN(bool small, FitsFoldingLimit(g, n));
+    if (!small) {
+      r->details.push_back("not folded: " + n.op_type + " '" + n.name + "' (over max_folded_bytes; runs on the device)");
+      continue;
+    }
     OAAXVK_ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateNode(g, n));
     for (Tensor& t : outs) {
       std::string name = t.name;
