@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "toolchain/input/archive.h"
 #include "toolchain/ir/limits.h"
 #include "toolchain/passes/passes.h"
+#include "toolchain/plan/plan.h"
 
 namespace oaaxvk::toolchain {
 namespace {
@@ -209,6 +211,34 @@ TEST(Hostile, DeviceOperatorsOverTheFoldingLimitRunOnTheDevice) {
   auto r = RunDefaultPipeline(kept);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(kept.CountOps("Relu"), 1u);
+}
+
+// A 32768-node chain of Add / Mul (each reading the previous result and the
+// input) compiles through every pass, lowering and the plan: the passes look
+// producers up in a map and the planner is near-linear (pairwise scans took
+// over a minute here). The bound is generous, for slow and instrumented builds.
+TEST(Hostile, LongChainCompilesInNearLinearTime) {
+  constexpr int kN = 32768;
+  Graph g;
+  g.opset = 13;
+  testing::AddInput(g, "x", {64});
+  std::string prev = "x";
+  for (int i = 0; i < kN; ++i) {
+    const std::string out = i == kN - 1 ? "y" : "t" + std::to_string(i);
+    testing::AddNode(g, i % 2 ? "Mul" : "Add", "n" + std::to_string(i), {prev, "x"}, {out});
+    prev = out;
+  }
+  testing::AddOutput(g, "y");
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto plan = PlanMemory(*p);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(p->dispatches.size(), static_cast<size_t>(kN));
+  EXPECT_EQ(plan->barrier_lower_bound, static_cast<uint32_t>(kN - 1));
+  EXPECT_LT(seconds, 30.0);
 }
 
 }  // namespace
