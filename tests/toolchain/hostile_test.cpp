@@ -213,6 +213,20 @@ TEST(Hostile, DeviceOperatorsOverTheFoldingLimitRunOnTheDevice) {
   EXPECT_EQ(kept.CountOps("Relu"), 1u);
 }
 
+// A size that overflows int64 saturates (a wrapped or kept operand could look
+// like a valid size); the limits then refuse it.
+TEST(Hostile, OverflowingSizesSaturateAndAreRefused) {
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_EQ((Dim(big) * Dim(4)).value(), INT64_MAX);
+  EXPECT_EQ((Dim(big) * Dim(-4)).value(), INT64_MIN);
+  EXPECT_EQ((Dim(big) + Dim(big) + Dim(big)).value(), INT64_MAX);
+  EXPECT_EQ((Dim(-big) - Dim(big) - Dim(big)).value(), INT64_MIN);
+  const Shape s = {Dim(1 << 20) * Dim(big), Dim(1)};
+  Status st = CheckTensorSize(s, 4, "tensor 't'", ShapeToString(s));
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  EXPECT_HAS(st.message(), "tensor 't' has shape [9223372036854775807, 1]");
+}
+
 // A 32768-node chain of Add / Mul (each reading the previous result and the
 // input) compiles through every pass, lowering and the plan: the passes look
 // producers up in a map and the planner is near-linear (pairwise scans took
