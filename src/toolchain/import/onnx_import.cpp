@@ -202,7 +202,7 @@ StatusOr<Tensor> ConvertTensor(const onnx::TensorProto& tp, const std::string& m
   int64_t n = 1;
   for (int64_t d : t.shape) {
     if (d != 0 && n > (int64_t{1} << 40) / d)
-      return ResourceExhausted("tensor '" + t.name + "' is too large");
+      return ResourceExhausted("tensor '" + t.name + "' has more than 2^40 elements, more than the importer can hold");
     n *= d;
   }
   size_t nbytes = static_cast<size_t>(n) * es;
