@@ -10,6 +10,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import make_hostile_models
+
 rng = np.random.default_rng(1234)
 
 
@@ -140,5 +142,6 @@ if __name__ == "__main__":
     external(out, "external_ok.onnx", "w.bin")
     external(out, "external_escape.onnx", "../w.bin")
     external(out, "external_abs.onnx", "/etc/passwd")
+    make_hostile_models.write_all(out)
     with open(os.path.join(out, "garbage.onnx"), "wb") as f:
         f.write(b"\xff\xfe this is not a protobuf \x00\x01" * 7)

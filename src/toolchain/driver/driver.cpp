@@ -1,6 +1,7 @@
 #include "toolchain/driver/driver.h"
 
 #include "toolchain/ir/extent.h"
+#include "toolchain/ir/limits.h"
 
 #include "toolchain/input/archive.h"
 
@@ -12,6 +13,8 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -127,6 +130,12 @@ Status WriteBytes(const std::string& path, const void* data, size_t n) {
   return Status::Ok();
 }
 
+// The message of the last log entry: where a conversion stopped.
+std::string LastStep(const json& log) {
+  if (log.empty() || !log.back().contains("Message")) return "start";
+  return log.back()["Message"].get<std::string>();
+}
+
 }  // namespace
 
 std::string Sha256Hex(const uint8_t* data, size_t n) {
@@ -162,6 +171,12 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
   r.nodes_after = g.nodes.size();
   AddExtentOutputs(g);  // graph outputs with a data-dependent extent (ir/extent.h)
   OAAXVK_ASSIGN_OR_RETURN(r.program, Lower(g, lower_options));
+  const ConversionLimits& limits = CurrentLimits();
+  if (r.program.dispatches.size() > limits.max_dispatches)
+    return ResourceExhausted(StrFormat("the model lowers to %zu dispatches, over the limit max_dispatches = %llu "
+                                       "(raise it in config.json \"limits\" if the model really needs it)",
+                                       r.program.dispatches.size(),
+                                       static_cast<unsigned long long>(limits.max_dispatches)));
   if (dynamic) r.program.features.insert("dynamic_shapes");
   if (lower_only) return r;
   size_t bound_found = 0;
@@ -183,6 +198,12 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
   if (dynamic && SymContext::Current() != nullptr)  // sizes that can exceed their value at the maximum
     OAAXVK_RETURN_IF_ERROR(BoundBufferSizes(&r.program, *SymContext::Current()));
   OAAXVK_ASSIGN_OR_RETURN(r.plan, PlanMemory(r.program));
+  if (r.plan.arena_bytes > limits.max_arena_bytes)
+    return ResourceExhausted(StrFormat("the memory plan needs an arena of %llu bytes for intermediate values, over "
+                                       "the limit max_arena_bytes = %llu (raise it in config.json \"limits\" if "
+                                       "the device has the memory)",
+                                       static_cast<unsigned long long>(r.plan.arena_bytes),
+                                       static_cast<unsigned long long>(limits.max_arena_bytes)));
   BundleInfo info;
   info.model_name = g.name;
   info.opset = g.opset;
@@ -223,248 +244,264 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     if (!write_log() && console) console("could not write conversion-log.json in '" + output_dir + "'");
     return 1;
   };
-  add("Conversion started", {{"Input path", input_path}, {"Output directory", output_dir},
-                             {"Toolchain", std::string("oaax-vulkan-toolchain ") + OAAXVK_VERSION}});
-  if (!dir_status.ok()) return fail(dir_status);
-  StatusOr<ResolvedInput> in = ResolveModelInput(input_path);
-  if (!in.ok()) return fail(in.status());
-  if (!config_path.empty()) {
-    if (in->has_config)
-      return fail(InvalidArgument("--config '" + config_path + "' was given, but the archive '" + input_path +
-                                  "' also carries a config.json; use one of them"));
-    std::ifstream cf(config_path, std::ios::binary);
-    if (!cf) return fail(NotFound("--config file '" + config_path + "' cannot be read: " + std::strerror(errno)));
-    std::string text((std::istreambuf_iterator<char>(cf)), std::istreambuf_iterator<char>());
-    StatusOr<ModelConfig> c = ParseModelConfig(text);
-    if (!c.ok()) return fail(c.status().WithContext("--config '" + config_path + "'"));
-    in->config = std::move(*c);
-    in->has_config = true;
-  }
-  json shapes = json::object(), values = json::object();
-  for (const auto& [k, v] : in->config.input_shapes) {  // symbolic dimensions by name, as config.json gives them
-    json dims = json::array();
-    auto syms = in->config.input_symbols.find(k);
-    for (size_t d = 0; d < v.size(); ++d) {
-      if (syms != in->config.input_symbols.end() && !syms->second[d].empty()) dims.push_back(syms->second[d]);
-      else dims.push_back(v[d]);
+  // Any exception still escaping (memory exhausted by a model the limits did
+  // not foresee, a container over its maximum size) fails the conversion
+  // with a log, never an abort.
+  try {
+    add("Conversion started", {{"Input path", input_path}, {"Output directory", output_dir},
+                               {"Toolchain", std::string("oaax-vulkan-toolchain ") + OAAXVK_VERSION}});
+    if (!dir_status.ok()) return fail(dir_status);
+    StatusOr<ResolvedInput> in = ResolveModelInput(input_path);
+    if (!in.ok()) return fail(in.status());
+    if (!config_path.empty()) {
+      if (in->has_config)
+        return fail(InvalidArgument("--config '" + config_path + "' was given, but the archive '" + input_path +
+                                    "' also carries a config.json; use one of them"));
+      std::ifstream cf(config_path, std::ios::binary);
+      if (!cf) return fail(NotFound("--config file '" + config_path + "' cannot be read: " + std::strerror(errno)));
+      std::string text((std::istreambuf_iterator<char>(cf)), std::istreambuf_iterator<char>());
+      StatusOr<ModelConfig> c = ParseModelConfig(text);
+      if (!c.ok()) return fail(c.status().WithContext("--config '" + config_path + "'"));
+      in->config = std::move(*c);
+      in->has_config = true;
     }
-    shapes[k] = std::move(dims);
-  }
-  json dimensions = json::object();
-  for (const auto& [k, sym] : in->config.dimensions)
-    dimensions[k] = {{"min", sym.min}, {"max", sym.max}, {"multiple_of", sym.multiple_of}};
-  for (const auto& [k, v] : in->config.input_values) values[k] = v.size();
-  json named = json::object();
-  for (const auto& [k, v] : in->config.value_symbols) named[k] = v;
-  if (in->from_archive) {
-    add("Archive extracted", {{"Entries", in->entries}, {"config.json", in->has_config},
-                              {"Input shapes", shapes}, {"Elapsed ms", ms()}});
-  }
-  if (!config_path.empty())
-    add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Dimensions", dimensions},
-                        {"Input values (count)", values}, {"Run-time values (names)", named},
-                        {"fp16 weights", in->config.fp16_weights}});
-  StatusOr<std::vector<Symbol>> symbols = ResolveSymbols(in->config);
-  if (!symbols.ok()) return fail(symbols.status());
-  // Imports the model with every symbol at its value in `point`; the graph
-  // inputs' symbolic dimensions become Dims of `ctx` (nullptr: static).
-  auto import_at = [&](const std::vector<int64_t>& point, SymContext* ctx, ImportReport* rep) -> StatusOr<Graph> {
-    ImportOptions iopt;
-    iopt.input_shapes = in->config.input_shapes;
-    iopt.sequence_lengths = in->config.sequence_lengths;
-    iopt.input_values = in->config.input_values;
-    std::map<std::string, size_t> index;
-    std::map<std::string, std::vector<size_t>> value_symbols;  // input -> its value symbols, by element
-    for (size_t k = 0; k < symbols->size(); ++k) {
-      const Symbol& y = (*symbols)[k];
-      if (y.is_value()) {
-        // Feature value_symbols: the nodes read a constant of the input's
-        // name whose elements are the symbols (at this point's values).
-        std::vector<ConfigNumber>& v = iopt.input_values[y.value_input];
-        if (v.size() <= static_cast<size_t>(y.value_element)) v.resize(static_cast<size_t>(y.value_element) + 1);
-        // A float input's symbol is floor(e * value_scale): e sits halfway
-        // inside the interval of scales that give the point's size.
-        // An exact symbol's (a float Range bound's) element is point / scale.
-        const double inside = y.value_exact ? 0.0 : 0.5;
-        v[static_cast<size_t>(y.value_element)] =
-            y.value_scale > 0
-                ? ConfigNumber{(static_cast<double>(point[k]) + inside) / static_cast<double>(y.value_scale), false, 0}
-                : ConfigNumber{static_cast<double>(point[k]), true, point[k]};
-        {
-          // A single integer / bool value carries its range (a Loop trip count
-          // unrolls to the maximum); any other element makes it unusable there.
-          auto [it, fresh] = iopt.run_time_values.emplace(y.value_input, std::make_pair(y.min, y.max));
-          if (!fresh || y.value_element != 0 || y.value_scale != 0) it->second = {1, 0};
-        }
-        std::vector<size_t>& ks = value_symbols[y.value_input];
-        if (ks.size() <= static_cast<size_t>(y.value_element)) ks.resize(static_cast<size_t>(y.value_element) + 1);
-        ks[static_cast<size_t>(y.value_element)] = k;
-        continue;
+    const LimitsScope limits(&in->config.limits);  // config.json "limits" (ir/limits.h)
+    json shapes = json::object(), values = json::object();
+    for (const auto& [k, v] : in->config.input_shapes) {  // symbolic dimensions by name, as config.json gives them
+      json dims = json::array();
+      auto syms = in->config.input_symbols.find(k);
+      for (size_t d = 0; d < v.size(); ++d) {
+        if (syms != in->config.input_symbols.end() && !syms->second[d].empty()) dims.push_back(syms->second[d]);
+        else dims.push_back(v[d]);
       }
-      index[y.name] = k;
-      iopt.symbol_values[y.name] = point[k];
+      shapes[k] = std::move(dims);
     }
-    for (const auto& [input, names] : in->config.input_symbols)
-      for (size_t d = 0; d < names.size(); ++d)
-        if (!names[d].empty()) iopt.input_shapes[input][d] = point[index.at(names[d])];
-    OAAXVK_ASSIGN_OR_RETURN(Graph g, ImportOnnxFile(in->model_path, iopt, rep));
-    for (const auto& [input, ks] : value_symbols) {
-      rep->bound_inputs.erase(input);  // not bound: the runtime reads the value
-      Tensor* t = g.FindTensor(input);
-      if (t == nullptr || !t->is_const) return Internal("value input '" + input + "' was not imported as a constant");
-      if (ctx == nullptr) continue;
-      t->sym.clear();
-      for (size_t k : ks) t->sym.push_back(Dim(point[k], ctx->SymbolNode(k)));
+    json dimensions = json::object();
+    for (const auto& [k, sym] : in->config.dimensions)
+      dimensions[k] = {{"min", sym.min}, {"max", sym.max}, {"multiple_of", sym.multiple_of}};
+    for (const auto& [k, v] : in->config.input_values) values[k] = v.size();
+    json named = json::object();
+    for (const auto& [k, v] : in->config.value_symbols) named[k] = v;
+    if (in->from_archive) {
+      add("Archive extracted", {{"Entries", in->entries}, {"config.json", in->has_config},
+                                {"Input shapes", shapes}, {"Elapsed ms", ms()}});
     }
-    if (ctx == nullptr) return g;
-    std::set<std::string> used;
-    auto attach = [&](const std::string& input, size_t d, const std::string& sym) -> Status {
-      used.insert(sym);
-      for (const GraphIO& io : g.inputs) {
-        if (io.name != input) continue;
-        Tensor* t = g.FindTensor(io.tensor);
-        if (t == nullptr || d >= t->shape.size()) break;
-        const size_t k = index.at(sym);
-        t->shape[d] = Dim(point[k], ctx->SymbolNode(k));
-        return Status::Ok();
-      }
-      return Internal("dynamic shapes: input '" + input + "' dimension " + std::to_string(d) + " not found");
-    };
-    for (const auto& [input, names] : in->config.input_symbols)
-      for (size_t d = 0; d < names.size(); ++d)
-        if (!names[d].empty()) OAAXVK_RETURN_IF_ERROR(attach(input, d, names[d]));
-    for (const auto& [input, d, sym] : rep->symbolic_dims)
-      OAAXVK_RETURN_IF_ERROR(attach(input, static_cast<size_t>(d), sym));
-    for (const Symbol& s : *symbols)
-      if (!s.is_value() && !used.count(s.name))
-        return InvalidArgument("config.json: dimensions['" + s.name +
-                               "'] is not a symbolic dimension of any graph input (name it in \"input_shapes\", or "
-                               "use the model's own dim_param name)");
-    return g;
-  };
-  // Run-time value symbols with ranges derived from their ops: found on the
-  // model imported at the maximum shape; they stay at their maximum at every
-  // check point, and their sizes reach only kernels whose lowering derived
-  // them on purpose (Dispatch::value_sizes). Values named in "input_values"
-  // (ResolveSymbols) are sampled like dimensions instead.
-  std::vector<Symbol> value_syms;
-  {
-    std::vector<int64_t> max_point;
-    for (const Symbol& y : *symbols) max_point.push_back(y.max);
-    ImportReport scan_rep;
-    StatusOr<Graph> scan = import_at(max_point, nullptr, &scan_rep);
-    if (!scan.ok()) return fail(scan.status());
-    value_syms = FindValueSymbols(*scan, in->config);
-    Status scaled = ScaleFloatValueSymbols(*scan, &*symbols);
-    if (!scaled.ok()) return fail(scaled);
-  }
-  std::vector<std::vector<int64_t>> points =
-      symbols->empty() ? std::vector<std::vector<int64_t>>{{}} : SamplePoints(*symbols);
-  for (const Symbol& y : value_syms) {
-    symbols->push_back(y);
-    for (std::vector<int64_t>& pt : points) pt.push_back(y.max);
-  }
-  const bool dynamic = !symbols->empty();
-  SymContext ctx(*symbols);  // the canonical (maximum) program's expressions
-  std::unique_ptr<SymScope> scope;
-  if (dynamic) scope = std::make_unique<SymScope>(&ctx);
-  ImportReport rep;
-  StatusOr<Graph> g = import_at(points[0], dynamic ? &ctx : nullptr, &rep);
-  if (!g.ok()) return fail(g.status());
-  json inputs = json::array(), outputs = json::array();
-  for (const GraphIO& io : g->inputs) {
-    json e = {{"Name", io.name}, {"Shape", ShapeToString(g->FindTensor(io.tensor)->shape)}};
-    if (rep.bound_inputs.count(io.name)) e["Bound at conversion"] = true;
-    inputs.push_back(std::move(e));
-  }
-  for (const GraphIO& io : g->outputs) outputs.push_back({{"Name", io.name}});
-  add("Model imported", {{"SHA-256", Sha256File(input_path)}, {"Model SHA-256", Sha256File(in->model_path)}, {"IR version", rep.ir_version}, {"Opset", rep.opset},
-                         {"Producer", rep.producer}, {"ONNX nodes", rep.onnx_nodes}, {"Inputs", inputs},
-                         {"Outputs", outputs}, {"Notes", rep.notes}, {"Elapsed ms", ms()}});
-  LowerOptions lopt;
-  lopt.fp16_weights = in->config.fp16_weights;
-  StatusOr<CompileResult> r = CompileGraph(
-      std::move(*g), [&](const std::string& m, const std::string& d) { add(m, json::parse(d)); }, rep.bound_inputs,
-      lopt, dynamic);
-  if (!r.ok()) return fail(r.status());
-  if (dynamic) {
-    // Every other check point: the same program, every expression right there.
-    json checked = json::array(), skipped = json::array();
-    for (size_t k = 1; k < points.size(); ++k) {
-      // A point where a guard fails is no valid input (run-time values a
-      // Reshape or an Expand cannot take there): the runtime refuses it, so
-      // nothing is compiled for it; a valid point nearer the maximum is
-      // checked instead when one is found.
-      auto valid_at = [&](const std::vector<int64_t>& pt) {
-        for (const SymGuard& gd : ctx.guards()) {
-          StatusOr<int64_t> gv = ctx.Eval(gd.expr, pt);
-          if (!gv.ok() || *gv == 0) return false;
-        }
-        return true;
-      };
-      if (!valid_at(points[k])) {
-        // Halfway towards the maximum (on multiple_of), a few times, for a
-        // point inside the valid region (e.g. an output_shape at least the
-        // unpooled size), unless that is the maximum or an earlier point.
-        std::vector<int64_t> pt = points[k];
-        bool found = false;
-        for (int step = 0; step < 4 && !found; ++step) {
-          for (size_t i = 0; i < pt.size(); ++i) {
-            const Symbol& y = (*symbols)[i];
-            const int64_t mid = pt[i] + (y.max - pt[i]) / 2;
-            pt[i] = std::min(y.max, y.min + CeilDivI(mid - y.min, y.multiple_of) * y.multiple_of);
+    if (!config_path.empty())
+      add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Dimensions", dimensions},
+                          {"Input values (count)", values}, {"Run-time values (names)", named},
+                          {"fp16 weights", in->config.fp16_weights}});
+    StatusOr<std::vector<Symbol>> symbols = ResolveSymbols(in->config);
+    if (!symbols.ok()) return fail(symbols.status());
+    // Imports the model with every symbol at its value in `point`; the graph
+    // inputs' symbolic dimensions become Dims of `ctx` (nullptr: static).
+    auto import_at = [&](const std::vector<int64_t>& point, SymContext* ctx, ImportReport* rep) -> StatusOr<Graph> {
+      ImportOptions iopt;
+      iopt.input_shapes = in->config.input_shapes;
+      iopt.sequence_lengths = in->config.sequence_lengths;
+      iopt.input_values = in->config.input_values;
+      std::map<std::string, size_t> index;
+      std::map<std::string, std::vector<size_t>> value_symbols;  // input -> its value symbols, by element
+      for (size_t k = 0; k < symbols->size(); ++k) {
+        const Symbol& y = (*symbols)[k];
+        if (y.is_value()) {
+          // Feature value_symbols: the nodes read a constant of the input's
+          // name whose elements are the symbols (at this point's values).
+          std::vector<ConfigNumber>& v = iopt.input_values[y.value_input];
+          if (v.size() <= static_cast<size_t>(y.value_element)) v.resize(static_cast<size_t>(y.value_element) + 1);
+          // A float input's symbol is floor(e * value_scale): e sits halfway
+          // inside the interval of scales that give the point's size.
+          // An exact symbol's (a float Range bound's) element is point / scale.
+          const double inside = y.value_exact ? 0.0 : 0.5;
+          v[static_cast<size_t>(y.value_element)] =
+              y.value_scale > 0
+                  ? ConfigNumber{(static_cast<double>(point[k]) + inside) / static_cast<double>(y.value_scale), false, 0}
+                  : ConfigNumber{static_cast<double>(point[k]), true, point[k]};
+          {
+            // A single integer / bool value carries its range (a Loop trip count
+            // unrolls to the maximum); any other element makes it unusable there.
+            auto [it, fresh] = iopt.run_time_values.emplace(y.value_input, std::make_pair(y.min, y.max));
+            if (!fresh || y.value_element != 0 || y.value_scale != 0) it->second = {1, 0};
           }
-          found = valid_at(pt) && std::find(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(k), pt) ==
-                                      points.begin() + static_cast<std::ptrdiff_t>(k);
-        }
-        if (!found) {
-          skipped.push_back(PointToString(*symbols, points[k]));
+          std::vector<size_t>& ks = value_symbols[y.value_input];
+          if (ks.size() <= static_cast<size_t>(y.value_element)) ks.resize(static_cast<size_t>(y.value_element) + 1);
+          ks[static_cast<size_t>(y.value_element)] = k;
           continue;
         }
-        points[k] = pt;
+        index[y.name] = k;
+        iopt.symbol_values[y.name] = point[k];
       }
-      SymContext sample_ctx(*symbols);
-      SymScope sample_scope(&sample_ctx);
-      ImportReport srep;
-      StatusOr<Graph> sg = import_at(points[k], &sample_ctx, &srep);
-      if (!sg.ok()) return fail(sg.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, points[k])));
-      StatusOr<CompileResult> sr = CompileGraph(std::move(*sg), nullptr, srep.bound_inputs, lopt, true, true);
-      if (!sr.ok()) return fail(sr.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, points[k])));
-      Status cs = CheckSample(r->program, ctx, sr->program, points[k]);
-      if (!cs.ok()) return fail(cs);
-      checked.push_back(PointToString(*symbols, points[k]));
+      for (const auto& [input, names] : in->config.input_symbols)
+        for (size_t d = 0; d < names.size(); ++d)
+          if (!names[d].empty()) iopt.input_shapes[input][d] = point[index.at(names[d])];
+      OAAXVK_ASSIGN_OR_RETURN(Graph g, ImportOnnxFile(in->model_path, iopt, rep));
+      for (const auto& [input, ks] : value_symbols) {
+        rep->bound_inputs.erase(input);  // not bound: the runtime reads the value
+        Tensor* t = g.FindTensor(input);
+        if (t == nullptr || !t->is_const) return Internal("value input '" + input + "' was not imported as a constant");
+        if (ctx == nullptr) continue;
+        t->sym.clear();
+        for (size_t k : ks) t->sym.push_back(Dim(point[k], ctx->SymbolNode(k)));
+      }
+      if (ctx == nullptr) return g;
+      std::set<std::string> used;
+      auto attach = [&](const std::string& input, size_t d, const std::string& sym) -> Status {
+        used.insert(sym);
+        for (const GraphIO& io : g.inputs) {
+          if (io.name != input) continue;
+          Tensor* t = g.FindTensor(io.tensor);
+          if (t == nullptr || d >= t->shape.size()) break;
+          const size_t k = index.at(sym);
+          t->shape[d] = Dim(point[k], ctx->SymbolNode(k));
+          return Status::Ok();
+        }
+        return Internal("dynamic shapes: input '" + input + "' dimension " + std::to_string(d) + " not found");
+      };
+      for (const auto& [input, names] : in->config.input_symbols)
+        for (size_t d = 0; d < names.size(); ++d)
+          if (!names[d].empty()) OAAXVK_RETURN_IF_ERROR(attach(input, d, names[d]));
+      for (const auto& [input, d, sym] : rep->symbolic_dims)
+        OAAXVK_RETURN_IF_ERROR(attach(input, static_cast<size_t>(d), sym));
+      for (const Symbol& s : *symbols)
+        if (!s.is_value() && !used.count(s.name))
+          return InvalidArgument("config.json: dimensions['" + s.name +
+                                 "'] is not a symbolic dimension of any graph input (name it in \"input_shapes\", or "
+                                 "use the model's own dim_param name)");
+      return g;
+    };
+    // Run-time value symbols with ranges derived from their ops: found on the
+    // model imported at the maximum shape; they stay at their maximum at every
+    // check point, and their sizes reach only kernels whose lowering derived
+    // them on purpose (Dispatch::value_sizes). Values named in "input_values"
+    // (ResolveSymbols) are sampled like dimensions instead.
+    std::vector<Symbol> value_syms;
+    {
+      std::vector<int64_t> max_point;
+      for (const Symbol& y : *symbols) max_point.push_back(y.max);
+      ImportReport scan_rep;
+      StatusOr<Graph> scan = import_at(max_point, nullptr, &scan_rep);
+      if (!scan.ok()) return fail(scan.status());
+      value_syms = FindValueSymbols(*scan, in->config);
+      Status scaled = ScaleFloatValueSymbols(*scan, &*symbols);
+      if (!scaled.ok()) return fail(scaled);
     }
-    json guards = json::array();
-    for (const SymGuard& gd : ctx.guards()) guards.push_back(gd.text + " :: " + ctx.ToString(gd.expr));
-    json syms = json::array();
-    for (const Symbol& s : *symbols)
-      syms.push_back({{"Name", s.name}, {"Min", s.min}, {"Max", s.max}, {"Multiple of", s.multiple_of}});
-    add("Dynamic shapes", {{"Symbols", syms}, {"Shape program instructions", ctx.nodes().size()},
-                           {"Guards", guards},
-                           {"Compiled for", PointToString(*symbols, points[0])}, {"Checked at", checked},
-                           {"Skipped (a guard fails there)", skipped},
-                           {"Elapsed ms", ms()}});
+    std::vector<std::vector<int64_t>> points =
+        symbols->empty() ? std::vector<std::vector<int64_t>>{{}} : SamplePoints(*symbols);
+    for (const Symbol& y : value_syms) {
+      symbols->push_back(y);
+      for (std::vector<int64_t>& pt : points) pt.push_back(y.max);
+    }
+    const bool dynamic = !symbols->empty();
+    SymContext ctx(*symbols);  // the canonical (maximum) program's expressions
+    std::unique_ptr<SymScope> scope;
+    if (dynamic) scope = std::make_unique<SymScope>(&ctx);
+    ImportReport rep;
+    StatusOr<Graph> g = import_at(points[0], dynamic ? &ctx : nullptr, &rep);
+    if (!g.ok()) return fail(g.status());
+    json inputs = json::array(), outputs = json::array();
+    for (const GraphIO& io : g->inputs) {
+      json e = {{"Name", io.name}, {"Shape", ShapeToString(g->FindTensor(io.tensor)->shape)}};
+      if (rep.bound_inputs.count(io.name)) e["Bound at conversion"] = true;
+      inputs.push_back(std::move(e));
+    }
+    for (const GraphIO& io : g->outputs) outputs.push_back({{"Name", io.name}});
+    add("Model imported", {{"SHA-256", Sha256File(input_path)}, {"Model SHA-256", Sha256File(in->model_path)}, {"IR version", rep.ir_version}, {"Opset", rep.opset},
+                           {"Producer", rep.producer}, {"ONNX nodes", rep.onnx_nodes}, {"Inputs", inputs},
+                           {"Outputs", outputs}, {"Notes", rep.notes}, {"Elapsed ms", ms()}});
+    LowerOptions lopt;
+    lopt.fp16_weights = in->config.fp16_weights;
+    StatusOr<CompileResult> r = CompileGraph(
+        std::move(*g), [&](const std::string& m, const std::string& d) { add(m, json::parse(d)); }, rep.bound_inputs,
+        lopt, dynamic);
+    if (!r.ok()) return fail(r.status());
+    if (dynamic) {
+      // Every other check point: the same program, every expression right there.
+      json checked = json::array(), skipped = json::array();
+      for (size_t k = 1; k < points.size(); ++k) {
+        // A point where a guard fails is no valid input (run-time values a
+        // Reshape or an Expand cannot take there): the runtime refuses it, so
+        // nothing is compiled for it; a valid point nearer the maximum is
+        // checked instead when one is found.
+        auto valid_at = [&](const std::vector<int64_t>& pt) {
+          for (const SymGuard& gd : ctx.guards()) {
+            StatusOr<int64_t> gv = ctx.Eval(gd.expr, pt);
+            if (!gv.ok() || *gv == 0) return false;
+          }
+          return true;
+        };
+        if (!valid_at(points[k])) {
+          // Halfway towards the maximum (on multiple_of), a few times, for a
+          // point inside the valid region (e.g. an output_shape at least the
+          // unpooled size), unless that is the maximum or an earlier point.
+          std::vector<int64_t> pt = points[k];
+          bool found = false;
+          for (int step = 0; step < 4 && !found; ++step) {
+            for (size_t i = 0; i < pt.size(); ++i) {
+              const Symbol& y = (*symbols)[i];
+              const int64_t mid = pt[i] + (y.max - pt[i]) / 2;
+              pt[i] = std::min(y.max, y.min + CeilDivI(mid - y.min, y.multiple_of) * y.multiple_of);
+            }
+            found = valid_at(pt) && std::find(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(k), pt) ==
+                                        points.begin() + static_cast<std::ptrdiff_t>(k);
+          }
+          if (!found) {
+            skipped.push_back(PointToString(*symbols, points[k]));
+            continue;
+          }
+          points[k] = pt;
+        }
+        SymContext sample_ctx(*symbols);
+        SymScope sample_scope(&sample_ctx);
+        ImportReport srep;
+        StatusOr<Graph> sg = import_at(points[k], &sample_ctx, &srep);
+        if (!sg.ok()) return fail(sg.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, points[k])));
+        StatusOr<CompileResult> sr = CompileGraph(std::move(*sg), nullptr, srep.bound_inputs, lopt, true, true);
+        if (!sr.ok()) return fail(sr.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, points[k])));
+        Status cs = CheckSample(r->program, ctx, sr->program, points[k]);
+        if (!cs.ok()) return fail(cs);
+        checked.push_back(PointToString(*symbols, points[k]));
+      }
+      json guards = json::array();
+      for (const SymGuard& gd : ctx.guards()) guards.push_back(gd.text + " :: " + ctx.ToString(gd.expr));
+      json syms = json::array();
+      for (const Symbol& s : *symbols)
+        syms.push_back({{"Name", s.name}, {"Min", s.min}, {"Max", s.max}, {"Multiple of", s.multiple_of}});
+      add("Dynamic shapes", {{"Symbols", syms}, {"Shape program instructions", ctx.nodes().size()},
+                             {"Guards", guards},
+                             {"Compiled for", PointToString(*symbols, points[0])}, {"Checked at", checked},
+                             {"Skipped (a guard fails there)", skipped},
+                             {"Elapsed ms", ms()}});
+    }
+    if (!r.ok()) return fail(r.status());
+    std::string out = output_dir + "/model.oinf";
+    Status ws = WriteBytes(out, r->bundle.data(), r->bundle.size());
+    if (!ws.ok()) return fail(ws);
+    add("Successful Conversion", {{"MIME type", kBundleMimeType},
+                                  {"Output file", "model.oinf"},
+                                  {"Output bytes", r->bundle.size()},
+                                  {"Output SHA-256", Sha256Hex(r->bundle.data(), r->bundle.size())},
+                                  {"Format", kBundleFormat},
+                                  {"Format version", kBundleFormatVersion},
+                                  {"Nodes before passes", r->nodes_before},
+                                  {"Nodes after passes", r->nodes_after},
+                                  {"Dispatches", r->summary.dispatches},
+                                  {"Kernels", r->summary.kernels},
+                                  {"Elapsed ms", ms()}});
+    if (!write_log()) {
+      if (console) console("could not write conversion-log.json");
+      return 1;
+    }
+    return 0;
+  } catch (const std::bad_alloc&) {
+    return fail(ResourceExhausted("out of memory while converting (after step '" + LastStep(log) +
+                                  "'); the model needs more memory than this machine gives, or lower the "
+                                  "config.json \"limits\" so that it is refused early"));
+  } catch (const std::length_error& e) {
+    return fail(ResourceExhausted(std::string("a size computed from the model is too large (") + e.what() +
+                                  ", after step '" + LastStep(log) + "')"));
+  } catch (const std::exception& e) {
+    return fail(Internal(std::string("unexpected exception while converting (after step '") + LastStep(log) +
+                         "'): " + e.what()));
   }
-  if (!r.ok()) return fail(r.status());
-  std::string out = output_dir + "/model.oinf";
-  Status ws = WriteBytes(out, r->bundle.data(), r->bundle.size());
-  if (!ws.ok()) return fail(ws);
-  add("Successful Conversion", {{"MIME type", kBundleMimeType},
-                                {"Output file", "model.oinf"},
-                                {"Output bytes", r->bundle.size()},
-                                {"Output SHA-256", Sha256Hex(r->bundle.data(), r->bundle.size())},
-                                {"Format", kBundleFormat},
-                                {"Format version", kBundleFormatVersion},
-                                {"Nodes before passes", r->nodes_before},
-                                {"Nodes after passes", r->nodes_after},
-                                {"Dispatches", r->summary.dispatches},
-                                {"Kernels", r->summary.kernels},
-                                {"Elapsed ms", ms()}});
-  if (!write_log()) {
-    if (console) console("could not write conversion-log.json");
-    return 1;
-  }
-  return 0;
 }
 
 }  // namespace oaaxvk::toolchain

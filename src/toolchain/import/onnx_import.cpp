@@ -18,6 +18,7 @@
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
+#include "toolchain/ir/limits.h"
 #include "toolchain/ir/shape_infer_int.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/passes/decompose.h"
@@ -69,6 +70,122 @@ StatusOr<std::string> ResolveExternalPath(const std::string& dir, const std::str
   return f;
 }
 
+// Bytes per element of raw_data for an ONNX data type; 0 when raw_data
+// cannot hold it (strings) or the type is unknown (left to the checker).
+size_t RawElementBytes(int32_t dt) {
+  switch (dt) {
+    case onnx::TensorProto::COMPLEX128: return 16;
+    case onnx::TensorProto::COMPLEX64: return 8;
+    case onnx::TensorProto::STRING: return 0;
+    default: return DTypeSize(static_cast<DType>(dt));
+  }
+}
+
+// Number of values the typed field of `tp` holds, and how many values one
+// element takes there (complex: 2); -1 for data types ONNX has no typed field for.
+int64_t TypedValueCount(const onnx::TensorProto& tp, int64_t* per_element) {
+  *per_element = 1;
+  switch (tp.data_type()) {
+    case onnx::TensorProto::FLOAT: return tp.float_data_size();
+    case onnx::TensorProto::COMPLEX64: *per_element = 2; return tp.float_data_size();
+    case onnx::TensorProto::DOUBLE: return tp.double_data_size();
+    case onnx::TensorProto::COMPLEX128: *per_element = 2; return tp.double_data_size();
+    case onnx::TensorProto::INT64: return tp.int64_data_size();
+    case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64: return tp.uint64_data_size();
+    case onnx::TensorProto::STRING: return tp.string_data_size();
+    case onnx::TensorProto::INT32: case onnx::TensorProto::INT16: case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT16: case onnx::TensorProto::UINT8: case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: return tp.int32_data_size();
+    default: return -1;
+  }
+}
+
+// Checks one tensor of the model before anything reads it (the ONNX checker
+// and shape inference included): dimensions not negative, an element count
+// that does not overflow and stays within max_tensor_elements, and data
+// (raw_data or the typed field) of exactly that many elements. External data
+// is checked when it is read (ConvertTensor). `where` says where the tensor
+// sits, e.g. "initializer 'w'" or "node 'c' attribute 'value'".
+Status ValidateTensorProto(const onnx::TensorProto& tp, const std::string& where) {
+  std::string dims;
+  for (int i = 0; i < tp.dims_size(); ++i) dims += (i ? ", " : "") + std::to_string(tp.dims(i));
+  dims = "[" + dims + "]";
+  for (int i = 0; i < tp.dims_size(); ++i)
+    if (tp.dims(i) < 0)
+      return InvalidArgument(where + " has dims " + dims + ": dimension " + std::to_string(i) +
+                             " is negative; a tensor's dims must be >= 0 (re-export the model)");
+  uint64_t n = 0;
+  if (!CheckedProduct(tp.dims(), &n))
+    return ResourceExhausted(where + " has dims " + dims + ": the element count overflows 64 bits");
+  const ConversionLimits& limits = CurrentLimits();
+  if (n > limits.max_tensor_elements)
+    return ResourceExhausted(StrFormat("%s has dims %s: %llu elements, over the limit max_tensor_elements = %llu "
+                                       "(raise it in config.json \"limits\" if the model really needs it)",
+                                       where.c_str(), dims.c_str(), static_cast<unsigned long long>(n),
+                                       static_cast<unsigned long long>(limits.max_tensor_elements)));
+  if (tp.data_location() == onnx::TensorProto::EXTERNAL) return Status::Ok();
+  if (tp.has_raw_data()) {
+    const size_t es = RawElementBytes(tp.data_type());
+    if (es == 0) return Status::Ok();
+    if (tp.raw_data().size() / es != n || tp.raw_data().size() % es != 0)
+      return InvalidArgument(StrFormat("%s has dims %s (%llu elements of %zu bytes = %llu bytes), but its raw_data "
+                                       "holds %zu bytes; the model file is corrupt or was written inconsistently",
+                                       where.c_str(), dims.c_str(), static_cast<unsigned long long>(n), es,
+                                       static_cast<unsigned long long>(n * es), tp.raw_data().size()));
+    return Status::Ok();
+  }
+  int64_t per = 1;
+  const int64_t values = TypedValueCount(tp, &per);
+  if (values < 0) return Status::Ok();
+  if (static_cast<uint64_t>(values) != n * static_cast<uint64_t>(per))
+    return InvalidArgument(StrFormat("%s has dims %s (%llu elements), but its data holds %lld value(s); the "
+                                     "model file is corrupt or was written inconsistently",
+                                     where.c_str(), dims.c_str(), static_cast<unsigned long long>(n),
+                                     static_cast<long long>(values / per)));
+  return Status::Ok();
+}
+
+// ValidateTensorProto over every tensor of `g`: initializers, and tensor
+// attributes of every node, subgraphs (If / Loop / Scan bodies) included.
+Status ValidateTensors(const onnx::GraphProto& g, const std::string& graph_where) {
+  for (const onnx::TensorProto& tp : g.initializer())
+    OAAXVK_RETURN_IF_ERROR(ValidateTensorProto(tp, graph_where + "initializer '" + tp.name() + "'"));
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    const std::string node = graph_where + "node '" + (n.name().empty() ? "#" + std::to_string(i) : n.name()) +
+                             "' (" + n.op_type() + ")";
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      const std::string at = node + " attribute '" + a.name() + "'";
+      if (a.has_t()) OAAXVK_RETURN_IF_ERROR(ValidateTensorProto(a.t(), at));
+      for (const onnx::TensorProto& t : a.tensors()) OAAXVK_RETURN_IF_ERROR(ValidateTensorProto(t, at));
+      if (a.has_g()) OAAXVK_RETURN_IF_ERROR(ValidateTensors(a.g(), at + ", subgraph: "));
+      for (const onnx::GraphProto& sg : a.graphs()) OAAXVK_RETURN_IF_ERROR(ValidateTensors(sg, at + ", subgraph: "));
+    }
+  }
+  return Status::Ok();
+}
+
+// Dimensions the model declares for its inputs, outputs and value_info must
+// be non-negative with an element count that does not overflow (a declared
+// 2^62 dimension would otherwise reach sizes that wrap around).
+Status ValidateDeclaredShapes(const onnx::GraphProto& g) {
+  auto check = [](const onnx::ValueInfoProto& vi, const char* kind) -> Status {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return Status::Ok();
+    std::vector<int64_t> dims;
+    std::string text;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      text += (text.empty() ? "" : ", ") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param());
+      if (d.has_dim_value()) dims.push_back(d.dim_value());
+    }
+    size_t es = DTypeSize(static_cast<DType>(vi.type().tensor_type().elem_type()));
+    return CheckTensorSize(dims, es ? es : 1, std::string(kind) + " '" + vi.name() + "'", "[" + text + "]");
+  };
+  for (const auto& vi : g.input()) OAAXVK_RETURN_IF_ERROR(check(vi, "graph input"));
+  for (const auto& vi : g.output()) OAAXVK_RETURN_IF_ERROR(check(vi, "graph output"));
+  for (const auto& vi : g.value_info()) OAAXVK_RETURN_IF_ERROR(check(vi, "value_info"));
+  return Status::Ok();
+}
+
 StatusOr<Tensor> ConvertTensor(const onnx::TensorProto& tp, const std::string& model_dir,
                                uint64_t* external_budget) {
   Tensor t;
@@ -86,7 +203,7 @@ StatusOr<Tensor> ConvertTensor(const onnx::TensorProto& tp, const std::string& m
   int64_t n = 1;
   for (int64_t d : t.shape) {
     if (d != 0 && n > (int64_t{1} << 40) / d)
-      return ResourceExhausted("tensor '" + t.name + "' is too large");
+      return ResourceExhausted("tensor '" + t.name + "' has more than 2^40 elements, more than the importer can hold");
     n *= d;
   }
   size_t nbytes = static_cast<size_t>(n) * es;
@@ -94,22 +211,38 @@ StatusOr<Tensor> ConvertTensor(const onnx::TensorProto& tp, const std::string& m
     std::string loc;
     uint64_t off = 0, len = nbytes;
     bool has_len = false;
+    // offset / length: plain decimal digits (strtoull would take "-8" as 2^64 - 8).
+    auto number = [&](const std::string& key, const std::string& text, uint64_t* v) -> Status {
+      bool ok = !text.empty() && text.size() <= 19 && text.find_first_not_of("0123456789") == std::string::npos;
+      if (ok) *v = std::strtoull(text.c_str(), nullptr, 10);
+      if (ok) return Status::Ok();
+      return InvalidArgument("initializer '" + t.name + "': external data " + key + " '" + text +
+                             "' is not a non-negative decimal integer");
+    };
     for (const auto& kv : tp.external_data()) {
       if (kv.key() == "location") loc = kv.value();
-      else if (kv.key() == "offset") off = std::strtoull(kv.value().c_str(), nullptr, 10);
-      else if (kv.key() == "length") { len = std::strtoull(kv.value().c_str(), nullptr, 10); has_len = true; }
+      else if (kv.key() == "offset") OAAXVK_RETURN_IF_ERROR(number("offset", kv.value(), &off));
+      else if (kv.key() == "length") { OAAXVK_RETURN_IF_ERROR(number("length", kv.value(), &len)); has_len = true; }
     }
     OAAXVK_ASSIGN_OR_RETURN(std::string path, ResolveExternalPath(model_dir, loc, t.name));
     if (has_len && len != nbytes)
-      return InvalidArgument(StrFormat("initializer '%s': external length %llu != %zu bytes expected",
-                                       t.name.c_str(), static_cast<unsigned long long>(len), nbytes));
+      return InvalidArgument(StrFormat("initializer '%s': external data length is %llu bytes, but its dims %s of "
+                                       "%s need %zu bytes",
+                                       t.name.c_str(), static_cast<unsigned long long>(len),
+                                       ShapeToString(t.shape).c_str(), DTypeName(t.dtype), nbytes));
     if (nbytes > *external_budget) return ResourceExhausted("external data exceeds the size limit at '" + t.name + "'");
     *external_budget -= nbytes;
     std::ifstream f(path, std::ios::binary);
     struct stat st;
     if (!f || ::stat(path.c_str(), &st) != 0) return InvalidArgument("cannot open external data '" + path + "'");
+    if (!S_ISREG(st.st_mode))
+      return InvalidArgument("initializer '" + t.name + "': external data location '" + loc + "' is not a regular file");
     if (off > static_cast<uint64_t>(st.st_size) || nbytes > static_cast<uint64_t>(st.st_size) - off)
-      return InvalidArgument("initializer '" + t.name + "': external data range is outside '" + loc + "'");
+      return InvalidArgument(StrFormat("initializer '%s': external data range [%llu, %llu + %zu) is outside '%s', "
+                                       "which has %llu bytes",
+                                       t.name.c_str(), static_cast<unsigned long long>(off),
+                                       static_cast<unsigned long long>(off), nbytes, loc.c_str(),
+                                       static_cast<unsigned long long>(st.st_size)));
     t.data.resize(nbytes);
     f.seekg(static_cast<std::streamoff>(off));
     if (nbytes && !f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(nbytes)))
@@ -253,6 +386,26 @@ StatusOr<std::vector<uint8_t>> EncodeBoundValue(const Tensor& t, const std::vect
     }
   }
   return out;
+}
+
+// Every opset_import must name a version the linked ONNX library defines for
+// its domain (an unknown domain: any positive 32-bit version), so the checker
+// and shape inference read the operators as the exporter meant them.
+Status CheckOpsets(const onnx::ModelProto& model) {
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const onnx::OperatorSetIdProto& os : model.opset_import()) {
+    const std::string domain = os.domain() == "ai.onnx" ? "" : os.domain();
+    const std::string shown = domain.empty() ? "ai.onnx" : domain;
+    auto range = known.find(domain);
+    int64_t lo = 1, hi = INT32_MAX;
+    if (range != known.end()) { lo = range->second.first; hi = range->second.second; }
+    if (os.version() < lo || os.version() > hi)
+      return Unimplemented(StrFormat("the model imports opset %lld of domain '%s', but this toolchain knows versions "
+                                     "%lld to %lld of that domain; re-export the model with an opset in that range",
+                                     static_cast<long long>(os.version()), shown.c_str(), static_cast<long long>(lo),
+                                     static_cast<long long>(hi)));
+  }
+  return Status::Ok();
 }
 
 Status CheckOperatorSupport(const onnx::ModelProto& model) {
@@ -402,7 +555,12 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
                            kIoDTypes);
     g.outputs.push_back({vi.name(), vi.name()});
   }
-  OAAXVK_RETURN_IF_ERROR(g.Validate().WithContext("ONNX graph"));
+  // The checker lets a graph output that nothing produces through.
+  Status structure = g.Validate();
+  if (!structure.ok())
+    return InvalidArgument("the ONNX graph is malformed: " + structure.message() +
+                           " (every graph output and node input must be a graph input, an initializer or an "
+                           "earlier node's output; re-export the model)");
   return g;
 }
 
@@ -523,6 +681,9 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
   if (bytes.empty() || !model.ParseFromString(bytes))
     return DataLoss("not an ONNX model: the protobuf could not be parsed (corrupt or not a .onnx file)");
   if (!model.has_graph()) return DataLoss("not an ONNX model: no graph");
+  OAAXVK_RETURN_IF_ERROR(ValidateTensors(model.graph(), ""));
+  OAAXVK_RETURN_IF_ERROR(ValidateDeclaredShapes(model.graph()));
+  OAAXVK_RETURN_IF_ERROR(CheckOpsets(model));
   OAAXVK_RETURN_IF_ERROR(CheckOperatorSupport(model));
   OAAXVK_RETURN_IF_ERROR(InlineExternalData(model, model_dir, options));
   try {

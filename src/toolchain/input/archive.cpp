@@ -252,6 +252,34 @@ Status ParseDimensions(const nlohmann::json& v, ModelConfig* c) {
 
 }  // namespace
 
+// "limits": {"max_folded_bytes": N, ...}: positive integers, each a field of
+// ConversionLimits (ir/limits.h).
+Status ParseLimits(const nlohmann::json& j, ModelConfig* c) {
+  if (!j.is_object()) return InvalidArgument("config.json: \"limits\" must be an object, is " + j.dump());
+  const std::pair<const char*, uint64_t ConversionLimits::*> keys[] = {
+      {"max_folded_bytes", &ConversionLimits::max_folded_bytes},
+      {"max_tensor_elements", &ConversionLimits::max_tensor_elements},
+      {"max_tensor_bytes", &ConversionLimits::max_tensor_bytes},
+      {"max_arena_bytes", &ConversionLimits::max_arena_bytes},
+      {"max_dispatches", &ConversionLimits::max_dispatches}};
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool known = false;
+    for (const auto& [name, field] : keys) {
+      if (it.key() != name) continue;
+      known = true;
+      if (!it.value().is_number_unsigned() || it.value().get<uint64_t>() == 0)
+        return InvalidArgument(std::string("config.json: limits[\"") + name + "\"] must be a positive integer, is " +
+                               it.value().dump());
+      c->limits.*field = it.value().get<uint64_t>();
+    }
+    if (!known)
+      return InvalidArgument("config.json: unknown key limits['" + it.key() +
+                             "'] (supported: \"max_folded_bytes\", \"max_tensor_elements\", \"max_tensor_bytes\", "
+                             "\"max_arena_bytes\", \"max_dispatches\")");
+  }
+  return Status::Ok();
+}
+
 StatusOr<ModelConfig> ParseModelConfig(const std::string& text) {
   ModelConfig c;
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -268,9 +296,12 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text) {
       if (!it.value().is_boolean())
         return InvalidArgument("config.json: \"fp16_weights\" must be true or false, is " + it.value().dump());
       c.fp16_weights = it.value().get<bool>();
+    } else if (it.key() == "limits") {
+      OAAXVK_RETURN_IF_ERROR(ParseLimits(it.value(), &c));
     } else {
       return InvalidArgument("config.json: unknown key '" + it.key() +
-                             "' (supported: \"input_shapes\", \"dimensions\", \"input_values\", \"fp16_weights\")");
+                             "' (supported: \"input_shapes\", \"dimensions\", \"input_values\", \"fp16_weights\", "
+                             "\"limits\")");
     }
   }
   return c;

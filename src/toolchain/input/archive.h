@@ -23,6 +23,7 @@
 
 #include "oaax_vulkan/status.h"
 #include "toolchain/input/config.h"
+#include "toolchain/ir/limits.h"
 
 namespace oaaxvk::toolchain {
 
@@ -63,6 +64,10 @@ struct ModelConfig {
   // from the input's data at send_input (run-time value symbols).
   std::map<std::string, std::vector<std::string>> value_symbols;
   bool fp16_weights = true;
+  // "limits": {"max_folded_bytes": N, "max_tensor_elements": N,
+  // "max_tensor_bytes": N, "max_arena_bytes": N, "max_dispatches": N}
+  // (ir/limits.h; omitted keys keep their defaults).
+  ConversionLimits limits;
 };
 
 // Parses config.json text; errors name the offending key / value.

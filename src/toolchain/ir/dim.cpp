@@ -360,9 +360,13 @@ Status SymContext::AddGuard(int32_t e, const std::string& text) {
 Dim Dim::Apply(SymOp op, const Dim& a, const Dim& b) {
   int64_t r = 0;
   if (!CheckedOp(op, a.v_, b.v_, &r)) {
-    // Division by a non-positive size or overflow: the caller validates sizes;
-    // keep a defined value (the plain C++ result where it exists).
-    r = (op == SymOp::kFloorDiv || op == SymOp::kCeilDiv || op == SymOp::kMod) ? 0 : a.v_;
+    // Division by a non-positive size: 0, which the caller refuses. Overflow
+    // saturates towards the true result's sign, so the size stays out of
+    // every limit (ir/limits.h) instead of wrapping into a plausible one.
+    const bool negative = op == SymOp::kMul ? (a.v_ < 0) != (b.v_ < 0)
+                          : op == SymOp::kSub ? a.v_ < 0 : (a.v_ < 0 && b.v_ < 0);
+    if (op == SymOp::kFloorDiv || op == SymOp::kCeilDiv || op == SymOp::kMod) r = 0;
+    else r = negative ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
   }
   SymContext* c = g_current;
   if (c == nullptr || (a.e_ < 0 && b.e_ < 0)) return Dim(r);

@@ -269,6 +269,12 @@ int Graph::Producer(const std::string& tensor) const {
       if (o == tensor) return static_cast<int>(i);
   return -1;
 }
+std::map<std::string, size_t> Graph::Producers() const {
+  std::map<std::string, size_t> r;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const std::string& o : nodes[i].outputs) r.emplace(o, i);  // keeps the first
+  return r;
+}
 bool Graph::IsGraphOutput(const std::string& tensor) const {
   for (const GraphIO& o : outputs) if (o.tensor == tensor) return true;
   return false;

@@ -162,6 +162,9 @@ struct Graph {
   std::map<std::string, std::vector<size_t>> Consumers() const;
   // Index of the node producing `tensor`, or -1.
   int Producer(const std::string& tensor) const;
+  // Producer() of every produced tensor at once (the first node listing it),
+  // for passes that look up many producers.
+  std::map<std::string, size_t> Producers() const;
   bool IsGraphOutput(const std::string& tensor) const;
   bool IsGraphInput(const std::string& tensor) const;
   // Replaces every node-input use of `from` by `to` and re-points graph

@@ -1,5 +1,7 @@
 #include "toolchain/ir/shape_infer.h"
 
+#include "toolchain/ir/limits.h"
+
 #include "toolchain/ir/extent.h"
 #include "toolchain/ir/shape_infer_float.h"
 #include "toolchain/ir/shape_infer_int.h"
@@ -852,6 +854,16 @@ Status InferOutputs(Graph& g, Node& n) {
 
 Status InferNodeShapes(Graph& g, Node& n) {
   OAAXVK_RETURN_IF_ERROR(InferOutputs(g, n));
+  // Sizes computed from the model are checked before anything allocates or
+  // multiplies them further (ir/limits.h).
+  for (const std::string& o : n.outputs) {
+    const Tensor* t = o.empty() ? nullptr : g.FindTensor(o);
+    if (t == nullptr || !t->has_shape) continue;
+    const size_t es = DTypeSize(t->dtype);
+    OAAXVK_RETURN_IF_ERROR(CheckTensorSize(t->shape, es ? es : 1,
+                                           "node '" + n.name + "' (" + n.op_type + ") output '" + o + "'",
+                                           ShapeToString(t->shape)));
+  }
   return PropagateExtent(g, n);  // data-dependent extents (extent.h)
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "toolchain/ir/eval.h"
+#include "toolchain/ir/fold_limit.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/passes/decompose_builder.h"
 
@@ -227,6 +228,8 @@ const std::map<std::string, DecomposeFn>& Decompositions() {
 StatusOr<bool> InferAndFold(Graph& g, Node& n) {
   OAAXVK_RETURN_IF_ERROR(InferNodeShapes(g, n));
   if (!CanEvaluate(g, n)) return false;
+  OAAXVK_ASSIGN_OR_RETURN(bool small, FitsFoldingLimit(g, n));
+  if (!small) return false;  // over max_folded_bytes: the device computes it
   OAAXVK_ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateNode(g, n));
   for (Tensor& t : outs) {
     std::string name = t.name;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "toolchain/ir/eval.h"
+#include "toolchain/ir/fold_limit.h"
 #include "toolchain/ir/shape_infer.h"
 
 namespace oaaxvk::toolchain {
@@ -33,6 +34,12 @@ void EraseNodes(Graph& g, const std::vector<bool>& dead) {
   g.nodes = std::move(kept);
 }
 
+// Producer lookup in a Graph::Producers() map (-1 when none).
+int ProducerIn(const std::map<std::string, size_t>& producers, const std::string& t) {
+  auto it = producers.find(t);
+  return it == producers.end() ? -1 : static_cast<int>(it->second);
+}
+
 std::vector<float> AsFloats(const Tensor& t) {
   std::vector<double> d = t.AsDoubles();
   return std::vector<float>(d.begin(), d.end());
@@ -48,6 +55,11 @@ Status FoldConstants(Graph& g, PassResult* r) {
     Node& n = g.nodes[i];
     OAAXVK_RETURN_IF_ERROR(InferNodeShapes(g, n));
     if (!CanEvaluate(g, n)) continue;
+    OAAXVK_ASSIGN_OR_RETURN(bool small, FitsFoldingLimit(g, n));
+    if (!small) {
+      r->details.push_back("not folded: " + n.op_type + " '" + n.name + "' (over max_folded_bytes; runs on the device)");
+      continue;
+    }
     OAAXVK_ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateNode(g, n));
     for (Tensor& t : outs) {
       std::string name = t.name;
@@ -117,11 +129,12 @@ Status FoldBatchNormIntoConv(Graph& g, PassResult* r) {
   Scope s(g, r, "BatchNormalization folding");
   std::vector<bool> dead(g.nodes.size(), false);
   auto consumers = g.Consumers();
+  auto producers = g.Producers();  // kept up to date below
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& bn = g.nodes[i];
     if (bn.op_type != "BatchNormalization" || bn.inputs.size() < 5) continue;
     if (bn.GetInt("training_mode", 0) != 0) continue;
-    int p = g.Producer(bn.inputs[0]);
+    int p = ProducerIn(producers, bn.inputs[0]);
     if (p < 0 || dead[p]) continue;
     Node& conv = g.nodes[p];
     if (conv.op_type != "Conv" || consumers[bn.inputs[0]].size() != 1 || g.IsGraphOutput(bn.inputs[0])) continue;
@@ -158,7 +171,9 @@ Status FoldBatchNormIntoConv(Graph& g, PassResult* r) {
     conv.inputs[1] = wn;
     conv.inputs[2] = bnm;
     g.tensors.erase(conv.outputs[0]);
+    producers.erase(conv.outputs[0]);
     conv.outputs[0] = bn.outputs[0];
+    producers[bn.outputs[0]] = static_cast<size_t>(p);  // p < i: the first producer now
     dead[i] = true;
     r->details.push_back("folded BatchNormalization '" + bn.name + "' into Conv '" + conv.name + "'");
   }
@@ -239,13 +254,14 @@ Status FoldAffineIntoConv(Graph& g, PassResult* r) {
     changed = false;
     std::vector<bool> dead(g.nodes.size(), false);
     auto consumers = g.Consumers();
+    auto producers = g.Producers();  // kept up to date below
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       Node& n = g.nodes[i];
       if ((n.op_type != "Mul" && n.op_type != "Add") || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
       for (int side = 0; side < 2; ++side) {
         const std::string& v = n.inputs[side];
         const std::string& c = n.inputs[1 - side];
-        int p = g.Producer(v);
+        int p = ProducerIn(producers, v);
         if (p < 0 || dead[p] || g.IsConst(v)) continue;
         Node& conv = g.nodes[p];
         const bool transposed = conv.op_type == "ConvTranspose";
@@ -288,7 +304,9 @@ Status FoldAffineIntoConv(Graph& g, PassResult* r) {
         conv.inputs[1] = wn;
         conv.inputs[2] = bn;
         g.tensors.erase(conv.outputs[0]);
+        producers.erase(conv.outputs[0]);
         conv.outputs[0] = n.outputs[0];
+        producers[n.outputs[0]] = static_cast<size_t>(p);  // p < i: the first producer now
         dead[i] = true;
         changed = true;
         r->details.push_back("folded " + n.op_type + " '" + n.name + "' by a constant into " + conv.op_type + " '" +
@@ -358,10 +376,11 @@ Status FuseActivations(Graph& g, PassResult* r) {
                                                "Mul", "Div", "Pow", "Max", "Min"};
   std::vector<bool> dead(g.nodes.size(), false);
   auto consumers = g.Consumers();
+  auto producers = g.Producers();  // kept up to date below: one lookup per node, not a scan
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& a = g.nodes[i];
     if (!IsActivationOp(a.op_type)) continue;
-    int p = g.Producer(a.inputs[0]);
+    int p = ProducerIn(producers, a.inputs[0]);
     if (p < 0 || dead[p]) continue;
     Node& host = g.nodes[p];
     if (!kHosts.count(host.op_type) || host.act() != Activation::kNone) continue;
@@ -372,7 +391,9 @@ Status FuseActivations(Graph& g, PassResult* r) {
     host.SetFloat("_act_alpha", ap->alpha);
     host.SetFloat("_act_beta", ap->beta);
     g.tensors.erase(host.outputs[0]);
+    producers.erase(host.outputs[0]);
     host.outputs[0] = a.outputs[0];
+    producers[a.outputs[0]] = static_cast<size_t>(p);  // p < i: the first producer now
     dead[i] = true;
     r->details.push_back("fused " + a.op_type + " '" + a.name + "' into " + host.op_type + " '" + host.name + "'");
   }
@@ -399,6 +420,7 @@ Status FuseElementwiseChains(Graph& g, PassResult* r) {
   Scope s(g, r, "elementwise-chain fusion");
   std::vector<bool> dead(g.nodes.size(), false);
   auto consumers = g.Consumers();
+  const auto producers = g.Producers();  // outputs are not re-pointed in this pass
   // `t` is read only by node `user` and is not a graph output.
   auto only_use = [&](const std::string& t, size_t user) {
     auto it = consumers.find(t);
@@ -406,7 +428,7 @@ Status FuseElementwiseChains(Graph& g, PassResult* r) {
   };
   // Producer of `t` if it is an op of `type` that is still alive.
   auto prod = [&](const std::string& t, const char* type) -> int {
-    int p = g.Producer(t);
+    int p = ProducerIn(producers, t);
     if (p < 0 || dead[p] || g.nodes[p].op_type != type || g.nodes[p].act() != Activation::kNone) return -1;
     return p;
   };
@@ -520,13 +542,14 @@ Status FuseResidualAdd(Graph& g, PassResult* r) {
   Scope s(g, r, "residual Add fusion");
   std::vector<bool> dead(g.nodes.size(), false);
   auto consumers = g.Consumers();
+  auto producers = g.Producers();  // kept up to date below
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& add = g.nodes[i];
     if (add.op_type != "Add" || add.inputs.size() != 2 || add.act() != Activation::kNone) continue;
     for (int side = 0; side < 2; ++side) {
       const std::string& c = add.inputs[side];
       const std::string& res = add.inputs[1 - side];
-      int p = g.Producer(c);
+      int p = ProducerIn(producers, c);
       if (p < 0 || dead[p] || c == res) continue;
       Node& conv = g.nodes[p];
       // Legal when the Conv output feeds only this Add, the Conv has no
@@ -538,13 +561,15 @@ Status FuseResidualAdd(Graph& g, PassResult* r) {
       const Tensor* rt = g.FindTensor(res);
       const Tensor* ct = g.FindTensor(c);
       if (!rt || !ct || rt->is_const || !rt->has_shape || rt->shape != ct->shape || rt->dtype != DType::kFloat) continue;
-      int rp = g.Producer(res);
+      int rp = ProducerIn(producers, res);
       if (rp >= p || (rp < 0 && !g.IsGraphInput(res))) continue;
       conv.inputs.resize(3);
       conv.inputs.push_back(res);
       conv.SetInt("_residual", 1);
       g.tensors.erase(c);
+      producers.erase(c);
       conv.outputs[0] = add.outputs[0];
+      producers[add.outputs[0]] = static_cast<size_t>(p);  // p < i: the first producer now
       dead[i] = true;
       r->details.push_back("fused residual Add '" + add.name + "' into Conv '" + conv.name + "'");
       break;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "toolchain/plan/lifetime_index.h"
+#include "toolchain/plan/range_max.h"
+
 namespace oaaxvk::toolchain {
 
 namespace {
@@ -13,11 +16,40 @@ uint64_t Bytes(const Value& v) { return PlannedBytes(v); }
 
 uint64_t AlignUp(uint64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
 
+// One binding's bytes: [begin, end) of buffer `kind`.
 struct Range {
   BufferKind kind;
   uint64_t begin, end;
-  bool Overlaps(const Range& o) const { return kind == o.kind && begin < o.end && o.begin < end; }
+  bool written;
 };
+
+constexpr size_t kKinds = 5;  // BufferKind values
+
+std::vector<std::vector<Range>> DispatchRanges(const Program& p) {
+  std::vector<std::vector<Range>> r(p.dispatches.size());
+  for (size_t d = 0; d < p.dispatches.size(); ++d)
+    for (const Binding& b : p.dispatches[d].bindings) {
+      const Value& v = p.values[b.value];
+      r[d].push_back(Range{v.kind, v.offset, v.offset + Bytes(v), b.written});
+    }
+  return r;
+}
+
+// One RangeMax per buffer kind over the bounds of every range of that kind.
+std::vector<RangeMax> IndexPerKind(const std::vector<std::vector<Range>>& ranges) {
+  std::vector<std::vector<uint64_t>> bounds(kKinds);
+  for (const std::vector<Range>& rs : ranges)
+    for (const Range& r : rs) {
+      std::vector<uint64_t>& b = bounds[static_cast<size_t>(r.kind) % kKinds];
+      b.push_back(r.begin);
+      b.push_back(r.end);
+    }
+  std::vector<RangeMax> index;
+  for (std::vector<uint64_t>& b : bounds) index.emplace_back(std::move(b));
+  return index;
+}
+
+size_t KindOf(const Range& r) { return static_cast<size_t>(r.kind) % kKinds; }
 }  // namespace
 
 std::vector<Lifetime> ComputeLifetimes(const Program& p) {
@@ -32,57 +64,47 @@ std::vector<Lifetime> ComputeLifetimes(const Program& p) {
   return lt;
 }
 
+// Each byte remembers the last epoch (stretch between two barriers) that
+// wrote it and the last that read it; a dispatch meeting the current epoch
+// in a hazardous way starts a new one.
 std::vector<uint8_t> ComputeBarriers(const Program& p) {
   std::vector<uint8_t> barrier(p.dispatches.size(), 0);
-  std::vector<Range> pending_writes, pending_reads;
-  for (size_t d = 0; d < p.dispatches.size(); ++d) {
-    std::vector<Range> reads, writes;
-    for (const Binding& b : p.dispatches[d].bindings) {
-      const Value& v = p.values[b.value];
-      Range r{v.kind, v.offset, v.offset + Bytes(v)};
-      (b.written ? writes : reads).push_back(r);
-    }
+  const std::vector<std::vector<Range>> ranges = DispatchRanges(p);
+  std::vector<RangeMax> written = IndexPerKind(ranges), read = IndexPerKind(ranges);
+  uint32_t epoch = 1;
+  for (size_t d = 0; d < ranges.size(); ++d) {
     bool need = false;
-    for (const Range& w : pending_writes) {
-      for (const Range& r : reads) need |= r.Overlaps(w);
-      for (const Range& r : writes) need |= r.Overlaps(w);
+    for (const Range& r : ranges[d]) {
+      need |= written[KindOf(r)].Max(r.begin, r.end) == epoch;               // RAW, WAW
+      if (r.written) need |= read[KindOf(r)].Max(r.begin, r.end) == epoch;   // WAR
     }
-    for (const Range& r : pending_reads)
-      for (const Range& w : writes) need |= r.Overlaps(w);
     if (need) {
       barrier[d] = 1;
-      pending_writes.clear();
-      pending_reads.clear();
+      ++epoch;
     }
-    pending_writes.insert(pending_writes.end(), writes.begin(), writes.end());
-    pending_reads.insert(pending_reads.end(), reads.begin(), reads.end());
+    for (const Range& r : ranges[d]) (r.written ? written : read)[KindOf(r)].Raise(r.begin, r.end, epoch);
   }
   return barrier;
 }
 
+// depth[d] = 1 + the largest depth of an earlier dispatch in hazard with d.
+// Taken byte by byte: the deepest earlier writer of a byte d reads or
+// writes, and the deepest earlier reader of a byte d writes, which two
+// RangeMax (writers; readers and writers) keep.
 uint32_t BarrierLowerBound(const Program& p) {
-  const size_t n = p.dispatches.size();
-  std::vector<std::vector<Range>> reads(n), writes(n);
-  for (size_t d = 0; d < n; ++d)
-    for (const Binding& b : p.dispatches[d].bindings) {
-      const Value& v = p.values[b.value];
-      (b.written ? writes[d] : reads[d]).push_back(Range{v.kind, v.offset, v.offset + Bytes(v)});
-    }
-  auto any_overlap = [](const std::vector<Range>& a, const std::vector<Range>& b) {
-    for (const Range& x : a)
-      for (const Range& y : b)
-        if (x.Overlaps(y)) return true;
-    return false;
-  };
-  // depth[d]: the longest hazard chain ending at d (1 = depends on nothing).
-  std::vector<uint32_t> depth(n, 1);
+  const std::vector<std::vector<Range>> ranges = DispatchRanges(p);
+  std::vector<RangeMax> writers = IndexPerKind(ranges), touchers = IndexPerKind(ranges);
   uint32_t longest = 0;
-  for (size_t d = 0; d < n; ++d) {
-    for (size_t e = 0; e < d; ++e)
-      if (depth[e] + 1 > depth[d] && (any_overlap(writes[e], reads[d]) || any_overlap(writes[e], writes[d]) ||
-                                      any_overlap(reads[e], writes[d])))
-        depth[d] = depth[e] + 1;
-    longest = std::max(longest, depth[d]);
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    uint32_t before = 0;
+    for (const Range& r : ranges[d])
+      before = std::max(before, (r.written ? touchers : writers)[KindOf(r)].Max(r.begin, r.end));
+    const uint32_t depth = before + 1;
+    for (const Range& r : ranges[d]) {
+      touchers[KindOf(r)].Raise(r.begin, r.end, depth);
+      if (r.written) writers[KindOf(r)].Raise(r.begin, r.end, depth);
+    }
+    longest = std::max(longest, depth);
   }
   return longest == 0 ? 0 : longest - 1;
 }
@@ -130,15 +152,16 @@ StatusOr<MemoryPlan> PlanMemory(Program& p) {
     if (Bytes(p.values[a]) != Bytes(p.values[b])) return Bytes(p.values[a]) > Bytes(p.values[b]);
     return a < b;
   });
-  std::vector<size_t> placed;
+  LifetimeIndex placed(p.dispatches.size());
+  std::vector<size_t> live;
   for (size_t i : arena) {
     Value& v = p.values[i];
     uint64_t size = AlignUp(Bytes(v));
     plan.arena_unshared_bytes += size;
     std::vector<std::pair<uint64_t, uint64_t>> busy;
-    for (size_t j : placed)
-      if (!(lt[j].last < lt[i].first || lt[i].last < lt[j].first))
-        busy.push_back({p.values[j].offset, p.values[j].offset + AlignUp(Bytes(p.values[j]))});
+    live.clear();
+    placed.Overlapping(lt[i].first, lt[i].last, &live);
+    for (size_t j : live) busy.push_back({p.values[j].offset, p.values[j].offset + AlignUp(Bytes(p.values[j]))});
     std::sort(busy.begin(), busy.end());
     uint64_t off = 0;
     for (const auto& [b, e] : busy) {
@@ -147,7 +170,7 @@ StatusOr<MemoryPlan> PlanMemory(Program& p) {
     }
     v.offset = off;
     plan.arena_bytes = std::max(plan.arena_bytes, off + size);
-    placed.push_back(i);
+    placed.Add(lt[i].first, lt[i].last, i);
   }
   plan.barrier = ComputeBarriers(p);
   plan.barrier_lower_bound = BarrierLowerBound(p);
