@@ -706,6 +706,7 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
     OAAXVK_RETURN_IF_ERROR(InlineControlFlow(model, options.input_values, options.run_time_values, compound_inputs,
                                              &if_selects));
     OAAXVK_RETURN_IF_ERROR(CheckOperatorSupport(model));
+    OAAXVK_RETURN_IF_ERROR(CheckShapeInferenceGuards(model.graph()));
     if (!InferOnnxShapes(model, &inference_error)) {
       // The Where selecting an If's branches (run-time condition) is where
       // branches of incompatible shapes meet: say so, as shape_infer_int does
