@@ -283,6 +283,7 @@ Status Executor::UploadBuffer(const uint8_t* bytes, VkDeviceSize n, Buffer* buff
   Buffer staging;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
+  bool maybe_in_use = false;  // submitted, and neither completion nor device loss is known
   Status s = [&]() -> Status {
     OAAXVK_RETURN_IF_ERROR(CreateBuffer(n, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
@@ -315,8 +316,19 @@ Status Executor::UploadBuffer(const uint8_t* bytes, VkDeviceSize n, Buffer* buff
     // which ends every wait), never while the device may still read them.
     VkResult r = VK_TIMEOUT;
     while (r == VK_TIMEOUT) r = WaitForFences(dev_, 1, &fence, VK_TRUE, UINT64_MAX);
+    // Another error (out of memory) says nothing about the copy: the load
+    // owns the device exclusively, so waiting for it to go idle settles it.
+    if (r != VK_SUCCESS && r != VK_ERROR_DEVICE_LOST) {
+      const VkResult idle = vkDeviceWaitIdle(dev_);
+      maybe_in_use = idle != VK_SUCCESS && idle != VK_ERROR_DEVICE_LOST;
+    }
     return VkCheck(r, "vkWaitForFences");
   }();
+  if (maybe_in_use) {  // leaked rather than freed while the device may read it
+    Log(LogLevel::kError, StrFormat("uploading %s: the copy's completion is unknown; its staging buffer and command "
+                                    "buffer are not freed (the device may still read them)", what));
+    return s.WithContext(StrFormat("uploading %s", what));
+  }
   if (fence) vkDestroyFence(dev_, fence, nullptr);
   if (cmd) vkFreeCommandBuffers(dev_, cmd_pool_, 1, &cmd);
   DestroyBuffer(&staging);

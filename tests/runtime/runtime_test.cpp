@@ -2415,6 +2415,60 @@ TEST_F(DynamicShapes, TenThousandInferencesOverMixedShapesKeepPipelinesAndCacheF
   EXPECT_NE(t.find("21 pipelines alive, at most 21"), std::string::npos) << t;
 }
 
+// Resident set size of this process in bytes (/proc/self/statm).
+size_t ResidentBytes() {
+  std::ifstream f("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  f >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Soak test, not in the default run (docs/runtime.md, "Soak test"):
+// OAAXVK_SOAK_FRAMES inferences (default 200000) cycling through more shapes
+// than the shape cache holds, so recordings and specialized pipelines are
+// created and destroyed all along, three frames in flight. The resident set
+// stays flat after the first tenth, every output is checked, and the
+// validation layer stays silent (runtime_destruction fails otherwise).
+TEST_F(DynamicShapes, DISABLED_SoakMixedShapesKeepResidentMemoryFlat) {
+  const char* e = getenv("OAAXVK_SOAK_FRAMES");
+  const int frames = e && atoi(e) > 0 ? atoi(e) : 200000;
+  ASSERT_EQ(Init({{"frames_in_flight", "3"}, {"shape_cache_size", "4"}}), 0) << g_api->error();
+  LoadDynamicAffine(1, 256, 1, "dyn_soak");
+  const size_t cycle[] = {1, 37, 64, 100, 128, 7, 65, 256, 200};
+  const size_t nc = sizeof cycle / sizeof cycle[0];
+  std::vector<std::vector<float>> xs, refs;
+  for (size_t k = 0; k < nc; ++k) {
+    xs.push_back(Random(cycle[k], static_cast<uint32_t>(k + 1)));
+    refs.push_back(AffineReluPrefix(xs.back(), w_, b_));
+  }
+  int received = 0;
+  auto receive_one = [&]() {
+    tensors_struct* out = nullptr;
+    ASSERT_EQ(g_api->receive(&out), 0) << "frame " << received << ": " << g_api->error();
+    const size_t k = static_cast<size_t>(received) % nc;
+    ASSERT_EQ(out->shapes[0][1], cycle[k]) << "frame " << received;
+    const float* y = static_cast<const float*>(out->data[0]);
+    for (size_t i = 0; i < cycle[k]; ++i) ASSERT_NEAR(y[i], refs[k][i], 1e-6f) << "frame " << received;
+    DeepFree(out);
+    ++received;
+  };
+  size_t baseline = 0, peak = 0;
+  for (int f = 0; f < frames; ++f) {
+    const size_t k = static_cast<size_t>(f) % nc;
+    ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, cycle[k]}}, {xs[k]})), 0) << "frame " << f << ": " << g_api->error();
+    if (f >= 2) ASSERT_NO_FATAL_FAILURE(receive_one());
+    if (f == frames / 10) baseline = ResidentBytes();
+    if (f > frames / 10 && f % 1000 == 0) peak = std::max(peak, ResidentBytes());
+    if (f % 20000 == 0) fprintf(stderr, "soak: frame %d, resident %.1f MiB\n", f, ResidentBytes() / 1048576.0);
+  }
+  while (received < frames) ASSERT_NO_FATAL_FAILURE(receive_one());
+  peak = std::max(peak, ResidentBytes());
+  fprintf(stderr, "soak: %d frames; resident %.1f MiB after the first tenth, at most %.1f MiB later\n", frames,
+          baseline / 1048576.0, peak / 1048576.0);
+  EXPECT_LT(peak, baseline + 16 * 1048576) << "resident memory grew by " << (peak - baseline) / 1048576.0 << " MiB";
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+}
+
 TEST_F(DynamicShapes, EvictedShapesReleaseTheirPipelines) {
   // Cache smaller than the cycle: nearly every frame records, and evicted
   // recordings' pipelines are destroyed, so the count stays bounded.
