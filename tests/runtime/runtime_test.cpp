@@ -2456,7 +2456,9 @@ TEST_F(DynamicShapes, DISABLED_SoakMixedShapesKeepResidentMemoryFlat) {
   for (int f = 0; f < frames; ++f) {
     const size_t k = static_cast<size_t>(f) % nc;
     ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, cycle[k]}}, {xs[k]})), 0) << "frame " << f << ": " << g_api->error();
-    if (f >= 2) ASSERT_NO_FATAL_FAILURE(receive_one());
+    if (f >= 2) {
+      ASSERT_NO_FATAL_FAILURE(receive_one());
+    }
     if (f == frames / 10) baseline = ResidentBytes();
     if (f > frames / 10 && f % 1000 == 0) peak = std::max(peak, ResidentBytes());
     if (f % 20000 == 0) fprintf(stderr, "soak: frame %d, resident %.1f MiB\n", f, ResidentBytes() / 1048576.0);
