@@ -1104,6 +1104,20 @@ TEST_F(Runtime, DeviceLimitsAreChecked) {
   ExpectError(g_api->load(Write(s, "groups").c_str()), {"workgroups in dimension 0", "maxComputeWorkGroupCount"});
 }
 
+// A kernel no chosen row uses gets no descriptor-set or pipeline layout: one
+// with 64 storage-buffer bindings exceeds maxPerStageDescriptorStorageBuffers
+// on both test drivers (32 and 30), which creating its layout would violate
+// (the validation layer would make runtime_destruction fail).
+TEST_F(Runtime, KernelsNoRowUsesGetNoLayouts) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w = Random(13, 3), b = Random(13, 4);
+  BundleSpec s = oaaxvk::test::AffineReluBundle(13, w, b);
+  s.kernels.push_back({"wide", oaaxvk::test::ReadSpirv("relu"), 64, 1});
+  ASSERT_EQ(g_api->load(Write(s, "unused_wide_kernel").c_str()), 0) << g_api->error();
+  RunAffineOnce(13, w, b, 6);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();  // no validation message
+}
+
 // ---------------------------------------------------------------- queueing
 
 TEST_F(Runtime, FifoOrderOverManyQueuedInputs) {
