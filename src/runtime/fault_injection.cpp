@@ -17,24 +17,32 @@ namespace oaaxvk::runtime {
 namespace {
 
 #ifdef OAAXVK_FAULT_INJECTION
-bool DeviceLossInjected(const char* call) {
-  const char* e = getenv("OAAXVK_INJECT_DEVICE_LOST");
-  return e && (strcmp(e, call) == 0 || strcmp(e, "all") == 0);
+// OAAXVK_INJECT_FAULT = "<call>:<result>" (fault_injection.h).
+VkResult Injected(const char* call) {
+  const char* e = getenv("OAAXVK_INJECT_FAULT");
+  if (!e) return VK_SUCCESS;
+  const char* colon = strchr(e, ':');
+  if (!colon) return VK_SUCCESS;
+  const size_t n = static_cast<size_t>(colon - e);
+  if (!((strlen(call) == n && strncmp(e, call, n) == 0) || (n == 3 && strncmp(e, "all", 3) == 0))) return VK_SUCCESS;
+  if (strcmp(colon + 1, "lost") == 0) return VK_ERROR_DEVICE_LOST;
+  if (strcmp(colon + 1, "oom") == 0) return VK_ERROR_OUT_OF_HOST_MEMORY;
+  return VK_SUCCESS;
 }
 #else
-bool DeviceLossInjected(const char*) { return false; }
+VkResult Injected(const char*) { return VK_SUCCESS; }
 #endif
 
 }  // namespace
 
 OAAXVK_FAULT_SEAM VkResult QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFence fence) {
-  if (DeviceLossInjected("submit")) return VK_ERROR_DEVICE_LOST;
+  if (VkResult r = Injected("submit"); r != VK_SUCCESS) return r;
   return vkQueueSubmit(queue, count, submits, fence);
 }
 
 OAAXVK_FAULT_SEAM VkResult WaitForFences(VkDevice device, uint32_t count, const VkFence* fences, VkBool32 wait_all,
                                          uint64_t timeout_ns) {
-  if (DeviceLossInjected("wait")) return VK_ERROR_DEVICE_LOST;
+  if (VkResult r = Injected("wait"); r != VK_SUCCESS) return r;
   return vkWaitForFences(device, count, fences, wait_all, timeout_ns);
 }
 

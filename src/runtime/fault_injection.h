@@ -1,12 +1,13 @@
-// The Vulkan calls through which the runtime learns that the device was lost
-// (vkQueueSubmit, vkWaitForFences), behind one seam so that tests can make
-// them fail. In the ordinary library they are the Vulkan calls. In the test
-// build (CMake target RuntimeLibraryFaultInjection, which defines
-// OAAXVK_FAULT_INJECTION for fault_injection.cpp) the environment variable
-// OAAXVK_INJECT_DEVICE_LOST makes them report VK_ERROR_DEVICE_LOST without
-// calling Vulkan: "submit" for vkQueueSubmit, "wait" for vkWaitForFences,
-// "all" for both; read at every call, so a test sets and unsets it between
-// calls. No other build reads the variable.
+// The Vulkan calls through which the runtime learns that a frame or the
+// device failed (vkQueueSubmit, vkWaitForFences), behind one seam so that
+// tests can make them fail. In the ordinary library they are the Vulkan
+// calls. In the test build (CMake target RuntimeLibraryFaultInjection, which
+// defines OAAXVK_FAULT_INJECTION for fault_injection.cpp) the environment
+// variable OAAXVK_INJECT_FAULT = "<call>:<result>" makes them return an error
+// without calling Vulkan: <call> is "submit", "wait" or "all", <result>
+// "lost" (VK_ERROR_DEVICE_LOST) or "oom" (VK_ERROR_OUT_OF_HOST_MEMORY). It is
+// read at every call, so a test sets and unsets it between calls. No other
+// build reads the variable.
 #ifndef OAAXVK_RUNTIME_FAULT_INJECTION_H_
 #define OAAXVK_RUNTIME_FAULT_INJECTION_H_
 

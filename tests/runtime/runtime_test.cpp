@@ -1358,16 +1358,17 @@ TEST_F(Runtime, DestructionWithFramesInFlight) {
 
 #ifdef OAAXVK_FAULT_INJECTION_TESTS
 // A lost device, injected (libRuntimeLibraryFaultInjection.so reads
-// OAAXVK_INJECT_DEVICE_LOST): every later call fails at once with a clear
+// OAAXVK_INJECT_FAULT): every later call fails at once with a clear
 // message, nothing hangs, and runtime_destruction then a new runtime recover.
 class DeviceLoss : public Runtime {
  protected:
   void TearDown() override {
-    unsetenv("OAAXVK_INJECT_DEVICE_LOST");
+    unsetenv("OAAXVK_INJECT_FAULT");
     Runtime::TearDown();
   }
-  void Inject(const char* call) { setenv("OAAXVK_INJECT_DEVICE_LOST", call, 1); }
-  void StopInjecting() { unsetenv("OAAXVK_INJECT_DEVICE_LOST"); }
+  // "<call>:<result>": "submit:lost", "wait:oom", ...
+  void Inject(const char* fault) { setenv("OAAXVK_INJECT_FAULT", fault, 1); }
+  void StopInjecting() { unsetenv("OAAXVK_INJECT_FAULT"); }
   // Every call after the loss fails quickly, naming the loss.
   void ExpectEveryCallFails() {
     using Clock = std::chrono::steady_clock;
@@ -1395,7 +1396,7 @@ TEST_F(DeviceLoss, AtSubmit) {
   std::vector<float> w, b;
   LoadAffine(13, &w, &b);
   ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13, 1.0f)})), 0) << g_api->error();
-  Inject("submit");
+  Inject("submit:lost");
   tensors_struct* in = MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13, 1.0f)});
   ExpectError(g_api->send(in), {"send_input", "vkQueueSubmit failed: VK_ERROR_DEVICE_LOST"});
   DeepFree(in);  // a failed send leaves the input to the caller
@@ -1410,7 +1411,7 @@ TEST_F(DeviceLoss, AtWait) {
   LoadAffine(13, &w, &b);
   for (int f = 0; f < 2; ++f)
     ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13, 1.0f)})), 0) << g_api->error();
-  Inject("wait");
+  Inject("wait:lost");
   tensors_struct* out = nullptr;
   ExpectError(g_api->receive(&out), {"receive_output", "vkWaitForFences failed: VK_ERROR_DEVICE_LOST",
                                      "call runtime_destruction"});
@@ -1424,7 +1425,7 @@ TEST_F(DeviceLoss, WhileSendWaitsForABusySlot) {
   std::vector<float> w, b;
   LoadAffine(13, &w, &b);
   ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13, 1.0f)})), 0) << g_api->error();
-  Inject("wait");
+  Inject("wait:lost");
   tensors_struct* in = MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13, 1.0f)});
   ExpectError(g_api->send(in), {"send_input", "VK_ERROR_DEVICE_LOST"});
   DeepFree(in);
@@ -1437,16 +1438,49 @@ TEST_F(DeviceLoss, DuringLoadAndDestructionWithFramesInFlight) {
   ASSERT_EQ(Init(), 0) << g_api->error();
   std::vector<float> w(13, 1.0f), b(13, 0.0f);
   const std::string path = Write(oaaxvk::test::AffineReluBundle(13, w, b), "loss_load");
-  Inject("submit");  // the weights upload's submit
+  Inject("submit:lost");  // the weights upload's submit
   ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", "VK_ERROR_DEVICE_LOST", "uploading weights"});
   StopInjecting();
   ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();  // nothing of the failed load stays
   for (int f = 0; f < 2; ++f)
     ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13, 1.0f)})), 0) << g_api->error();
-  Inject("all");
+  Inject("all:lost");
   ExpectEveryCallFails();
   StopInjecting();
   Recover();
+}
+// Errors that are not a device loss fail one call or one frame, never the runtime.
+TEST_F(DeviceLoss, OtherErrorsFailOneFrameOnly) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w, b;
+  LoadAffine(13, &w, &b);
+  // A failed submit: the input stays the host's, the slot is free again.
+  Inject("submit:oom");
+  for (int k = 0; k < 3; ++k) {  // more failures than slots: none keeps its slot
+    tensors_struct* in = MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13, 1.0f)});
+    ExpectError(g_api->send(in), {"send_input", "vkQueueSubmit failed: VK_ERROR_OUT_OF_HOST_MEMORY"});
+    DeepFree(in);
+  }
+  StopInjecting();
+  tensors_struct* out = nullptr;
+  ExpectError(g_api->receive(&out), {"no pending input"});  // nothing was queued
+  RunAffineOnce(13, w, b, 1);
+  // A failed wait: that frame fails, the next one arrives, and its slot is
+  // reused once the failed frame's fence is seen signaled.
+  std::vector<std::vector<float>> xs = {Random(13, 61), Random(13, 62), Random(13, 63)};
+  for (int f = 0; f < 2; ++f) ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, 13}}, {xs[f]})), 0) << g_api->error();
+  Inject("wait:oom");
+  ExpectError(g_api->receive(&out), {"receive_output", "frame #", "vkWaitForFences failed: VK_ERROR_OUT_OF_HOST_MEMORY"});
+  StopInjecting();
+  for (int f = 1; f <= 2; ++f) {
+    if (f == 2) {  // takes the slot of the failed frame
+      ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, 13}}, {xs[f]})), 0) << g_api->error();
+    }
+    ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+    const std::vector<float> ref = AffineRelu(xs[f], w, b);
+    for (int i = 0; i < 13; ++i) ASSERT_NEAR(static_cast<const float*>(out->data[0])[i], ref[i], 1e-6f) << f;
+    DeepFree(out);
+  }
 }
 #endif  // OAAXVK_FAULT_INJECTION_TESTS
 
