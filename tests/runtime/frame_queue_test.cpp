@@ -164,12 +164,11 @@ TEST(FrameQueue, TimedOutFrameStaysQueuedAndIsReceivedLater) {
   EXPECT_EQ(h.ReceiveOne(), 0);
 }
 
-// The defect this queue was extracted for: a receive_output and a
-// send_input that found every slot busy harvest frames 0 and 1 at once; both
-// time out, frame 0 first. Putting each back at the front of the in-flight
-// list left [1, 0]: frame 1 first, so receive_output (which waits for frame
-// 0 at the front) failed with "did not finish" forever, even once the device
-// was idle.
+// A receive_output and a send_input that found every slot busy harvest
+// frames 0 and 1 at once; both time out, frame 0 first. Putting each back at
+// the front of the in-flight list would leave [1, 0]: frame 1 first, so
+// receive_output (which harvests only the frame it waits for, at the front)
+// would fail with "did not finish" forever, even once the device is idle.
 TEST(FrameQueue, TwoHarvestsThatTimeOutPutTheirFramesBackInSequenceOrder) {
   Harness h(2);
   const size_t a = h.SendOne(), b = h.SendOne();
