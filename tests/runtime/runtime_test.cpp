@@ -1440,6 +1440,12 @@ TEST_F(DeviceLoss, DuringLoadAndDestructionWithFramesInFlight) {
   const std::string path = Write(oaaxvk::test::AffineReluBundle(13, w, b), "loss_load");
   Inject("submit:lost");  // the weights upload's submit
   ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", "VK_ERROR_DEVICE_LOST", "uploading weights"});
+  // The upload's wait failing with an error that says nothing about the
+  // copy: the load fails and frees only what the device no longer reads (the
+  // validation layer checks at destruction). (An injected loss is not used
+  // here: the device is not really lost, so the copy may still be running.)
+  Inject("wait:oom");
+  ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", "uploading weights", "VK_ERROR_OUT_OF_HOST_MEMORY"});
   StopInjecting();
   ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();  // nothing of the failed load stays
   for (int f = 0; f < 2; ++f)
@@ -1515,6 +1521,49 @@ TEST_F(Runtime, LogFileAndPipelineCache) {
   EXPECT_NE(text.find("3 pipelines"), std::string::npos) << text;
   EXPECT_NE(text.find("validation layer enabled"), std::string::npos) << text;  // layer installed (setup.sh)
   EXPECT_EQ(text.find("[validation]"), std::string::npos) << text;
+  // The cache goes through a temporary file of the process's own, renamed
+  // over it: none is left behind.
+  std::string listing;
+  FILE* p = popen(("ls -a '" + g_tmpdir + "'").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char line[512];
+  while (fgets(line, sizeof line, p)) listing += line;
+  pclose(p);
+  EXPECT_EQ(listing.find(".tmp"), std::string::npos) << listing;
+}
+
+// A pipeline cache that cannot be written is a warning naming the path and
+// the reason, not a failure.
+TEST_F(Runtime, UnwritablePipelineCacheIsAWarningWithTheReason) {
+  const std::string log = g_tmpdir + "/cache-warning.log", cache = g_tmpdir + "/no-such-dir/pipelines.bin";
+  ASSERT_EQ(Init({{"log_level", "3"}, {"log_file", log}, {"pipeline_cache", cache}}), 0) << g_api->error();
+  std::vector<float> w, b;
+  LoadAffine(13, &w, &b);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("pipeline cache '" + cache + "': cannot create"), std::string::npos) << text;
+  EXPECT_NE(text.find("No such file or directory (the cache is not saved)"), std::string::npos) << text;
+}
+
+// runtime_version may be called from any thread at any time: while another
+// thread initializes and destroys, every text it returns is whole.
+TEST_F(Runtime, VersionIsWholeWhileAnotherThreadInitializesAndDestroys) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0};
+  std::thread reader([&] {
+    while (!stop) {
+      const std::string v = g_api->version();
+      if (v.rfind(OAAXVK_PROJECT_VERSION " (", 0) != 0 || v.back() != ')') ++torn;
+    }
+  });
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(Init(), 0) << g_api->error();
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+  }
+  stop = true;
+  reader.join();
+  EXPECT_EQ(torn.load(), 0);
 }
 
 
