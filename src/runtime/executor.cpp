@@ -1189,6 +1189,7 @@ Status Executor::Send(tensors_struct* in) {
     }
   } guard{queue_.get(), slot};
   Slot& s = slots_[slot];
+  MaybeThrowInjected("send");  // test build only: host memory running out here
 
   // ---- feature dynamic_shapes: the slot's recording of this shape ----
   bool miss = false;

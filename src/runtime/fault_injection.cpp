@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 // The ordinary library links this file from oaaxvk_rt_core with weak
 // definitions; the fault-injection library compiles it again with
@@ -29,8 +30,14 @@ VkResult Injected(const char* call) {
   if (strcmp(colon + 1, "oom") == 0) return VK_ERROR_OUT_OF_HOST_MEMORY;
   return VK_SUCCESS;
 }
+bool ThrowInjected(const char* where) {
+  const char* e = getenv("OAAXVK_INJECT_FAULT");
+  const size_t n = strlen(where);
+  return e && strncmp(e, where, n) == 0 && strcmp(e + n, ":throw") == 0;
+}
 #else
 VkResult Injected(const char*) { return VK_SUCCESS; }
+bool ThrowInjected(const char*) { return false; }
 #endif
 
 }  // namespace
@@ -44,6 +51,10 @@ OAAXVK_FAULT_SEAM VkResult WaitForFences(VkDevice device, uint32_t count, const 
                                          uint64_t timeout_ns) {
   if (VkResult r = Injected("wait"); r != VK_SUCCESS) return r;
   return vkWaitForFences(device, count, fences, wait_all, timeout_ns);
+}
+
+OAAXVK_FAULT_SEAM void MaybeThrowInjected(const char* where) {
+  if (ThrowInjected(where)) throw std::bad_alloc();
 }
 
 }  // namespace oaaxvk::runtime

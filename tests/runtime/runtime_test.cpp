@@ -1488,6 +1488,22 @@ TEST_F(DeviceLoss, OtherErrorsFailOneFrameOnly) {
     DeepFree(out);
   }
 }
+// Host memory running out in send_input once it holds a frame slot: the
+// call fails, the input stays the host's, and the slot is free again (with
+// one slot, a held slot would make every later send_input time out).
+TEST_F(DeviceLoss, AnExceptionInSendGivesTheSlotBack) {
+  ASSERT_EQ(Init({{"frames_in_flight", "1"}, {"receive_timeout_ms", "200"}}), 0) << g_api->error();
+  std::vector<float> w, b;
+  LoadAffine(13, &w, &b);
+  Inject("send:throw");
+  for (int k = 0; k < 2; ++k) {
+    tensors_struct* in = MakeTensors({"x"}, {{1, 13}}, {std::vector<float>(13, 1.0f)});
+    ExpectError(g_api->send(in), {"send_input", "out of host memory"});
+    DeepFree(in);
+  }
+  StopInjecting();
+  RunAffineOnce(13, w, b, 2);
+}
 #endif  // OAAXVK_FAULT_INJECTION_TESTS
 
 // ---------------------------------------------------------------- lifecycle
