@@ -1087,8 +1087,10 @@ Status CheckDeviceLimits(const Bundle& b, const DeviceLimits& l) {
   if (q.storage_buffer_16bit && !l.storage_buffer_16bit)
     return Unimplemented(StrFormat("bundle '%s' needs device.storage_buffer_16bit but device '%s' lacks "
                                    "storageBuffer16BitAccess", b.path.c_str(), l.device_name.c_str()));
-  // Every buffer as CreateBuffer allocates it (rounded up to 16 bytes).
+  // Every buffer as CreateBuffer allocates it (rounded up to 16 bytes); the
+  // fp16 weight copies only when a chosen row binds them (else not uploaded).
   for (uint32_t kind = 0; kind < kBufferKinds; ++kind) {
+    if (kind == kWeightsF16 && !DispatchesBindKind(b, kWeightsF16)) continue;
     uint64_t alloc = 0;
     const bool fits = CheckedRoundUp(b.buffer_bytes[kind], 16, &alloc);
     const uint64_t limit = std::min(l.max_memory_allocation_size, l.max_heap_bytes);
