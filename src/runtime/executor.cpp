@@ -1183,9 +1183,9 @@ Status Executor::Send(tensors_struct* in) {
   struct SlotGuard {
     FrameQueue* queue;
     size_t slot;
-    bool submitted = false;
+    bool handed_over = false;  // to FrameQueue::Submit, which frees the slot itself on failure
     ~SlotGuard() {
-      if (!submitted) queue->Release(slot);
+      if (!handed_over) queue->Release(slot);
     }
   } guard{queue_.get(), slot};
   Slot& s = slots_[slot];
@@ -1233,6 +1233,7 @@ Status Executor::Send(tensors_struct* in) {
   si.commandBufferCount = 1;
   si.pCommandBuffers = &s.current->cmd;
   uint64_t seq = 0;
+  guard.handed_over = true;
   OAAXVK_RETURN_IF_ERROR(queue_->Submit(
       slot,
       [&]() {
@@ -1246,7 +1247,6 @@ Status Executor::Send(tensors_struct* in) {
         return r;
       },
       &seq));
-  guard.submitted = true;
   FreeTensors(in);  // ownership taken only now that the frame is queued
 
   if (dynamic_) {

@@ -111,7 +111,13 @@ Status FrameQueue::Submit(size_t slot, const std::function<Result()>& submit, ui
   std::lock_guard<std::mutex> lk(mu_);
   Status st = lost_;
   if (st.ok()) {
-    Result r = submit();
+    Result r;
+    try {
+      r = submit();
+    } catch (...) {  // host memory ran out before anything was submitted
+      r.outcome = Outcome::kFailed;
+      r.status = ResourceExhausted("out of memory");  // short enough to need no allocation
+    }
     if (r.outcome == Outcome::kOk) {
       seqs_[slot] = next_send_seq_++;
       *seq = seqs_[slot];

@@ -59,7 +59,9 @@ class FrameQueue {
   // Calls `submit` with the queue's lock held (it serializes queue access);
   // when it succeeds the slot is in flight as the newest frame and *seq is
   // its number. Nothing allocates after `submit` succeeds, so a submitted
-  // frame is never reported as failed. On failure the slot is free again.
+  // frame is never reported as failed. On failure (an exception from
+  // `submit` included, which must then come before anything is submitted)
+  // the slot is free again. Either way the caller no longer owns the slot.
   Status Submit(size_t slot, const std::function<Result()>& submit, uint64_t* seq);
   // The outputs of the oldest frame not yet received (the caller owns them),
   // harvesting it when needed, until `deadline`.

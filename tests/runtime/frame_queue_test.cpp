@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -246,6 +247,20 @@ TEST(FrameQueue, AFailedSubmitFreesTheSlotAndOnlyDeviceLossIsSticky) {
       slot.value(), [] { return FrameQueue::Result{Outcome::kDeviceLost, Unavailable("device lost"), nullptr}; }, &seq);
   EXPECT_EQ(st.code(), StatusCode::kUnavailable);
   EXPECT_EQ(h.queue.Acquire(h.Deadline()).status().code(), StatusCode::kUnavailable);
+}
+
+TEST(FrameQueue, ASubmitThatThrowsFreesTheSlot) {
+  Harness h(1);
+  uint64_t seq = 99;
+  StatusOr<size_t> slot = h.queue.Acquire(h.Deadline());
+  ASSERT_TRUE(slot.ok());
+  Status st = h.queue.Submit(
+      slot.value(), []() -> FrameQueue::Result { throw std::bad_alloc(); }, &seq);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(h.queue.state(slot.value()), FrameQueue::SlotState::kFree);
+  EXPECT_TRUE(h.queue.lost().ok());
+  h.device.Signal(h.SendOne());
+  EXPECT_EQ(h.ReceiveOne(), 0);
 }
 
 TEST(FrameQueue, ReleasedSlotIsFreeAgain) {
