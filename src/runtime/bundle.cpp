@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "oaax_vulkan/tensors_util.h"
+#include "runtime/checked_math.h"
 
 namespace oaaxvk::runtime {
 
@@ -29,6 +30,17 @@ const char* OaaxDtypeName(uint32_t dtype) {
     case 13: return "UINT64";
     case 16: return "BFLOAT16";
     default: return "unknown";
+  }
+}
+
+const char* BufferSizeEntry(uint32_t kind) {
+  switch (kind) {
+    case kWeights: return "tensor 'weights'";
+    case kArena: return "metadata 'arena.bytes'";
+    case kInputs: return "metadata 'io.inputs_bytes'";
+    case kOutputs: return "metadata 'io.outputs_bytes'";
+    case kWeightsF16: return "tensor 'weights_f16'";
+    default: return "an unknown buffer";
   }
 }
 
@@ -183,13 +195,13 @@ Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, const s
       return r.Error(StrFormat("%s '%s': unsupported data type %u (%s)", kind, d.name.c_str(), d.dtype,
                                OaaxDtypeName(d.dtype)));
     uint64_t numel = 1;
-    for (uint64_t dim : d.shape) {
-      if (dim != 0 && numel > UINT64_MAX / dim) return r.Error(StrFormat("%s '%s': shape overflows", kind, d.name.c_str()));
-      numel *= dim;
-    }
+    for (uint64_t dim : d.shape)
+      if (!CheckedMul(numel, dim, &numel))
+        return r.Error(StrFormat("%s '%s': shape %s has more elements than 64 bits count", kind, d.name.c_str(),
+                                 ShapeString(d.shape).c_str()));
     // Feature value_symbols: an output's stored shape may be computed from
     // input values (at their maxima); ParseShapeProgram checks those outputs.
-    const bool deferred = !is_input && features.count("value_symbols") != 0;
+    const bool deferred = !is_input && features.count("value_symbols") != 0 && features.count("dynamic_shapes") != 0;
     if (!deferred && (numel > UINT64_MAX / esize || numel * esize != d.nbytes))
       return r.Error(StrFormat("%s '%s': nbytes %llu != numel %llu x %zu (shape %s, %s)", kind, d.name.c_str(),
                                static_cast<unsigned long long>(d.nbytes), static_cast<unsigned long long>(numel),
@@ -198,7 +210,7 @@ Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, const s
       return r.Error(StrFormat("%s '%s': offset %llu is not a multiple of %llu", kind, d.name.c_str(),
                                static_cast<unsigned long long>(d.offset),
                                static_cast<unsigned long long>(kBindingAlignment)));
-    if (d.offset > buffer_bytes || d.nbytes > buffer_bytes - d.offset)
+    if (!RangeWithin(d.offset, d.nbytes, buffer_bytes))
       return r.Error(StrFormat("%s '%s': bytes [%llu, +%llu) lie outside the %s buffer (%llu bytes)", kind,
                                d.name.c_str(), static_cast<unsigned long long>(d.offset),
                                static_cast<unsigned long long>(d.nbytes), is_input ? "inputs" : "outputs",
@@ -298,7 +310,7 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
         return r.Error(StrFormat("symbol %llu ('%s'): %sinput = %llu, but io.inputs = %zu", static_cast<unsigned long long>(s),
                                  nm, p.c_str(), static_cast<unsigned long long>(input), b->inputs.size()));
       const IoDesc& d = b->inputs[input];
-      uint64_t numel = 1;
+      uint64_t numel = 1;  // ParseIo checked that the product fits (numel x element size = nbytes)
       for (uint64_t x : d.shape) numel *= x;
       // Feature float_value_symbols: a float element e read as floor(e * scale).
       if (f.FindMetadata(p + "scale")) {
@@ -658,6 +670,11 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
       b.features.insert(feature);
     }
   }
+  // Value symbols are symbols of the shape program: without it nothing would
+  // check the outputs they size.
+  if (b.features.count("value_symbols") && !b.features.count("dynamic_shapes"))
+    return r.Error("bundle.features lists 'value_symbols' but not 'dynamic_shapes', which value symbols are part of "
+                   "(their outputs are sized by the shape program); reconvert the model");
   if (f.FindMetadata("model.name")) { OAAXVK_ASSIGN_OR_RETURN(b.model_name, r.Utf8("model.name")); }
 
   // ---- device requirements ----
@@ -682,9 +699,17 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   b.weights = w->data.data;
   b.weights_bytes = w->data.size;
   b.buffer_bytes[kWeights] = w->data.size;
-  OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kArena], r.Unsigned("arena.bytes", UINT64_MAX));
-  OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kInputs], r.Unsigned("io.inputs_bytes", UINT64_MAX));
-  OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kOutputs], r.Unsigned("io.outputs_bytes", UINT64_MAX));
+  // Validate before allocating: a buffer size near 2^64 would wrap when
+  // rounded up for the allocation and yield a tiny buffer.
+  for (uint32_t kind : {kArena, kInputs, kOutputs}) {
+    const std::string key = kind == kArena ? "arena.bytes" : kind == kInputs ? "io.inputs_bytes" : "io.outputs_bytes";
+    OAAXVK_ASSIGN_OR_RETURN(b.buffer_bytes[kind], r.Unsigned(key, UINT64_MAX));
+    if (b.buffer_bytes[kind] > kMaxBufferBytes)
+      return r.Error(StrFormat("metadata '%s' = %llu exceeds the largest buffer a bundle may declare (2^48 = %llu "
+                               "bytes, beyond any device's memory); the bundle is corrupt: reconvert the model",
+                               key.c_str(), static_cast<unsigned long long>(b.buffer_bytes[kind]),
+                               static_cast<unsigned long long>(kMaxBufferBytes)));
+  }
   // Feature device_variants: the fp16 weight copies (buffer kind 4). Without
   // the feature the tensor is not read and kind 4 has no bytes.
   const bool device_variants = b.features.count("device_variants") != 0;
@@ -753,6 +778,10 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   if (td->dims[1] != 8) return r.Error(StrFormat("tensor 'program.dispatch' must be u32[D, 8], has %llu columns",
                                                  static_cast<unsigned long long>(td->dims[1])));
   const uint64_t nd = td->dims[0];
+  if (nd > kMaxDispatches)
+    return r.Error(StrFormat("tensor 'program.dispatch' has %llu rows, more than the %llu this runtime accepts (the "
+                             "descriptor counts of every frame slot must fit 32 bits)",
+                             static_cast<unsigned long long>(nd), static_cast<unsigned long long>(kMaxDispatches)));
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* tb, r.DataTensor("program.bindings", ValueType::kU64, 2));
   if (tb->dims[1] != 3) return r.Error(StrFormat("tensor 'program.bindings' must be u64[Bt, 3], has %llu columns",
                                                  static_cast<unsigned long long>(tb->dims[1])));
@@ -794,7 +823,7 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
                                static_cast<unsigned long long>(kBindingAlignment)));
     if (bd.size == 0) return r.Error(StrFormat("program.bindings row %llu: size is 0", row));
     const uint64_t cap = b.buffer_bytes[bd.kind];
-    if (bd.offset > cap || bd.size > cap - bd.offset)
+    if (!RangeWithin(bd.offset, bd.size, cap))
       return r.Error(StrFormat("program.bindings row %llu: bytes [%llu, +%llu) lie outside buffer kind %u (%llu bytes)",
                                row, static_cast<unsigned long long>(bd.offset),
                                static_cast<unsigned long long>(bd.size), bd.kind,
@@ -1058,6 +1087,23 @@ Status CheckDeviceLimits(const Bundle& b, const DeviceLimits& l) {
   if (q.storage_buffer_16bit && !l.storage_buffer_16bit)
     return Unimplemented(StrFormat("bundle '%s' needs device.storage_buffer_16bit but device '%s' lacks "
                                    "storageBuffer16BitAccess", b.path.c_str(), l.device_name.c_str()));
+  // Every buffer as CreateBuffer allocates it (rounded up to 16 bytes); the
+  // fp16 weight copies only when a chosen row binds them (else not uploaded).
+  for (uint32_t kind = 0; kind < kBufferKinds; ++kind) {
+    if (kind == kWeightsF16 && !DispatchesBindKind(b, kWeightsF16)) continue;
+    uint64_t alloc = 0;
+    const bool fits = CheckedRoundUp(b.buffer_bytes[kind], 16, &alloc);
+    const uint64_t limit = std::min(l.max_memory_allocation_size, l.max_heap_bytes);
+    if (!fits || alloc > limit)
+      return Unimplemented(StrFormat("bundle '%s': %s is %llu bytes, but device '%s' allocates at most %llu bytes in "
+                                     "one buffer (%s); the model needs a device with more memory",
+                                     b.path.c_str(), BufferSizeEntry(kind),
+                                     static_cast<unsigned long long>(b.buffer_bytes[kind]), l.device_name.c_str(),
+                                     static_cast<unsigned long long>(limit),
+                                     l.max_memory_allocation_size <= l.max_heap_bytes
+                                         ? "maxMemoryAllocationSize"
+                                         : "the size of its largest memory heap"));
+  }
   // What the program itself implies (independent of the declared values).
   for (size_t i = 0; i < b.dispatches.size(); ++i) {
     const Dispatch& d = b.dispatches[i];

@@ -33,6 +33,17 @@ inline std::string KnownFeatureList() {
   return s.empty() ? "none" : s;
 }
 inline constexpr uint64_t kBindingAlignment = 256;
+// Largest buffer a bundle may declare (arena.bytes, io.inputs_bytes,
+// io.outputs_bytes): 2^48 bytes, beyond any device's memory, so a larger
+// value can only be a corrupt or hostile file. Every size derived from a
+// buffer size (rounding, offset + size) then stays far from 2^64.
+inline constexpr uint64_t kMaxBufferBytes = uint64_t{1} << 48;
+// Largest number of rows of program.dispatch (and of each variant table):
+// descriptor and query counts derived from it must fit 32 bits.
+inline constexpr uint64_t kMaxDispatches = uint64_t{1} << 20;
+// Name of the bundle entry that sizes buffer kind `kind` ("arena.bytes",
+// "tensor 'weights'", ...), for messages.
+const char* BufferSizeEntry(uint32_t kind);
 
 // `buffer_kind` of program.bindings (docs/bundle-format.md "Buffers").
 // kWeightsF16 (tensor `weights_f16`, feature device_variants) holds binary16
@@ -144,6 +155,10 @@ struct DeviceLimits {
   uint32_t max_texel_buffer_elements = 0;           // maxTexelBufferElements
   uint64_t min_texel_buffer_offset_alignment = 1;   // minTexelBufferOffsetAlignment (bytes)
   uint32_t max_sampled_images_per_stage = 0;        // maxPerStageDescriptorSampledImages
+  // VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize, and the
+  // size of the largest memory heap: no single buffer can be larger.
+  uint64_t max_memory_allocation_size = UINT64_MAX;
+  uint64_t max_heap_bytes = UINT64_MAX;
   // Feature device_variants: the capabilities of kKnownCapabilities the device
   // has (VkContext::capabilities()).
   std::set<std::string> capabilities;
@@ -254,8 +269,9 @@ bool DispatchesBindKind(const Bundle& bundle, uint32_t kind);
 bool TexelBindingsFit(const Bundle& bundle, const Dispatch& d, const DeviceLimits& limits);
 
 // Fails naming the limit, the bundle's need and the device's value. Covers
-// the declared device.* requirements and every row of bundle.dispatches (call
-// it after SelectKernelVariant): group counts, storage-buffer count, texel
+// the declared device.* requirements, every buffer's size against the
+// largest allocation and heap, and every row of bundle.dispatches (call it
+// after SelectKernelVariant): group counts, storage-buffer count, texel
 // views, and the capabilities each row's kernel requires.
 Status CheckDeviceLimits(const Bundle& bundle, const DeviceLimits& limits);
 

@@ -9,8 +9,13 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <random>
 #include <tuple>
 
+#include <unistd.h>
+
+#include "runtime/checked_math.h"
+#include "runtime/fault_injection.h"
 #include "runtime/log.h"
 
 namespace oaaxvk::runtime {
@@ -35,6 +40,13 @@ uint64_t RemainingNs(Clock::time_point deadline) {
   auto now = Clock::now();
   if (now >= deadline) return 0;
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count());
+}
+
+// The sticky status of a lost device: what failed, and what the host does next.
+Status DeviceLost(VkResult r, const char* call) {
+  return Unavailable(VkCheck(r, call).message() +
+                     "; every later call fails: call runtime_destruction, then runtime_initialization and "
+                     "runtime_model_loading");
 }
 
 }  // namespace
@@ -71,6 +83,10 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
   dl.max_texel_buffer_elements = lim.maxTexelBufferElements;
   dl.min_texel_buffer_offset_alignment = lim.minTexelBufferOffsetAlignment;
   dl.max_sampled_images_per_stage = lim.maxPerStageDescriptorSampledImages;
+  dl.max_memory_allocation_size = ctx->max_memory_allocation_size();
+  dl.max_heap_bytes = 0;
+  for (uint32_t h = 0; h < ctx->memory_properties().memoryHeapCount; ++h)
+    dl.max_heap_bytes = std::max<uint64_t>(dl.max_heap_bytes, ctx->memory_properties().memoryHeaps[h].size);
   dl.capabilities = ctx->capabilities();
   dl.device_name = ctx->device_name();
   // Features kernel_variants / device_variants: choose the dispatch rows
@@ -129,6 +145,10 @@ Status Executor::Init() {
   OAAXVK_RETURN_IF_ERROR(CreatePipelines());
   if (options_.profile) SetUpProfiling();
   OAAXVK_RETURN_IF_ERROR(CreateSlots());
+  queue_ = std::make_unique<FrameQueue>(slots_.size(), options_.timeout_ms,
+                                        [this](size_t slot, uint64_t seq, uint64_t timeout_ns) {
+                                          return Harvest(slot, seq, timeout_ns);
+                                        });
   if (options_.warmup) OAAXVK_RETURN_IF_ERROR(WarmUp());
   Log(LogLevel::kInfo, StrFormat("loaded '%s' (model '%s', producer '%s'): %zu inputs, %zu outputs, %zu kernels, "
                                  "%zu dispatches, %zu pipelines, %zu frame slots%s%s%s",
@@ -181,7 +201,11 @@ Status Executor::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMem
   // logical size, so a little slack is harmless.
   // 'v' texel-buffer views (feature texel_bindings) cover whole 16-byte
   // texels, so sizes round up to 16.
-  VkDeviceSize alloc = std::max<VkDeviceSize>((size + 15) & ~VkDeviceSize(15), 16);
+  VkDeviceSize alloc = 0;
+  if (!CheckedRoundUp(size, 16, &alloc))
+    return ResourceExhausted(StrFormat("%s: %llu bytes cannot be allocated (rounding up to 16 bytes overflows)", what,
+                                       static_cast<unsigned long long>(size)));
+  alloc = std::max<VkDeviceSize>(alloc, 16);
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = alloc;
   bci.usage = usage;
@@ -225,7 +249,10 @@ Status Executor::CreateIoBuffer(VkDeviceSize size, bool is_input, const char* wh
   // Direct mapping when device-local memory is host-visible (UMA, ReBAR, CPU drivers).
   if (!options_.force_staging) {
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.size = std::max<VkDeviceSize>((size + 15) & ~VkDeviceSize(15), 16);
+    if (!CheckedRoundUp(size, 16, &bci.size))
+      return ResourceExhausted(StrFormat("%s: %llu bytes cannot be allocated (rounding up to 16 bytes overflows)",
+                                         what, static_cast<unsigned long long>(size)));
+    bci.size = std::max<VkDeviceSize>(bci.size, 16);
     bci.usage = usage;
     VkBuffer probe;
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateBuffer(dev_, &bci, nullptr, &probe), "vkCreateBuffer").WithContext(what));
@@ -256,6 +283,7 @@ Status Executor::UploadBuffer(const uint8_t* bytes, VkDeviceSize n, Buffer* buff
   Buffer staging;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
+  bool maybe_in_use = false;  // submitted, and neither completion nor device loss is known
   Status s = [&]() -> Status {
     OAAXVK_RETURN_IF_ERROR(CreateBuffer(n, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
@@ -282,11 +310,25 @@ Status Executor::UploadBuffer(const uint8_t* bytes, VkDeviceSize n, Buffer* buff
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
-    OAAXVK_RETURN_IF_ERROR(VkCheck(vkQueueSubmit(ctx_->queue(), 1, &si, fence), "vkQueueSubmit"));
-    // Generous bound: the upload is bandwidth-limited, never a hang.
-    const uint64_t timeout = std::max<uint64_t>(options_.timeout_ms, 60000) * 1000000ull;
-    return VkCheck(vkWaitForFences(dev_, 1, &fence, VK_TRUE, timeout), "vkWaitForFences");
+    OAAXVK_RETURN_IF_ERROR(VkCheck(QueueSubmit(ctx_->queue(), 1, &si, fence), "vkQueueSubmit"));
+    // No bound: once submitted, the command buffer and the staging buffer
+    // may be freed only after the copy completed (or the device is lost,
+    // which ends every wait), never while the device may still read them.
+    VkResult r = VK_TIMEOUT;
+    while (r == VK_TIMEOUT) r = WaitForFences(dev_, 1, &fence, VK_TRUE, UINT64_MAX);
+    // Another error (out of memory) says nothing about the copy: the load
+    // owns the device exclusively, so waiting for it to go idle settles it.
+    if (r != VK_SUCCESS && r != VK_ERROR_DEVICE_LOST) {
+      const VkResult idle = vkDeviceWaitIdle(dev_);
+      maybe_in_use = idle != VK_SUCCESS && idle != VK_ERROR_DEVICE_LOST;
+    }
+    return VkCheck(r, "vkWaitForFences");
   }();
+  if (maybe_in_use) {  // leaked rather than freed while the device may read it
+    Log(LogLevel::kError, StrFormat("uploading %s: the copy's completion is unknown; its staging buffer and command "
+                                    "buffer are not freed (the device may still read them)", what));
+    return s.WithContext(StrFormat("uploading %s", what));
+  }
   if (fence) vkDestroyFence(dev_, fence, nullptr);
   if (cmd) vkFreeCommandBuffers(dev_, cmd_pool_, 1, &cmd);
   DestroyBuffer(&staging);
@@ -346,6 +388,13 @@ Status Executor::CreatePipelines() {
           VkCheck(vkCreateShaderModule(dev_, &smi, nullptr, &sm), "vkCreateShaderModule").WithContext(what));
     }
     modules_.push_back(sm);
+    // Layouts too only for used kernels: an unused one may exceed the
+    // device's descriptor limits, which creating its layout would violate.
+    if (!used[j]) {
+      set_layouts_.push_back(VK_NULL_HANDLE);
+      pipeline_layouts_.push_back(VK_NULL_HANDLE);
+      continue;
+    }
     std::vector<VkDescriptorSetLayoutBinding> lb(k.bindings);
     for (uint32_t b = 0; b < k.bindings; ++b) {
       lb[b] = {};
@@ -480,6 +529,13 @@ Status Executor::CreateSlots() {
     uint64_t storage = 0, texel = 0;
     for (const Dispatch& d : bundle_.dispatches)
       for (char t : bundle_.kernels[d.kernel].binding_types) (t == 's' ? storage : texel) += 1;
+    // Every count below is a uint32 (at most 2^20 dispatches of at most 1024
+    // bindings, times 16 frames, may not fit).
+    if ((storage + texel + 1) * frames > UINT32_MAX || (nd + 1) * frames > UINT32_MAX)
+      return ResourceExhausted(StrFormat("'%s': %llu descriptors in %zu dispatches for each of %u frame slots exceed "
+                                         "what one descriptor pool can hold (2^32 - 1); use fewer frames_in_flight",
+                                         bundle_.path.c_str(), static_cast<unsigned long long>(storage + texel), nd,
+                                         frames));
     std::vector<VkDescriptorPoolSize> ps;
     if (storage > 0 || texel == 0)
       ps.push_back({VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, static_cast<uint32_t>(std::max<uint64_t>(storage * frames, 1))});
@@ -535,9 +591,9 @@ Status Executor::CreateSlots() {
         }
       }
       // Feature texel_bindings: one buffer view per distinct (buffer, offset,
-      // format, range) of the slot; reserve() keeps pTexelBufferView stable.
+      // format, range) of the slot, so a binding row read with two formats
+      // has two views; s.views (a deque) keeps pTexelBufferView stable.
       std::map<std::tuple<uint32_t, uint64_t, char, uint64_t>, size_t> view_index;
-      s.views.reserve(bundle_.bindings.size());
       size_t k = 0;
       for (size_t i = 0; i < nd; ++i) {
         const Dispatch& d = bundle_.dispatches[i];
@@ -838,13 +894,13 @@ Status Executor::WarmUp() {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &s.current->cmd;
-  Status st = VkCheck(vkQueueSubmit(ctx_->queue(), 1, &si, s.fence), "vkQueueSubmit");
+  Status st = VkCheck(QueueSubmit(ctx_->queue(), 1, &si, s.fence), "vkQueueSubmit");
   if (st.ok()) {
     // The first dispatch of a lazily compiling driver includes shader
     // compilation, which can take far longer than receive_timeout_ms; the
     // bound here is generous but still a bound (never a hang).
     const uint64_t timeout_ms = std::max<uint64_t>(options_.timeout_ms, 300000);
-    VkResult r = vkWaitForFences(dev_, 1, &s.fence, VK_TRUE, timeout_ms * 1000000ull);
+    VkResult r = WaitForFences(dev_, 1, &s.fence, VK_TRUE, timeout_ms * 1000000ull);
     st = r == VK_TIMEOUT ? DeadlineExceeded(StrFormat("vkWaitForFences: VK_TIMEOUT after %llu ms",
                                                      static_cast<unsigned long long>(timeout_ms)))
                          : VkCheck(r, "vkWaitForFences");
@@ -1047,7 +1103,18 @@ Status Executor::ReadValueSymbols(const tensors_struct* in, const std::vector<in
     const ShapeSymbol& y = sp.symbols[s];
     if (!y.is_value()) continue;
     const IoDesc& d = bundle_.inputs[static_cast<size_t>(y.input)];
-    const uint8_t* data = static_cast<const uint8_t*>(in->data[seen[static_cast<size_t>(y.input)]]);
+    const size_t host_index = static_cast<size_t>(seen[static_cast<size_t>(y.input)]);
+    const uint8_t* data = static_cast<const uint8_t*>(in->data[host_index]);
+    // The element must exist in the tensor as sent: an input with a symbolic
+    // dimension may be shorter than its maximum shape, which the bundle
+    // checked the element index against.
+    const uint64_t elements = checked->nbytes[host_index] / TensorElementSize(d.dtype);
+    if (y.element >= elements)
+      return InvalidArgument(StrFormat("input tensor '%s': value symbol %s is its element %llu, but the tensor as sent "
+                                       "has %llu element(s); send a tensor that holds element %llu",
+                                       d.name.c_str(), y.name.c_str(), static_cast<unsigned long long>(y.element),
+                                       static_cast<unsigned long long>(elements),
+                                       static_cast<unsigned long long>(y.element)));
     int64_t v = 0;
     if (y.scale != 0) {  // feature float_value_symbols: floor(e * scale), in double as the ONNX reference
       double e = 0;
@@ -1071,7 +1138,11 @@ Status Executor::ReadValueSymbols(const tensors_struct* in, const std::vector<in
                                          d.name.c_str(), static_cast<unsigned long long>(y.element), y.name.c_str(), e,
                                          63 - __builtin_clzll(y.scale),
                                          std::ldexp(1.0, 50) / static_cast<double>(y.scale)));
-      if (!(p >= static_cast<double>(y.min) && p <= static_cast<double>(y.max)))  // NaN too
+      // In double first (NaN and values beyond int64 fail here: converting
+      // them to int64 would be undefined), then exactly in int64: a bound
+      // such as INT64_MAX is not representable in double.
+      const bool in_int64 = p >= -9223372036854775808.0 && p < 9223372036854775808.0;  // [-2^63, 2^63)
+      if (!in_int64 || !(static_cast<int64_t>(p) >= y.min && static_cast<int64_t>(p) <= y.max))
         return InvalidArgument(StrFormat("input tensor '%s': element %llu (%s) is %g, which gives floor(%g x %llu) = "
                                          "%g, outside %s's range %s",
                                          d.name.c_str(), static_cast<unsigned long long>(y.element), y.name.c_str(), e,
@@ -1107,44 +1178,20 @@ Status Executor::Send(tensors_struct* in) {
   OAAXVK_RETURN_IF_ERROR(ValidateInput(in, &checked));
   const auto deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
 
-  // ---- acquire a free slot (harvesting the oldest frame when all are busy) ----
-  std::unique_lock<std::mutex> lk(mu_);
-  size_t slot = slots_.size();
-  while (true) {
-    if (!lost_.ok()) return lost_;
-    for (size_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].state == SlotState::kFree) { slot = i; break; }
-    if (slot < slots_.size()) break;
-    if (!inflight_.empty()) {
-      Slot* o = nullptr;
-      Status frame_error;
-      StatusOr<tensors_struct*> r = HarvestOldest(lk, deadline, &o, &frame_error);
-      if (!r.ok()) {
-        if (r.status().code() != StatusCode::kDeadlineExceeded) return r.status();
-        return DeadlineExceeded(StrFormat("every frame slot is busy and the oldest frame (#%llu) did not finish "
-                                          "within receive_timeout_ms = %llu",
-                                          static_cast<unsigned long long>(o->seq),
-                                          static_cast<unsigned long long>(options_.timeout_ms)));
-      }
-      done_[o->seq] = r.value();
-      if (!frame_error.ok()) frame_errors_[o->seq] = frame_error;
-      o->state = SlotState::kFree;
-      cv_.notify_all();
-      continue;
+  // ---- a free slot, ours until submitted; given back on every error path (exceptions included) ----
+  OAAXVK_ASSIGN_OR_RETURN(const size_t slot, queue_->Acquire(deadline));
+  struct SlotGuard {
+    FrameQueue* queue;
+    size_t slot;
+    bool handed_over = false;  // to FrameQueue::Submit, which frees the slot itself on failure
+    ~SlotGuard() {
+      if (!handed_over) queue->Release(slot);
     }
-    // Every slot is being harvested by the consumer: wait for one.
-    if (cv_.wait_until(lk, deadline) == std::cv_status::timeout) {
-      bool any_free = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.state == SlotState::kFree; });
-      if (!any_free)
-        return DeadlineExceeded(StrFormat("no frame slot became free within receive_timeout_ms = %llu",
-                                          static_cast<unsigned long long>(options_.timeout_ms)));
-    }
-  }
+  } guard{queue_.get(), slot};
   Slot& s = slots_[slot];
-  s.state = SlotState::kFilling;
-  lk.unlock();
+  MaybeThrowInjected("send");  // test build only: host memory running out here
 
-  // ---- feature dynamic_shapes: the slot's recording of this shape (no lock: the slot is ours) ----
+  // ---- feature dynamic_shapes: the slot's recording of this shape ----
   bool miss = false;
   double record_ms = 0;
   if (dynamic_) {
@@ -1163,140 +1210,126 @@ Status Executor::Send(tensors_struct* in) {
         while (s.recordings.size() >= options_.shape_cache_size) Evict(&s, std::prev(s.recordings.end()));
         st = Record(&s, std::move(shape).value());
       }
-      if (!st.ok()) {
-        lk.lock();
-        s.state = SlotState::kFree;
-        cv_.notify_all();
-        return st.WithContext(StrFormat("shape (%s)", bundle_.shape.ValuesString(checked.symbols).c_str()));
-      }
+      if (!st.ok()) return st.WithContext(StrFormat("shape (%s)", bundle_.shape.ValuesString(checked.symbols).c_str()));
       record_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     }
     s.current = &s.recordings.front();
   }
 
-  // ---- the frame's parameters (feature parameter_buffer; the slot's last frame has completed) ----
+  // ---- the slot's previous frame has completed and its fence is unsignaled ----
+  OAAXVK_RETURN_IF_ERROR(PrepareFence(&s, RemainingNs(deadline)));
+
+  // ---- the frame's parameters (feature parameter_buffer) ----
   WriteParams(&s);
 
-  // ---- copy (no lock: the slot is ours); dense at the actual shape ----
+  // ---- copy; dense at the actual shape ----
   for (size_t i = 0; i < in->num_tensors; ++i) {
     const IoDesc& d = bundle_.inputs[checked.model_index[i]];
     if (checked.nbytes[i]) memcpy(s.host_in + d.offset, in->data[i], checked.nbytes[i]);
   }
 
-  // ---- submit (queue access is serialized by the lock) ----
-  lk.lock();
+  // ---- submit (the queue serializes queue access); nothing below may fail ----
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &s.current->cmd;
-  Status st = lost_.ok() ? VkCheck(vkQueueSubmit(ctx_->queue(), 1, &si, s.fence), "vkQueueSubmit") : lost_;
-  if (!st.ok()) {
-    s.state = SlotState::kFree;
-    if (st.code() == StatusCode::kUnavailable) lost_ = st;
-    cv_.notify_all();
-    return st;
-  }
-  s.seq = next_send_seq_++;
-  s.state = SlotState::kInFlight;
-  inflight_.push_back(slot);
-  const uint64_t seq = s.seq;
-  cv_.notify_all();
-  lk.unlock();
+  uint64_t seq = 0;
+  guard.handed_over = true;
+  OAAXVK_RETURN_IF_ERROR(queue_->Submit(
+      slot,
+      [&]() {
+        FrameQueue::Result r;
+        const VkResult vr = QueueSubmit(ctx_->queue(), 1, &si, s.fence);
+        if (vr != VK_SUCCESS) {
+          const bool lost = vr == VK_ERROR_DEVICE_LOST;
+          r.outcome = lost ? FrameQueue::Outcome::kDeviceLost : FrameQueue::Outcome::kFailed;
+          r.status = lost ? DeviceLost(vr, "vkQueueSubmit") : VkCheck(vr, "vkQueueSubmit");
+        }
+        return r;
+      },
+      &seq));
+  FreeTensors(in);  // ownership taken only now that the frame is queued
 
   if (dynamic_) {
     (miss ? cache_misses_ : cache_hits_)++;
-    // profile=1: every frame's hit or miss (info); otherwise each miss at debug level.
-    const bool profile_line = options_.profile && LogEnabled(LogLevel::kInfo);
-    if (profile_line || (miss && LogEnabled(LogLevel::kDebug))) {
-      const std::string what = miss ? StrFormat("shape cache miss, recorded in %.3f ms", record_ms) : "shape cache hit";
-      Log(profile_line ? LogLevel::kInfo : LogLevel::kDebug,
-          StrFormat("%sframe #%llu: shape (%s), frame slot %zu: %s", profile_line ? "profile " : "",
-                    static_cast<unsigned long long>(seq), bundle_.shape.ValuesString(checked.symbols).c_str(), slot,
-                    what.c_str()));
+    // profile=1: every frame's hit or miss (info); otherwise each miss at
+    // debug level. Logging may allocate: a failure here must not turn the
+    // queued frame into a reported failure.
+    try {
+      const bool profile_line = options_.profile && LogEnabled(LogLevel::kInfo);
+      if (profile_line || (miss && LogEnabled(LogLevel::kDebug))) {
+        const std::string what =
+            miss ? StrFormat("shape cache miss, recorded in %.3f ms", record_ms) : "shape cache hit";
+        Log(profile_line ? LogLevel::kInfo : LogLevel::kDebug,
+            StrFormat("%sframe #%llu: shape (%s), frame slot %zu: %s", profile_line ? "profile " : "",
+                      static_cast<unsigned long long>(seq), bundle_.shape.ValuesString(checked.symbols).c_str(),
+                      slot, what.c_str()));
+      }
+    } catch (...) {
     }
   }
-  FreeTensors(in);  // ownership taken only now that nothing can fail
   return Status::Ok();
 }
 
-StatusOr<tensors_struct*> Executor::Receive() {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
-  std::unique_lock<std::mutex> lk(mu_);
-  while (true) {
-    if (!lost_.ok()) return lost_;
-    auto it = done_.find(next_recv_seq_);
-    if (it != done_.end()) {
-      tensors_struct* t = it->second;
-      done_.erase(it);
-      auto fe = frame_errors_.find(next_recv_seq_);
-      ++next_recv_seq_;
-      if (fe != frame_errors_.end()) {
-        Status e = fe->second;
-        frame_errors_.erase(fe);
-        return e;
-      }
-      if (!t) return ResourceExhausted("out of host memory while copying the outputs of this frame");
-      return t;
-    }
-    if (next_recv_seq_ == next_send_seq_) return FailedPrecondition("no pending input (send_input first)");
-    if (!inflight_.empty() && slots_[inflight_.front()].seq == next_recv_seq_) {
-      Slot* s = nullptr;
-      Status frame_error;
-      StatusOr<tensors_struct*> r = HarvestOldest(lk, deadline, &s, &frame_error);
-      if (!r.ok()) {
-        if (r.status().code() != StatusCode::kDeadlineExceeded) return r.status();
-        return DeadlineExceeded(StrFormat("frame #%llu did not finish within receive_timeout_ms = %llu (it stays "
-                                          "queued; call receive_output again)",
-                                          static_cast<unsigned long long>(s->seq),
-                                          static_cast<unsigned long long>(options_.timeout_ms)));
-      }
-      s->state = SlotState::kFree;
-      ++next_recv_seq_;
-      cv_.notify_all();
-      if (!frame_error.ok()) return frame_error;
-      if (!r.value()) return ResourceExhausted("out of host memory while copying the outputs of this frame");
-      return r.value();
-    }
-    // The oldest frame is being harvested by send_input: wait for it.
-    if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && done_.find(next_recv_seq_) == done_.end())
-      return DeadlineExceeded(StrFormat("frame #%llu did not finish within receive_timeout_ms = %llu",
-                                        static_cast<unsigned long long>(next_recv_seq_),
+Status Executor::PrepareFence(Slot* s, uint64_t timeout_ns) {
+  if (s->fence_unconfirmed) {
+    const VkResult r = WaitForFences(dev_, 1, &s->fence, VK_TRUE, timeout_ns);
+    if (r == VK_TIMEOUT)
+      return DeadlineExceeded(StrFormat("a frame slot's earlier frame, whose wait failed, has not completed within "
+                                        "receive_timeout_ms = %llu; call send_input again",
                                         static_cast<unsigned long long>(options_.timeout_ms)));
+    OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkWaitForFences").WithContext("confirming a failed frame's completion"));
+    s->fence_unconfirmed = false;
   }
+  // Unsignaled here, by the slot's owner, rather than after the harvest: a
+  // failure then leaves the frame's outputs with the receiver and this slot
+  // simply free.
+  return VkCheck(vkResetFences(dev_, 1, &s->fence), "vkResetFences");
 }
 
-StatusOr<tensors_struct*> Executor::HarvestOldest(std::unique_lock<std::mutex>& lk, Clock::time_point deadline,
-                                                  Slot** slot, Status* frame_error) {
-  const size_t idx = inflight_.front();
-  inflight_.pop_front();
-  Slot& s = slots_[idx];
-  *slot = &s;
-  s.state = SlotState::kHarvesting;
-  lk.unlock();
-  StatusOr<tensors_struct*> r = Harvest(&s, RemainingNs(deadline), frame_error);
-  lk.lock();
-  if (r.ok()) return r;
-  if (r.status().code() == StatusCode::kDeadlineExceeded) {
-    s.state = SlotState::kInFlight;
-    inflight_.push_front(idx);
-    cv_.notify_all();
-    return r.status();
+StatusOr<tensors_struct*> Executor::Receive() {
+  return queue_->Receive(Clock::now() + std::chrono::milliseconds(options_.timeout_ms));
+}
+
+FrameQueue::Result Executor::Harvest(size_t slot, uint64_t seq, uint64_t timeout_ns) noexcept {
+  Slot& s = slots_[slot];
+  FrameQueue::Result res;
+  const VkResult r = WaitForFences(dev_, 1, &s.fence, VK_TRUE, timeout_ns);
+  if (r == VK_TIMEOUT) {
+    res.outcome = FrameQueue::Outcome::kTimeout;
+    return res;
   }
-  lost_ = r.status();
-  cv_.notify_all();
-  return lost_;
+  try {
+    if (r == VK_ERROR_DEVICE_LOST) {
+      res.outcome = FrameQueue::Outcome::kDeviceLost;
+      res.status = DeviceLost(r, "vkWaitForFences");
+      return res;
+    }
+    if (r != VK_SUCCESS) {
+      s.fence_unconfirmed = true;
+      res.outcome = FrameQueue::Outcome::kFailed;
+      res.status = VkCheck(r, "vkWaitForFences").WithContext(StrFormat("frame #%llu", static_cast<unsigned long long>(seq)));
+      return res;
+    }
+    if (s.queries) LogProfile(s, seq);
+    Status frame_error;
+    res.outputs = BuildOutputs(s.host_out, s.current->shape, &frame_error);
+    if (!frame_error.ok()) {
+      res.outcome = FrameQueue::Outcome::kFailed;
+      res.status = std::move(frame_error);
+    } else if (!res.outputs) {
+      res.outcome = FrameQueue::Outcome::kFailed;
+      res.status = ResourceExhausted("out of host memory while copying the outputs of this frame");
+    }
+  } catch (...) {  // host memory ran out while building messages or outputs
+    if (res.outputs) FreeTensors(res.outputs);
+    res.outputs = nullptr;
+    res.outcome = FrameQueue::Outcome::kFailed;
+    res.status = ResourceExhausted("out of memory");  // short enough to need no allocation
+  }
+  return res;
 }
 
-StatusOr<tensors_struct*> Executor::Harvest(Slot* s, uint64_t timeout_ns, Status* frame_error) {
-  VkResult r = vkWaitForFences(dev_, 1, &s->fence, VK_TRUE, timeout_ns);
-  if (r == VK_TIMEOUT) return DeadlineExceeded("vkWaitForFences: VK_TIMEOUT");
-  OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkWaitForFences"));
-  if (s->queries) LogProfile(*s);
-  tensors_struct* t = BuildOutputs(s->host_out, s->current->shape, frame_error);
-  OAAXVK_RETURN_IF_ERROR(VkCheck(vkResetFences(dev_, 1, &s->fence), "vkResetFences"));
-  return t;
-}
-
-void Executor::LogProfile(const Slot& s) {
+void Executor::LogProfile(const Slot& s, uint64_t seq) {
   const size_t nd = bundle_.dispatches.size();
   std::vector<uint64_t> ts(2 * nd);
   // The frame's fence has signaled, so every query is available; WAIT is a
@@ -1304,11 +1337,11 @@ void Executor::LogProfile(const Slot& s) {
   VkResult r = vkGetQueryPoolResults(dev_, s.queries, 0, static_cast<uint32_t>(2 * nd), ts.size() * sizeof(uint64_t),
                                      ts.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
   if (r != VK_SUCCESS) {
-    Log(LogLevel::kWarn, StrFormat("profile frame #%llu: %s", static_cast<unsigned long long>(s.seq),
+    Log(LogLevel::kWarn, StrFormat("profile frame #%llu: %s", static_cast<unsigned long long>(seq),
                                    VkCheck(r, "vkGetQueryPoolResults").message().c_str()));
     return;
   }
-  const unsigned long long frame = static_cast<unsigned long long>(s.seq);
+  const unsigned long long frame = static_cast<unsigned long long>(seq);
   auto us = [&](uint64_t from, uint64_t to) {
     return static_cast<double>((to - from) & timestamp_mask_) * timestamp_period_ns_ / 1000.0;
   };
@@ -1429,16 +1462,25 @@ void Executor::SavePipelineCache() {
     Log(LogLevel::kWarn, StrFormat("vkGetPipelineCacheData failed: %s", VkResultName(r)));
     return;
   }
-  const std::string tmp = options_.pipeline_cache + ".tmp";
+  // A temporary name of this process's own (pid and random bits), renamed
+  // over the cache at the end: processes saving the same cache at once never
+  // write into one file, and a reader sees an old or a new cache, whole.
+  const std::string& path = options_.pipeline_cache;
+  const std::string tmp = StrFormat("%s.%ld.%08lx.tmp", path.c_str(), static_cast<long>(getpid()),
+                                    static_cast<unsigned long>(std::random_device()()));
   FILE* f = fopen(tmp.c_str(), "wb");
   if (!f) {
-    Log(LogLevel::kWarn, StrFormat("pipeline cache '%s': cannot write: %s", tmp.c_str(), strerror(errno)));
+    Log(LogLevel::kWarn, StrFormat("pipeline cache '%s': cannot create '%s': %s (the cache is not saved)", path.c_str(),
+                                   tmp.c_str(), strerror(errno)));
     return;
   }
-  bool ok = fwrite(data.data(), 1, size, f) == size;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp.c_str(), options_.pipeline_cache.c_str()) != 0) {
-    Log(LogLevel::kWarn, StrFormat("pipeline cache '%s': write failed", options_.pipeline_cache.c_str()));
+  std::string error;
+  if (fwrite(data.data(), 1, size, f) != size) error = StrFormat("writing '%s': %s", tmp.c_str(), strerror(errno));
+  if (fclose(f) != 0 && error.empty()) error = StrFormat("closing '%s': %s", tmp.c_str(), strerror(errno));
+  if (error.empty() && rename(tmp.c_str(), path.c_str()) != 0)
+    error = StrFormat("renaming '%s' to it: %s", tmp.c_str(), strerror(errno));
+  if (!error.empty()) {
+    Log(LogLevel::kWarn, StrFormat("pipeline cache '%s': %s (the cache is not saved)", path.c_str(), error.c_str()));
     remove(tmp.c_str());
   }
 }
@@ -1455,8 +1497,7 @@ Executor::~Executor() {
                                    static_cast<unsigned long long>(recordings_.load()),
                                    static_cast<unsigned long long>(recordings_at_load_.load()), pipelines_.size(),
                                    peak_pipelines_));
-  for (auto& kv : done_)
-    if (kv.second) FreeTensors(kv.second);
+  queue_.reset();  // frees the outputs harvested but never received
   for (Slot& s : slots_) {
     s.recordings.clear();  // their command buffers go with the pool, their pipelines below
     if (s.pool) vkDestroyCommandPool(dev_, s.pool, nullptr);

@@ -24,6 +24,7 @@
 #include "oaax_vulkan/status.h"
 #include "oaax_vulkan/tensors_util.h"
 #include "runtime/bundle.h"
+#include "runtime/frame_queue.h"
 #include "runtime/vk_context.h"
 
 namespace oaaxvk::runtime {
@@ -73,6 +74,8 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   const Bundle& bundle() const { return bundle_; }
+  // Not OK once the device was lost (then every call fails with it).
+  Status device_status() const { return queue_->lost(); }
   // VkPipelines alive now (static ones plus those the cached recordings of a
   // dynamic bundle hold).
   size_t pipeline_count() const;
@@ -109,7 +112,6 @@ class Executor {
     void* mapped = nullptr;
     VkDeviceSize size = 0;
   };
-  enum class SlotState { kFree, kFilling, kInFlight, kHarvesting };
   using PipelineKey = std::pair<uint32_t, std::vector<uint32_t>>;  // kernel, specialization values
   struct PipelineEntry {
     VkPipeline pipeline = VK_NULL_HANDLE;
@@ -145,7 +147,9 @@ class Executor {
     // descriptor set (set 1) that binds it.
     Buffer params;
     VkDescriptorSet params_set = VK_NULL_HANDLE;
-    std::vector<VkBufferView> views;  // texel-buffer bindings (feature texel_bindings)
+    // Texel-buffer bindings (feature texel_bindings): a deque, because the
+    // descriptor writes point at its elements while more views are added.
+    std::deque<VkBufferView> views;
     // The slot's own command pool: only the thread that owns the slot
     // (filling it) allocates, records or frees its command buffers.
     VkCommandPool pool = VK_NULL_HANDLE;
@@ -153,9 +157,11 @@ class Executor {
     std::list<Recording> recordings;
     Recording* current = nullptr;  // what the slot's frame runs (valid until the slot is filled again)
     VkFence fence = VK_NULL_HANDLE;
+    // Waiting for the fence failed (not a timeout, not a device loss): the
+    // frame was reported failed, but the slot's buffers are reused only once
+    // the fence is seen signaled.
+    bool fence_unconfirmed = false;
     VkQueryPool queries = VK_NULL_HANDLE;  // profile: 2 timestamps per dispatch
-    SlotState state = SlotState::kFree;
-    uint64_t seq = 0;
     uint8_t* host_in = nullptr;   // where the host writes inputs
     uint8_t* host_out = nullptr;  // where the host reads outputs
   };
@@ -204,22 +210,20 @@ class Executor {
   Status WarmUp();
   // profile: decides whether the queue family has timestamps (logs when not).
   void SetUpProfiling();
-  // profile: reads `slot`'s timestamps (the frame has completed) and logs the
-  // per-dispatch times, the slowest dispatches and the per-kernel totals.
-  void LogProfile(const Slot& slot);
+  // profile: reads `slot`'s timestamps (frame #`seq` has completed) and logs
+  // the per-dispatch times, the slowest dispatches and the per-kernel totals.
+  void LogProfile(const Slot& slot, uint64_t seq);
   void SavePipelineCache();
-  // Waits (bounded) for `slot`'s fence and copies its outputs into a new
-  // tensors_struct: nullptr when host memory ran out, or when the frame
-  // itself failed (then *frame_error says why; the device is fine).
-  StatusOr<tensors_struct*> Harvest(Slot* slot, uint64_t timeout_ns, Status* frame_error);
-  // Pops the oldest in-flight frame (inflight_ must not be empty) into
-  // *slot and harvests it with mu_ released (`lk` holds mu_ on entry and on
-  // return). On DeadlineExceeded the frame goes back to the front of the
-  // queue, still in flight (the caller words the error); on any other failure
-  // the device is lost (lost_ is set and returned).
-  StatusOr<tensors_struct*> HarvestOldest(std::unique_lock<std::mutex>& lk,
-                                          std::chrono::steady_clock::time_point deadline, Slot** slot,
-                                          Status* frame_error);
+  // The frame queue's harvester: waits (bounded) for slot `slot`'s fence and
+  // copies frame #`seq`'s outputs into a new tensors_struct. Only
+  // VK_ERROR_DEVICE_LOST is a device loss; any other error (a failed wait,
+  // host memory running out, a kernel that could not compute an extent)
+  // fails this frame alone. Never throws.
+  FrameQueue::Result Harvest(size_t slot, uint64_t seq, uint64_t timeout_ns) noexcept;
+  // Makes the slot (owned by the caller, from FrameQueue::Acquire) ready for
+  // a submit: confirms that a failed wait's frame has completed, then
+  // unsignals the fence.
+  Status PrepareFence(Slot* slot, uint64_t timeout_ns);
   // The frame's visible outputs at their actual shapes (extent outputs trim
   // the outputs they count). nullptr when host memory ran out, or with
   // *frame_error set when a kernel reported that it could not compute an
@@ -259,16 +263,10 @@ class Executor {
   uint64_t timestamp_mask_ = 0;       // timestampValidBits as a mask
   double timestamp_period_ns_ = 1.0;  // VkPhysicalDeviceLimits::timestampPeriod
 
-  // ---- frame queue (guarded by mu_) ----
-  std::mutex mu_;
-  std::condition_variable cv_;
+  // The frame slots (each owned by one thread at a time, as the frame queue
+  // says) and the queue that orders them.
   std::vector<Slot> slots_;
-  std::deque<size_t> inflight_;               // submitted slots, oldest first
-  std::map<uint64_t, tensors_struct*> done_;  // harvested by send, by sequence number
-  std::map<uint64_t, Status> frame_errors_;   // why a done_ entry is nullptr, when the frame failed
-  uint64_t next_send_seq_ = 0;
-  uint64_t next_recv_seq_ = 0;
-  Status lost_;                               // sticky device-loss status
+  std::unique_ptr<FrameQueue> queue_;
 };
 
 }  // namespace oaaxvk::runtime

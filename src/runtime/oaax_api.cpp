@@ -31,7 +31,15 @@ struct Runtime {
 // producer and one consumer run concurrently (the Executor synchronizes them).
 std::shared_mutex g_state;
 std::unique_ptr<Runtime> g_runtime;
-char g_version[512] = OAAXVK_VERSION " (no device)";
+// runtime_version's text: written by init/destroy, read by any thread at
+// any time, so only under g_version_mutex (each reader gets its own copy).
+std::mutex g_version_mutex;
+std::string g_version = OAAXVK_VERSION " (no device)";
+thread_local std::string t_version;
+void SetVersion(std::string v) {
+  std::lock_guard<std::mutex> lk(g_version_mutex);
+  g_version.swap(v);
+}
 thread_local std::string t_error;
 
 // Records the calling thread's error and logs it. `level`: kError for
@@ -171,8 +179,9 @@ Status Initialize(int length, const char** keys, const void** values) {
   auto rt = std::make_unique<Runtime>();
   rt->ctx = std::move(ctx).value();
   rt->exec_options = eopts;
-  snprintf(g_version, sizeof g_version, "%s (%s)", OAAXVK_VERSION, rt->ctx->device_name().c_str());
-  Log(LogLevel::kInfo, StrFormat("initialized: %s, frames_in_flight %u, receive_timeout_ms %llu", g_version,
+  const std::string version = StrFormat("%s (%s)", OAAXVK_VERSION, rt->ctx->device_name().c_str());
+  SetVersion(version);
+  Log(LogLevel::kInfo, StrFormat("initialized: %s, frames_in_flight %u, receive_timeout_ms %llu", version.c_str(),
                                  eopts.frames_in_flight, static_cast<unsigned long long>(eopts.timeout_ms)));
   g_runtime = std::move(rt);
   return Status::Ok();
@@ -182,6 +191,11 @@ Status LoadModel(const char* path) {
   std::unique_lock<std::shared_mutex> lock(g_state);
   if (!g_runtime) return FailedPrecondition("the runtime is not initialized (call runtime_initialization first)");
   if (!path) return InvalidArgument("file_path is NULL");
+  if (g_runtime->exec && !g_runtime->exec->device_status().ok())
+    return FailedPrecondition(StrFormat("the Vulkan device was lost while running '%s' (%s); call "
+                                        "runtime_destruction, then runtime_initialization, before loading a model",
+                                        g_runtime->model_path.c_str(),
+                                        g_runtime->exec->device_status().message().c_str()));
   if (g_runtime->exec)
     return FailedPrecondition(StrFormat("a model is already loaded ('%s'); one model per runtime: call "
                                         "runtime_destruction and runtime_initialization to load '%s'",
@@ -200,7 +214,7 @@ Status Destroy() {
   rt->exec.reset();  // waits for the device
   std::vector<std::string> messages = rt->ctx->validation_messages();
   rt->ctx.reset();
-  snprintf(g_version, sizeof g_version, "%s (no device)", OAAXVK_VERSION);
+  SetVersion(OAAXVK_VERSION " (no device)");
   Log(LogLevel::kInfo, "destroyed");
   ResetLog();
   if (!messages.empty())
@@ -260,6 +274,15 @@ OAAX_EXPORT int runtime_destruction(void) {
 
 OAAX_EXPORT const char* runtime_error_message(void) { return t_error.c_str(); }
 
-OAAX_EXPORT const char* runtime_version(void) { return g_version; }
+OAAX_EXPORT const char* runtime_version(void) {
+  // The thread's own copy stays valid until its next call, whatever other
+  // threads initialize or destroy meanwhile.
+  try {
+    std::lock_guard<std::mutex> lk(g_version_mutex);
+    t_version = g_version;
+  } catch (...) {  // out of host memory: the previous copy (or "") stays
+  }
+  return t_version.c_str();
+}
 
 OAAX_EXPORT const char* runtime_name(void) { return "OAAX Vulkan Runtime"; }

@@ -243,10 +243,13 @@ Status VkContext::Init(const ContextOptions& options) {
   properties_ = props[chosen];
   // Subgroup properties (Vulkan 1.1 core, chained into the properties2 query).
   subgroup_ = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  subgroup_.pNext = &m3;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &subgroup_;
   vkGetPhysicalDeviceProperties2(physical_, &p2);
   subgroup_.pNext = nullptr;
+  if (m3.maxMemoryAllocationSize > 0) max_allocation_ = m3.maxMemoryAllocationSize;
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
   HasComputeQueue(physical_, &queue_family_);
 

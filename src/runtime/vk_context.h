@@ -4,6 +4,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -55,6 +56,9 @@ class VkContext {
   // "subgroupArithmetic" (supportedStages has COMPUTE, supportedOperations
   // has BASIC and ARITHMETIC).
   const std::set<std::string>& capabilities() const { return capabilities_; }
+  // VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize (Vulkan
+  // 1.1 core): the largest single allocation.
+  uint64_t max_memory_allocation_size() const { return max_allocation_; }
   std::string device_name() const { return properties_.deviceName; }
 
   // A memory type index allowed by `type_bits` having all of `required`
@@ -84,6 +88,7 @@ class VkContext {
   bool shader_float16_ = false;
   VkPhysicalDeviceSubgroupProperties subgroup_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   std::set<std::string> capabilities_;
+  uint64_t max_allocation_ = UINT64_MAX;
   mutable std::mutex messages_mutex_;
   std::vector<std::string> messages_;
 };

@@ -334,6 +334,34 @@ inline BundleSpec SpinBundle(uint32_t n, uint32_t iterations) {
   return s;
 }
 
+// Feature texel_bindings with one binding row viewed in two formats: y =
+// w * (x + w) for x, w, y of shape [1, n]. Binding rows 0 x, 1 w, 2 t (arena),
+// 3 y; three dispatches, each after a barrier but the first:
+//   0: mul_texel "vfs" on rows 0-2   t = x (as RGBA32) * w (as R32)
+//   1: add_texel "fvs" on rows 0-2   t = x (as R32) + w (as RGBA32)
+//   2: mul_texel "vfs" on rows 1-3   y = w (as RGBA32) * t (as R32)
+// so x and w each have two views and t one: five views for four rows.
+inline BundleSpec SharedRowTexelBundle(uint32_t n, const std::vector<float>& w) {
+  BundleSpec s;
+  const uint64_t bytes = 4ull * n;
+  s.inputs.push_back({"x", 1, {1, static_cast<int64_t>(n)}, 0, bytes});
+  s.outputs.push_back({"y", 1, {1, static_cast<int64_t>(n)}, 0, bytes});
+  s.inputs_bytes = bytes;
+  s.outputs_bytes = bytes;
+  s.weights.assign(bytes, 0);
+  memcpy(s.weights.data(), w.data(), bytes);
+  s.arena_bytes = bytes;
+  s.features = "texel_bindings";
+  s.kernels = {{"mul_texel", ReadSpirv("mul_texel"), 3, 1, "vfs"}, {"add_texel", ReadSpirv("add_texel"), 3, 1, "fvs"}};
+  s.bindings = {{2, 0, bytes}, {0, 0, bytes}, {1, 0, bytes}, {3, 0, bytes}};
+  s.spec = {n};
+  const uint32_t g = Groups(n);
+  s.dispatch = {{0, g, 1, 1, 0, 3, 0, 1}, {1, g, 1, 1, 0, 3, 0, 1}, {0, g, 1, 1, 1, 3, 0, 1}};
+  s.barrier = {0, 1, 1};
+  s.max_workgroup_count = g;
+  return s;
+}
+
 // ---------------------------------------------------------------- dynamic shapes
 
 // Opcodes of shape.program and kinds of shape.refs (docs/bundle-format.md,
@@ -378,6 +406,19 @@ inline BundleSpec ValueShapedAffineBundle(const std::vector<float>& w, const std
   s.guards = {"the target shape must hold 6 elements"};
   s.shape_program = {{kOpSymbol, 0, 0}, {kOpSymbol, 1, 0}, {kOpMul, 0, 1}, {kOpConst, 6, 0}, {kOpEq, 2, 3}};
   s.shape_refs = {{kRefOutput, 0, 0, 0}, {kRefOutput, 0, 1, 1}, {kRefGuard, 0, 0, 4}};
+  return s;
+}
+
+// ValueShapedAffineBundle whose input 'shape' is int64 [K], K a symbol in
+// [1, 2] (input dimension and value source at once): sent with K = 1 it holds
+// no element 1, which symbol shape[1] reads. shape.program gains
+//   5: symbol K
+inline BundleSpec ValueShapedSymbolicLengthBundle(const std::vector<float>& w, const std::vector<float>& b) {
+  BundleSpec s = ValueShapedAffineBundle(w, b);
+  s.symbols.push_back({"K", 1, 2, 1});
+  s.sizevars->push_back({"K", 2});
+  s.shape_program.push_back({kOpSymbol, 2, 0});
+  s.shape_refs.push_back({kRefInput, 1, 0, 5});
   return s;
 }
 

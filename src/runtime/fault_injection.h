@@ -1,0 +1,28 @@
+// The Vulkan calls through which the runtime learns that a frame or the
+// device failed (vkQueueSubmit, vkWaitForFences), behind one seam so that
+// tests can make them fail. In the ordinary library they are the Vulkan
+// calls. In the test build (CMake target RuntimeLibraryFaultInjection, which
+// defines OAAXVK_FAULT_INJECTION for fault_injection.cpp) the environment
+// variable OAAXVK_INJECT_FAULT = "<call>:<result>" makes them return an error
+// without calling Vulkan: <call> is "submit", "wait" or "all", <result>
+// "lost" (VK_ERROR_DEVICE_LOST) or "oom" (VK_ERROR_OUT_OF_HOST_MEMORY).
+// "send:throw" makes send_input throw std::bad_alloc once it holds a frame
+// slot (host memory running out mid-send). The variable is read at every
+// call, so a test sets and unsets it between calls. No other build reads it.
+#ifndef OAAXVK_RUNTIME_FAULT_INJECTION_H_
+#define OAAXVK_RUNTIME_FAULT_INJECTION_H_
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+
+namespace oaaxvk::runtime {
+
+VkResult QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFence fence);
+VkResult WaitForFences(VkDevice device, uint32_t count, const VkFence* fences, VkBool32 wait_all, uint64_t timeout_ns);
+// Throws std::bad_alloc when "<where>:throw" is injected; nothing otherwise.
+void MaybeThrowInjected(const char* where);
+
+}  // namespace oaaxvk::runtime
+
+#endif  // OAAXVK_RUNTIME_FAULT_INJECTION_H_
