@@ -144,9 +144,21 @@ class Lowerer {
       }
       int v = src;
       if (t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert from the compute format
+        // A Cast from float to a 64-bit integer output converts from the
+        // float itself: int32 compute would wrap values beyond int32.
+        DType sfmt = ComputeDType(t.dtype);
+        const int p = g_.Producer(io.tensor);
+        if (p >= 0 && !by_value && (t.dtype == DType::kInt64 || t.dtype == DType::kUint64) &&
+            (g_.nodes[p].op_type == "Cast" || g_.nodes[p].op_type == "CastLike")) {
+          const Tensor* cx = g_.FindTensor(g_.nodes[p].inputs[0]);
+          if (cx && IsFloatLike(cx->dtype)) {
+            OAAXVK_ASSIGN_OR_RETURN(src, ValueOf(cx->name, "graph output '" + io.name + "'"));
+            sfmt = DType::kFloat;
+          }
+        }
         OAAXVK_ASSIGN_OR_RETURN(v, NewValue(t, BufferKind::kOutputs));
         claimed.resize(p_.values.size(), false);
-        EmitConvert(io.name, src, v, t.numel(), ComputeDType(t.dtype), t.dtype, t.dtype);
+        EmitConvert(io.name, src, v, t.numel(), sfmt, t.dtype, t.dtype);
       } else if (p_.values[src].kind != BufferKind::kArena || claimed[src]) {
         OAAXVK_ASSIGN_OR_RETURN(v, NewValue(t, BufferKind::kOutputs));
         claimed.resize(p_.values.size(), false);
