@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
+#include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "oaax_vulkan/oinf.h"
 #include "toolchain/bundle/bundle_writer.h"
@@ -208,6 +210,66 @@ TEST(DynamicConfig, SamplePointsStartAtTheMaximumAndCoverTheCorners) {
   }
   EXPECT_NE(std::find(pts.begin(), pts.end(), std::vector<int64_t>{1, 96}), pts.end());
   EXPECT_NE(std::find(pts.begin(), pts.end(), std::vector<int64_t>{8, 32}), pts.end());
+}
+
+// ceil_mode pooling: ONNX drops the last window when it would start in the
+// end padding; that correction depends on H, so it is part of the size
+// expression. ONNX Runtime: kernel 4, stride 4, pads 1 gives 3 / 4 / 5 rows
+// at H = 11 / 15 / 19 (a plain ceil gives 4 / 5 / 6).
+TEST(SymbolicDims, CeilModePoolSizeIsRightAtEveryHeight) {
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    SymContext ctx({{"H", 8, 24, 1}});
+    SymScope scope(&ctx);
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {1, 2, Dim(24, ctx.SymbolNode(0)), 9});
+    Node& p = AddNode(g, op, "pool", {"x"}, {"y"});
+    p.SetInts("kernel_shape", {4, 4});
+    p.SetInts("strides", {4, 4});
+    p.SetInts("pads", {1, 1, 1, 1});
+    p.SetInt("ceil_mode", 1);
+    AddOutput(g, "y");
+    ASSERT_TRUE(InferShapes(g).ok());
+    const Dim oh = g.FindTensor("y")->shape[2];
+    ASSERT_TRUE(oh.is_symbolic());
+    for (int64_t h = 8; h <= 24; ++h) {
+      int64_t want = (h + 2 - 4 + 3) / 4 + 1;  // ceil((H + pads - k) / s) + 1
+      if ((want - 1) * 4 >= h + 1) --want;     // the last window starts in the end padding
+      EXPECT_EQ(*ctx.Eval(oh.expr(), {h}), want) << op << " H=" << h;
+    }
+    EXPECT_EQ(*ctx.Eval(oh.expr(), {11}), 3);
+    EXPECT_EQ(*ctx.Eval(oh.expr(), {15}), 4);
+    EXPECT_EQ(*ctx.Eval(oh.expr(), {19}), 5);
+  }
+}
+
+// The check points cover every residue of a symbol modulo the constants its
+// sizes divide by, where a floor / ceil changes its rounding.
+TEST(DynamicConfig, ResiduePointsCoverTheRoundingOfEveryDivisor) {
+  SymContext ctx({{"N", 1, 8, 1}, {"H", 8, 24, 1}, {"W", 32, 96, 32}});
+  SymScope scope(&ctx);
+  const Dim n(8, ctx.SymbolNode(0)), h(24, ctx.SymbolNode(1)), w(96, ctx.SymbolNode(2));
+  (void)(CeilDiv(h - 2, 4) + FloorDiv(h, 6) + FloorDiv(w, 16) + n);  // N divides by nothing
+  const std::vector<int64_t> top = {8, 24, 96};
+  const std::vector<std::vector<int64_t>> have = SamplePoints(ctx.symbols());
+  std::vector<std::vector<int64_t>> pts = ResiduePoints(ctx, top, have);
+  std::set<int64_t> h_res;
+  for (const auto& p : have)
+    if (p[0] == 8 && p[2] == 96) h_res.insert(p[1] % 12);
+  for (const auto& p : pts) {
+    EXPECT_EQ(std::find(have.begin(), have.end(), p), have.end()) << "repeats a point";
+    EXPECT_EQ(p[0], 8) << "N has no divisor";
+    EXPECT_GE(p[1], 8);
+    EXPECT_LE(p[1], 24);
+    EXPECT_EQ(p[2] % 32, 0) << "W stays on multiple_of";
+    if (p[2] == 96) h_res.insert(p[1] % 12);  // lcm(4, 6): H's rounding repeats every 12
+  }
+  EXPECT_EQ(h_res.size(), 12u);
+  // W (multiple of 32) over 16: every value has residue 0, nothing to add for W.
+  for (const auto& p : pts) EXPECT_TRUE(p[2] == 96 || p[1] == 24) << p[1] << " " << p[2];
+  // Without divisions there is nothing to add.
+  SymContext plain({{"N", 1, 8, 1}});
+  EXPECT_TRUE(ResiduePoints(plain, {8}, {{8}, {1}}).empty());
 }
 
 // Lowers a Relu of an [N, 5] input at `n`, in `ctx`.
