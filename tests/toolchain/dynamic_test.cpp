@@ -490,6 +490,44 @@ TEST(ValueSymbols, ReshapeByARunTimeShapeIsAnExpressionWithGuards) {
   EXPECT_NE(p.status().message().find("computed from a run-time input value"), std::string::npos) << p.status().ToString();
 }
 
+// Pad with run-time pads (feature value_symbols) at a realistic size: the
+// pad kernel's group count follows the pads (1 x 3 x 224 x 224 padded by up
+// to 3 on each side spans many 256-wide groups), so it is an expression of
+// them, not the count at the conversion's placeholder values.
+TEST(ValueSymbols, PadGroupCountFollowsRunTimePads) {
+  std::vector<Symbol> syms;
+  for (int j = 0; j < 8; ++j) {
+    Symbol s("pads[" + std::to_string(j) + "]", 0, j % 4 == 0 ? 0 : 3, 1);
+    s.value_input = "pads";
+    s.value_element = j;
+    s.sampled = true;
+    syms.push_back(s);
+  }
+  SymContext ctx(syms);
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 3, 224, 224});
+  std::vector<Dim> pads;
+  for (int j = 0; j < 8; ++j) pads.push_back(Dim(syms[j].max, ctx.SymbolNode(j)));
+  g.tensors["pads"] = MakeConstDims("pads", {8}, pads);
+  AddNode(g, "Pad", "pad", {"x", "pads"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(InferShapes(g).ok());
+  StatusOr<Program> p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const Dispatch* pad = nullptr;
+  for (const Dispatch& d : p->dispatches)
+    if (d.kernel == "pad") pad = &d;
+  ASSERT_NE(pad, nullptr);
+  ASSERT_TRUE(pad->groups[0].is_symbolic());
+  for (const std::vector<int64_t>& v : {std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0},
+                                        std::vector<int64_t>{0, 1, 2, 3, 0, 3, 2, 1}}) {
+    const int64_t n = (1 + v[0] + v[4]) * (3 + v[1] + v[5]) * (224 + v[2] + v[6]) * (224 + v[3] + v[7]);
+    EXPECT_EQ(*ctx.Eval(pad->groups[0].expr(), v), (n + 255) / 256) << n;
+  }
+}
+
 TEST(ValueSymbols, UnsqueezeAndSqueezeAxesAtRunTime) {
   std::vector<Symbol> syms;
   Symbol a("axes", -3, 2, 1);
