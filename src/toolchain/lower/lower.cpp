@@ -797,11 +797,10 @@ class Lowerer {
               FBits(n.GetFloat("cubic_coeff_a", -0.75f)), n.GetInt("exclude_outside", 0) != 0 ? 1u : 0u,
               FBits(roi[r - 2]), FBits(roi[2 * r - 2]), FBits(roi[r - 1]), FBits(roi[2 * r - 1]),
               FBits(n.GetFloat("extrapolation_value", 0.f)), FBits(len[r - 2]), FBits(len[r - 1])};
-    // The unrounded lengths matter only to align_corners, pytorch_half_pixel
-    // and tf_crop_and_resize (shaders/resize2d.glsl src_coord); elsewhere a
-    // fixed value keeps the specialization the same at every input size.
-    if (ctm != "align_corners" && ctm != "pytorch_half_pixel" && ctm != "tf_crop_and_resize")
-      d.spec[17] = d.spec[18] = FBits(1.f);
+    // The unrounded lengths matter only to tf_crop_and_resize
+    // (shaders/resize2d.glsl src_coord); elsewhere a fixed value keeps the
+    // specialization the same at every input size.
+    if (ctm != "tf_crop_and_resize") d.spec[17] = d.spec[18] = FBits(1.f);
     if (scales_by_value) d.spec.push_back(static_cast<uint32_t>(r - 2));  // SCALE_H_INDEX
     if (roi_by_input) d.spec.push_back(static_cast<uint32_t>(r));         // ROI_RANK
     Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
