@@ -115,7 +115,9 @@ TEST(Passes, FoldedIntegerArithmeticWrapsLikeOnnxRuntime) {
   AddNode(g, "Cast", "f32", {"f"}, {"fi32"}).SetInt("to", static_cast<int64_t>(DType::kInt32));
   AddNode(g, "Cast", "f8", {"f"}, {"fi8"}).SetInt("to", static_cast<int64_t>(DType::kInt8));
   AddNode(g, "Cast", "fu32", {"f"}, {"fu32"}).SetInt("to", static_cast<int64_t>(DType::kUint32));
-  for (const char* o : {"big32", "sq32", "l2", "negbig32", "fi64", "fi32", "fi8", "fu32"}) AddOutput(g, o);
+  g.tensors["flags"] = MakeConstFromDoubles("flags", DType::kBool, {3}, {1, 0, 1});
+  AddNode(g, "Cast", "b64", {"flags"}, {"bi64"}).SetInt("to", static_cast<int64_t>(DType::kInt64));
+  for (const char* o : {"big32", "sq32", "l2", "negbig32", "fi64", "fi32", "fi8", "fu32", "bi64"}) AddOutput(g, o);
   PassResult r;
   ASSERT_TRUE(FoldConstants(g, &r).ok());
   ASSERT_EQ(g.nodes.size(), 0u);
@@ -141,6 +143,7 @@ TEST(Passes, FoldedIntegerArithmeticWrapsLikeOnnxRuntime) {
   EXPECT_EQ(ints("fi32"), (std::vector<int64_t>{INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, 300, INT32_MIN}));
   EXPECT_EQ(ints("fi8"), (std::vector<int64_t>{0, 0, 0, 0, 44, 0}));
   EXPECT_EQ(ints("fu32"), (std::vector<int64_t>{3000000000, 1294967296, 0, 0, 300, 705032704}));
+  EXPECT_EQ(ints("bi64"), (std::vector<int64_t>{1, 0, 1}));
 }
 
 // Int64 values are int32 on the device; a Cast from float to an int64 graph

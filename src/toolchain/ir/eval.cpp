@@ -47,14 +47,13 @@ void ForEachIndex(const Shape& shape, F f) {
   }
 }
 
-
 // Integer data types other than bool: folded arithmetic on them runs in the
 // type itself, wrapping modulo 2^bits like ONNX Runtime, never through a
 // double (which saturates or is undefined out of range).
 bool IsIntegerDType(DType t) { return t != DType::kBool && DTypeSize(t) != 0 && !IsFloatLike(t); }
 
-// The exact values of an integer tensor, sign- or zero-extended to 64 bits
-// (uint64 values above INT64_MAX keep their bit pattern).
+// The exact values of an integer (or bool) tensor, sign- or zero-extended to
+// 64 bits (uint64 values above INT64_MAX keep their bit pattern).
 std::vector<int64_t> IntsOf(const Tensor& t) {
   const size_t es = DTypeSize(t.dtype);
   std::vector<int64_t> r(es == 0 ? 0 : t.data.size() / es);
@@ -62,7 +61,7 @@ std::vector<int64_t> IntsOf(const Tensor& t) {
   for (size_t i = 0; i < r.size(); ++i, p += es) {
     switch (t.dtype) {
       case DType::kInt8: { int8_t v; std::memcpy(&v, p, 1); r[i] = v; break; }
-      case DType::kUint8: r[i] = p[0]; break;
+      case DType::kUint8: case DType::kBool: r[i] = p[0]; break;
       case DType::kInt16: { int16_t v; std::memcpy(&v, p, 2); r[i] = v; break; }
       case DType::kUint16: { uint16_t v; std::memcpy(&v, p, 2); r[i] = v; break; }
       case DType::kInt32: { int32_t v; std::memcpy(&v, p, 4); r[i] = v; break; }
