@@ -6,7 +6,7 @@
 // 0/1). C[i] = op(A[a_index(i)], B[b_index(i)]); comparisons and logic ops
 // write int32 0/1; arithmetic results are wrapped to OUT_DT's width (ONNX
 // TensorProto.DataType code: 2 uint8, 3 int8, 4 uint16, 5 int16, else 32 bit).
-// Unary ops (Abs, Neg, Not) read only A.
+// Unary ops (Abs, Neg, Not, Relu) read only A.
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer A_ { uint a[]; };
 layout(set = 0, binding = 1) readonly buffer B_ { uint b[]; };
@@ -56,6 +56,7 @@ layout(constant_id = 21) const uint SB5 = 0;
 #define OP_ABS 18u
 #define OP_NEG 19u
 #define OP_NOT 20u
+#define OP_RELU 21u
 
 int wrap(int v) {
   if (OUT_DT == 2u) return v & 0xff;
@@ -102,6 +103,7 @@ uint iop(int x, int y) {
   if (OP == OP_ABS) return uint(wrap(abs(x)));
   if (OP == OP_NEG) return uint(wrap(-x));
   if (OP == OP_NOT) return x == 0 ? 1u : 0u;
+  if (OP == OP_RELU) return uint(max(x, 0));
   return 0u;
 }
 

@@ -2,21 +2,23 @@
 #extension GL_GOOGLE_include_directive : require
 // Data-type conversion at the graph boundary and for Cast. Elements are read
 // from X in the storage format SRC (ONNX TensorProto.DataType code), converted
-// to the semantic type SEM (truncation toward zero for float -> integer,
-// two's-complement wrap to SEM's width, != 0 for bool), and written to Y in the
-// storage format DST. Device compute formats are 1 (float32) and 6 (int32,
-// also bool as 0/1); 8-bit and 16-bit formats are packed little-endian into
-// 32-bit words, int64 as two words (low word read; written sign-extended),
-// float64 as two words converted with integer operations (no shaderFloat64).
-// float16 (10) and bfloat16 (16) are packed two per word; they convert to and
-// from float32 with integer operations: exact widening, and narrowing with
-// round-to-nearest-even, overflow to Inf, subnormals and NaN kept (IEEE 754;
-// packHalf2x16's rounding is implementation-defined, so it is not used). A
-// float16/bfloat16 SEM rounds the value to that precision even when DST is
-// float32 (Cast to float16 inside the graph). uint32 (12) is one word, uint64
-// (13) two words like int64 (the runtime checks host values fit int32).
-// One invocation per output unit: a 32-bit word for 8/16-bit DST (4 or 2
-// elements), else one element.
+// to the semantic type SEM (float -> integer truncates toward zero, with NaN
+// and out-of-range values as ONNX Runtime on x86-64 gives them: see
+// f32_to_i64 and convert(); integers wrap to SEM's width (two's complement);
+// != 0 for bool), and written to Y in the storage format DST. Device compute
+// formats are 1 (float32) and 6 (int32, also bool as 0/1); 8-bit and 16-bit
+// formats are packed little-endian into 32-bit words, int64 as two words (low
+// word read; written sign-extended from an int32 source, all 64 bits from a
+// float source), float64 as two words converted with integer operations (no
+// shaderFloat64). float16 (10) and bfloat16 (16) are packed two per word; they
+// convert to and from float32 with integer operations: exact widening, and
+// narrowing with round-to-nearest-even, overflow to Inf, subnormals and NaN
+// kept (IEEE 754; packHalf2x16's rounding is implementation-defined, so it is
+// not used). A float16/bfloat16 SEM rounds the value to that precision even
+// when DST is float32 (Cast to float16 inside the graph). uint32 (12) is one
+// word, uint64 (13) two words like int64 (the runtime checks host values fit
+// int32). One invocation per output unit: a 32-bit word for 8/16-bit DST (4
+// or 2 elements), else one element.
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer X_ { uint x[]; };
 layout(set = 0, binding = 1) writeonly buffer Y_ { uint y[]; };
@@ -98,6 +100,31 @@ uvec2 f32_to_f64(uint b) {
   return uvec2(m << 29, s | (E << 20) | (m >> 3));
 }
 
+// float -> 64-bit integer (lo, hi words) as ONNX Runtime's CPU Cast gives it
+// on x86-64: truncation toward zero; NaN and values outside [-2^63, 2^63)
+// give INT64_MIN (the conversion instruction's "integer indefinite"), except
+// that a uint64 target takes [2^63, 2^64) exactly and larger values as 0.
+// Exact: at or above 2^24 a float32 is an integer, and scaling by 2^-32,
+// floor, and the subtraction of the high part are exact (Vulkan rounds
+// multiplication and subtraction correctly).
+uvec2 f32_to_i64(float f, bool u64) {
+  if (isnan(f)) return uvec2(0u, 0x80000000u);
+  float t = trunc(f);
+  if (u64 && t >= 9223372036854775808.0) {
+    if (t >= 18446744073709551616.0) return uvec2(0u);
+    return uvec2(0u, uint(t * (1.0 / 4294967296.0)));  // a multiple of 2^40: the low word is 0
+  }
+  if (!(t >= -9223372036854775808.0 && t < 9223372036854775808.0)) return uvec2(0u, 0x80000000u);
+  float a = abs(t);
+  float hf = floor(a * (1.0 / 4294967296.0));
+  uint hi = uint(hf), lo = uint(a - hf * 4294967296.0);
+  if (t < 0.0) {  // two's complement of (hi, lo)
+    lo = ~lo + 1u;
+    hi = ~hi + (lo == 0u ? 1u : 0u);
+  }
+  return uvec2(lo, hi);
+}
+
 // Reads element i: as float (isf) or int.
 void load(uint i, out bool isf, out float f, out int v) {
   isf = false; f = 0.0; v = 0;
@@ -124,8 +151,12 @@ uint convert(bool isf, float f, int v) {
   if (SEM == 9u) return (isf ? f != 0.0 : v != 0) ? 1u : 0u;
   int t = v;
   if (isf) {
-    if (isnan(f)) t = 0;
-    else t = f < 0.0 ? int(max(trunc(f), -2147483648.0)) : int(uint(min(trunc(f), 4294967040.0)));
+    // As ONNX Runtime on x86-64: 64-bit targets and uint32 convert through
+    // int64 (f32_to_i64, low word), narrower ones through int32, where NaN and
+    // values outside [-2^31, 2^31) give INT32_MIN; then wrap to SEM's width.
+    if (SEM == 7u || SEM == 12u || SEM == 13u) return f32_to_i64(f, SEM == 13u).x;
+    float tf = trunc(f);
+    t = (tf >= -2147483648.0 && tf < 2147483648.0) ? int(tf) : int(0x80000000u);
   }
   if (SEM == 2u) return uint(t) & 0xffu;
   if (SEM == 3u) return uint(bitfieldExtract(t, 0, 8));
@@ -165,8 +196,13 @@ void main() {
     y[2u * u] = d.x;
     y[2u * u + 1u] = d.y;
   } else if (DST == 7u || DST == 13u) {
-    y[2u * u] = r;
-    y[2u * u + 1u] = int(r) < 0 ? 0xffffffffu : 0u;
+    // A float source converts to all 64 bits (a Cast to int64 that is a
+    // graph output); an int32 compute value is sign-extended.
+    bool isf; float f; int v;
+    load(u, isf, f, v);
+    uvec2 w = isf && !is_float_dt(SEM) && SEM != 9u ? f32_to_i64(f, SEM == 13u) : uvec2(r, int(r) < 0 ? 0xffffffffu : 0u);
+    y[2u * u] = w.x;
+    y[2u * u + 1u] = w.y;
   } else {
     y[u] = r;
   }

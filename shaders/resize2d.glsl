@@ -5,9 +5,12 @@
 // taps outside the input). Coordinates per coordinate_transformation_mode,
 // with the scale factors SH/SW (given scales, or out/in when `sizes` were
 // given; 0 when the sizes are read at run time: then out/in is computed
-// here); like the ONNX reference, align_corners and tf_crop_and_resize use
-// the unrounded resized length (LEN_H/LEN_W). Taps beyond the border repeat
-// the edge (the reference's edge padding).
+// here). align_corners and pytorch_half_pixel divide by / test the output
+// length (an integer), as ONNX Runtime does; the ONNX Python reference uses
+// in x scale there, which differs when that is not an integer.
+// tf_crop_and_resize uses the unrounded resized length (LEN_H/LEN_W), like
+// the reference. Taps beyond the border repeat the edge (the reference's
+// edge padding).
 layout(local_size_x = 256) in;
 #include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
@@ -41,7 +44,7 @@ layout(constant_id = 15) const float ROI_W1 = 1.0;
 layout(constant_id = 16) const float EXTRAPOLATION = 0.0;
 // The resized lengths before rounding (scale * in with scales, the sizes
 // with sizes; 0: the output size, for sizes read at run time), as
-// align_corners / tf_crop_and_resize use them.
+// tf_crop_and_resize uses them.
 layout(constant_id = 17) const float LEN_H = 1.0;
 layout(constant_id = 18) const float LEN_W = 1.0;
 #ifdef SCALES_BINDING
@@ -60,10 +63,11 @@ layout(constant_id = 19) const uint ROI_RANK = 4;
 #endif
 #include "common.glsl"
 
-float src_coord(float o, float scale, uint in_len, float out_len, float roi0, float roi1) {
+// out_n: the output length; out_len: the unrounded resized length.
+float src_coord(float o, float scale, uint in_len, uint out_n, float out_len, float roi0, float roi1) {
   if (COORD == 1u) return o / scale;
-  if (COORD == 2u) return out_len == 1.0 ? 0.0 : o * float(in_len - 1u) / (out_len - 1.0);
-  if (COORD == 3u) return out_len == 1.0 ? 0.0 : (o + 0.5) / scale - 0.5;
+  if (COORD == 2u) return out_n == 1u ? 0.0 : o * float(in_len - 1u) / float(out_n - 1u);
+  if (COORD == 3u) return out_n == 1u ? 0.0 : (o + 0.5) / scale - 0.5;
   if (COORD == 4u) return (o + 0.5) / scale;
   if (COORD == 5u) {
     float span = (roi1 - roi0) * float(in_len - 1u);
@@ -117,11 +121,11 @@ void main() {
   const float len_h = LEN_H != 0.0 ? LEN_H : float(OH), len_w = LEN_W != 0.0 ? LEN_W : float(OW);
 #endif
 #ifdef ROI_BINDING
-  float cy = src_coord(float(oy), sh, IH, len_h, roi[ROI_RANK - 2u], roi[2u * ROI_RANK - 2u]);
-  float cx = src_coord(float(ox), sw, IW, len_w, roi[ROI_RANK - 1u], roi[2u * ROI_RANK - 1u]);
+  float cy = src_coord(float(oy), sh, IH, OH, len_h, roi[ROI_RANK - 2u], roi[2u * ROI_RANK - 2u]);
+  float cx = src_coord(float(ox), sw, IW, OW, len_w, roi[ROI_RANK - 1u], roi[2u * ROI_RANK - 1u]);
 #else
-  float cy = src_coord(float(oy), sh, IH, len_h, ROI_H0, ROI_H1);
-  float cx = src_coord(float(ox), sw, IW, len_w, ROI_W0, ROI_W1);
+  float cy = src_coord(float(oy), sh, IH, OH, len_h, ROI_H0, ROI_H1);
+  float cx = src_coord(float(ox), sw, IW, OW, len_w, ROI_W0, ROI_W1);
 #endif
   uint base = p * IH * IW;
   if (COORD == 5u && (cy < 0.0 || cy > float(IH - 1u) || cx < 0.0 || cx > float(IW - 1u))) {

@@ -71,7 +71,9 @@
 # Upsample (rtol 1e-4, atol 1e-5: interpolate_nd with nearest_coeffs /
 # linear_coeffs / cubic_coeffs of onnx/backend/test/case/node/resize.py,
 # half_pixel or align_corners, given the sizes or the float32 scales, whose
-# output size is the float64 floor(scale x dimension); Upsample: input
+# output size is the float64 floor(scale x dimension); align_corners with
+# scales is computed for that output size, as ONNX Runtime divides by the
+# output length, not by scale x dimension as the reference; Upsample: input
 # floor(o / scale) for output o, in float64). Invalid values (an element
 # outside its named range, NaN and infinite floats, an outer Resize scale of 2
 # where [1, 1], an Expand target that does not broadcast, a channel scale
@@ -120,6 +122,9 @@ def resize_scales(x, scales, mode, ctm):
     # The reference's output size is (scales * shape).astype(int): the float32 scales times the dimensions in
     # float64, floored (1.4 as a float32 is 1.39999998, so 1.4 x 5 gives 6).
     kw = {} if ctm is None else {"coordinate_transformation_mode": ctm}
+    if ctm == "align_corners":  # ONNX Runtime's align_corners divides by the output length - 1
+        size = (np.array(scales, np.float32).astype(np.float64) * np.array(x.shape)).astype(int)
+        return interpolate_nd(x, RESIZE[mode], output_size=list(size), **kw).astype(np.float32)
     return interpolate_nd(x, RESIZE[mode], scale_factors=np.array(scales, np.float32), **kw).astype(np.float32)
 def upsample(x, scales):
     # Upsample-9 nearest: output index o reads input floor(o / scale) (asymmetric, floor), float32 scales.

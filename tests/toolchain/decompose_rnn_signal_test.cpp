@@ -57,6 +57,47 @@ TEST(DecomposeRnn, BatchwiseBidirectionalGruShapes) {
   EXPECT_TRUE(g.Validate().ok());
 }
 
+// initial_h / initial_c of a batch-first (layout 1) layer are [B, D, H]: each
+// direction's state is a slice of axis 1 (numerics against ONNX Runtime:
+// tests/toolchain/edge_cases_vs_ort.sh, rnn_layout1).
+TEST(DecomposeRnn, BatchFirstInitialStatesAreSlicedAlongTheDirectionAxis) {
+  for (const char* op : {"RNN", "GRU", "LSTM"}) {
+    const int64_t gates = std::string(op) == "LSTM" ? 4 : std::string(op) == "GRU" ? 3 : 1;
+    Graph g;
+    g.opset = 14;
+    AddInput(g, "X", {3, 4, 5});  // [batch 3, seq 4, input 5]
+    AddInput(g, "W", {2, gates * 2, 5});
+    AddInput(g, "R", {2, gates * 2, 2});
+    AddInput(g, "h0", {3, 2, 2});  // [batch, directions, hidden]
+    AddInput(g, "c0", {3, 2, 2});
+    std::vector<std::string> in = {"X", "W", "R", "", "", "h0"};
+    std::vector<std::string> out = {"Y", "Y_h"};
+    if (gates == 4) {
+      in.push_back("c0");
+      out.push_back("Y_c");
+    }
+    Node& n = AddNode(g, op, "rnn", in, out);
+    n.SetInt("hidden_size", 2);
+    n.SetInt("layout", 1);
+    n.SetString("direction", "bidirectional");
+    for (const std::string& o : out) AddOutput(g, o);
+    PassResult r;
+    Status st = DecomposeOps(g, &r);
+    ASSERT_TRUE(st.ok()) << op << ": " << st.message();
+    size_t slices = 0;
+    for (const Node& m : g.nodes) {
+      if (m.op_type != "Slice" || (m.inputs[0] != "h0" && m.inputs[0] != "c0")) continue;
+      ++slices;
+      const Tensor* axes = g.FindTensor(m.inputs.at(3));
+      ASSERT_TRUE(axes && axes->is_const) << op;
+      EXPECT_EQ(axes->AsInts(), std::vector<int64_t>{1}) << op << " " << m.name;
+      EXPECT_EQ(g.FindTensor(m.outputs[0])->shape, (Shape{3, 1, 2})) << op << " " << m.name;
+    }
+    EXPECT_EQ(slices, gates == 4 ? 4u : 2u) << op;
+    EXPECT_TRUE(g.Validate().ok()) << op;
+  }
+}
+
 TEST(DecomposeRnn, RejectsUnknownActivationAndMismatchedWeights) {
   {
     Graph g;

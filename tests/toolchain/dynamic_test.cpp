@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
+#include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "oaax_vulkan/oinf.h"
 #include "toolchain/bundle/bundle_writer.h"
@@ -208,6 +210,66 @@ TEST(DynamicConfig, SamplePointsStartAtTheMaximumAndCoverTheCorners) {
   }
   EXPECT_NE(std::find(pts.begin(), pts.end(), std::vector<int64_t>{1, 96}), pts.end());
   EXPECT_NE(std::find(pts.begin(), pts.end(), std::vector<int64_t>{8, 32}), pts.end());
+}
+
+// ceil_mode pooling: ONNX drops the last window when it would start in the
+// end padding; that correction depends on H, so it is part of the size
+// expression. ONNX Runtime: kernel 4, stride 4, pads 1 gives 3 / 4 / 5 rows
+// at H = 11 / 15 / 19 (a plain ceil gives 4 / 5 / 6).
+TEST(SymbolicDims, CeilModePoolSizeIsRightAtEveryHeight) {
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    SymContext ctx({{"H", 8, 24, 1}});
+    SymScope scope(&ctx);
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {1, 2, Dim(24, ctx.SymbolNode(0)), 9});
+    Node& p = AddNode(g, op, "pool", {"x"}, {"y"});
+    p.SetInts("kernel_shape", {4, 4});
+    p.SetInts("strides", {4, 4});
+    p.SetInts("pads", {1, 1, 1, 1});
+    p.SetInt("ceil_mode", 1);
+    AddOutput(g, "y");
+    ASSERT_TRUE(InferShapes(g).ok());
+    const Dim oh = g.FindTensor("y")->shape[2];
+    ASSERT_TRUE(oh.is_symbolic());
+    for (int64_t h = 8; h <= 24; ++h) {
+      int64_t want = (h + 2 - 4 + 3) / 4 + 1;  // ceil((H + pads - k) / s) + 1
+      if ((want - 1) * 4 >= h + 1) --want;     // the last window starts in the end padding
+      EXPECT_EQ(*ctx.Eval(oh.expr(), {h}), want) << op << " H=" << h;
+    }
+    EXPECT_EQ(*ctx.Eval(oh.expr(), {11}), 3);
+    EXPECT_EQ(*ctx.Eval(oh.expr(), {15}), 4);
+    EXPECT_EQ(*ctx.Eval(oh.expr(), {19}), 5);
+  }
+}
+
+// The check points cover every residue of a symbol modulo the constants its
+// sizes divide by, where a floor / ceil changes its rounding.
+TEST(DynamicConfig, ResiduePointsCoverTheRoundingOfEveryDivisor) {
+  SymContext ctx({{"N", 1, 8, 1}, {"H", 8, 24, 1}, {"W", 32, 96, 32}});
+  SymScope scope(&ctx);
+  const Dim n(8, ctx.SymbolNode(0)), h(24, ctx.SymbolNode(1)), w(96, ctx.SymbolNode(2));
+  (void)(CeilDiv(h - 2, 4) + FloorDiv(h, 6) + FloorDiv(w, 16) + n);  // N divides by nothing
+  const std::vector<int64_t> top = {8, 24, 96};
+  const std::vector<std::vector<int64_t>> have = SamplePoints(ctx.symbols());
+  std::vector<std::vector<int64_t>> pts = ResiduePoints(ctx, top, have);
+  std::set<int64_t> h_res;
+  for (const auto& p : have)
+    if (p[0] == 8 && p[2] == 96) h_res.insert(p[1] % 12);
+  for (const auto& p : pts) {
+    EXPECT_EQ(std::find(have.begin(), have.end(), p), have.end()) << "repeats a point";
+    EXPECT_EQ(p[0], 8) << "N has no divisor";
+    EXPECT_GE(p[1], 8);
+    EXPECT_LE(p[1], 24);
+    EXPECT_EQ(p[2] % 32, 0) << "W stays on multiple_of";
+    if (p[2] == 96) h_res.insert(p[1] % 12);  // lcm(4, 6): H's rounding repeats every 12
+  }
+  EXPECT_EQ(h_res.size(), 12u);
+  // W (multiple of 32) over 16: every value has residue 0, nothing to add for W.
+  for (const auto& p : pts) EXPECT_TRUE(p[2] == 96 || p[1] == 24) << p[1] << " " << p[2];
+  // Without divisions there is nothing to add.
+  SymContext plain({{"N", 1, 8, 1}});
+  EXPECT_TRUE(ResiduePoints(plain, {8}, {{8}, {1}}).empty());
 }
 
 // Lowers a Relu of an [N, 5] input at `n`, in `ctx`.
@@ -426,6 +488,44 @@ TEST(ValueSymbols, ReshapeByARunTimeShapeIsAnExpressionWithGuards) {
   StatusOr<Program> p = Lower(g);
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("computed from a run-time input value"), std::string::npos) << p.status().ToString();
+}
+
+// Pad with run-time pads (feature value_symbols) at a realistic size: the
+// pad kernel's group count follows the pads (1 x 3 x 224 x 224 padded by up
+// to 3 on each side spans many 256-wide groups), so it is an expression of
+// them, not the count at the conversion's placeholder values.
+TEST(ValueSymbols, PadGroupCountFollowsRunTimePads) {
+  std::vector<Symbol> syms;
+  for (int j = 0; j < 8; ++j) {
+    Symbol s("pads[" + std::to_string(j) + "]", 0, j % 4 == 0 ? 0 : 3, 1);
+    s.value_input = "pads";
+    s.value_element = j;
+    s.sampled = true;
+    syms.push_back(s);
+  }
+  SymContext ctx(syms);
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 3, 224, 224});
+  std::vector<Dim> pads;
+  for (int j = 0; j < 8; ++j) pads.push_back(Dim(syms[j].max, ctx.SymbolNode(j)));
+  g.tensors["pads"] = MakeConstDims("pads", {8}, pads);
+  AddNode(g, "Pad", "pad", {"x", "pads"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(InferShapes(g).ok());
+  StatusOr<Program> p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const Dispatch* pad = nullptr;
+  for (const Dispatch& d : p->dispatches)
+    if (d.kernel == "pad") pad = &d;
+  ASSERT_NE(pad, nullptr);
+  ASSERT_TRUE(pad->groups[0].is_symbolic());
+  for (const std::vector<int64_t>& v : {std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0},
+                                        std::vector<int64_t>{0, 1, 2, 3, 0, 3, 2, 1}}) {
+    const int64_t n = (1 + v[0] + v[4]) * (3 + v[1] + v[5]) * (224 + v[2] + v[6]) * (224 + v[3] + v[7]);
+    EXPECT_EQ(*ctx.Eval(pad->groups[0].expr(), v), (n + 255) / 256) << n;
+  }
 }
 
 TEST(ValueSymbols, UnsqueezeAndSqueezeAxesAtRunTime) {

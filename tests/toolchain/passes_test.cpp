@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "test_util.h"
 #include "toolchain/ir/shape_infer.h"
@@ -66,6 +68,106 @@ TEST(Passes, FusesActivationsIntoConvGemmMatMulAndEltwise) {
 // Conv -> Mul(per-channel [4,1,1]) -> Add(scalar) becomes one Conv with
 // scaled weights and bias; ConvTranspose (weights [C, M, kh, kw]) scales its
 // output channels on axis 1.
+// The integer kernel has no activation stage: an activation after an
+// integer Add/Sub/Mul stays its own (integer) operator. ONNX Runtime: int32
+// [-5, 3, -1, 7] + [1, -9, -2, 2] then Relu is [0, 0, 0, 9].
+TEST(Passes, ActivationsAfterIntegerArithmeticAreNotFused) {
+  for (DType dt : {DType::kInt32, DType::kInt64}) {
+    for (const char* act : {"Relu", "Neg", "Abs"}) {
+      Graph g;
+      g.opset = 14;
+      AddInput(g, "a", {4});
+      AddInput(g, "b", {4});
+      g.tensors["a"].dtype = g.tensors["b"].dtype = dt;
+      AddNode(g, "Add", "add", {"a", "b"}, {"s"});
+      AddNode(g, act, "act", {"s"}, {"y"});
+      AddOutput(g, "y");
+      PassResult r;
+      ASSERT_TRUE(FoldConstants(g, &r).ok());
+      ASSERT_TRUE(FuseActivations(g, &r).ok());
+      EXPECT_EQ(g.nodes.size(), 2u) << act << " " << DTypeName(dt);
+      EXPECT_EQ(g.CountOps(act), 1u) << act << " " << DTypeName(dt);
+      EXPECT_EQ(g.nodes[0].act(), Activation::kNone) << act << " " << DTypeName(dt);
+      StatusOr<Program> p = Lower(g);
+      ASSERT_TRUE(p.ok()) << p.status().message();
+      size_t int_ops = 0;  // the Add and the activation, each on the integer kernel
+      for (const Dispatch& d : p->dispatches) int_ops += d.kernel == "binary_int";
+      EXPECT_EQ(int_ops, 2u) << act << " " << DTypeName(dt);
+    }
+  }
+}
+
+// Folded integer arithmetic wraps in the integer type (two's complement),
+// and a folded float -> integer Cast gives what ONNX Runtime gives on x86-64
+// (values below are ONNX Runtime 1.x outputs).
+TEST(Passes, FoldedIntegerArithmeticWrapsLikeOnnxRuntime) {
+  Graph g;
+  g.opset = 14;
+  g.tensors["big"] = MakeConstI64("big", {2}, {(int64_t{1} << 31) + 5, -(int64_t{1} << 31) - 7});
+  g.tensors["m"] = MakeConstFromDoubles("m", DType::kInt32, {2}, {65536, 65536 * 3});
+  g.tensors["l"] = MakeConstI64("l", {1}, {INT64_MAX});
+  g.tensors["f"] = MakeConstF32("f", {6}, {3e9f, -3e9f, 1e19f, NAN, 300.f, 5e9f});
+  AddNode(g, "Cast", "to32", {"big"}, {"big32"}).SetInt("to", static_cast<int64_t>(DType::kInt32));
+  AddNode(g, "Mul", "sq", {"m", "m"}, {"sq32"});
+  AddNode(g, "Add", "inc", {"l", "l"}, {"l2"});
+  AddNode(g, "Neg", "neg", {"big32"}, {"negbig32"});
+  AddNode(g, "Cast", "f64", {"f"}, {"fi64"}).SetInt("to", static_cast<int64_t>(DType::kInt64));
+  AddNode(g, "Cast", "f32", {"f"}, {"fi32"}).SetInt("to", static_cast<int64_t>(DType::kInt32));
+  AddNode(g, "Cast", "f8", {"f"}, {"fi8"}).SetInt("to", static_cast<int64_t>(DType::kInt8));
+  AddNode(g, "Cast", "fu32", {"f"}, {"fu32"}).SetInt("to", static_cast<int64_t>(DType::kUint32));
+  g.tensors["flags"] = MakeConstFromDoubles("flags", DType::kBool, {3}, {1, 0, 1});
+  AddNode(g, "Cast", "b64", {"flags"}, {"bi64"}).SetInt("to", static_cast<int64_t>(DType::kInt64));
+  for (const char* o : {"big32", "sq32", "l2", "negbig32", "fi64", "fi32", "fi8", "fu32", "bi64"}) AddOutput(g, o);
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  ASSERT_EQ(g.nodes.size(), 0u);
+  auto ints = [&](const char* name) {
+    const Tensor* t = g.FindTensor(name);
+    EXPECT_TRUE(t && t->is_const) << name;
+    std::vector<int64_t> v;
+    if (!t) return v;
+    const size_t es = DTypeSize(t->dtype);
+    for (size_t i = 0; i < t->data.size(); i += es) {
+      int64_t x = 0;
+      std::memcpy(&x, t->data.data() + i, es);
+      if (es < 8 && t->dtype != DType::kUint32 && (x >> (8 * es - 1)) & 1) x -= int64_t{1} << (8 * es);  // sign
+      v.push_back(x);
+    }
+    return v;
+  };
+  EXPECT_EQ(ints("big32"), (std::vector<int64_t>{-2147483643, 2147483641}));
+  EXPECT_EQ(ints("sq32"), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(ints("l2"), (std::vector<int64_t>{-2}));
+  EXPECT_EQ(ints("negbig32"), (std::vector<int64_t>{2147483643, -2147483641}));
+  EXPECT_EQ(ints("fi64"), (std::vector<int64_t>{3000000000, -3000000000, INT64_MIN, INT64_MIN, 300, 5000000000}));
+  EXPECT_EQ(ints("fi32"), (std::vector<int64_t>{INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, 300, INT32_MIN}));
+  EXPECT_EQ(ints("fi8"), (std::vector<int64_t>{0, 0, 0, 0, 44, 0}));
+  EXPECT_EQ(ints("fu32"), (std::vector<int64_t>{3000000000, 1294967296, 0, 0, 300, 705032704}));
+  EXPECT_EQ(ints("bi64"), (std::vector<int64_t>{1, 0, 1}));
+}
+
+// Int64 values are int32 on the device; a Cast from float to an int64 graph
+// output converts from the float itself, so values beyond int32 (3e9) keep
+// all 64 bits (the convert kernel: SRC float32, DST and SEM int64).
+TEST(Lowering, CastFromFloatToAnInt64OutputConvertsFromTheFloat) {
+  Graph g;
+  g.opset = 14;
+  AddInput(g, "x", {5});
+  AddNode(g, "Cast", "cast", {"x"}, {"y"}).SetInt("to", static_cast<int64_t>(DType::kInt64));
+  AddOutput(g, "y");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  StatusOr<Program> p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_FALSE(p->dispatches.empty());
+  const Dispatch& d = p->dispatches.back();
+  ASSERT_EQ(d.kernel, "convert");
+  EXPECT_EQ(d.spec.at(1).value(), 1) << "reads the float input";
+  EXPECT_EQ(d.spec.at(2).value(), 7);
+  EXPECT_EQ(d.spec.at(3).value(), 7);
+  EXPECT_EQ(d.bindings.at(0).value, p->inputs.at(0).value) << "binds the graph input";
+}
+
 TEST(Passes, FoldsPerChannelAffineIntoConvAndConvTranspose) {
   for (const char* op : {"Conv", "ConvTranspose"}) {
     SCOPED_TRACE(op);

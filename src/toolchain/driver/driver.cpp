@@ -415,6 +415,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     if (!r.ok()) return fail(r.status());
     if (dynamic) {
       // Every other check point: the same program, every expression right there.
+      for (std::vector<int64_t>& pt : ResiduePoints(ctx, points[0], points)) points.push_back(std::move(pt));
       json checked = json::array(), skipped = json::array();
       for (size_t k = 1; k < points.size(); ++k) {
         // A point where a guard fails is no valid input (run-time values a

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <set>
 
 #include "toolchain/ir/shape_infer_float.h"
@@ -271,6 +272,54 @@ std::vector<std::vector<int64_t>> SamplePoints(const std::vector<Symbol>& symbol
   std::vector<std::vector<int64_t>> out;
   for (const auto& p : pts)
     if (std::find(out.begin(), out.end(), p) == out.end() && out.size() < 8) out.push_back(p);
+  return out;
+}
+
+std::vector<std::vector<int64_t>> ResiduePoints(const SymContext& ctx, const std::vector<int64_t>& base,
+                                                const std::vector<std::vector<int64_t>>& have) {
+  const std::vector<Symbol>& syms = ctx.symbols();
+  const std::vector<SymNode>& nodes = ctx.nodes();
+  // The symbols each node reads (operands precede the nodes that use them).
+  std::vector<std::vector<bool>> deps(nodes.size(), std::vector<bool>(syms.size(), false));
+  std::vector<std::set<int64_t>> divisors(syms.size());
+  for (size_t e = 0; e < nodes.size(); ++e) {
+    const SymNode& nd = nodes[e];
+    if (nd.op == SymOp::kConst) continue;
+    if (nd.op == SymOp::kSymbol) {
+      if (nd.a >= 0 && static_cast<size_t>(nd.a) < syms.size()) deps[e][static_cast<size_t>(nd.a)] = true;
+      continue;
+    }
+    for (int64_t o : {nd.a, nd.b})
+      for (size_t k = 0; k < syms.size(); ++k) deps[e][k] = deps[e][k] || deps[static_cast<size_t>(o)][k];
+    const bool divides = nd.op == SymOp::kFloorDiv || nd.op == SymOp::kCeilDiv || nd.op == SymOp::kMod;
+    if (!divides || nodes[static_cast<size_t>(nd.b)].op != SymOp::kConst) continue;
+    const int64_t d = nodes[static_cast<size_t>(nd.b)].a;
+    if (d < 2 || d > kMaxResidueDivisor) continue;
+    for (size_t k = 0; k < syms.size(); ++k)
+      if (deps[static_cast<size_t>(nd.a)][k]) divisors[k].insert(d);
+  }
+  std::vector<std::vector<int64_t>> out;
+  for (size_t k = 0; k < syms.size() && k < base.size(); ++k) {
+    const Symbol& y = syms[k];
+    if ((y.is_value() && !y.sampled) || divisors[k].empty()) continue;
+    // One modulus covering every divisor when their lcm is small, else each divisor alone.
+    int64_t l = 1;
+    for (int64_t d : divisors[k]) l = std::min<int64_t>(kMaxResidueDivisor + 1, l / std::gcd(l, d) * d);
+    std::vector<int64_t> moduli = l <= kMaxResidueDivisor ? std::vector<int64_t>{l}
+                                                           : std::vector<int64_t>(divisors[k].begin(), divisors[k].end());
+    const int64_t mult = std::max<int64_t>(1, y.multiple_of);
+    const int64_t top = y.min + (y.max - y.min) / mult * mult;
+    for (int64_t m : moduli) {
+      // Values top, top - mult, ... take m / gcd(m, mult) residues modulo m, then repeat.
+      const int64_t classes = m / std::gcd(m, mult);
+      for (int64_t j = 0; j < classes && top - j * mult >= y.min; ++j) {
+        std::vector<int64_t> p = base;
+        p[k] = top - j * mult;
+        if (std::find(have.begin(), have.end(), p) == have.end() && std::find(out.begin(), out.end(), p) == out.end())
+          out.push_back(std::move(p));
+      }
+    }
+  }
   return out;
 }
 

@@ -55,6 +55,20 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config);
 // 8 points, without repeats.
 std::vector<std::vector<int64_t>> SamplePoints(const std::vector<Symbol>& symbols);
 
+// The largest constant divisor whose residues ResiduePoints covers.
+inline constexpr int64_t kMaxResidueDivisor = 64;
+
+// More check points, from the expressions of `ctx` (the canonical program's):
+// a size with a floor / ceil division or a modulo of a symbol by a constant
+// (an output size with a stride, a ceil_mode correction) changes its rounding
+// with the symbol's residue, which the fixed points of SamplePoints may all
+// share. For every symbol sampled like a dimension: values from its maximum
+// down that take every residue modulo its divisors (their lcm when that is at
+// most kMaxResidueDivisor, else each divisor up to it; values on
+// multiple_of), the other symbols at `base`. Points in `have` are left out.
+std::vector<std::vector<int64_t>> ResiduePoints(const SymContext& ctx, const std::vector<int64_t>& base,
+                                                const std::vector<std::vector<int64_t>>& have);
+
 // Checks the program compiled at `point` (`sample`) against the expressions of
 // `canonical` (compiled at the maximum, in `ctx`): the same dispatches,
 // kernels and bindings, and every group count, specialization value, value

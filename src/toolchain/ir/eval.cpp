@@ -1,10 +1,13 @@
 #include "toolchain/ir/eval.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <set>
 
 #include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/shape_infer_int.h"
 
 namespace oaaxvk::toolchain {
 
@@ -42,6 +45,71 @@ void ForEachIndex(const Shape& shape, F f) {
       idx[d] = 0;
     }
   }
+}
+
+// Integer data types other than bool: folded arithmetic on them runs in the
+// type itself, wrapping modulo 2^bits like ONNX Runtime, never through a
+// double (which saturates or is undefined out of range).
+bool IsIntegerDType(DType t) { return t != DType::kBool && DTypeSize(t) != 0 && !IsFloatLike(t); }
+
+// The exact values of an integer (or bool) tensor, sign- or zero-extended to
+// 64 bits (uint64 values above INT64_MAX keep their bit pattern).
+std::vector<int64_t> IntsOf(const Tensor& t) {
+  const size_t es = DTypeSize(t.dtype);
+  std::vector<int64_t> r(es == 0 ? 0 : t.data.size() / es);
+  const uint8_t* p = t.data.data();
+  for (size_t i = 0; i < r.size(); ++i, p += es) {
+    switch (t.dtype) {
+      case DType::kInt8: { int8_t v; std::memcpy(&v, p, 1); r[i] = v; break; }
+      case DType::kUint8: case DType::kBool: r[i] = p[0]; break;
+      case DType::kInt16: { int16_t v; std::memcpy(&v, p, 2); r[i] = v; break; }
+      case DType::kUint16: { uint16_t v; std::memcpy(&v, p, 2); r[i] = v; break; }
+      case DType::kInt32: { int32_t v; std::memcpy(&v, p, 4); r[i] = v; break; }
+      case DType::kUint32: { uint32_t v; std::memcpy(&v, p, 4); r[i] = v; break; }
+      default: std::memcpy(&r[i], p, 8); break;  // int64, uint64
+    }
+  }
+  return r;
+}
+
+// A constant of integer type `dtype` holding the low DTypeSize(dtype) bytes
+// of each value: two's-complement wrap-around (little-endian storage).
+Tensor MakeConstWrapped(const std::string& name, DType dtype, const Shape& shape, const std::vector<int64_t>& v) {
+  Tensor t;
+  t.name = name; t.dtype = dtype; t.shape = shape; t.has_shape = true; t.is_const = true;
+  const size_t es = DTypeSize(dtype);
+  t.data.resize(v.size() * es);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const uint64_t u = static_cast<uint64_t>(v[i]);
+    for (size_t b = 0; b < es; ++b) t.data[i * es + b] = static_cast<uint8_t>(u >> (8 * b));
+  }
+  return t;
+}
+
+// A float converted to integer type `dtype` as ONNX Runtime's CPU Cast does
+// on x86-64 (truncation toward zero; the conversion instructions return the
+// most negative value for NaN and out-of-range values): 64-bit targets and
+// uint32 convert through int64, narrower types through int32, then wrap;
+// uint64 takes [2^63, 2^64) exactly and larger values as 0. The convert
+// shader (shaders/convert.comp) computes the same on the device.
+int64_t FloatToIntLikeOrt(double f, DType dtype) {
+  const bool via64 = dtype == DType::kInt64 || dtype == DType::kUint64 || dtype == DType::kUint32;
+  if (dtype == DType::kUint64 && f >= 9223372036854775808.0)
+    return f < 18446744073709551616.0 ? static_cast<int64_t>(static_cast<uint64_t>(f)) : 0;
+  const double lim = via64 ? 9223372036854775808.0 : 2147483648.0;
+  const double t = std::trunc(f);
+  if (!(t >= -lim && t < lim)) return via64 ? INT64_MIN : INT32_MIN;
+  return static_cast<int64_t>(t);
+}
+
+// a op b in 64-bit two's complement (the caller wraps to the output width).
+int64_t WrapArith(const std::string& op, int64_t a, int64_t b) {
+  const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  if (op == "Add") return static_cast<int64_t>(ua + ub);
+  if (op == "Sub") return static_cast<int64_t>(ua - ub);
+  if (op == "Mul") return static_cast<int64_t>(ua * ub);
+  if (a == INT64_MIN && b == -1) return INT64_MIN;  // Div: the one quotient that overflows
+  return a / b;
 }
 
 }  // namespace
@@ -180,9 +248,14 @@ StatusOr<std::vector<Tensor>> EvaluateValues(const Graph& g, const Node& n) {
     return r;
   }
   if (op == "Cast") {
-    out = MakeConstFromDoubles(out.name, out.dtype, out.shape, x.AsDoubles());
-    if (x.dtype == DType::kInt64 && out.dtype == DType::kInt64) out.data = x.data;
-    return std::vector<Tensor>{out};
+    if (IsIntegerDType(out.dtype) && (IsIntegerDType(x.dtype) || x.dtype == DType::kBool))
+      return std::vector<Tensor>{MakeConstWrapped(out.name, out.dtype, out.shape, IntsOf(x))};
+    if (IsIntegerDType(out.dtype)) {
+      std::vector<int64_t> v;
+      for (double d : x.AsDoubles()) v.push_back(FloatToIntLikeOrt(d, out.dtype));
+      return std::vector<Tensor>{MakeConstWrapped(out.name, out.dtype, out.shape, v)};
+    }
+    return std::vector<Tensor>{MakeConstFromDoubles(out.name, out.dtype, out.shape, x.AsDoubles())};
   }
   if (op == "ConstantOfShape") {
     double v = 0;
@@ -251,10 +324,10 @@ StatusOr<std::vector<Tensor>> EvaluateValues(const Graph& g, const Node& n) {
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     const Tensor& y = *in[1];
     std::vector<int64_t> sa = DimValues(BroadcastStrides(x.shape, out.shape)), sb = DimValues(BroadcastStrides(y.shape, out.shape));
-    bool integer = out.dtype == DType::kInt64 || out.dtype == DType::kInt32;
+    const bool integer = IsIntegerDType(out.dtype);
     std::vector<int64_t> ia, ib;
     std::vector<double> da, db;
-    if (integer) { ia = x.AsInts(); ib = y.AsInts(); } else { da = x.AsDoubles(); db = y.AsDoubles(); }
+    if (integer) { ia = IntsOf(x); ib = IntsOf(y); } else { da = x.AsDoubles(); db = y.AsDoubles(); }
     std::vector<int64_t> ri(integer ? out.numel().value() : 0);
     std::vector<double> rd(integer ? 0 : out.numel().value());
     Status err;
@@ -262,22 +335,31 @@ StatusOr<std::vector<Tensor>> EvaluateValues(const Graph& g, const Node& n) {
       int64_t pa = 0, pb = 0;
       for (size_t d = 0; d < idx.size(); ++d) { pa += idx[d] * sa[d]; pb += idx[d] * sb[d]; }
       if (integer) {
-        int64_t a = ia[pa], b = ib[pb], v = 0;
-        if (op == "Add") v = a + b; else if (op == "Sub") v = a - b; else if (op == "Mul") v = a * b;
-        else if (b == 0) err = NodeError(n, "integer division by zero"); else v = a / b;
-        ri[i] = v;
+        const int64_t a = ia[pa], b = ib[pb];
+        if (op == "Div" && b == 0) err = NodeError(n, "integer division by zero (a constant divisor is 0)");
+        else ri[i] = WrapArith(op, a, b);
       } else {
         double a = da[pa], b = db[pb];
         rd[i] = op == "Add" ? a + b : op == "Sub" ? a - b : op == "Mul" ? a * b : a / b;
       }
     });
     OAAXVK_RETURN_IF_ERROR(err);
-    if (integer) {
-      if (out.dtype == DType::kInt64) return std::vector<Tensor>{MakeConstI64(out.name, out.shape, ri)};
-      std::vector<double> d(ri.begin(), ri.end());
-      return std::vector<Tensor>{MakeConstFromDoubles(out.name, out.dtype, out.shape, d)};
-    }
+    if (integer) return std::vector<Tensor>{MakeConstWrapped(out.name, out.dtype, out.shape, ri)};
     return std::vector<Tensor>{MakeConstFromDoubles(out.name, out.dtype, out.shape, rd)};
+  }
+  if ((op == "Neg" || op == "Relu" || op == "Clip") && IsIntegerDType(x.dtype)) {
+    std::vector<int64_t> v = IntsOf(x);
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    if (op == "Clip") {
+      if (in.size() > 1 && in[1]) lo = IntsOf(*in[1]).at(0);
+      if (in.size() > 2 && in[2]) hi = IntsOf(*in[2]).at(0);
+    }
+    for (int64_t& d : v) {
+      if (op == "Neg") d = static_cast<int64_t>(0 - static_cast<uint64_t>(d));
+      else if (op == "Relu") d = d > 0 ? d : 0;
+      else d = std::min(std::max(d, lo), hi);
+    }
+    return std::vector<Tensor>{MakeConstWrapped(out.name, out.dtype, out.shape, v)};
   }
   if (op == "Neg" || op == "Sqrt" || op == "Relu" || op == "Sigmoid" || op == "Clip") {
     std::vector<double> v = x.AsDoubles();

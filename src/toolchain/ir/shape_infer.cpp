@@ -113,9 +113,12 @@ static Dim PoolOut(const Dim& in, int64_t k, int64_t s, int64_t d, int64_t pb, i
   if (num < 0) return -1;
   Dim o = (ceil_mode ? CeilDiv(num, s) : FloorDiv(num, s)) + 1;
   // ONNX/ORT: with ceil_mode the last window must start inside the input or
-  // left pad (a size-dependent correction: a plain value, which a dynamic
-  // conversion reports when it does not hold over the whole range).
-  if (ceil_mode && (o - 1) * s >= in + pb) return Dim(o.value() - 1);
+  // left pad, i.e. drop it when (o - 1) * s >= in + pb. The correction is
+  // part of the expression (it holds at some sizes of a dynamic dimension
+  // and not at others): min(1, max(0, d + 1)) is 1 exactly when the integer
+  // d = (o - 1) * s - (in + pb) >= 0 (min / max: the shape program's plain
+  // opcodes; lt belongs to the value_symbols feature).
+  if (ceil_mode) o = o - Min(Dim(1), Max(Dim(0), (o - 1) * s - (in + pb) + 1));
   return o;
 }
 

@@ -146,9 +146,21 @@ class Lowerer {
       }
       int v = src;
       if (t.dtype != ComputeDType(t.dtype)) {  // issue 5: convert from the compute format
+        // A Cast from float to a 64-bit integer output converts from the
+        // float itself: int32 compute would wrap values beyond int32.
+        DType sfmt = ComputeDType(t.dtype);
+        const int p = g_.Producer(io.tensor);
+        if (p >= 0 && !by_value && (t.dtype == DType::kInt64 || t.dtype == DType::kUint64) &&
+            (g_.nodes[p].op_type == "Cast" || g_.nodes[p].op_type == "CastLike")) {
+          const Tensor* cx = g_.FindTensor(g_.nodes[p].inputs[0]);
+          if (cx && IsFloatLike(cx->dtype)) {
+            OAAXVK_ASSIGN_OR_RETURN(src, ValueOf(cx->name, "graph output '" + io.name + "'"));
+            sfmt = DType::kFloat;
+          }
+        }
         OAAXVK_ASSIGN_OR_RETURN(v, NewValue(t, BufferKind::kOutputs));
         claimed.resize(p_.values.size(), false);
-        EmitConvert(io.name, src, v, t.numel(), ComputeDType(t.dtype), t.dtype, t.dtype);
+        EmitConvert(io.name, src, v, t.numel(), sfmt, t.dtype, t.dtype);
       } else if (p_.values[src].kind != BufferKind::kArena || claimed[src]) {
         OAAXVK_ASSIGN_OR_RETURN(v, NewValue(t, BufferKind::kOutputs));
         claimed.resize(p_.values.size(), false);
@@ -784,11 +796,10 @@ class Lowerer {
               FBits(n.GetFloat("cubic_coeff_a", -0.75f)), n.GetInt("exclude_outside", 0) != 0 ? 1u : 0u,
               FBits(roi[r - 2]), FBits(roi[2 * r - 2]), FBits(roi[r - 1]), FBits(roi[2 * r - 1]),
               FBits(n.GetFloat("extrapolation_value", 0.f)), FBits(len[r - 2]), FBits(len[r - 1])};
-    // The unrounded lengths matter only to align_corners, pytorch_half_pixel
-    // and tf_crop_and_resize (shaders/resize2d.glsl src_coord); elsewhere a
-    // fixed value keeps the specialization the same at every input size.
-    if (ctm != "align_corners" && ctm != "pytorch_half_pixel" && ctm != "tf_crop_and_resize")
-      d.spec[17] = d.spec[18] = FBits(1.f);
+    // The unrounded lengths matter only to tf_crop_and_resize
+    // (shaders/resize2d.glsl src_coord); elsewhere a fixed value keeps the
+    // specialization the same at every input size.
+    if (ctm != "tf_crop_and_resize") d.spec[17] = d.spec[18] = FBits(1.f);
     if (scales_by_value) d.spec.push_back(static_cast<uint32_t>(r - 2));  // SCALE_H_INDEX
     if (roi_by_input) d.spec.push_back(static_cast<uint32_t>(r));         // ROI_RANK
     Grid1D(CeilDiv(NumElements(ys), 256), d.groups);

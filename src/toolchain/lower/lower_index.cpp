@@ -113,7 +113,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
   IndexDispatch d;
   d.inputs = {n.inputs[0]};
   d.outputs = {0};
-  d.units = static_cast<uint64_t>(y.numel());
+  d.units = y.numel();  // with its expression: a size that follows a symbol (run-time Pad pads)
 
   if (op == "NonMaxSuppression") {  // shaders/nms_select.comp, then shaders/nms_gather.comp
     if (n.outputs.size() < 5) return LErr(n, "internal: the extent and scratch outputs are missing");

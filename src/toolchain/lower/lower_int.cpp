@@ -15,7 +15,7 @@ namespace {
 enum IntOp : uint32_t {
   kOpAdd = 0, kOpSub = 1, kOpMul = 2, kOpDiv = 3, kOpMax = 4, kOpMin = 5, kOpMod = 6, kOpFmod = 7, kOpEq = 8,
   kOpLt = 9, kOpLe = 10, kOpGt = 11, kOpGe = 12, kOpAnd = 13, kOpOr = 14, kOpXor = 15, kOpShl = 16, kOpShr = 17,
-  kOpAbs = 18, kOpNeg = 19, kOpNot = 20,
+  kOpAbs = 18, kOpNeg = 19, kOpNot = 20, kOpRelu = 21,
 };
 
 Status Err(const Node& n, const std::string& m) {
@@ -97,7 +97,7 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
   if (!x || !y) return r;
   static const std::map<std::string, uint32_t> kArith = {{"Add", kOpAdd}, {"Sub", kOpSub}, {"Mul", kOpMul},
                                                          {"Div", kOpDiv}, {"Max", kOpMax}, {"Min", kOpMin},
-                                                         {"Abs", kOpAbs}, {"Neg", kOpNeg}};
+                                                         {"Abs", kOpAbs}, {"Neg", kOpNeg}, {"Relu", kOpRelu}};
   bool int_arith = kArith.count(op) && IsDeviceDType(x->dtype) && !IsFloatLike(x->dtype);
   if (!int_arith && !IntDeviceOps().count(op) && op != "Gather" && op != "Cast") return r;
   r.handled = true;
@@ -164,7 +164,7 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
   }
   // binary_int: N, OP, IN_FLOAT, OUT_DT, D[6], SA[6], SB[6].
   uint32_t code;
-  bool unary = op == "Not" || op == "Abs" || op == "Neg";
+  bool unary = op == "Not" || op == "Abs" || op == "Neg" || op == "Relu";
   bool in_float = IsFloatLike(x->dtype);
   if (kArith.count(op)) {
     code = kArith.at(op);

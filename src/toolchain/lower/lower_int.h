@@ -37,7 +37,7 @@ struct IntLowering {
 // The compute format of a device data type: kFloat or kInt32.
 DType ComputeDType(DType t);
 // Lowers `n` when it is an integer / logic / indexing node, a Cast, or an
-// Add/Sub/Mul/Div/Max/Min/Abs/Neg on integers; errors name the node.
+// Add/Sub/Mul/Div/Max/Min/Abs/Neg/Relu on integers; errors name the node.
 StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n);
 // `convert` kernel parameters for n elements read in storage dtype `src`,
 // converted to `sem`, written in storage dtype `dst`.

@@ -263,9 +263,11 @@ class Unroller {
     return Status::Ok();
   }
 
+  // initial_h / initial_c are [D, B, H] (layout 0) or [B, D, H] (layout 1):
+  // direction d's [B, H] state is a slice of the direction axis.
   std::string InitialState(size_t input, int64_t d, const std::string& sfx) {
     if (n_.inputs.size() > input && !n_.inputs[input].empty())
-      return Reshape(SliceAxis(n_.inputs[input], 0, d, d + 1, sfx + "s"), {B_, H_}, sfx);
+      return Reshape(SliceAxis(n_.inputs[input], layout_ == 1 ? 1 : 0, d, d + 1, sfx + "s"), {B_, H_}, sfx);
     return b_.AddConst(MakeConstFromDoubles("", DType::kFloat, {B_, H_}, std::vector<double>(B_ * H_, 0.0)), sfx);
   }
 

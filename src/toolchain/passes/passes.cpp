@@ -11,6 +11,7 @@
 #include "toolchain/ir/eval.h"
 #include "toolchain/ir/fold_limit.h"
 #include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/shape_infer_int.h"
 
 namespace oaaxvk::toolchain {
 
@@ -385,6 +386,10 @@ Status FuseActivations(Graph& g, PassResult* r) {
     Node& host = g.nodes[p];
     if (!kHosts.count(host.op_type) || host.act() != Activation::kNone) continue;
     if (consumers[a.inputs[0]].size() != 1 || g.IsGraphOutput(a.inputs[0])) continue;
+    // Fused activations are applied by the float kernels only: an integer
+    // Add/Mul/... runs the integer kernel, which has no activation stage.
+    const Tensor* hv = g.FindTensor(a.inputs[0]);
+    if (!hv || !IsFloatLike(hv->dtype)) continue;
     StatusOr<ActivationParams> ap = GetActivationParams(g, a);
     if (!ap.ok()) continue;
     host.SetInt("_act", static_cast<int64_t>(ap->act));
