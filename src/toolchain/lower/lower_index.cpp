@@ -1,10 +1,12 @@
 #include "toolchain/lower/lower_index.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_index.h"
 #include "toolchain/ir/shape_infer_int.h"
+#include "toolchain/lower/loop_budget.h"
 #include "toolchain/lower/lower_int.h"
 
 namespace oaaxvk::toolchain {
@@ -72,6 +74,51 @@ IndexDispatch CopyDispatch(const Node& n, const Dim& numel) {
   return c;
 }
 
+// CumSum over rows of `len` elements (X viewed as [rows / inner, len,
+// inner]). Short rows: one invocation per row scans it (shaders/cumsum.comp,
+// len iterations). Longer ones: one workgroup per row, each invocation
+// scanning `chunk` positions twice (shaders/cumsum_rows.comp, 2 * chunk + 8
+// iterations within kLoopBudget), and rows longer than 256 * chunk in
+// segments, one dispatch each, every one continuing from the last; planned
+// at the largest len of a dynamic bundle (a segment past a shorter row does
+// nothing).
+StatusOr<IndexLowering> CumSumDispatches(const Node& n, const Dim& rows, const Dim& len, const Dim& inner,
+                                         uint32_t in_float, bool value_sizes, const std::string& detail) {
+  IndexLowering r;
+  r.handled = true;
+  const uint32_t exclusive = n.GetInt("exclusive", 0) ? 1u : 0u, reverse = n.GetInt("reverse", 0) ? 1u : 0u;
+  const int64_t len_max = UpperBound(len);
+  if (len_max <= 256) {
+    IndexDispatch d;
+    d.kernel = "cumsum";
+    d.inputs = {n.inputs[0]};
+    d.outputs = {0};
+    d.units = rows;  // one invocation per row
+    d.spec = {rows, len, inner, exclusive, reverse, in_float};
+    d.value_sizes = value_sizes;
+    d.detail = detail;
+    r.dispatches.push_back(std::move(d));
+    return r;
+  }
+  const int64_t chunk = std::min<int64_t>((len_max + 255) / 256, (kLoopBudget - 16) / 2);
+  const int64_t segment = 256 * chunk, segments = (len_max + segment - 1) / segment;
+  for (int64_t s = 0; s < segments; ++s) {
+    IndexDispatch d;
+    d.kernel = "cumsum_rows";
+    d.inputs = {n.inputs[0]};
+    d.outputs = {0};
+    d.units = rows * 256;  // one workgroup per row
+    d.spec = {rows, len, inner, exclusive, reverse, in_float, U(s * segment), U(chunk)};
+    d.value_sizes = value_sizes;
+    d.detail = detail + StrFormat(" rows of up to %lld", static_cast<long long>(len_max)) +
+               (segments > 1 ? StrFormat(", segment %lld of %lld", static_cast<long long>(s + 1),
+                                         static_cast<long long>(segments))
+                             : std::string());
+    r.dispatches.push_back(std::move(d));
+  }
+  return r;
+}
+
 }  // namespace
 
 void AppendIndexKernels(std::vector<KernelInfo>* table) {
@@ -82,6 +129,7 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"gather_nd", 3, 17, {256, 1, 1}, 0, {2}},
       {"scatter_nd", 3, 11, {256, 1, 1}, 0, {2}},
       {"cumsum", 2, 6, {256, 1, 1}, 0, {1}},
+      {"cumsum_rows", 2, 8, {256, 1, 1}, 256 * 4, {1}},
       {"topk", 3, 6, {256, 1, 1}, 0, {1, 2}},
       {"pad", 3, 22, {256, 1, 1}, 0, {2}},
       {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
@@ -232,21 +280,14 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       inner = inner + Eq(axis, Dim(i)) * after;
     }
     const Dim rows = FloorDiv(y.numel(), Max(len, Dim(1)));
-    d.kernel = "cumsum";
-    d.units = rows;
-    d.spec = {rows, len, inner, n.GetInt("exclusive", 0) ? 1u : 0u, n.GetInt("reverse", 0) ? 1u : 0u, in_float};
-    d.value_sizes = true;
-    d.detail = "axis at run time";
+    return CumSumDispatches(n, rows, len, inner, in_float, true, "axis at run time");
   } else if (op == "CumSum") {
     const int64_t axis = n.GetInt("_axis", 0);
     Dim inner = 1;
     for (int64_t i = axis + 1; i < rank; ++i) inner = inner * xs[i];
     const Dim rows = FloorDiv(y.numel(), Max(xs[axis], Dim(1)));
-    d.kernel = "cumsum";
-    d.units = rows;  // one invocation per row
-    d.spec = {rows, U(xs[axis]), U(inner), n.GetInt("exclusive", 0) ? 1u : 0u, n.GetInt("reverse", 0) ? 1u : 0u,
-              in_float};
-    d.detail = StrFormat("axis=%lld", static_cast<long long>(axis));
+    return CumSumDispatches(n, rows, xs[axis], inner, in_float, false,
+                            StrFormat("axis=%lld", static_cast<long long>(axis)));
   } else if (op == "TopK") {
     if (n.outputs.size() < 2 || n.outputs[1].empty()) return LErr(n, "both outputs (Values, Indices) must be named");
     int64_t axis = n.GetInt("_axis", rank - 1), inner = 1, k = n.GetInt("_k", 1);
