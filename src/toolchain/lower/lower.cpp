@@ -316,6 +316,16 @@ class Lowerer {
   // Dispatches planned by LowerIndexNode: inputs by tensor name (read), then
   // the listed node outputs (written; allocated on first use).
   Status EmitIndex(const Node& n, const IndexLowering& xl) {
+    std::vector<int> scratch;
+    for (size_t k = 0; k < xl.scratch_words.size(); ++k) {
+      Tensor t;
+      t.name = n.name + "#scratch" + std::to_string(k);
+      t.dtype = DType::kInt32;
+      t.shape = {xl.scratch_words[k]};
+      t.has_shape = true;
+      OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kArena));
+      scratch.push_back(v);
+    }
     for (const IndexDispatch& p : xl.dispatches) {
       Dispatch d;
       d.kernel = p.kernel;
@@ -329,6 +339,7 @@ class Lowerer {
         if (v < 0) { OAAXVK_ASSIGN_OR_RETURN(v, Out(n, k)); }
         d.bindings.push_back({v, true});
       }
+      for (size_t k : p.scratch) d.bindings.push_back({scratch.at(k), true});
       d.spec = p.spec;
       d.value_sizes = p.value_sizes;
       Grid1D(CeilDiv(p.units, 256), d.groups);

@@ -119,6 +119,56 @@ StatusOr<IndexLowering> CumSumDispatches(const Node& n, const Dim& rows, const D
   return r;
 }
 
+// TopK over rows up to this long ranks each element by comparing it with
+// its whole row (shaders/topk.comp: at most this many iterations per
+// invocation, O(L^2) work per row); longer rows take the radix select.
+constexpr int64_t kTopKRankMax = 1024;
+
+// TopK over long rows (shaders/topk_select.comp): radix select of the K-th
+// key in 8-bit digits (4 of the value, then enough for the index), a gather
+// of the K candidates, a rank count among them in blocks of at most
+// kLoopBudget / 2 candidates per invocation, and the write. Scratch: per-row
+// state, per-row histogram, candidates and their ranks, planned at the
+// largest L and K.
+StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& numel, const Dim& len, const Dim& inner, const Dim& k,
+                                   bool value_sizes, uint32_t in_float, const std::string& detail) {
+  IndexLowering r;
+  r.handled = true;
+  const Dim rows = FloorDiv(numel, Max(len, Dim(1)));
+  const int64_t l_max = UpperBound(len), k_max = std::max<int64_t>(std::min(UpperBound(k), l_max), 1);
+  const int64_t lpad = (l_max + 255) / 256 * 256;
+  int64_t lo_digits = 1;  // 8-bit digits of the largest index
+  while (lo_digits < 4 && (int64_t{1} << (8 * lo_digits)) < l_max) ++lo_digits;
+  const uint32_t lo_mask = lo_digits == 4 ? 0xFFFFFFFFu : (1u << (8 * lo_digits)) - 1u;
+  const int64_t block = std::min<int64_t>(k_max, kLoopBudget / 2), blocks = (k_max + block - 1) / block;
+  r.scratch_words = {rows * 4, rows * 256, rows * (2 * k_max), rows * k_max};
+  const uint32_t largest = n.GetInt("largest", 1) ? 1u : 0u;
+  auto phase = [&](uint32_t ph, int64_t shift, bool lo_word, const Dim& units, const std::string& what) {
+    IndexDispatch d;
+    d.kernel = "topk_select";
+    d.inputs = {n.inputs[0]};
+    d.outputs = {0, 1};
+    d.scratch = {0, 1, 2, 3};
+    d.units = units;
+    d.spec = {rows,      len,       inner,         k,       largest,  in_float, ph,
+              U(shift),  lo_word ? 1u : 0u, U(lpad), U(k_max), lo_mask, U(block), U(blocks)};
+    d.value_sizes = value_sizes;
+    d.detail = detail + ", " + what;
+    r.dispatches.push_back(std::move(d));
+  };
+  phase(0, 0, false, rows * 256, "init");
+  for (int64_t p = 0; p < 4 + lo_digits; ++p) {
+    const bool lo = p >= 4;
+    const int64_t shift = lo ? 8 * (lo_digits - 1 - (p - 4)) : 24 - 8 * p;
+    phase(1, shift, lo, rows * lpad, StrFormat("histogram of digit %lld", static_cast<long long>(p)));
+    phase(2, shift, lo, rows * 256, StrFormat("select digit %lld", static_cast<long long>(p)));
+  }
+  phase(3, 0, false, rows * lpad, "gather the candidates");
+  phase(4, 0, false, rows * k_max * blocks, "rank the candidates");
+  phase(5, 0, false, rows * k_max, "write");
+  return r;
+}
+
 }  // namespace
 
 void AppendIndexKernels(std::vector<KernelInfo>* table) {
@@ -131,6 +181,7 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"cumsum", 2, 6, {256, 1, 1}, 0, {1}},
       {"cumsum_rows", 2, 8, {256, 1, 1}, 256 * 4, {1}},
       {"topk", 3, 6, {256, 1, 1}, 0, {1, 2}},
+      {"topk_select", 7, 14, {256, 1, 1}, 256 * 4, {1, 2, 3, 4, 5, 6}},
       {"pad", 3, 22, {256, 1, 1}, 0, {2}},
       {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
       {"compress", 4, 4, {256, 1, 1}, 256 * 4, {2, 3}},
@@ -290,18 +341,21 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
                             StrFormat("axis=%lld", static_cast<long long>(axis)));
   } else if (op == "TopK") {
     if (n.outputs.size() < 2 || n.outputs[1].empty()) return LErr(n, "both outputs (Values, Indices) must be named");
-    int64_t axis = n.GetInt("_axis", rank - 1), inner = 1, k = n.GetInt("_k", 1);
-    for (int64_t i = axis + 1; i < rank; ++i) inner *= xs[i];
+    int64_t axis = n.GetInt("_axis", rank - 1), k = n.GetInt("_k", 1);
+    Dim inner = 1, kd = k;
+    for (int64_t i = axis + 1; i < rank; ++i) inner = inner * xs[i];
+    const bool k_by_value = n.GetInt("_k_by_value", 0) != 0;  // K read at run time (feature value_symbols)
+    if (k_by_value) kd = g.FindTensor(n.inputs[1])->AsDims().at(0);
+    const std::string detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
+                                         n.GetInt("largest", 1) ? "largest" : "smallest");
+    if (UpperBound(xs[axis]) > kTopKRankMax)
+      return TopKSelect(n, x.numel(), xs[axis], inner, kd, k_by_value, in_float, detail);
     d.kernel = "topk";
     d.outputs = {0, 1};
-    d.units = static_cast<uint64_t>(x.numel());
-    d.spec = {U(x.numel()), U(xs[axis]), U(inner), U(k), n.GetInt("largest", 1) ? 1u : 0u, in_float};
-    if (n.GetInt("_k_by_value", 0) != 0) {  // K read at run time (feature value_symbols)
-      d.spec[3] = g.FindTensor(n.inputs[1])->AsDims().at(0);
-      d.value_sizes = true;
-    }
-    d.detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
-                         n.GetInt("largest", 1) ? "largest" : "smallest");
+    d.units = x.numel();
+    d.spec = {x.numel(), U(xs[axis]), inner, kd, n.GetInt("largest", 1) ? 1u : 0u, in_float};
+    d.value_sizes = k_by_value;
+    d.detail = detail;
   } else if (op == "Compress") {  // one workgroup (shaders/compress.comp)
     Dim outer = 1, extent = x.numel(), inner = 1;
     if (n.HasAttr("axis")) {

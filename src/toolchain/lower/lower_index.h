@@ -44,11 +44,17 @@ struct IndexDispatch {
   // empty = none; else that kernel on a 1-D grid of cpu_groups workgroups.
   std::string cpu_kernel{};
   Dim cpu_groups = 0;
+  // Scratch values (IndexLowering::scratch_words) bound after the outputs,
+  // read and written.
+  std::vector<size_t> scratch{};
 };
 
 struct IndexLowering {
   bool handled = false;  // false: not a node handled here
   std::vector<IndexDispatch> dispatches;
+  // int32 arena values the dispatches share and nothing else reads (a
+  // multi-pass kernel's state), by size in words.
+  std::vector<Dim> scratch_words{};
 };
 
 // Lowers `n` when it is one of IndexDeviceOps() (shape_infer_index.h) or a
