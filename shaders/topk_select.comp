@@ -11,17 +11,19 @@
 // with keys >= T are gathered as candidates, each candidate's rank is the
 // number of candidates with a higher key, and each writes Values[rank],
 // Indices[rank]. The phases run as separate dispatches (PHASE):
-//   0 init      one workgroup per row: state {T high, T low, K left, taken},
-//               histogram cleared;
-//   1 histogram one invocation per (row, position < LPAD): a shared
-//               histogram per workgroup, added to the row's;
-//   2 decide    one workgroup per row: picks the digit at SHIFT of word
-//               LO_WORD, clears the histogram;
+//   0 init      one invocation per (row, bin): state {T high, T low, K
+//               left, taken}, histogram cleared;
+//   1 histogram one invocation per (row, position < LPAD): atomic add to
+//               the row's histogram of the digit at SHIFT of word LO_WORD;
+//   2 decide    one invocation per row: picks the digit, clears the
+//               histogram (512 iterations);
 //   3 gather    one invocation per (row, position): keys >= T take a slot;
 //   4 rank      one invocation per (row, block, candidate): counts the
 //               higher keys among BLOCK candidates (atomic add to its rank);
 //   5 write     one invocation per (row, candidate).
-// No invocation loops more than max(256, BLOCK) times, whatever L is.
+// No invocation loops more than max(512, BLOCK) times, whatever L is. No
+// shared memory and no barriers: a barrier anywhere in a shader makes
+// SwiftShader run every dispatch of it as coroutines, many times slower.
 // Values/Indices viewed as [OUTER, K, INNER]; indices int32.
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer X_ { uint x[]; };
@@ -51,7 +53,6 @@ layout(constant_id = 13) const uint NBLOCKS = 1;  // rank: ceil(KMAX / BLOCK)
 #define L PARAM_U(L_SC)
 #define INNER PARAM_U(INNER_SC)
 #define KTAKE min(PARAM_U(K_SC), L)
-shared uint h[256];
 
 uint key_high(uint w) {
   uint k;
@@ -70,48 +71,42 @@ uint x_pos(uint row, uint t) { return (row / INNER) * L * INNER + t * INNER + ro
 bool above_match(uint k, uint p, uint shift) { return shift >= 24u || (k >> (shift + 8u)) == (p >> (shift + 8u)); }
 
 void main() {
-  const uint lid = gl_LocalInvocationID.x;
-  if (PHASE == 0u || PHASE == 2u) {  // one workgroup per row
-    const uint row = linear_group();
+  const uint i = linear_index_256();
+  if (PHASE == 0u) {  // one invocation per (row, bin)
+    const uint row = i / 256u;
     if (row >= ROWS) return;
-    if (PHASE == 0u) {
-      if (lid == 0u) {
-        state[row * 4u] = 0u;
-        state[row * 4u + 1u] = 0u;
-        state[row * 4u + 2u] = KTAKE;
-        state[row * 4u + 3u] = 0u;
-      }
-      hist[row * 256u + lid] = 0u;
-      return;
-    }
-    h[lid] = hist[row * 256u + lid];
-    hist[row * 256u + lid] = 0u;
-    barrier();
-    if (lid == 0u) {
-      uint left = state[row * 4u + 2u], acc = 0u, d = 0u;
-      for (uint j = 0u; j < 256u; ++j) {
-        d = 255u - j;
-        if (acc + h[d] >= left) break;
-        acc += h[d];
-      }
-      state[row * 4u + LO_WORD] |= d << SHIFT;
-      state[row * 4u + 2u] = left - acc;
+    hist[i] = 0u;
+    if (i % 256u == 0u) {
+      state[row * 4u] = 0u;
+      state[row * 4u + 1u] = 0u;
+      state[row * 4u + 2u] = KTAKE;
+      state[row * 4u + 3u] = 0u;
     }
     return;
   }
-  if (PHASE == 1u || PHASE == 3u) {  // one invocation per (row, position)
-    const uint i = linear_index_256();
-    const uint row = i / LPAD, t = i % LPAD;  // LPAD is a multiple of 256: one row per workgroup
-    const bool live = row < ROWS && t < L;
-    uint hi = 0u, lo = 0u, ph = 0u, pl = 0u;
-    if (live) {
-      hi = key_high(x[x_pos(row, t)]);
-      lo = LO_MASK - t;
-      ph = state[row * 4u];
-      pl = state[row * 4u + 1u];
+  if (PHASE == 2u) {  // one invocation per row
+    const uint row = i;
+    if (row >= ROWS) return;
+    const uint left = state[row * 4u + 2u];
+    uint acc = 0u, d = 0u;
+    for (uint j = 0u; j < 256u; ++j) {
+      d = 255u - j;
+      const uint c = hist[row * 256u + d];
+      if (acc + c >= left) break;
+      acc += c;
     }
+    for (uint j = 0u; j < 256u; ++j) hist[row * 256u + j] = 0u;
+    state[row * 4u + LO_WORD] |= d << SHIFT;
+    state[row * 4u + 2u] = left - acc;
+    return;
+  }
+  if (PHASE == 1u || PHASE == 3u) {  // one invocation per (row, position)
+    const uint row = i / LPAD, t = i % LPAD;
+    if (row >= ROWS || t >= L) return;
+    const uint hi = key_high(x[x_pos(row, t)]), lo = LO_MASK - t;
+    const uint ph = state[row * 4u], pl = state[row * 4u + 1u];
     if (PHASE == 3u) {
-      if (live && (hi > ph || (hi == ph && lo >= pl))) {
+      if (hi > ph || (hi == ph && lo >= pl)) {
         const uint slot = atomicAdd(state[row * 4u + 3u], 1u);
         if (slot < KMAX) {
           cand[(row * KMAX + slot) * 2u] = hi;
@@ -121,16 +116,11 @@ void main() {
       }
       return;
     }
-    h[lid] = 0u;
-    barrier();
     // The digits found so far decide which elements still count.
-    bool match = live && (LO_WORD == 0u ? above_match(hi, ph, SHIFT) : hi == ph && above_match(lo, pl, SHIFT));
-    if (match) atomicAdd(h[((LO_WORD == 0u ? hi : lo) >> SHIFT) & 255u], 1u);
-    barrier();
-    if (row < ROWS && h[lid] != 0u) atomicAdd(hist[row * 256u + lid], h[lid]);
+    if (LO_WORD == 0u ? above_match(hi, ph, SHIFT) : hi == ph && above_match(lo, pl, SHIFT))
+      atomicAdd(hist[row * 256u + (((LO_WORD == 0u ? hi : lo) >> SHIFT) & 255u)], 1u);
     return;
   }
-  const uint i = linear_index_256();
   if (PHASE == 4u) {
     const uint per_row = KMAX * NBLOCKS;
     const uint row = i / per_row, b = (i % per_row) / KMAX, c = i % KMAX;

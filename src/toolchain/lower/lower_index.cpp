@@ -156,12 +156,12 @@ StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& numel, const Dim& l
     d.detail = detail + ", " + what;
     r.dispatches.push_back(std::move(d));
   };
-  phase(0, 0, false, rows * 256, "init");
+  phase(0, 0, false, rows * 256, "init");  // one invocation per (row, histogram bin)
   for (int64_t p = 0; p < 4 + lo_digits; ++p) {
     const bool lo = p >= 4;
     const int64_t shift = lo ? 8 * (lo_digits - 1 - (p - 4)) : 24 - 8 * p;
     phase(1, shift, lo, rows * lpad, StrFormat("histogram of digit %lld", static_cast<long long>(p)));
-    phase(2, shift, lo, rows * 256, StrFormat("select digit %lld", static_cast<long long>(p)));
+    phase(2, shift, lo, rows, StrFormat("select digit %lld", static_cast<long long>(p)));
   }
   phase(3, 0, false, rows * lpad, "gather the candidates");
   phase(4, 0, false, rows * k_max * blocks, "rank the candidates");
@@ -181,7 +181,7 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"cumsum", 2, 6, {256, 1, 1}, 0, {1}},
       {"cumsum_rows", 2, 8, {256, 1, 1}, 256 * 4, {1}},
       {"topk", 3, 6, {256, 1, 1}, 0, {1, 2}},
-      {"topk_select", 7, 14, {256, 1, 1}, 256 * 4, {1, 2, 3, 4, 5, 6}},
+      {"topk_select", 7, 14, {256, 1, 1}, 0, {1, 2, 3, 4, 5, 6}},
       {"pad", 3, 22, {256, 1, 1}, 0, {2}},
       {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
       {"compress", 4, 4, {256, 1, 1}, 256 * 4, {2, 3}},
