@@ -93,6 +93,35 @@ def topk_case(shape, k, largest=1, sorted_=1, values=None):
     return m, {"x": values}, check
 
 
+def nonzero_case(shape, density):
+    x = np.where(rng.uniform(0, 1, shape) < density, rng.uniform(-1, 1, shape), 0).astype(np.float32)
+    node = h.make_node("NonZero", ["x"], ["y"])
+    m = model(node, [vi("x", F, shape)], [vi("y", I64, [len(shape), None])])
+    ref = np.array(np.nonzero(x), np.int64)
+
+    def check(out):
+        y = out["y"]
+        ok = y.shape == ref.shape and np.array_equal(y, ref)
+        return ok, f"shape {y.shape} (want {ref.shape}), {np.count_nonzero(y != ref) if y.shape == ref.shape else '-'} wrong"
+    return m, {"x": x}, check
+
+
+def compress_case(shape, axis, density):
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    cond = rng.uniform(0, 1, [shape[axis]]) < density
+    node = h.make_node("Compress", ["x", "cond"], ["y"], axis=axis)
+    oshape = list(shape)
+    oshape[axis] = None
+    m = model(node, [vi("x", F, shape), vi("cond", TensorProto.BOOL, [shape[axis]])], [vi("y", F, oshape)])
+    ref = np.compress(cond, x, axis=axis)
+
+    def check(out):
+        y = out["y"]
+        ok = y.shape == ref.shape and np.array_equal(y, ref)
+        return ok, f"shape {y.shape} (want {ref.shape})"
+    return m, {"x": x, "cond": cond}, check
+
+
 def cases():
     c = {}
     c["cumsum_300k"] = lambda: cumsum_case([1, 300000], 1)
@@ -108,6 +137,11 @@ def cases():
         [2, 300000], 3000, largest=0,
         values=rng.integers(0, 50, [2, 300000]).astype(np.float32))
     c["topk_unsorted"] = lambda: topk_case([1, 300000], 777, sorted_=0)
+    c["nonzero_300k"] = lambda: nonzero_case([1, 300000], 0.5)
+    c["nonzero_2m"] = lambda: nonzero_case([2000, 1000], 0.9)
+    c["compress_2m"] = lambda: compress_case([2000000], 0, 0.5)
+    c["compress_inner"] = lambda: compress_case([4, 300000, 2], 1, 0.3)
+    c["compress_wide_slabs"] = lambda: compress_case([4, 1024, 4200], 1, 0.9)
     return c
 
 

@@ -184,8 +184,8 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"topk_select", 7, 14, {256, 1, 1}, 0, {1, 2, 3, 4, 5, 6}},
       {"pad", 3, 22, {256, 1, 1}, 0, {2}},
       {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
-      {"compress", 4, 4, {256, 1, 1}, 256 * 4, {2, 3}},
-      {"nonzero", 3, 9, {256, 1, 1}, 256 * 4, {1, 2}},
+      {"compress", 5, 7, {256, 1, 1}, 256 * 4, {2, 3, 4}},
+      {"nonzero", 3, 11, {256, 1, 1}, 256 * 4, {1, 2}},
       {"dropout", 5, 2, {256, 1, 1}, 0, {3, 4}},
       {"nms_select", 8, 8, {256, 1, 1}, 256 * 8, {5, 6, 7}},
       {"nms_select_cpu", 8, 8, {1, 1, 1}, 0, {5, 6, 7}},
@@ -356,7 +356,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.spec = {x.numel(), U(xs[axis]), inner, kd, n.GetInt("largest", 1) ? 1u : 0u, in_float};
     d.value_sizes = k_by_value;
     d.detail = detail;
-  } else if (op == "Compress") {  // one workgroup (shaders/compress.comp)
+  } else if (op == "Compress") {  // shaders/compress.comp
     Dim outer = 1, extent = x.numel(), inner = 1;
     if (n.HasAttr("axis")) {
       int64_t a = n.GetInt("axis", 0);
@@ -365,12 +365,35 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       extent = xs[a];
       for (int64_t i = a + 1; i < rank; ++i) inner = inner * xs[i];
     }
+    // Slots in segments of 256 chunks (shaders/compress.comp phase 0: 2 *
+    // chunk + 256 iterations per invocation within kLoopBudget), then one
+    // invocation per element copies (phase 1).
+    const Dim cond_len = g.FindTensor(n.inputs[1])->numel();
+    const int64_t len_max = std::max<int64_t>(std::min(UpperBound(extent), UpperBound(cond_len)), 1);
+    const int64_t chunk = std::min<int64_t>((len_max + 255) / 256, (kLoopBudget - 512) / 2);
+    const int64_t segment = 256 * chunk, segments = (len_max + segment - 1) / segment;
+    r.scratch_words = {extent};
+    for (int64_t s = 0; s < segments; ++s) {
+      IndexDispatch p;
+      p.kernel = "compress";
+      p.inputs = {n.inputs[0], n.inputs.at(1)};
+      p.outputs = {0, 1};
+      p.scratch = {0};
+      p.units = 256;
+      p.spec = {outer, extent, inner, cond_len, 0u, U(s * segment), U(chunk)};
+      p.detail = "condition at run time, slots" +
+                 (segments > 1 ? StrFormat(" (segment %lld of %lld)", static_cast<long long>(s + 1),
+                                           static_cast<long long>(segments))
+                               : std::string());
+      r.dispatches.push_back(std::move(p));
+    }
     d.kernel = "compress";
     d.inputs = {n.inputs[0], n.inputs.at(1)};
     d.outputs = {0, 1};
-    d.units = 256;
-    d.spec = {outer, extent, inner, g.FindTensor(n.inputs[1])->numel()};
-    d.detail = "condition at run time";
+    d.scratch = {0};
+    d.units = x.numel();
+    d.spec = {outer, extent, inner, cond_len, 1u, 0u, U(chunk)};
+    d.detail = "condition at run time, copy";
   } else if (op == "TrainingDropout") {  // shaders/dropout.comp
     if (!in_float) return LErr(n, "training-mode Dropout needs float data");
     d.kernel = "dropout";
@@ -392,13 +415,26 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.units = 256;
     d.spec = {outer, l, inner, in_float, n.GetInt("sorted", 1) ? 1u : 0u};
     d.detail = n.GetInt("sorted", 1) ? "sorted" : "first occurrence order";
-  } else if (op == "NonZero") {  // one workgroup (shaders/nonzero.comp)
+  } else if (op == "NonZero") {  // shaders/nonzero.comp
+    // One workgroup per segment of 256 chunks, each continuing the count
+    // (shaders/nonzero.comp: chunk * (2 + rank) + 256 iterations per
+    // invocation within kLoopBudget).
+    const int64_t n_max = std::max<int64_t>(UpperBound(x.numel()), 1);
+    const int64_t chunk = std::min<int64_t>((n_max + 255) / 256, (kLoopBudget - 512) / (2 + rank));
+    const int64_t segment = 256 * chunk, segments = (n_max + segment - 1) / segment;
     d.kernel = "nonzero";
     d.outputs = {0, 1};
     d.units = 256;
     d.spec = {x.numel(), U(rank), in_float};
     Push(&d.spec, std::vector<Dim>(xs.begin(), xs.end()));
     while (d.spec.size() < 9) d.spec.push_back(1);
+    d.spec.push_back(0);
+    d.spec.push_back(U(chunk));
+    for (int64_t s = 1; s < segments; ++s) {
+      r.dispatches.push_back(d);
+      d.spec[9] = U(s * segment);
+      d.detail = StrFormat("segment %lld of %lld", static_cast<long long>(s + 1), static_cast<long long>(segments));
+    }
   } else if (op == "Pad") {
     OAAXVK_ASSIGN_OR_RETURN(std::vector<Dim> pads, PadAmounts(g, n, rank));
     bool has_value = g.opset >= 11 && n.inputs.size() > 2 && !n.inputs[2].empty();
