@@ -27,6 +27,9 @@ except ImportError as e:
     sys.exit(77)
 
 build, driver = sys.argv[1], sys.argv[2]
+if driver == "swiftshader" and not os.path.exists(os.environ.get("VK_ICD_FILENAMES", "")):
+    print("SKIP: SwiftShader missing (VK_ICD_FILENAMES names no file); run scripts/setup.sh")
+    sys.exit(77)
 only = set(sys.argv[3:])
 rng = np.random.default_rng(5)
 F, I32, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
@@ -122,6 +125,11 @@ def compress_case(shape, axis, density):
     return m, {"x": x, "cond": cond}, check
 
 
+def refused_case(node, inputs, outputs, text):
+    """A model whose conversion must fail naming the loop budget and `text`."""
+    return model(node, inputs, outputs), None, text
+
+
 def cases():
     c = {}
     c["cumsum_300k"] = lambda: cumsum_case([1, 300000], 1)
@@ -142,6 +150,12 @@ def cases():
     c["compress_2m"] = lambda: compress_case([2000000], 0, 0.5)
     c["compress_inner"] = lambda: compress_case([4, 300000, 2], 1, 0.3)
     c["compress_wide_slabs"] = lambda: compress_case([4, 1024, 4200], 1, 0.9)
+    # Per-invocation loops no split bounds: refused at conversion.
+    c["matmul_k300k_refused"] = lambda: refused_case(
+        h.make_node("MatMul", ["a", "b"], ["y"]), [vi("a", F, [1, 300000]), vi("b", F, [300000, 3])],
+        [vi("y", F, [1, 3])], "K = 300000")
+    c["unique_300k_refused"] = lambda: refused_case(
+        h.make_node("Unique", ["x"], ["y"]), [vi("x", F, [300000])], [vi("y", F, [None])], "(Unique): 300000 slices")
     return c
 
 
@@ -152,10 +166,17 @@ def run_case(tmp, name, make):
     onnx.save(m, os.path.join(d, "model.onnx"))
     conv = subprocess.run([os.path.join(build, "oaax-vulkan-toolchain"), os.path.join(d, "model.onnx"),
                            os.path.join(d, "bundle")], capture_output=True, text=True)
+    if inputs is None:  # must be refused: exit 1, no bundle, the reason in conversion-log.json
+        log = open(os.path.join(d, "bundle", "conversion-log.json")).read() \
+            if os.path.exists(os.path.join(d, "bundle", "conversion-log.json")) else ""
+        ok = conv.returncode == 1 and not os.path.exists(os.path.join(d, "bundle", "model.oinf")) and \
+            "Loop budget" in log and check in log
+        return ok, f"conversion exit {conv.returncode}" + (", refused naming the loop budget" if ok else
+                                                          ": not refused as expected\n" + log[-1500:]), 0.0
     if conv.returncode != 0:
         return False, "conversion failed:\n" + conv.stdout[-2000:] + conv.stderr[-2000:], 0.0
     args = [os.path.join(build, "oaax-run"), "--model", os.path.join(d, "bundle", "model.oinf"),
-            "--output-dir", os.path.join(d, "out"), "--quiet"]
+            "--output-dir", os.path.join(d, "out"), "--quiet", "--arg", "validation=1"]
     for k, v in inputs.items():
         np.save(os.path.join(d, k + ".npy"), v)
         args += ["--input", f"{k}={os.path.join(d, k + '.npy')}"]
@@ -164,6 +185,8 @@ def run_case(tmp, name, make):
     dt = time.monotonic() - t0
     if run.returncode != 0:
         return False, "oaax-run failed:\n" + run.stdout[-2000:] + run.stderr[-2000:], dt
+    if "VUID-" in run.stderr or "Validation Error" in run.stderr:
+        return False, "validation layer message:\n" + run.stderr[-3000:], dt
     out = {}
     for f in os.listdir(os.path.join(d, "out")):
         if f.endswith(".npy"):

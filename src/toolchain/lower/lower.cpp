@@ -12,6 +12,7 @@
 #include "toolchain/lower/lower_int.h"
 #include "toolchain/lower/lower_index.h"
 #include "toolchain/lower/kernels.h"
+#include "toolchain/lower/loop_budget.h"
 #include "toolchain/passes/passes.h"
 #include "toolchain/passes/activations_float.h"
 
@@ -177,6 +178,16 @@ class Lowerer {
  private:
   Status NodeError(const Node& n, const std::string& m) const {
     return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
+  }
+  // A reduction length `what` = `len` that a kernel walks `step` at a time
+  // in one invocation, past the per-invocation loop budget.
+  Status LoopBudgetError(const Node& n, const char* what, int64_t len, int64_t step) const {
+    return NodeError(n, StrFormat("%s = %lld needs %lld loop iterations per invocation, above the per-invocation "
+                                  "budget of %lld (docs/toolchain.md, \"Loop budget\"; software drivers cut longer "
+                                  "loops); split the reduction in the model (e.g. sum partial products over "
+                                  "chunks of at most %lld)",
+                                  what, static_cast<long long>(len), static_cast<long long>((len + step - 1) / step),
+                                  static_cast<long long>(kLoopBudget), static_cast<long long>(kLoopBudget * step)));
   }
 
   // Every dispatch of a kernel in kTexelTwinKernels without a CPU variant
@@ -895,6 +906,11 @@ class Lowerer {
       if (SetLinearCpuVariant(&d, cpu, xs[0] * xs[1] * ys[2] * CeilDiv(ys[3], bw), 1))
         p_.features.insert("kernel_variants");
     } else {
+      // shaders/conv2d_gemm.glsl loops over C/group * KH * KW in tiles of 16
+      // per invocation; conv2d_cpu*.comp over C/group * KH filter rows (times
+      // KW for the wide kernel; C/group / 4 for the pointwise one).
+      const int64_t kd = UpperBound(xs[1]) / group * UpperBound(ws[2]) * UpperBound(ws[3]);
+      if ((kd + 15) / 16 > kLoopBudget) return LoopBudgetError(n, "C/group * KH * KW", kd, 16);
       d.kernel = "conv2d_gemm";
       d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ws[0]), u(ys[2]), u(ys[3]), u(ws[2]), u(ws[3]),
                 u(st[0]), u(st[1]), u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), u(group), has_bias ? 1u : 0u};
@@ -924,7 +940,10 @@ class Lowerer {
       Dim row_blocks = CeilDiv(ys[3], kConvCpuBlock);
       Dim pos_blocks = pointwise ? CeilDiv(ncol, kConvCpuBlock) : xs[0] * ys[2] * row_blocks;
       Dim pairs = (m + kConvCpuBlock - 1) / kConvCpuBlock * pos_blocks;
-      if (SetLinearCpuVariant(&d, cpu, pairs, group)) p_.features.insert("kernel_variants");
+      const int64_t kh = UpperBound(ws[2]), kw = UpperBound(ws[3]);
+      const int64_t cpu_iterations = pointwise ? cg / 4 : wide ? cg * kh * kw : cg * kh;
+      if (cpu_iterations <= kLoopBudget && SetLinearCpuVariant(&d, cpu, pairs, group))
+        p_.features.insert("kernel_variants");
     }
     Emit(n, d, detail);
     return Status::Ok();
@@ -974,6 +993,10 @@ class Lowerer {
       OAAXVK_ASSIGN_OR_RETURN(sab, bstride(ab, a2, M * K));
       OAAXVK_ASSIGN_OR_RETURN(sbb, bstride(bb, b2, K * N));
     }
+    // shaders/gemm.glsl loops over K in tiles of 16 per invocation,
+    // gemm_cpu.glsl in steps of 4: within kLoopBudget or refused / left out.
+    const int64_t k_max = UpperBound(K);
+    if ((k_max + 15) / 16 > kLoopBudget) return LoopBudgetError(n, "K", k_max, 16);
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     auto u = [](const Dim& v) { return v; };
     Dispatch d;
@@ -997,7 +1020,8 @@ class Lowerer {
     bool b_v = (sbn == 1 && al4(sbk) && al4(sbb) && al4(N)) || (sbk == 1 && al4(sbn) && al4(sbb) && al4(K));
     std::string cpu_kernel =
         a_v && b_v ? "gemm_cpu" : std::string("gemm_cpu_") + (a_v ? "v" : "f") + (b_v ? "v" : "f");
-    bool cpu = SetLinearCpuVariant(&d, cpu_kernel, CeilDiv(M, kGemmCpuBlock) * CeilDiv(N, kGemmCpuBlock), batch);
+    bool cpu = (k_max + 3) / 4 <= kLoopBudget &&
+               SetLinearCpuVariant(&d, cpu_kernel, CeilDiv(M, kGemmCpuBlock) * CeilDiv(N, kGemmCpuBlock), batch);
     if (cpu) p_.features.insert("kernel_variants");
     Emit(n, d, StrFormat("M=%lld N=%lld K=%lld batch=%lld", static_cast<long long>(M), static_cast<long long>(N),
                          static_cast<long long>(K), static_cast<long long>(batch)) + ActName(n));

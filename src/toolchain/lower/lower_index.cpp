@@ -410,6 +410,19 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       l = xs[a];
       for (int64_t i = a + 1; i < rank; ++i) inner = inner * xs[i];
     }
+    // shaders/unique.comp compares every slice with every other: an
+    // invocation iterates about 3 * ceil(L / 256) * L * slice-size times.
+    // Past the budget a driver may cut its loops, so such inputs are refused.
+    const int64_t l_max = UpperBound(l), slice = UpperBound(outer) * UpperBound(inner);
+    const int64_t iterations = 3 * ((l_max + 255) / 256) * l_max * slice + 256;
+    if (iterations > kLoopBudget)
+      return InvalidArgument(StrFormat(
+          "node '%s' (Unique): %lld slices of %lld elements need about %lld loop iterations per invocation, "
+          "above the per-invocation budget of %lld (docs/toolchain.md, \"Loop budget\"): the device Unique "
+          "compares every slice with every other and supports up to about 1,100 single elements; compute "
+          "Unique outside the model for larger inputs",
+          n.name.c_str(), static_cast<long long>(l_max), static_cast<long long>(slice),
+          static_cast<long long>(iterations), static_cast<long long>(kLoopBudget)));
     d.kernel = "unique";
     d.outputs = {0, 1, 2, 3, 4, 5};
     d.units = 256;
