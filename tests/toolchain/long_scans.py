@@ -12,6 +12,7 @@ large enough that a kernel looping over the whole axis in one invocation
 returns a wrong answer. Prints one line per case with its run time; exits 1
 when any case fails, 77 when numpy or onnx is missing.
 """
+import json
 import os
 import subprocess
 import sys
@@ -130,6 +131,18 @@ def refused_case(node, inputs, outputs, text):
     return model(node, inputs, outputs), None, text
 
 
+def dynamic(make, dims, config):
+    """A case whose model has symbolic dimensions with ranges (config.json); run at the given input."""
+    def f():
+        m, inputs, check = make()
+        for io in list(m.graph.input) + list(m.graph.output):
+            for d, name in dims.get(io.name, {}).items():
+                io.type.tensor_type.shape.dim[d].ClearField("dim_value")
+                io.type.tensor_type.shape.dim[d].dim_param = name
+        return m, inputs, check, config
+    return f
+
+
 def cases():
     c = {}
     c["cumsum_300k"] = lambda: cumsum_case([1, 300000], 1)
@@ -147,9 +160,15 @@ def cases():
     c["topk_unsorted"] = lambda: topk_case([1, 300000], 777, sorted_=0)
     c["nonzero_300k"] = lambda: nonzero_case([1, 300000], 0.5)
     c["nonzero_2m"] = lambda: nonzero_case([2000, 1000], 0.9)
+    c["nonzero_9m"] = lambda: nonzero_case([9000000], 0.5)
     c["compress_2m"] = lambda: compress_case([2000000], 0, 0.5)
     c["compress_inner"] = lambda: compress_case([4, 300000, 2], 1, 0.3)
     c["compress_wide_slabs"] = lambda: compress_case([4, 1024, 4200], 1, 0.9)
+    # Dynamic axis lengths: kernels planned at the range maximum, run below it.
+    c["cumsum_dynamic"] = dynamic(lambda: cumsum_case([1, 300001], 1), {"x": {1: "N"}, "y": {1: "N"}},
+                                  {"dimensions": {"N": {"min": 1, "max": 2500000}}})
+    c["topk_dynamic"] = dynamic(lambda: topk_case([1, 300001], 5000), {"x": {1: "N"}},
+                                {"dimensions": {"N": {"min": 5000, "max": 2000000}}})
     # Per-invocation loops no split bounds: refused at conversion.
     c["matmul_k300k_refused"] = lambda: refused_case(
         h.make_node("MatMul", ["a", "b"], ["y"]), [vi("a", F, [1, 300000]), vi("b", F, [300000, 3])],
@@ -160,12 +179,17 @@ def cases():
 
 
 def run_case(tmp, name, make):
-    m, inputs, check = make()
+    m, inputs, check, *config = make()
     d = os.path.join(tmp, name)
     os.makedirs(d, exist_ok=True)
     onnx.save(m, os.path.join(d, "model.onnx"))
-    conv = subprocess.run([os.path.join(build, "oaax-vulkan-toolchain"), os.path.join(d, "model.onnx"),
-                           os.path.join(d, "bundle")], capture_output=True, text=True)
+    args = [os.path.join(build, "oaax-vulkan-toolchain")]
+    if config:
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(config[0], f)
+        args += ["--config", os.path.join(d, "config.json")]
+    conv = subprocess.run(args + [os.path.join(d, "model.onnx"), os.path.join(d, "bundle")],
+                          capture_output=True, text=True)
     if inputs is None:  # must be refused: exit 1, no bundle, the reason in conversion-log.json
         log = open(os.path.join(d, "bundle", "conversion-log.json")).read() \
             if os.path.exists(os.path.join(d, "bundle", "conversion-log.json")) else ""
@@ -174,7 +198,9 @@ def run_case(tmp, name, make):
         return ok, f"conversion exit {conv.returncode}" + (", refused naming the loop budget" if ok else
                                                           ": not refused as expected\n" + log[-1500:]), 0.0
     if conv.returncode != 0:
-        return False, "conversion failed:\n" + conv.stdout[-2000:] + conv.stderr[-2000:], 0.0
+        log = os.path.join(d, "bundle", "conversion-log.json")
+        return False, "conversion failed:\n" + conv.stdout[-2000:] + conv.stderr[-2000:] + \
+            (open(log).read()[-1500:] if os.path.exists(log) else ""), 0.0
     args = [os.path.join(build, "oaax-run"), "--model", os.path.join(d, "bundle", "model.oinf"),
             "--output-dir", os.path.join(d, "out"), "--quiet", "--arg", "validation=1"]
     for k, v in inputs.items():
