@@ -184,7 +184,8 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"topk_select", 7, 14, {256, 1, 1}, 0, {1, 2, 3, 4, 5, 6}},
       {"pad", 3, 22, {256, 1, 1}, 0, {2}},
       {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
-      {"compress", 5, 7, {256, 1, 1}, 256 * 4, {2, 3, 4}},
+      {"compress", 3, 6, {256, 1, 1}, 256 * 4, {1, 2}},
+      {"compress_copy", 3, 4, {256, 1, 1}, 0, {2}},
       {"nonzero", 3, 11, {256, 1, 1}, 256 * 4, {1, 2}},
       {"dropout", 5, 2, {256, 1, 1}, 0, {3, 4}},
       {"nms_select", 8, 8, {256, 1, 1}, 256 * 8, {5, 6, 7}},
@@ -365,9 +366,9 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       extent = xs[a];
       for (int64_t i = a + 1; i < rank; ++i) inner = inner * xs[i];
     }
-    // Slots in segments of 256 chunks (shaders/compress.comp phase 0: 2 *
-    // chunk + 256 iterations per invocation within kLoopBudget), then one
-    // invocation per element copies (phase 1).
+    // Slots in segments of 256 chunks (shaders/compress.comp: 2 * chunk +
+    // 256 iterations per invocation within kLoopBudget) into a scratch value,
+    // then one invocation per element copies (shaders/compress_copy.comp).
     const Dim cond_len = g.FindTensor(n.inputs[1])->numel();
     const int64_t len_max = std::max<int64_t>(std::min(UpperBound(extent), UpperBound(cond_len)), 1);
     const int64_t chunk = std::min<int64_t>((len_max + 255) / 256, (kLoopBudget - 512) / 2);
@@ -376,23 +377,23 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     for (int64_t s = 0; s < segments; ++s) {
       IndexDispatch p;
       p.kernel = "compress";
-      p.inputs = {n.inputs[0], n.inputs.at(1)};
-      p.outputs = {0, 1};
+      p.inputs = {n.inputs.at(1)};
+      p.outputs = {1};
       p.scratch = {0};
       p.units = 256;
-      p.spec = {outer, extent, inner, cond_len, 0u, U(s * segment), U(chunk)};
+      p.spec = {outer, extent, inner, cond_len, U(s * segment), U(chunk)};
       p.detail = "condition at run time, slots" +
                  (segments > 1 ? StrFormat(" (segment %lld of %lld)", static_cast<long long>(s + 1),
                                            static_cast<long long>(segments))
                                : std::string());
       r.dispatches.push_back(std::move(p));
     }
-    d.kernel = "compress";
-    d.inputs = {n.inputs[0], n.inputs.at(1)};
-    d.outputs = {0, 1};
+    d.kernel = "compress_copy";
+    d.inputs = {n.inputs[0]};
+    d.outputs = {0};
     d.scratch = {0};
     d.units = x.numel();
-    d.spec = {outer, extent, inner, cond_len, 1u, 0u, U(chunk)};
+    d.spec = {outer, extent, inner, cond_len};
     d.detail = "condition at run time, copy";
   } else if (op == "TrainingDropout") {  // shaders/dropout.comp
     if (!in_float) return LErr(n, "training-mode Dropout needs float data");
