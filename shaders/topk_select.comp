@@ -13,11 +13,13 @@
 // Indices[rank]. The phases run as separate dispatches (PHASE):
 //   0 init      one invocation per (row, bin): state {T high, T low, K
 //               left, taken}, histogram cleared;
-//   1 histogram one invocation per (row, position < LPAD): atomic add to
-//               the row's histogram of the digit at SHIFT of word LO_WORD;
+//   1 histogram one invocation per (row, PER positions < LPAD): atomic
+//               add to the row's histogram of the digit at SHIFT of word
+//               LO_WORD;
 //   2 decide    one invocation per row: picks the digit, clears the
 //               histogram (512 iterations);
-//   3 gather    one invocation per (row, position): keys >= T take a slot;
+//   3 gather    one invocation per (row, PER positions): keys >= T take a
+//               slot;
 //   4 rank      one invocation per (row, block, candidate): counts the
 //               higher keys among BLOCK candidates (atomic add to its rank);
 //   5 write     one invocation per (row, candidate).
@@ -42,7 +44,7 @@ layout(constant_id = 5) const uint IN_FLOAT = 1;
 layout(constant_id = 6) const uint PHASE = 0;
 layout(constant_id = 7) const uint SHIFT = 24;    // decide: the digit's lowest bit
 layout(constant_id = 8) const uint LO_WORD = 0;   // decide: 1 = the digit lies in the low word
-layout(constant_id = 9) const uint LPAD = 256;    // L at most, rounded up to 256
+layout(constant_id = 9) const uint LPAD = 4096;   // L at most, rounded up to 256 * PER
 layout(constant_id = 10) const uint KMAX = 1;     // K at most
 layout(constant_id = 11) const uint LO_MASK = 255u;
 layout(constant_id = 12) const uint BLOCK = 1;    // rank: candidates per invocation
@@ -53,6 +55,7 @@ layout(constant_id = 13) const uint NBLOCKS = 1;  // rank: ceil(KMAX / BLOCK)
 #define L PARAM_U(L_SC)
 #define INNER PARAM_U(INNER_SC)
 #define KTAKE min(PARAM_U(K_SC), L)
+#define PER 16u  // positions per invocation in the histogram and gather phases
 
 uint key_high(uint w) {
   uint k;
@@ -100,25 +103,30 @@ void main() {
     state[row * 4u + 2u] = left - acc;
     return;
   }
-  if (PHASE == 1u || PHASE == 3u) {  // one invocation per (row, position)
-    const uint row = i / LPAD, t = i % LPAD;
-    if (row >= ROWS || t >= L) return;
-    const uint hi = key_high(x[x_pos(row, t)]), lo = LO_MASK - t;
+  if (PHASE == 1u || PHASE == 3u) {  // PER positions per invocation, 256 * PER per workgroup
+    const uint row = i / (LPAD / PER), lid = gl_LocalInvocationID.x;
+    if (row >= ROWS) return;
+    const uint t0 = (i % (LPAD / PER) - lid) * PER + lid;
     const uint ph = state[row * 4u], pl = state[row * 4u + 1u];
-    if (PHASE == 3u) {
-      if (hi > ph || (hi == ph && lo >= pl)) {
-        const uint slot = atomicAdd(state[row * 4u + 3u], 1u);
-        if (slot < KMAX) {
-          cand[(row * KMAX + slot) * 2u] = hi;
-          cand[(row * KMAX + slot) * 2u + 1u] = t;
-          rank_[row * KMAX + slot] = 0u;
+    for (uint e = 0u; e < PER; ++e) {
+      const uint t = t0 + e * 256u;
+      if (t >= L) break;
+      const uint hi = key_high(x[x_pos(row, t)]), lo = LO_MASK - t;
+      if (PHASE == 3u) {
+        if (hi > ph || (hi == ph && lo >= pl)) {
+          const uint slot = atomicAdd(state[row * 4u + 3u], 1u);
+          if (slot < KMAX) {
+            cand[(row * KMAX + slot) * 2u] = hi;
+            cand[(row * KMAX + slot) * 2u + 1u] = t;
+            rank_[row * KMAX + slot] = 0u;
+          }
         }
+        continue;
       }
-      return;
+      // The digits found so far decide which elements still count.
+      if (LO_WORD == 0u ? above_match(hi, ph, SHIFT) : hi == ph && above_match(lo, pl, SHIFT))
+        atomicAdd(hist[row * 256u + (((LO_WORD == 0u ? hi : lo) >> SHIFT) & 255u)], 1u);
     }
-    // The digits found so far decide which elements still count.
-    if (LO_WORD == 0u ? above_match(hi, ph, SHIFT) : hi == ph && above_match(lo, pl, SHIFT))
-      atomicAdd(hist[row * 256u + (((LO_WORD == 0u ? hi : lo) >> SHIFT) & 255u)], 1u);
     return;
   }
   if (PHASE == 4u) {

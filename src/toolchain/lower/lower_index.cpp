@@ -136,7 +136,8 @@ StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& numel, const Dim& l
   r.handled = true;
   const Dim rows = FloorDiv(numel, Max(len, Dim(1)));
   const int64_t l_max = UpperBound(len), k_max = std::max<int64_t>(std::min(UpperBound(k), l_max), 1);
-  const int64_t lpad = (l_max + 255) / 256 * 256;
+  constexpr int64_t kPer = 16;  // positions per invocation (PER in the shader)
+  const int64_t lpad = (l_max + 256 * kPer - 1) / (256 * kPer) * (256 * kPer);
   int64_t lo_digits = 1;  // 8-bit digits of the largest index
   while (lo_digits < 4 && (int64_t{1} << (8 * lo_digits)) < l_max) ++lo_digits;
   const uint32_t lo_mask = lo_digits == 4 ? 0xFFFFFFFFu : (1u << (8 * lo_digits)) - 1u;
@@ -160,10 +161,10 @@ StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& numel, const Dim& l
   for (int64_t p = 0; p < 4 + lo_digits; ++p) {
     const bool lo = p >= 4;
     const int64_t shift = lo ? 8 * (lo_digits - 1 - (p - 4)) : 24 - 8 * p;
-    phase(1, shift, lo, rows * lpad, StrFormat("histogram of digit %lld", static_cast<long long>(p)));
+    phase(1, shift, lo, rows * (lpad / kPer), StrFormat("histogram of digit %lld", static_cast<long long>(p)));
     phase(2, shift, lo, rows, StrFormat("select digit %lld", static_cast<long long>(p)));
   }
-  phase(3, 0, false, rows * lpad, "gather the candidates");
+  phase(3, 0, false, rows * (lpad / kPer), "gather the candidates");
   phase(4, 0, false, rows * k_max * blocks, "rank the candidates");
   phase(5, 0, false, rows * k_max, "write");
   return r;
