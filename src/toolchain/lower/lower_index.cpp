@@ -80,14 +80,14 @@ IndexDispatch CopyDispatch(const Node& n, const Dim& numel) {
 // scanning `chunk` positions twice (shaders/cumsum_rows.comp, 2 * chunk + 8
 // iterations within kLoopBudget), and rows longer than 256 * chunk in
 // segments, one dispatch each, every one continuing from the last; planned
-// at the largest len of a dynamic bundle (a segment past a shorter row does
-// nothing).
-StatusOr<IndexLowering> CumSumDispatches(const Node& n, const Dim& rows, const Dim& len, const Dim& inner,
-                                         uint32_t in_float, bool value_sizes, const std::string& detail) {
+// at len_max, the largest len of a dynamic bundle (a segment past a shorter
+// row does nothing).
+StatusOr<IndexLowering> CumSumDispatches(const Node& n, const Dim& rows, const Dim& len, int64_t len_max,
+                                         const Dim& inner, uint32_t in_float, bool value_sizes,
+                                         const std::string& detail) {
   IndexLowering r;
   r.handled = true;
   const uint32_t exclusive = n.GetInt("exclusive", 0) ? 1u : 0u, reverse = n.GetInt("reverse", 0) ? 1u : 0u;
-  const int64_t len_max = UpperBound(len);
   if (len_max <= 256) {
     IndexDispatch d;
     d.kernel = "cumsum";
@@ -332,14 +332,17 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       len = len + Eq(axis, Dim(i)) * xs[i];
       inner = inner + Eq(axis, Dim(i)) * after;
     }
+    // The run-time axis picks one of the dimensions: planned at the longest.
+    int64_t len_max = 1;
+    for (int64_t i = 0; i < rank; ++i) len_max = std::max(len_max, UpperBound(xs[i]));
     const Dim rows = FloorDiv(y.numel(), Max(len, Dim(1)));
-    return CumSumDispatches(n, rows, len, inner, in_float, true, "axis at run time");
+    return CumSumDispatches(n, rows, len, len_max, inner, in_float, true, "axis at run time");
   } else if (op == "CumSum") {
     const int64_t axis = n.GetInt("_axis", 0);
     Dim inner = 1;
     for (int64_t i = axis + 1; i < rank; ++i) inner = inner * xs[i];
     const Dim rows = FloorDiv(y.numel(), Max(xs[axis], Dim(1)));
-    return CumSumDispatches(n, rows, xs[axis], inner, in_float, false,
+    return CumSumDispatches(n, rows, xs[axis], UpperBound(xs[axis]), inner, in_float, false,
                             StrFormat("axis=%lld", static_cast<long long>(axis)));
   } else if (op == "TopK") {
     if (n.outputs.size() < 2 || n.outputs[1].empty()) return LErr(n, "both outputs (Values, Indices) must be named");
