@@ -151,8 +151,8 @@ StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& numel, const Dim& l
     d.outputs = {0, 1};
     d.scratch = {0, 1, 2, 3};
     d.units = units;
-    d.spec = {rows,      len,       inner,         k,       largest,  in_float, ph,
-              U(shift),  lo_word ? 1u : 0u, U(lpad), U(k_max), lo_mask, U(block), U(blocks)};
+    d.spec = {rows,     len,      inner,   k,        largest, in_float, ph, U(shift), lo_word ? 1u : 0u,
+              U(lpad), U(k_max), lo_mask, U(block), U(blocks)};
     d.value_sizes = value_sizes;
     d.detail = detail + ", " + what;
     r.dispatches.push_back(std::move(d));
