@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <limits>
 
 #include "toolchain/ir/shape_infer.h"
@@ -549,6 +550,25 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
                          pd = n.GetInts("_pads", {0, 0, 0, 0});
+    // shaders/conv_transpose2d.glsl: per output, KH x KW tap checks and C /
+    // group channels for each tap that lands on it (per axis at most
+    // ceil(K / (S / gcd(S, D))) of them).
+    {
+      auto landing = [](int64_t k, int64_t s, int64_t d) {
+        const int64_t period = s / std::gcd(s, std::max<int64_t>(d, 1));
+        return (k + period - 1) / period;
+      };
+      const int64_t kh = UpperBound(ws[2]), kw = UpperBound(ws[3]);
+      const int64_t cg = UpperBound(xs[1]) / std::max<int64_t>(n.GetInt("group", 1), 1);
+      const int64_t per_output = kh * kw + landing(kh, st[0], dl[0]) * landing(kw, st[1], dl[1]) * cg;
+      if (per_output > kLoopBudget)
+        return NodeError(n, StrFormat("each output needs %lld loop iterations (C/group = %lld channels for each "
+                                      "of its filter taps), above the per-invocation budget of %lld "
+                                      "(docs/toolchain.md, \"Loop budget\"); split the input channels into "
+                                      "groups of ConvTransposes whose outputs are added",
+                                      static_cast<long long>(per_output), static_cast<long long>(cg),
+                                      static_cast<long long>(kLoopBudget)));
+    }
     auto u = [](const Dim& v) { return v; };
     Dispatch d;
     d.kernel = "conv_transpose2d";

@@ -230,14 +230,14 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     s.spec = {ss[0], ss[1], ss[2], slots, U(n.GetInt("center_point_box", 0)), optional(2) ? 1u : 0u,
               optional(3) ? 1u : 0u, optional(4) ? 1u : 0u};
     s.detail = n.GetInt("center_point_box", 0) ? "center_point_box=1" : "corners";
-    // One invocation per pair, no barriers, when its loops stay within
-    // lavapipe's budget: llvmpipe ends an invocation's loops after 65535
-    // iterations in total, and the kernel iterates about 3 N times to fill
-    // and heapify plus (log N + selected) per selection. Larger inputs keep
-    // the workgroup kernel, whose invocations iterate N / 256 per round
-    // (both kernels report a cut loop as an error, never fewer boxes).
+    // One invocation per pair, no barriers, when its loops stay within the
+    // loop budget (loop_budget.h): the kernel iterates about 3 N times to
+    // fill and heapify plus (log N + selected) per selection. Larger inputs
+    // keep the workgroup kernel, whose invocations iterate N / 256 per round
+    // (both kernels report a loop a driver cut as an error, never fewer
+    // boxes).
     const int64_t n_max = UpperBound(ss[2]), slots_max = UpperBound(slots);
-    if (n_max <= 20000 && 3 * n_max + slots_max * (24 + slots_max) <= 60000) {
+    if (3 * n_max + slots_max * (24 + slots_max) <= kLoopBudget) {
       s.cpu_kernel = "nms_select_cpu";
       s.cpu_groups = pairs;
     }
