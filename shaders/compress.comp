@@ -6,7 +6,7 @@
 // COND_LEN, select nothing). Y is planned at the largest result
 // [OUTER, D, INNER]; slab k of the selected positions goes to Y[o, k, :], and
 // COUNT[0] receives how many were selected (the runtime returns Y with that
-// extent along the axis). This kernel finds the slots: one workgroup over
+// extent along the axis). This kernel finds the slots and the count: one workgroup over
 // the positions [SEG_BEGIN, SEG_BEGIN + 256 * CHUNK): each invocation counts
 // the selected positions of its contiguous chunk, a scan over the 256 counts
 // in shared memory gives each chunk its first output slot, then each writes

@@ -12,6 +12,12 @@
 // (no atomics): a strided_copy dispatch copies the data into the output, then
 // the scatter kernel applies the updates in index order, each invocation
 // owning a disjoint set of output elements (O(numel(updates)) work).
+//
+// Long axes: no invocation loops more than kLoopBudget times
+// (loop_budget.h). CumSum, TopK, NonZero and Compress split long axes over
+// workgroups, segments (several dispatches in order) and passes that share
+// scratch values (IndexLowering::scratch_words); Unique past the budget is
+// refused.
 #ifndef OAAXVK_TOOLCHAIN_LOWER_LOWER_INDEX_H_
 #define OAAXVK_TOOLCHAIN_LOWER_LOWER_INDEX_H_
 
