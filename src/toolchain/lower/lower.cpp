@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <limits>
 
 #include "toolchain/ir/shape_infer.h"
@@ -192,6 +193,16 @@ class Lowerer {
   Status NodeError(const Node& n, const std::string& m) const {
     return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
   }
+  // A reduction length `what` = `len` that a kernel walks `step` at a time
+  // in one invocation, past the per-invocation loop budget.
+  Status LoopBudgetError(const Node& n, const char* what, int64_t len, int64_t step) const {
+    return NodeError(n, StrFormat("%s = %lld needs %lld loop iterations per invocation, above the per-invocation "
+                                  "budget of %lld (docs/toolchain.md, \"Loop budget\"; software drivers cut longer "
+                                  "loops); split the reduction in the model (e.g. sum partial products over "
+                                  "chunks of at most %lld)",
+                                  what, static_cast<long long>(len), static_cast<long long>((len + step - 1) / step),
+                                  static_cast<long long>(kLoopBudget), static_cast<long long>(kLoopBudget * step)));
+  }
 
   // Every dispatch of a kernel in kTexelTwinKernels without a CPU variant
   // gets one: its texel-read twin (feature kernel_variants; the twin's
@@ -330,6 +341,16 @@ class Lowerer {
   // Dispatches planned by LowerIndexNode: inputs by tensor name (read), then
   // the listed node outputs (written; allocated on first use).
   Status EmitIndex(const Node& n, const IndexLowering& xl) {
+    std::vector<int> scratch;
+    for (size_t k = 0; k < xl.scratch_words.size(); ++k) {
+      Tensor t;
+      t.name = n.name + "#scratch" + std::to_string(k);
+      t.dtype = DType::kInt32;
+      t.shape = {xl.scratch_words[k]};
+      t.has_shape = true;
+      OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kArena));
+      scratch.push_back(v);
+    }
     for (const IndexDispatch& p : xl.dispatches) {
       Dispatch d;
       d.kernel = p.kernel;
@@ -343,6 +364,7 @@ class Lowerer {
         if (v < 0) { OAAXVK_ASSIGN_OR_RETURN(v, Out(n, k)); }
         d.bindings.push_back({v, true});
       }
+      for (size_t k : p.scratch) d.bindings.push_back({scratch.at(k), true});
       d.spec = p.spec;
       d.value_sizes = p.value_sizes;
       Grid1D(CeilDiv(p.units, 256), d.groups);
@@ -542,6 +564,25 @@ class Lowerer {
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
                          pd = n.GetInts("_pads", {0, 0, 0, 0});
+    // shaders/conv_transpose2d.glsl: per output, KH x KW tap checks and C /
+    // group channels for each tap that lands on it (per axis at most
+    // ceil(K / (S / gcd(S, D))) of them).
+    {
+      auto landing = [](int64_t k, int64_t s, int64_t d) {
+        const int64_t period = s / std::gcd(s, std::max<int64_t>(d, 1));
+        return (k + period - 1) / period;
+      };
+      const int64_t kh = UpperBound(ws[2]), kw = UpperBound(ws[3]);
+      const int64_t cg = UpperBound(xs[1]) / std::max<int64_t>(n.GetInt("group", 1), 1);
+      const int64_t per_output = kh * kw + landing(kh, st[0], dl[0]) * landing(kw, st[1], dl[1]) * cg;
+      if (per_output > kLoopBudget)
+        return NodeError(n, StrFormat("each output needs %lld loop iterations (C/group = %lld channels for each "
+                                      "of its filter taps), above the per-invocation budget of %lld "
+                                      "(docs/toolchain.md, \"Loop budget\"); split the input channels into "
+                                      "groups of ConvTransposes whose outputs are added",
+                                      static_cast<long long>(per_output), static_cast<long long>(cg),
+                                      static_cast<long long>(kLoopBudget)));
+    }
     auto u = [](const Dim& v) { return v; };
     Dispatch d;
     d.kernel = "conv_transpose2d";
@@ -894,6 +935,11 @@ class Lowerer {
       if (SetLinearCpuVariant(&d, cpu, xs[0] * xs[1] * ys[2] * CeilDiv(ys[3], bw), 1))
         p_.features.insert("kernel_variants");
     } else {
+      // shaders/conv2d_gemm.glsl loops over C/group * KH * KW in tiles of 16
+      // per invocation; conv2d_cpu*.comp over C/group * KH filter rows (times
+      // KW for the wide kernel; C/group / 4 for the pointwise one).
+      const int64_t kd = UpperBound(xs[1]) / group * UpperBound(ws[2]) * UpperBound(ws[3]);
+      if ((kd + 15) / 16 > kLoopBudget) return LoopBudgetError(n, "C/group * KH * KW", kd, 16);
       d.kernel = "conv2d_gemm";
       d.spec = {u(xs[0]), u(xs[1]), u(xs[2]), u(xs[3]), u(ws[0]), u(ys[2]), u(ys[3]), u(ws[2]), u(ws[3]),
                 u(st[0]), u(st[1]), u(pd[0]), u(pd[1]), u(dl[0]), u(dl[1]), u(group), has_bias ? 1u : 0u};
@@ -923,7 +969,10 @@ class Lowerer {
       Dim row_blocks = CeilDiv(ys[3], kConvCpuBlock);
       Dim pos_blocks = pointwise ? CeilDiv(ncol, kConvCpuBlock) : xs[0] * ys[2] * row_blocks;
       Dim pairs = (m + kConvCpuBlock - 1) / kConvCpuBlock * pos_blocks;
-      if (SetLinearCpuVariant(&d, cpu, pairs, group)) p_.features.insert("kernel_variants");
+      const int64_t kh = UpperBound(ws[2]), kw = UpperBound(ws[3]);
+      const int64_t cpu_iterations = pointwise ? cg / 4 : wide ? cg * kh * kw : cg * kh;
+      if (cpu_iterations <= kLoopBudget && SetLinearCpuVariant(&d, cpu, pairs, group))
+        p_.features.insert("kernel_variants");
     }
     Emit(n, d, detail);
     return Status::Ok();
@@ -973,6 +1022,10 @@ class Lowerer {
       OAAXVK_ASSIGN_OR_RETURN(sab, bstride(ab, a2, M * K));
       OAAXVK_ASSIGN_OR_RETURN(sbb, bstride(bb, b2, K * N));
     }
+    // shaders/gemm.glsl loops over K in tiles of 16 per invocation,
+    // gemm_cpu.glsl in steps of 4: within kLoopBudget or refused / left out.
+    const int64_t k_max = UpperBound(K);
+    if ((k_max + 15) / 16 > kLoopBudget) return LoopBudgetError(n, "K", k_max, 16);
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     auto u = [](const Dim& v) { return v; };
     Dispatch d;
@@ -996,7 +1049,8 @@ class Lowerer {
     bool b_v = (sbn == 1 && al4(sbk) && al4(sbb) && al4(N)) || (sbk == 1 && al4(sbn) && al4(sbb) && al4(K));
     std::string cpu_kernel =
         a_v && b_v ? "gemm_cpu" : std::string("gemm_cpu_") + (a_v ? "v" : "f") + (b_v ? "v" : "f");
-    bool cpu = SetLinearCpuVariant(&d, cpu_kernel, CeilDiv(M, kGemmCpuBlock) * CeilDiv(N, kGemmCpuBlock), batch);
+    bool cpu = (k_max + 3) / 4 <= kLoopBudget &&
+               SetLinearCpuVariant(&d, cpu_kernel, CeilDiv(M, kGemmCpuBlock) * CeilDiv(N, kGemmCpuBlock), batch);
     if (cpu) p_.features.insert("kernel_variants");
     Emit(n, d, StrFormat("M=%lld N=%lld K=%lld batch=%lld", static_cast<long long>(M), static_cast<long long>(N),
                          static_cast<long long>(K), static_cast<long long>(batch)) + ActName(n));

@@ -1,10 +1,12 @@
 #include "toolchain/lower/lower_index.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_index.h"
 #include "toolchain/ir/shape_infer_int.h"
+#include "toolchain/lower/loop_budget.h"
 #include "toolchain/lower/lower_int.h"
 
 namespace oaaxvk::toolchain {
@@ -72,6 +74,102 @@ IndexDispatch CopyDispatch(const Node& n, const Dim& numel) {
   return c;
 }
 
+// CumSum over rows of `len` elements (X viewed as [rows / inner, len,
+// inner]). Short rows: one invocation per row scans it (shaders/cumsum.comp,
+// len iterations). Longer ones: one workgroup per row, each invocation
+// scanning `chunk` positions twice (shaders/cumsum_rows.comp, 2 * chunk + 8
+// iterations within kLoopBudget), and rows longer than 256 * chunk in
+// segments, one dispatch each, every one continuing from the last; planned
+// at len_max, the largest len of a dynamic bundle (a segment past a shorter
+// row does nothing).
+StatusOr<IndexLowering> CumSumDispatches(const Node& n, const Dim& rows, const Dim& len, int64_t len_max,
+                                         const Dim& inner, uint32_t in_float, bool value_sizes,
+                                         const std::string& detail) {
+  IndexLowering r;
+  r.handled = true;
+  const uint32_t exclusive = n.GetInt("exclusive", 0) ? 1u : 0u, reverse = n.GetInt("reverse", 0) ? 1u : 0u;
+  if (len_max <= 256) {
+    IndexDispatch d;
+    d.kernel = "cumsum";
+    d.inputs = {n.inputs[0]};
+    d.outputs = {0};
+    d.units = rows;  // one invocation per row
+    d.spec = {rows, len, inner, exclusive, reverse, in_float};
+    d.value_sizes = value_sizes;
+    d.detail = detail;
+    r.dispatches.push_back(std::move(d));
+    return r;
+  }
+  const int64_t chunk = std::min<int64_t>((len_max + 255) / 256, (kLoopBudget - 16) / 2);
+  const int64_t segment = 256 * chunk, segments = (len_max + segment - 1) / segment;
+  for (int64_t s = 0; s < segments; ++s) {
+    IndexDispatch d;
+    d.kernel = "cumsum_rows";
+    d.inputs = {n.inputs[0]};
+    d.outputs = {0};
+    d.units = rows * 256;  // one workgroup per row
+    d.spec = {rows, len, inner, exclusive, reverse, in_float, U(s * segment), U(chunk)};
+    d.value_sizes = value_sizes;
+    d.detail = detail + StrFormat(" rows of up to %lld", static_cast<long long>(len_max)) +
+               (segments > 1 ? StrFormat(", segment %lld of %lld", static_cast<long long>(s + 1),
+                                         static_cast<long long>(segments))
+                             : std::string());
+    r.dispatches.push_back(std::move(d));
+  }
+  return r;
+}
+
+// TopK over rows up to this long ranks each element by comparing it with
+// its whole row (shaders/topk.comp: at most this many iterations per
+// invocation, O(L^2) work per row); longer rows take the radix select.
+constexpr int64_t kTopKRankMax = 1024;
+
+// TopK over long rows (shaders/topk_select.comp): radix select of the K-th
+// key in 8-bit digits (4 of the value, then enough for the index), a gather
+// of the K candidates, a rank count among them in blocks of at most
+// kLoopBudget / 2 candidates per invocation, and the write. Scratch: per-row
+// state, per-row histogram, candidates and their ranks, planned at the
+// largest L and K.
+StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& numel, const Dim& len, const Dim& inner, const Dim& k,
+                                   bool value_sizes, uint32_t in_float, const std::string& detail) {
+  IndexLowering r;
+  r.handled = true;
+  const Dim rows = FloorDiv(numel, Max(len, Dim(1)));
+  const int64_t l_max = UpperBound(len), k_max = std::max<int64_t>(std::min(UpperBound(k), l_max), 1);
+  constexpr int64_t kPer = 16;  // positions per invocation (PER in the shader)
+  const int64_t lpad = (l_max + 256 * kPer - 1) / (256 * kPer) * (256 * kPer);
+  int64_t lo_digits = 1;  // 8-bit digits of the largest index
+  while (lo_digits < 4 && (int64_t{1} << (8 * lo_digits)) < l_max) ++lo_digits;
+  const uint32_t lo_mask = lo_digits == 4 ? 0xFFFFFFFFu : (1u << (8 * lo_digits)) - 1u;
+  const int64_t block = std::min<int64_t>(k_max, kLoopBudget / 2), blocks = (k_max + block - 1) / block;
+  r.scratch_words = {rows * 4, rows * 256, rows * (2 * k_max), rows * k_max};
+  const uint32_t largest = n.GetInt("largest", 1) ? 1u : 0u;
+  auto phase = [&](uint32_t ph, int64_t shift, bool lo_word, const Dim& units, const std::string& what) {
+    IndexDispatch d;
+    d.kernel = "topk_select";
+    d.inputs = {n.inputs[0]};
+    d.outputs = {0, 1};
+    d.scratch = {0, 1, 2, 3};
+    d.units = units;
+    d.spec = {rows,     len,      inner,   k,        largest, in_float, ph, U(shift), lo_word ? 1u : 0u,
+              U(lpad), U(k_max), lo_mask, U(block), U(blocks)};
+    d.value_sizes = value_sizes;
+    d.detail = detail + ", " + what;
+    r.dispatches.push_back(std::move(d));
+  };
+  phase(0, 0, false, rows * 256, "init");  // one invocation per (row, histogram bin)
+  for (int64_t p = 0; p < 4 + lo_digits; ++p) {
+    const bool lo = p >= 4;
+    const int64_t shift = lo ? 8 * (lo_digits - 1 - (p - 4)) : 24 - 8 * p;
+    phase(1, shift, lo, rows * (lpad / kPer), StrFormat("histogram of digit %lld", static_cast<long long>(p)));
+    phase(2, shift, lo, rows, StrFormat("select digit %lld", static_cast<long long>(p)));
+  }
+  phase(3, 0, false, rows * (lpad / kPer), "gather the candidates");
+  phase(4, 0, false, rows * k_max * blocks, "rank the candidates");
+  phase(5, 0, false, rows * k_max, "write");
+  return r;
+}
+
 }  // namespace
 
 void AppendIndexKernels(std::vector<KernelInfo>* table) {
@@ -82,11 +180,14 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"gather_nd", 3, 17, {256, 1, 1}, 0, {2}},
       {"scatter_nd", 3, 11, {256, 1, 1}, 0, {2}},
       {"cumsum", 2, 6, {256, 1, 1}, 0, {1}},
+      {"cumsum_rows", 2, 8, {256, 1, 1}, 256 * 4, {1}},
       {"topk", 3, 6, {256, 1, 1}, 0, {1, 2}},
+      {"topk_select", 7, 14, {256, 1, 1}, 0, {1, 2, 3, 4, 5, 6}},
       {"pad", 3, 22, {256, 1, 1}, 0, {2}},
       {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
-      {"compress", 4, 4, {256, 1, 1}, 256 * 4, {2, 3}},
-      {"nonzero", 3, 9, {256, 1, 1}, 256 * 4, {1, 2}},
+      {"compress", 3, 6, {256, 1, 1}, 256 * 4, {1, 2}},
+      {"compress_copy", 3, 4, {256, 1, 1}, 0, {2}},
+      {"nonzero", 3, 11, {256, 1, 1}, 256 * 4, {1, 2}},
       {"dropout", 5, 2, {256, 1, 1}, 0, {3, 4}},
       {"nms_select", 8, 8, {256, 1, 1}, 256 * 8, {5, 6, 7}},
       {"nms_select_cpu", 8, 8, {1, 1, 1}, 0, {5, 6, 7}},
@@ -129,14 +230,14 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     s.spec = {ss[0], ss[1], ss[2], slots, U(n.GetInt("center_point_box", 0)), optional(2) ? 1u : 0u,
               optional(3) ? 1u : 0u, optional(4) ? 1u : 0u};
     s.detail = n.GetInt("center_point_box", 0) ? "center_point_box=1" : "corners";
-    // One invocation per pair, no barriers, when its loops stay within
-    // lavapipe's budget: llvmpipe ends an invocation's loops after 65535
-    // iterations in total, and the kernel iterates about 3 N times to fill
-    // and heapify plus (log N + selected) per selection. Larger inputs keep
-    // the workgroup kernel, whose invocations iterate N / 256 per round
-    // (both kernels report a cut loop as an error, never fewer boxes).
+    // One invocation per pair, no barriers, when its loops stay within the
+    // loop budget (loop_budget.h): the kernel iterates about 3 N times to
+    // fill and heapify plus (log N + selected) per selection. Larger inputs
+    // keep the workgroup kernel, whose invocations iterate N / 256 per round
+    // (both kernels report a loop a driver cut as an error, never fewer
+    // boxes).
     const int64_t n_max = UpperBound(ss[2]), slots_max = UpperBound(slots);
-    if (n_max <= 20000 && 3 * n_max + slots_max * (24 + slots_max) <= 60000) {
+    if (3 * n_max + slots_max * (24 + slots_max) <= kLoopBudget) {
       s.cpu_kernel = "nms_select_cpu";
       s.cpu_groups = pairs;
     }
@@ -231,37 +332,36 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       len = len + Eq(axis, Dim(i)) * xs[i];
       inner = inner + Eq(axis, Dim(i)) * after;
     }
+    // The run-time axis picks one of the dimensions: planned at the longest.
+    int64_t len_max = 1;
+    for (int64_t i = 0; i < rank; ++i) len_max = std::max(len_max, UpperBound(xs[i]));
     const Dim rows = FloorDiv(y.numel(), Max(len, Dim(1)));
-    d.kernel = "cumsum";
-    d.units = rows;
-    d.spec = {rows, len, inner, n.GetInt("exclusive", 0) ? 1u : 0u, n.GetInt("reverse", 0) ? 1u : 0u, in_float};
-    d.value_sizes = true;
-    d.detail = "axis at run time";
+    return CumSumDispatches(n, rows, len, len_max, inner, in_float, true, "axis at run time");
   } else if (op == "CumSum") {
     const int64_t axis = n.GetInt("_axis", 0);
     Dim inner = 1;
     for (int64_t i = axis + 1; i < rank; ++i) inner = inner * xs[i];
     const Dim rows = FloorDiv(y.numel(), Max(xs[axis], Dim(1)));
-    d.kernel = "cumsum";
-    d.units = rows;  // one invocation per row
-    d.spec = {rows, U(xs[axis]), U(inner), n.GetInt("exclusive", 0) ? 1u : 0u, n.GetInt("reverse", 0) ? 1u : 0u,
-              in_float};
-    d.detail = StrFormat("axis=%lld", static_cast<long long>(axis));
+    return CumSumDispatches(n, rows, xs[axis], UpperBound(xs[axis]), inner, in_float, false,
+                            StrFormat("axis=%lld", static_cast<long long>(axis)));
   } else if (op == "TopK") {
     if (n.outputs.size() < 2 || n.outputs[1].empty()) return LErr(n, "both outputs (Values, Indices) must be named");
-    int64_t axis = n.GetInt("_axis", rank - 1), inner = 1, k = n.GetInt("_k", 1);
-    for (int64_t i = axis + 1; i < rank; ++i) inner *= xs[i];
+    int64_t axis = n.GetInt("_axis", rank - 1), k = n.GetInt("_k", 1);
+    Dim inner = 1, kd = k;
+    for (int64_t i = axis + 1; i < rank; ++i) inner = inner * xs[i];
+    const bool k_by_value = n.GetInt("_k_by_value", 0) != 0;  // K read at run time (feature value_symbols)
+    if (k_by_value) kd = g.FindTensor(n.inputs[1])->AsDims().at(0);
+    const std::string detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
+                                         n.GetInt("largest", 1) ? "largest" : "smallest");
+    if (UpperBound(xs[axis]) > kTopKRankMax)
+      return TopKSelect(n, x.numel(), xs[axis], inner, kd, k_by_value, in_float, detail);
     d.kernel = "topk";
     d.outputs = {0, 1};
-    d.units = static_cast<uint64_t>(x.numel());
-    d.spec = {U(x.numel()), U(xs[axis]), U(inner), U(k), n.GetInt("largest", 1) ? 1u : 0u, in_float};
-    if (n.GetInt("_k_by_value", 0) != 0) {  // K read at run time (feature value_symbols)
-      d.spec[3] = g.FindTensor(n.inputs[1])->AsDims().at(0);
-      d.value_sizes = true;
-    }
-    d.detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
-                         n.GetInt("largest", 1) ? "largest" : "smallest");
-  } else if (op == "Compress") {  // one workgroup (shaders/compress.comp)
+    d.units = x.numel();
+    d.spec = {x.numel(), U(xs[axis]), inner, kd, n.GetInt("largest", 1) ? 1u : 0u, in_float};
+    d.value_sizes = k_by_value;
+    d.detail = detail;
+  } else if (op == "Compress") {  // shaders/compress.comp
     Dim outer = 1, extent = x.numel(), inner = 1;
     if (n.HasAttr("axis")) {
       int64_t a = n.GetInt("axis", 0);
@@ -270,12 +370,35 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       extent = xs[a];
       for (int64_t i = a + 1; i < rank; ++i) inner = inner * xs[i];
     }
-    d.kernel = "compress";
-    d.inputs = {n.inputs[0], n.inputs.at(1)};
-    d.outputs = {0, 1};
-    d.units = 256;
-    d.spec = {outer, extent, inner, g.FindTensor(n.inputs[1])->numel()};
-    d.detail = "condition at run time";
+    // Slots in segments of 256 chunks (shaders/compress.comp: 2 * chunk +
+    // 256 iterations per invocation within kLoopBudget) into a scratch value,
+    // then one invocation per element copies (shaders/compress_copy.comp).
+    const Dim cond_len = g.FindTensor(n.inputs[1])->numel();
+    const int64_t len_max = std::max<int64_t>(std::min(UpperBound(extent), UpperBound(cond_len)), 1);
+    const int64_t chunk = std::min<int64_t>((len_max + 255) / 256, (kLoopBudget - 512) / 2);
+    const int64_t segment = 256 * chunk, segments = (len_max + segment - 1) / segment;
+    r.scratch_words = {extent};
+    for (int64_t s = 0; s < segments; ++s) {
+      IndexDispatch p;
+      p.kernel = "compress";
+      p.inputs = {n.inputs.at(1)};
+      p.outputs = {1};
+      p.scratch = {0};
+      p.units = 256;
+      p.spec = {outer, extent, inner, cond_len, U(s * segment), U(chunk)};
+      p.detail = "condition at run time, slots" +
+                 (segments > 1 ? StrFormat(" (segment %lld of %lld)", static_cast<long long>(s + 1),
+                                           static_cast<long long>(segments))
+                               : std::string());
+      r.dispatches.push_back(std::move(p));
+    }
+    d.kernel = "compress_copy";
+    d.inputs = {n.inputs[0]};
+    d.outputs = {0};
+    d.scratch = {0};
+    d.units = x.numel();
+    d.spec = {outer, extent, inner, cond_len};
+    d.detail = "condition at run time, copy";
   } else if (op == "TrainingDropout") {  // shaders/dropout.comp
     if (!in_float) return LErr(n, "training-mode Dropout needs float data");
     d.kernel = "dropout";
@@ -292,18 +415,44 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       l = xs[a];
       for (int64_t i = a + 1; i < rank; ++i) inner = inner * xs[i];
     }
+    // shaders/unique.comp compares every slice with every other: an
+    // invocation iterates about 3 * ceil(L / 256) * L * slice-size times.
+    // Past the budget a driver may cut its loops, so such inputs are refused.
+    const int64_t l_max = UpperBound(l), slice = UpperBound(outer) * UpperBound(inner);
+    const int64_t iterations = 3 * ((l_max + 255) / 256) * l_max * slice + 256;
+    if (iterations > kLoopBudget)
+      return InvalidArgument(StrFormat(
+          "node '%s' (Unique): %lld slices of %lld elements need about %lld loop iterations per invocation, "
+          "above the per-invocation budget of %lld (docs/toolchain.md, \"Loop budget\"): the device Unique "
+          "compares every slice with every other and supports up to about 1,100 single elements; compute "
+          "Unique outside the model for larger inputs",
+          n.name.c_str(), static_cast<long long>(l_max), static_cast<long long>(slice),
+          static_cast<long long>(iterations), static_cast<long long>(kLoopBudget)));
     d.kernel = "unique";
     d.outputs = {0, 1, 2, 3, 4, 5};
     d.units = 256;
     d.spec = {outer, l, inner, in_float, n.GetInt("sorted", 1) ? 1u : 0u};
     d.detail = n.GetInt("sorted", 1) ? "sorted" : "first occurrence order";
-  } else if (op == "NonZero") {  // one workgroup (shaders/nonzero.comp)
+  } else if (op == "NonZero") {  // shaders/nonzero.comp
+    // One workgroup per segment of 256 chunks, each continuing the count
+    // (shaders/nonzero.comp: chunk * (2 + rank) + 256 iterations per
+    // invocation within kLoopBudget).
+    const int64_t n_max = std::max<int64_t>(UpperBound(x.numel()), 1);
+    const int64_t chunk = std::min<int64_t>((n_max + 255) / 256, (kLoopBudget - 512) / (2 + rank));
+    const int64_t segment = 256 * chunk, segments = (n_max + segment - 1) / segment;
     d.kernel = "nonzero";
     d.outputs = {0, 1};
     d.units = 256;
     d.spec = {x.numel(), U(rank), in_float};
     Push(&d.spec, std::vector<Dim>(xs.begin(), xs.end()));
     while (d.spec.size() < 9) d.spec.push_back(1);
+    d.spec.push_back(0);
+    d.spec.push_back(U(chunk));
+    for (int64_t s = 1; s < segments; ++s) {
+      r.dispatches.push_back(d);
+      d.spec[9] = U(s * segment);
+      d.detail = StrFormat("segment %lld of %lld", static_cast<long long>(s + 1), static_cast<long long>(segments));
+    }
   } else if (op == "Pad") {
     OAAXVK_ASSIGN_OR_RETURN(std::vector<Dim> pads, PadAmounts(g, n, rank));
     bool has_value = g.opset >= 11 && n.inputs.size() > 2 && !n.inputs[2].empty();

@@ -12,6 +12,12 @@
 // (no atomics): a strided_copy dispatch copies the data into the output, then
 // the scatter kernel applies the updates in index order, each invocation
 // owning a disjoint set of output elements (O(numel(updates)) work).
+//
+// Long axes: no invocation loops more than kLoopBudget times
+// (loop_budget.h). CumSum, TopK, NonZero and Compress split long axes over
+// workgroups, segments (several dispatches in order) and passes that share
+// scratch values (IndexLowering::scratch_words); Unique past the budget is
+// refused.
 #ifndef OAAXVK_TOOLCHAIN_LOWER_LOWER_INDEX_H_
 #define OAAXVK_TOOLCHAIN_LOWER_LOWER_INDEX_H_
 
@@ -44,11 +50,17 @@ struct IndexDispatch {
   // empty = none; else that kernel on a 1-D grid of cpu_groups workgroups.
   std::string cpu_kernel{};
   Dim cpu_groups = 0;
+  // Scratch values (IndexLowering::scratch_words) bound after the outputs,
+  // read and written.
+  std::vector<size_t> scratch{};
 };
 
 struct IndexLowering {
   bool handled = false;  // false: not a node handled here
   std::vector<IndexDispatch> dispatches;
+  // int32 arena values the dispatches share and nothing else reads (a
+  // multi-pass kernel's state), by size in words.
+  std::vector<Dim> scratch_words{};
 };
 
 // Lowers `n` when it is one of IndexDeviceOps() (shape_infer_index.h) or a
