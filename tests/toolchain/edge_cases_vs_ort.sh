@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Models whose answers hinge on details that were once silently wrong
+# Models whose answers hinge on details that are easy to get silently wrong
 # (make_edge_models.py: activations after integer operators, integer
 # constants folded with wrap-around, float -> int64 Cast outputs beyond int32,
 # batch-first recurrent layers with initial states, Resize align_corners /

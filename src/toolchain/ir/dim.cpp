@@ -445,6 +445,14 @@ static int64_t Extreme(const Dim& d, bool lo) {
 
 int64_t LowerBound(const Dim& d) { return Extreme(d, true); }
 int64_t UpperBound(const Dim& d) { return Extreme(d, false); }
+int64_t PlannedMax(const Dim& d) {
+  const int64_t ub = UpperBound(d);
+  // No bound found (run-time values, or a range too large to enumerate):
+  // the plan allocates the value at the compile point.
+  if (d.is_symbolic() && (ub == std::numeric_limits<int64_t>::max() || DependsOnUnsampledValue(d)))
+    return std::min(ub, d.value());
+  return ub;
+}
 bool Divisible(const Dim& d, int64_t k) {
   if (k <= 0) return false;
   SymContext* c = SymContext::Current();

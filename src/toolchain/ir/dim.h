@@ -263,6 +263,14 @@ bool AnyDependsOnValue(const std::vector<Dim>& ds);
 // The same for value symbols that are not sampled (Symbol::sampled).
 bool DependsOnUnsampledValue(const Dim& d);
 bool AnyDependsOnUnsampledValue(const std::vector<Dim>& ds);
+// The largest value size `d` takes in the bundle's plan: UpperBound(d),
+// except for a size UpperBound cannot bound (one that depends on run-time
+// values no enumeration samples, or on ranges too large to enumerate), which
+// the plan allocates at its value at the
+// compile point, the largest over the ranges (docs/toolchain.md "Run-time
+// values with ranges"). Kernels that split work by a length use this, so
+// their passes and scratch buffers match the buffers the plan allocates.
+int64_t PlannedMax(const Dim& d);
 
 }  // namespace oaaxvk::toolchain
 

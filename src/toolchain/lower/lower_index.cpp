@@ -135,7 +135,7 @@ StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& numel, const Dim& l
   IndexLowering r;
   r.handled = true;
   const Dim rows = FloorDiv(numel, Max(len, Dim(1)));
-  const int64_t l_max = UpperBound(len), k_max = std::max<int64_t>(std::min(UpperBound(k), l_max), 1);
+  const int64_t l_max = PlannedMax(len), k_max = std::max<int64_t>(std::min(PlannedMax(k), l_max), 1);
   constexpr int64_t kPer = 16;  // positions per invocation (PER in the shader)
   const int64_t lpad = (l_max + 256 * kPer - 1) / (256 * kPer) * (256 * kPer);
   int64_t lo_digits = 1;  // 8-bit digits of the largest index
@@ -334,7 +334,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     }
     // The run-time axis picks one of the dimensions: planned at the longest.
     int64_t len_max = 1;
-    for (int64_t i = 0; i < rank; ++i) len_max = std::max(len_max, UpperBound(xs[i]));
+    for (int64_t i = 0; i < rank; ++i) len_max = std::max(len_max, PlannedMax(xs[i]));
     const Dim rows = FloorDiv(y.numel(), Max(len, Dim(1)));
     return CumSumDispatches(n, rows, len, len_max, inner, in_float, true, "axis at run time");
   } else if (op == "CumSum") {
@@ -342,7 +342,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     Dim inner = 1;
     for (int64_t i = axis + 1; i < rank; ++i) inner = inner * xs[i];
     const Dim rows = FloorDiv(y.numel(), Max(xs[axis], Dim(1)));
-    return CumSumDispatches(n, rows, xs[axis], UpperBound(xs[axis]), inner, in_float, false,
+    return CumSumDispatches(n, rows, xs[axis], PlannedMax(xs[axis]), inner, in_float, false,
                             StrFormat("axis=%lld", static_cast<long long>(axis)));
   } else if (op == "TopK") {
     if (n.outputs.size() < 2 || n.outputs[1].empty()) return LErr(n, "both outputs (Values, Indices) must be named");
@@ -353,7 +353,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     if (k_by_value) kd = g.FindTensor(n.inputs[1])->AsDims().at(0);
     const std::string detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
                                          n.GetInt("largest", 1) ? "largest" : "smallest");
-    if (UpperBound(xs[axis]) > kTopKRankMax)
+    if (PlannedMax(xs[axis]) > kTopKRankMax)
       return TopKSelect(n, x.numel(), xs[axis], inner, kd, k_by_value, in_float, detail);
     d.kernel = "topk";
     d.outputs = {0, 1};
@@ -374,7 +374,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     // 256 iterations per invocation within kLoopBudget) into a scratch value,
     // then one invocation per element copies (shaders/compress_copy.comp).
     const Dim cond_len = g.FindTensor(n.inputs[1])->numel();
-    const int64_t len_max = std::max<int64_t>(std::min(UpperBound(extent), UpperBound(cond_len)), 1);
+    const int64_t len_max = std::max<int64_t>(std::min(PlannedMax(extent), PlannedMax(cond_len)), 1);
     const int64_t chunk = std::min<int64_t>((len_max + 255) / 256, (kLoopBudget - 512) / 2);
     const int64_t segment = 256 * chunk, segments = (len_max + segment - 1) / segment;
     r.scratch_words = {extent};
@@ -418,7 +418,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     // shaders/unique.comp compares every slice with every other: an
     // invocation iterates about 3 * ceil(L / 256) * L * slice-size times.
     // Past the budget a driver may cut its loops, so such inputs are refused.
-    const int64_t l_max = UpperBound(l), slice = UpperBound(outer) * UpperBound(inner);
+    const int64_t l_max = PlannedMax(l), slice = PlannedMax(outer) * PlannedMax(inner);
     const int64_t iterations = 3 * ((l_max + 255) / 256) * l_max * slice + 256;
     if (iterations > kLoopBudget)
       return InvalidArgument(StrFormat(
@@ -437,7 +437,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     // One workgroup per segment of 256 chunks, each continuing the count
     // (shaders/nonzero.comp: chunk * (2 + rank) + 256 iterations per
     // invocation within kLoopBudget).
-    const int64_t n_max = std::max<int64_t>(UpperBound(x.numel()), 1);
+    const int64_t n_max = std::max<int64_t>(PlannedMax(x.numel()), 1);
     const int64_t chunk = std::min<int64_t>((n_max + 255) / 256, (kLoopBudget - 512) / (2 + rank));
     const int64_t segment = 256 * chunk, segments = (n_max + segment - 1) / segment;
     d.kernel = "nonzero";
