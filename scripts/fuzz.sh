@@ -34,7 +34,7 @@ jobs=${OAAXVK_JOBS:-$(nproc)}
 
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DOAAXVK_SANITIZE=ON -DOAAXVK_FUZZ=ON >/dev/null
+    -DOAAXVK_SANITIZE=ON -DOAAXVK_FUZZ=ON -DOAAXVK_BENCH=OFF >/dev/null
 fi
 cmake --build "$build" -j "$jobs" --target fuzzers
 
