@@ -7,7 +7,8 @@
 #   --seconds N   fuzzing time per target (default $OAAXVK_FUZZ_SECONDS or 30)
 #   --runs N      stop each target after N inputs instead (e.g. 100000)
 #   --build DIR   the clang build with -DOAAXVK_SANITIZE=ON -DOAAXVK_FUZZ=ON
-#                 (default build/sanitize; configured and built when missing)
+#                 (default build/fuzz; configured when missing; only the
+#                 fuzz targets are built)
 #   TARGET        oinf_reader onnx_import config_archive bundle_loader (default: all)
 # Seeds come from tests/data/malformed, tests/fuzz/make_seed_models.py and,
 # for the bundle loader, bundles the main build's toolchain (build/) writes
@@ -18,7 +19,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 seconds=${OAAXVK_FUZZ_SECONDS:-30}
 runs=""
-build=build/sanitize
+build=build/fuzz
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -34,7 +35,7 @@ jobs=${OAAXVK_JOBS:-$(nproc)}
 
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DOAAXVK_SANITIZE=ON -DOAAXVK_FUZZ=ON -DOAAXVK_BENCH=OFF >/dev/null
+    -DOAAXVK_SANITIZE=ON -DOAAXVK_FUZZ=ON -DOAAXVK_BENCH=OFF -DOAAXVK_BUILD_TESTS=OFF >/dev/null
 fi
 cmake --build "$build" -j "$jobs" --target fuzzers
 
