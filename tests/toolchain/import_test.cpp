@@ -322,5 +322,20 @@ TEST(Import, EnforcesTheSizeLimit) {
   EXPECT_EQ(g.status().code(), StatusCode::kResourceExhausted);
 }
 
+// Names become UTF-8 bundle metadata the runtime validates: a name that is
+// not UTF-8 is refused at import, naming it, instead of giving a bundle the
+// runtime rejects.
+TEST(Import, NamesThatAreNotUtf8AreRefused) {
+  const std::string bad = std::string("re") + static_cast<char>(0xff) + "lu";
+  auto g = ImportOnnxBytes(EncodeTinyModel({{"Relu", bad, {"x"}, {"y"}}}, {{"x", 1, {4}}}, {{"y", 1, {4}}}, 13), "");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("node name 're?lu'"), std::string::npos) << g.status().ToString();
+  EXPECT_NE(g.status().message().find("not well-formed UTF-8"), std::string::npos) << g.status().ToString();
+  auto io = ImportOnnxBytes(EncodeTinyModel({{"Relu", "relu", {bad}, {"y"}}}, {{bad, 1, {4}}}, {{"y", 1, {4}}}, 13), "");
+  ASSERT_FALSE(io.ok());
+  EXPECT_NE(io.status().message().find("graph input 're?lu'"), std::string::npos) << io.status().ToString();
+}
+
 }  // namespace
 }  // namespace oaaxvk::toolchain

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "oaax_vulkan/oinf.h"
 #include "onnx/onnx_pb.h"
 
 namespace oaaxvk::toolchain {
@@ -101,5 +102,35 @@ Status CheckGraph(const onnx::GraphProto& g, const std::map<std::string, int>& o
 }  // namespace
 
 Status CheckShapeInferenceGuards(const onnx::GraphProto& graph) { return CheckGraph(graph, {}); }
+
+Status CheckNamesAreUtf8(const onnx::GraphProto& g) {
+  auto check = [&](const std::string& name, const char* what) {
+    if (oinf::IsValidUtf8(name)) return Status::Ok();
+    std::string shown;
+    for (unsigned char ch : name) shown += ch >= 0x20 && ch < 0x7f ? std::string(1, static_cast<char>(ch)) : "?";
+    return InvalidArgument(std::string(what) + " '" + shown + "' of graph '" + (oinf::IsValidUtf8(g.name()) ? g.name() : "?") +
+                           "' is not well-formed UTF-8 (ONNX names are UTF-8 strings); re-export the model or rename it");
+  };
+  OAAXVK_RETURN_IF_ERROR(check(g.name(), "the name"));
+  for (const auto& vi : g.input()) OAAXVK_RETURN_IF_ERROR(check(vi.name(), "graph input"));
+  for (const auto& vi : g.output()) OAAXVK_RETURN_IF_ERROR(check(vi.name(), "graph output"));
+  // Symbolic dimensions become the bundle's symbol names.
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+    for (const auto& vi : *list)
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
+        for (const auto& d : vi.type().tensor_type().shape().dim())
+          if (d.has_dim_param()) OAAXVK_RETURN_IF_ERROR(check(d.dim_param(), "symbolic dimension"));
+  for (const auto& t : g.initializer()) OAAXVK_RETURN_IF_ERROR(check(t.name(), "initializer"));
+  for (const auto& n : g.node()) {
+    OAAXVK_RETURN_IF_ERROR(check(n.name(), "node name"));
+    for (const auto& x : n.input()) OAAXVK_RETURN_IF_ERROR(check(x, "node input"));
+    for (const auto& x : n.output()) OAAXVK_RETURN_IF_ERROR(check(x, "node output"));
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) OAAXVK_RETURN_IF_ERROR(CheckNamesAreUtf8(a.g()));
+      for (const auto& sg : a.graphs()) OAAXVK_RETURN_IF_ERROR(CheckNamesAreUtf8(sg));
+    }
+  }
+  return Status::Ok();
+}
 
 }  // namespace oaaxvk::toolchain

@@ -26,6 +26,12 @@ namespace oaaxvk::toolchain {
 // value_info. InvalidArgument naming the node otherwise.
 Status CheckShapeInferenceGuards(const onnx::GraphProto& graph);
 
+// Every name the bundle may carry (the graph's name, node names, tensor
+// names, symbolic dimensions, in every subgraph too) is well-formed UTF-8, as ONNX strings are
+// (ONNX IR "Names Within a Graph"); the bundle stores them as UTF-8 and the
+// runtime refuses anything else. InvalidArgument naming the place otherwise.
+Status CheckNamesAreUtf8(const onnx::GraphProto& graph);
+
 }  // namespace oaaxvk::toolchain
 
 #endif  // OAAXVK_TOOLCHAIN_IMPORT_ONNX_GUARDS_H_

@@ -681,6 +681,7 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
   if (bytes.empty() || !model.ParseFromString(bytes))
     return DataLoss("not an ONNX model: the protobuf could not be parsed (corrupt or not a .onnx file)");
   if (!model.has_graph()) return DataLoss("not an ONNX model: no graph");
+  OAAXVK_RETURN_IF_ERROR(CheckNamesAreUtf8(model.graph()));
   OAAXVK_RETURN_IF_ERROR(ValidateTensors(model.graph(), ""));
   OAAXVK_RETURN_IF_ERROR(ValidateDeclaredShapes(model.graph()));
   OAAXVK_RETURN_IF_ERROR(CheckOpsets(model));
