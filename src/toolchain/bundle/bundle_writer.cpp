@@ -76,11 +76,6 @@ struct Refs {
 };
 
 uint32_t U32(const Dim& d) { return static_cast<uint32_t>(d.value()); }
-std::vector<uint32_t> U32s(const std::vector<Dim>& v) {
-  std::vector<uint32_t> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) r[i] = U32(v[i]);
-  return r;
-}
 bool SameSpec(const std::vector<Dim>& a, const std::vector<Dim>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)

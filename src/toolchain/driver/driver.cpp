@@ -183,7 +183,7 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
   for (IoDesc& in : r.program.inputs) {
     auto b = bound_inputs.find(in.name);
     if (b == bound_inputs.end()) continue;
-    if (b->second.size() != in.nbytes)
+    if (b->second.size() != static_cast<uint64_t>(in.nbytes))
       return Internal(StrFormat("bound input '%s' has %zu bytes, the program's input %llu", in.name.c_str(),
                                 b->second.size(), static_cast<unsigned long long>(in.nbytes)));
     in.bound = b->second;
