@@ -64,6 +64,9 @@ class Unroller {
     if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
       return NodeInvalid(n_, "unknown direction '" + dir + "'");
     D_ = dir == "bidirectional" ? 2 : 1;
+    // gates * hidden_size must not overflow before it is compared with W.
+    if (H_ < 1 || H_ > (int64_t{1} << 32))
+      return NodeInvalid(n_, "hidden_size " + std::to_string(H_) + " must be in [1, 2^32]");
     if (w->shape != Shape{D_, gates_ * H_, I_} || r->shape != Shape{D_, gates_ * H_, H_})
       return NodeInvalid(n_, "W " + ShapeToString(w->shape) + " / R " + ShapeToString(r->shape) +
                                  " do not match hidden_size " + std::to_string(H_) + " and direction " + dir);
