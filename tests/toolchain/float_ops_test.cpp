@@ -14,12 +14,6 @@ namespace oaaxvk::toolchain {
 namespace {
 using namespace testing;
 
-StatusOr<Program> FoldAndLower(Graph& g) {
-  PassResult r;
-  OAAXVK_RETURN_IF_ERROR(FoldConstants(g, &r));
-  return Lower(g);
-}
-
 TEST(FloatOps, ReduceShapesOverAnyAxes) {
   struct Case {
     std::vector<int64_t> axes;

@@ -17,12 +17,6 @@ namespace oaaxvk::toolchain {
 namespace {
 using namespace testing;
 
-StatusOr<Program> FoldAndLower(Graph& g) {
-  PassResult r;
-  OAAXVK_RETURN_IF_ERROR(FoldConstants(g, &r));
-  return Lower(g);
-}
-
 int64_t CeilDivI64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The loop iterations one invocation of `kernel` runs with specialization

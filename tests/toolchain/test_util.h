@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "toolchain/ir/graph.h"
+#include "toolchain/lower/lower.h"
+#include "toolchain/passes/passes.h"
 
 namespace oaaxvk::toolchain::testing {
 
@@ -30,6 +32,13 @@ inline Node& AddNode(Graph& g, const std::string& op, const std::string& name, s
   return g.nodes.back();
 }
 inline void AddOutput(Graph& g, const std::string& name) { g.outputs.push_back({name, name}); }
+
+// Folds constants, then lowers: the program the toolchain would plan for `g`.
+inline StatusOr<Program> FoldAndLower(Graph& g) {
+  PassResult r;
+  OAAXVK_RETURN_IF_ERROR(FoldConstants(g, &r));
+  return Lower(g);
+}
 
 }  // namespace oaaxvk::toolchain::testing
 
