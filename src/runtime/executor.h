@@ -36,7 +36,13 @@ namespace oaaxvk::runtime {
 struct ExecutorOptions {
   uint32_t frames_in_flight = 2;
   uint64_t timeout_ms = 5000;   // bound of every wait for a frame
-  std::string pipeline_cache;   // "" = no on-disk cache
+  // The persistent pipeline cache (runtime arguments pipeline_cache and
+  // pipeline_cache_dir; PipelineCachePath in pipeline_cache.h): "" or "auto"
+  // = one file per (bundle, device, driver) under pipeline_cache_dir, whose
+  // "" default is the per-user $XDG_CACHE_HOME/oaax-vulkan or
+  // ~/.cache/oaax-vulkan; "off" or "0" = none; anything else = that file.
+  std::string pipeline_cache;
+  std::string pipeline_cache_dir;
   bool force_staging = false;   // test knob: staged I/O even on host-visible devices
   // Run the program once on frame slot 0 (zeroed inputs) at the end of Create,
   // so that drivers which compile pipelines lazily at their first dispatch

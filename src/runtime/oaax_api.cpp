@@ -130,7 +130,8 @@ Status Initialize(int length, const char** keys, const void** values) {
     auto known = [&](const char* k) { return strcmp(key, k) == 0; };
     const bool is_known = known("log_level") || known("log_file") || known("device") || known("frames_in_flight") ||
                           known("receive_timeout_ms") || known("validation") || known("pipeline_cache") ||
-                          known("load_warmup") || known("force_staging") || known("profile") ||
+                          known("pipeline_cache_dir") || known("load_warmup") || known("force_staging") ||
+                          known("profile") ||
                           known("kernel_variant") || known("fp16_weights") || known("shape_cache_size");
     if (!is_known) continue;  // spec 4.2: unknown keys are ignored
     if (!value) return InvalidArgument(StrFormat("value of argument '%s' is NULL", key));
@@ -155,6 +156,8 @@ Status Initialize(int length, const char** keys, const void** values) {
       OAAXVK_ASSIGN_OR_RETURN(copts.validation, ParseBool(key, value));
     } else if (known("pipeline_cache")) {
       eopts.pipeline_cache = value;
+    } else if (known("pipeline_cache_dir")) {
+      eopts.pipeline_cache_dir = value;
     } else if (known("load_warmup")) {
       OAAXVK_ASSIGN_OR_RETURN(eopts.warmup, ParseBool(key, value));
     } else if (known("profile")) {

@@ -1,7 +1,11 @@
 // The compute pipelines of an executor and everything they are made of:
 // shader modules and descriptor-set / pipeline layouts of the kernels the
 // chosen dispatch rows use, the pipelines themselves keyed by (kernel,
-// specialization values), and the optional on-disk VkPipelineCache.
+// specialization values), and the persistent VkPipelineCache
+// (pipeline_cache.h). Kernels with identical SPIR-V and binding types share
+// one module, one layout and their pipelines; the pipelines of a load are
+// created in parallel on a few threads (VkPipelineCache and
+// vkCreateComputePipelines are internally synchronized).
 #ifndef OAAXVK_RUNTIME_PIPELINES_H_
 #define OAAXVK_RUNTIME_PIPELINES_H_
 
@@ -16,6 +20,7 @@
 
 #include "oaax_vulkan/status.h"
 #include "runtime/bundle.h"
+#include "runtime/pipeline_cache.h"
 #include "runtime/vk_context.h"
 
 namespace oaaxvk::runtime {
@@ -32,11 +37,14 @@ class Pipelines {
   Pipelines& operator=(const Pipelines&) = delete;
 
   // Creates the modules and layouts of the kernels the bundle's dispatch rows
-  // use, and one pipeline per dispatch whose specialization is static.
-  // `cache_path` ("" = none): the VkPipelineCache file read here (a file the
-  // driver rejects is logged and ignored) and written by SaveCache. Errors
-  // name the kernel or dispatch.
-  Status Create(const std::string& cache_path);
+  // use, and one pipeline per distinct (kernel, specialization values) of the
+  // dispatches whose specialization is static, on up to
+  // hardware_concurrency threads. `cache` and `cache_dir`: the runtime
+  // arguments pipeline_cache and pipeline_cache_dir (PipelineCachePath); the
+  // cache file is read first (an unusable one is logged and ignored) and
+  // saved once the pipelines exist. Errors name the kernel or dispatch (the
+  // first failing dispatch in program order when several fail).
+  Status Create(const std::string& cache, const std::string& cache_dir);
 
   // The pipeline of (kernel, values) for dispatch `dispatch` specialized for
   // a shape, created when no recording holds it yet; counted until Release.
@@ -47,9 +55,12 @@ class Pipelines {
   // Thread-safe.
   void Release(const Key& key);
 
-  // Writes the pipeline cache back to its file (temporary file + rename);
-  // failures are logged, never returned. Nothing without a cache file.
+  // Writes the pipeline cache back to its file (temporary file + rename)
+  // when its data changed since it was read or last saved; failures are
+  // logged, never returned. Nothing without a cache file.
   void SaveCache();
+  // The cache file in use ("" when none).
+  const std::string& cache_path() const { return cache_path_; }
 
   // VkPipelines alive now; thread-safe.
   size_t count() const;
@@ -61,9 +72,10 @@ class Pipelines {
   // By dispatch: whether its specialization values depend on the shape
   // (feature dynamic_shapes), so each recording acquires its pipeline.
   const std::vector<bool>& dynamic_spec() const { return dynamic_spec_; }
-  // By kernel index; VK_NULL_HANDLE for kernels no chosen row uses.
-  VkDescriptorSetLayout set_layout(uint32_t kernel) const { return set_layouts_[kernel]; }
-  VkPipelineLayout layout(uint32_t kernel) const { return pipeline_layouts_[kernel]; }
+  // By kernel index (kernels identical to an earlier one return its
+  // layouts); VK_NULL_HANDLE for kernels no chosen row uses.
+  VkDescriptorSetLayout set_layout(uint32_t kernel) const { return set_layouts_[canonical_[kernel]]; }
+  VkPipelineLayout layout(uint32_t kernel) const { return pipeline_layouts_[canonical_[kernel]]; }
   // Feature parameter_buffer: set 1 of every pipeline layout (binding 0, a
   // uniform buffer); VK_NULL_HANDLE for bundles without the feature.
   VkDescriptorSetLayout params_layout() const { return params_layout_; }
@@ -76,13 +88,26 @@ class Pipelines {
   };
 
   // One compute pipeline of `kernel` specialized with `values`; `what`
-  // names it in errors.
+  // names it in errors. Thread-safe (touches no member but reads).
   StatusOr<VkPipeline> CreatePipeline(uint32_t kernel, const std::vector<uint32_t>& values, const std::string& what);
+  // The modules and layouts of the used kernels (canonical_ first).
+  Status CreateLayouts();
+  // Opens the cache (cache_path_ resolved from the arguments and the key).
+  Status OpenCache(const std::string& cache, const std::string& cache_dir);
+  // The static pipelines, in parallel.
+  Status CreateStaticPipelines();
 
   VkContext* ctx_;
   VkDevice dev_;
   const Bundle* bundle_;
-  std::string cache_path_;
+  // By kernel: the first kernel with the same SPIR-V and binding types (the
+  // one whose module and layouts it uses, and whose index keys its pipelines).
+  std::vector<uint32_t> canonical_;
+  std::string cache_path_;  // "" = no cache file
+  std::string cache_dir_;   // created before saving (the per-user directory; "" for an explicit file)
+  PipelineCacheKey cache_key_;
+  uint64_t cache_saved_hash_ = 0;  // Fnv1a of the data read or last saved (skips rewriting an unchanged cache)
+  size_t cache_saved_bytes_ = 0;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::vector<VkShaderModule> modules_;
   std::vector<VkDescriptorSetLayout> set_layouts_;

@@ -146,9 +146,41 @@ Status Recorder::Record(FrameSlot* s, ShapeInstance shape) {
     return st;
   }
   rec.shape = std::move(shape);
+  rec.pipelines = std::move(pipelines);
   s->recordings.push_front(std::move(rec));
   ++recordings_;
   return Status::Ok();
+}
+
+Status Recorder::RecordWarmUp(FrameSlot* s, VkCommandBuffer* cmd) {
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = s->pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkAllocateCommandBuffers(dev_, &cai, cmd), "vkAllocateCommandBuffers"));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkBeginCommandBuffer(*cmd, &bi), "vkBeginCommandBuffer"));
+  const std::vector<VkPipeline>& pipelines = s->current->pipelines;
+  std::vector<VkPipeline> seen;
+  for (size_t i = 0; i < bundle_->dispatches.size(); ++i) {
+    const VkPipeline p = pipelines[i];
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+    if (!seen.empty()) {
+      VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+      vkCmdPipelineBarrier(*cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                           0, nullptr, 0, nullptr);
+    }
+    seen.push_back(p);
+    vkCmdBindPipeline(*cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+    const VkDescriptorSet sets[2] = {s->sets[i], s->params_set};
+    vkCmdBindDescriptorSets(*cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_->layout(bundle_->dispatches[i].kernel), 0,
+                            pipelines_->params_layout() ? 2 : 1, sets, 0, nullptr);
+    vkCmdDispatch(*cmd, 1, 1, 1);
+  }
+  return VkCheck(vkEndCommandBuffer(*cmd), "vkEndCommandBuffer");
 }
 
 void Recorder::WriteParams(FrameSlot* s) {

@@ -41,7 +41,8 @@ struct ShapeInstance {
 struct Recording {
   ShapeInstance shape;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
-  std::vector<Pipelines::Key> held;  // specialized pipelines acquired for it (released when evicted)
+  std::vector<VkPipeline> pipelines;  // by dispatch: the pipeline it binds
+  std::vector<Pipelines::Key> held;   // specialized pipelines acquired for it (released when evicted)
 };
 
 // Derives shape instances and records frame slots' command buffers. `ctx`,
@@ -63,6 +64,16 @@ class Recorder {
   // Records `shape` into a new command buffer of `slot` (which the caller
   // owns) and puts it first in the slot's cache.
   Status Record(FrameSlot* slot, ShapeInstance shape);
+  // The load-time warm-up of `slot` (which the caller owns; its current
+  // recording set): a new command buffer of the slot's pool that dispatches
+  // each distinct pipeline of the current recording once, with one
+  // workgroup, the descriptor sets of the first dispatch that uses it and a
+  // barrier between dispatches. Every invocation of a dispatch is
+  // range-checked, so a subset of them is as memory-safe as the whole; what
+  // it writes is never read as a result. Drivers that compile at the first
+  // dispatch compile every pipeline, at a fraction of an inference's cost.
+  // The caller submits it and frees it from the slot's pool.
+  Status RecordWarmUp(FrameSlot* slot, VkCommandBuffer* cmd);
   // Frees a recording of `slot` (not in flight) and releases its pipelines.
   void Evict(FrameSlot* slot, std::list<Recording>::iterator it);
   // Feature parameter_buffer: copies the parameter values of the slot's

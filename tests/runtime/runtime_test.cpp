@@ -1,9 +1,13 @@
 // Tests of libRuntimeLibrary.so through dlopen/dlsym, as an OAAX host uses it.
 // Every test runs with the Khronos validation layer on (when installed):
 // runtime_destruction fails when the layer reported anything.
+#include <dirent.h>
 #include <dlfcn.h>
+#include <spawn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -154,7 +158,10 @@ class Runtime : public ::testing::Test {
 
   // Initializes with validation on plus `extra` key/value pairs.
   int Init(std::vector<std::pair<std::string, std::string>> extra = {}) {
-    std::vector<std::pair<std::string, std::string>> kv = {{"validation", "1"}, {"log_level", "5"}};
+    // The persistent pipeline cache (on by default) goes to the test's
+    // directory, not the user's.
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"validation", "1"}, {"log_level", "5"}, {"pipeline_cache_dir", g_tmpdir + "/pipeline-cache"}};
     for (auto& e : extra) kv.push_back(e);
     std::vector<const char*> keys;
     std::vector<const void*> values;
@@ -1565,6 +1572,226 @@ TEST_F(Runtime, UnwritablePipelineCacheIsAWarningWithTheReason) {
   EXPECT_NE(text.find("No such file or directory (the cache is not saved)"), std::string::npos) << text;
 }
 
+// The files of `dir` (none when it does not exist).
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) out.push_back(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+// Loads `bundle` with the pipeline cache `cache` (a file), runs it once and
+// destroys: the child process of PipelineCacheIsSharedByProcessesLoadingAtOnce
+// (runtime_tests --pipeline-cache-child BUNDLE CACHE). 0 on success.
+int PipelineCacheChild(const char* bundle, const char* cache) {
+  void* h = dlopen(OAAXVK_RUNTIME_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  if (!h) return 2;
+  Api api;
+  Sym(h, "runtime_initialization_with_args", &api.init_args);
+  Sym(h, "runtime_model_loading", &api.load);
+  Sym(h, "send_input", &api.send);
+  Sym(h, "receive_output", &api.receive);
+  Sym(h, "runtime_destruction", &api.destroy);
+  Sym(h, "runtime_error_message", &api.error);
+  const char* keys[] = {"pipeline_cache", "log_level"};
+  const void* values[] = {cache, "5"};
+  tensors_struct* out = nullptr;
+  if (api.init_args(2, keys, values) != 0 || api.load(bundle) != 0 ||
+      api.send(MakeTensors({"x"}, {{1, 13}}, {Random(13, 5)})) != 0 || api.receive(&out) != 0) {
+    fprintf(stderr, "pipeline cache child: %s\n", api.error());
+    return 1;
+  }
+  DeepFree(out);
+  return api.destroy() == 0 ? 0 : 1;
+}
+
+// The pipeline cache is on by default: one file per bundle, device and
+// driver under $XDG_CACHE_HOME/oaax-vulkan, written by the first load and
+// read by the second.
+TEST_F(Runtime, PipelineCacheIsOnByDefaultAndReadByTheSecondLoad) {
+  const std::string xdg = g_tmpdir + "/xdg";
+  const char* old = getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    // pipeline_cache_dir "" = the default directory; XDG_CACHE_HOME only
+    // around the load (the driver reads it for its own cache at initialization).
+    const std::string log = g_tmpdir + "/cache-default-" + std::to_string(round) + ".log";
+    ASSERT_EQ(Init({{"pipeline_cache_dir", ""}, {"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+    setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+    std::vector<float> w, b;
+    LoadAffine(13, &w, &b);
+    if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1); else unsetenv("XDG_CACHE_HOME");
+    RunAffineOnce(13, w, b, 3);
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+    const std::vector<std::string> files = ListDir(xdg + "/oaax-vulkan");
+    ASSERT_EQ(files.size(), 1u) << "one cache file, no temporary left";
+    EXPECT_NE(files[0].find(".vkpc"), std::string::npos) << files[0];
+  }
+  const std::string file = xdg + "/oaax-vulkan/" + ListDir(xdg + "/oaax-vulkan")[0];
+  const std::string first = ReadFile(g_tmpdir + "/cache-default-0.log");
+  EXPECT_EQ(LinesWith(first, "pipeline cache '" + file + "': starting empty").size(), 1u) << first;
+  EXPECT_EQ(LinesWith(first, "pipeline cache '" + file + "': saved ").size(), 1u) << first;
+  EXPECT_EQ(LinesWith(first, "3 pipelines created in ").size(), 1u) << first;
+  const std::string second = ReadFile(g_tmpdir + "/cache-default-1.log");
+  EXPECT_EQ(LinesWith(second, "pipeline cache '" + file + "': read ").size(), 1u) << second;
+  EXPECT_EQ(LinesWith(second, "3 pipelines created in ").size(), 1u) << second;
+  EXPECT_EQ(second.find("ignored"), std::string::npos) << second;
+}
+
+// A corrupt, truncated or foreign cache file is ignored with a warning that
+// says why, never a failure, and replaced by a good one.
+TEST_F(Runtime, UnusablePipelineCacheFilesAreIgnoredAndReplaced) {
+  const std::string cache = g_tmpdir + "/unusable.vkpc";
+  std::vector<float> w, b;
+  auto load = [&](const std::string& log) {
+    ASSERT_EQ(Init({{"pipeline_cache", cache}, {"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+    LoadAffine(13, &w, &b);
+    RunAffineOnce(13, w, b, 4);
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+  };
+  {  // not a cache at all
+    std::ofstream(cache, std::ios::binary) << "garbage that no driver should ever see";
+    load(g_tmpdir + "/unusable-0.log");
+    const std::string text = ReadFile(g_tmpdir + "/unusable-0.log");
+    EXPECT_EQ(LinesWith(text, "pipeline cache '" + cache + "' ignored: not a pipeline cache of this runtime").size(), 1u)
+        << text;
+    EXPECT_EQ(LinesWith(text, "[warn]").size(), 1u) << text;
+  }
+  const std::string good = ReadFile(cache);
+  ASSERT_GT(good.size(), 64u) << "a header and the driver's data";
+  struct Case {
+    const char* name;
+    std::string bytes;
+    const char* expect;
+  };
+  std::string flipped = good, truncated = good.substr(0, good.size() - 1), extended = good + "x";
+  flipped[good.size() - 1] = static_cast<char>(flipped[good.size() - 1] ^ 0x5a);
+  std::string other_bundle = good;
+  other_bundle[40] = static_cast<char>(other_bundle[40] ^ 1);  // the header's bundle hash
+  std::string other_driver = good;
+  other_driver[20] = static_cast<char>(other_driver[20] ^ 1);  // the header's driver version
+  const Case cases[] = {
+      {"corrupt", flipped, "corrupt (its data does not match the header's checksum)"},
+      {"truncated", truncated, "truncated or extended"},
+      {"extended", extended, "truncated or extended"},
+      {"other bundle", other_bundle, "written for other kernels"},
+      {"other driver", other_driver, "written for device "},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    const Case& c = cases[i];
+    SCOPED_TRACE(c.name);
+    std::ofstream(cache, std::ios::binary | std::ios::trunc) << c.bytes;
+    const std::string log = g_tmpdir + "/unusable-" + std::to_string(i + 1) + ".log";
+    load(log);
+    const std::string text = ReadFile(log);
+    EXPECT_EQ(LinesWith(text, "pipeline cache '" + cache + "' ignored: " + c.expect).size(), 1u) << text;
+    const std::string replaced = ReadFile(cache);
+    EXPECT_EQ(replaced.compare(0, 8, "OAXVKPC1"), 0) << "the file is replaced by a cache";
+    EXPECT_NE(replaced, c.bytes);
+  }
+  load(g_tmpdir + "/unusable-last.log");  // the replaced file is read, not ignored
+  const std::string text = ReadFile(g_tmpdir + "/unusable-last.log");
+  EXPECT_EQ(LinesWith(text, "pipeline cache '" + cache + "': read ").size(), 1u) << text;
+  EXPECT_EQ(text.find("ignored"), std::string::npos) << text;
+}
+
+// pipeline_cache=off: no file is read or written anywhere.
+TEST_F(Runtime, DisabledPipelineCacheWritesNothing) {
+  const std::string dir = g_tmpdir + "/cache-off", log = g_tmpdir + "/cache-off.log";
+  for (const char* off : {"off", "0"}) {
+    SCOPED_TRACE(off);
+    ASSERT_EQ(Init({{"pipeline_cache", off}, {"pipeline_cache_dir", dir}, {"log_level", "2"}, {"log_file", log}}), 0)
+        << g_api->error();
+    std::vector<float> w, b;
+    LoadAffine(13, &w, &b);
+    RunAffineOnce(13, w, b, 5);
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+    EXPECT_EQ(access(dir.c_str(), F_OK), -1) << "nothing created";
+  }
+  const std::string text = ReadFile(log);
+  EXPECT_EQ(LinesWith(text, "no pipeline cache: pipeline_cache=off").size(), 1u) << text;
+  EXPECT_EQ(LinesWith(text, "no pipeline cache: pipeline_cache=0").size(), 1u) << text;
+  EXPECT_EQ(LinesWith(text, "3 pipelines created in ").size(), 2u) << text;
+  EXPECT_EQ(text.find("through the pipeline cache"), std::string::npos) << text;
+}
+
+// Two processes loading one bundle at once with one cache file: both load
+// and run, and the file left is a whole cache that the next load reads.
+TEST_F(Runtime, PipelineCacheIsSharedByProcessesLoadingAtOnce) {
+  std::vector<float> w = Random(13, 113), b = Random(13, 213);
+  const std::string bundle = Write(oaaxvk::test::AffineReluBundle(13, w, b), "shared-cache");
+  const std::string dir = g_tmpdir + "/shared-cache", cache = dir + "/pipelines.vkpc";
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(n, 0);
+  self[n] = '\0';
+  for (int round = 0; round < 2; ++round) {  // round 0: no file yet; round 1: both read it
+    SCOPED_TRACE(round);
+    pid_t pids[2];
+    for (pid_t& pid : pids) {
+      char* argv[] = {self, const_cast<char*>("--pipeline-cache-child"), const_cast<char*>(bundle.c_str()),
+                      const_cast<char*>(cache.c_str()), nullptr};
+      ASSERT_EQ(posix_spawn(&pid, self, nullptr, nullptr, argv, environ), 0);
+    }
+    for (pid_t pid : pids) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    }
+    EXPECT_EQ(ListDir(dir), std::vector<std::string>{"pipelines.vkpc"}) << "no temporary file left";
+  }
+  const std::string log = g_tmpdir + "/shared-cache.log";
+  ASSERT_EQ(Init({{"pipeline_cache", cache}, {"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(bundle.c_str()), 0) << g_api->error();
+  RunAffineOnce(13, w, b, 6);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  EXPECT_EQ(LinesWith(text, "pipeline cache '" + cache + "': read ").size(), 1u) << text;
+  EXPECT_EQ(text.find("ignored"), std::string::npos) << text;
+}
+
+// Identical pipelines are created once: a dispatch repeated with the same
+// kernel and specialization values, and a kernel whose SPIR-V and binding
+// types equal another's, share one pipeline. relu(relu(relu(t))) = relu(t).
+TEST_F(Runtime, IdenticalPipelinesAreCreatedOnceAndShared) {
+  const uint32_t n = 13;
+  std::vector<float> w = Random(n, 114), b = Random(n, 214);
+  BundleSpec s = oaaxvk::test::AffineReluBundle(n, w, b);
+  const uint64_t bytes = 4ull * n, a = oaaxvk::test::Align256(bytes);
+  s.kernels.push_back({"relu_copy", oaaxvk::test::ReadSpirv("relu"), 2, 1});  // kernel 3 = kernel 2
+  s.arena_bytes = 3 * a + bytes;
+  // relu: t2 -> t3; relu_copy: t3 -> t4; relu: t4 -> y.
+  s.bindings.resize(6);
+  s.bindings.push_back({1, a, bytes});
+  s.bindings.push_back({1, 2 * a, bytes});
+  s.bindings.push_back({1, 2 * a, bytes});
+  s.bindings.push_back({1, 3 * a, bytes});
+  s.bindings.push_back({1, 3 * a, bytes});
+  s.bindings.push_back({3, 0, bytes});
+  s.spec = {n, n, n, n, n};
+  const uint32_t g = s.dispatch[0][1];
+  s.dispatch.resize(2);
+  s.dispatch.push_back({2, g, 1, 1, 6, 2, 2, 1});
+  s.dispatch.push_back({3, g, 1, 1, 8, 2, 3, 1});
+  s.dispatch.push_back({2, g, 1, 1, 10, 2, 4, 1});
+  s.barrier = {0, 1, 1, 1, 1};
+  const std::string log = g_tmpdir + "/dedupe.log";
+  ASSERT_EQ(Init({{"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(s, "dedupe").c_str()), 0) << g_api->error();
+  RunAffineOnce(n, w, b, 7);  // checks against relu(x * w + b)
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  const std::string text = ReadFile(log);
+  EXPECT_EQ(LinesWith(text, "3 pipelines created in ").size(), 1u) << text;
+  EXPECT_EQ(LinesWith(text, "(1 kernels identical to another share its pipelines)").size(), 1u) << text;
+  EXPECT_EQ(LinesWith(text, "4 kernels, 5 dispatches, 3 pipelines").size(), 1u) << text;
+  EXPECT_EQ(LinesWith(text, "each of 3 pipelines dispatched once").size(), 1u) << text;
+}
+
 // runtime_version may be called from any thread at any time: while another
 // thread initializes and destroys, every text it returns is whole.
 TEST_F(Runtime, VersionIsWholeWhileAnotherThreadInitializesAndDestroys) {
@@ -2625,6 +2852,7 @@ TEST_F(DynamicShapes, ShapeCacheSizeArgumentIsValidated) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && strcmp(argv[1], "--pipeline-cache-child") == 0) return PipelineCacheChild(argv[2], argv[3]);
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new RuntimeEnv());
   return RUN_ALL_TESTS();
