@@ -74,10 +74,17 @@ int runtime_initialization(void);
  *   frames_in_flight   frame slots (1..16); default 2
  *   receive_timeout_ms bound of every wait for the device, milliseconds; default 5000
  *   validation         "1" enables VK_LAYER_KHRONOS_validation when installed
- *   pipeline_cache     path of a VkPipelineCache file (read at load, written at destruction)
- *   load_warmup        "1" (default): runtime_model_loading runs the program once on zeroed
- *                      inputs, so drivers that compile shaders at their first dispatch
- *                      (lavapipe) do it during loading and send_input only runs; "0" skips it
+ *   pipeline_cache     "auto" (default, also ""): a persistent VkPipelineCache file per bundle,
+ *                      device and driver version in pipeline_cache_dir, read at load and written
+ *                      (through a temporary file + rename) after creating the pipelines and, when
+ *                      changed, at destruction; an unusable file is ignored with a warning.
+ *                      "off" or "0": no cache. Any other value: that file (its directory must exist)
+ *   pipeline_cache_dir directory of the "auto" cache files (created when missing); default
+ *                      $XDG_CACHE_HOME/oaax-vulkan, or $HOME/.cache/oaax-vulkan
+ *   load_warmup        "1" (default): runtime_model_loading dispatches every pipeline once (one
+ *                      workgroup each, zeroed inputs), so drivers that compile shaders at their
+ *                      first dispatch (lavapipe) do it during loading and send_input only runs;
+ *                      "0" skips it
  *   profile            "1": time every dispatch with timestamp queries and, when each frame is
  *                      received, log (info level, so log_level <= 2) one line per dispatch in
  *                      microseconds (kernel, group counts, ONNX op), the 15 slowest dispatches
@@ -108,9 +115,10 @@ int runtime_initialization_with_args(int length, const char** keys, const void**
 
 /* Spec 4.3. Loads a bundle (model.oinf, docs/bundle-format.md) from
  * `file_path`: validates it completely and against the device limits before
- * allocating device memory, uploads weights, creates pipelines, records one
- * command buffer per frame slot and (load_warmup) runs it once, so that every
- * shader compilation happens here and inference only runs. One model per initialized runtime: a second
+ * allocating device memory, uploads weights, creates pipelines (in parallel,
+ * through the pipeline cache), records one command buffer per frame slot and
+ * (load_warmup) dispatches every pipeline once, so that every shader
+ * compilation happens here and inference only runs. One model per initialized runtime: a second
  * call fails. Returns 0 on success. */
 int runtime_model_loading(const char* file_path);
 

@@ -101,6 +101,9 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
 }
 
 Status Executor::Init() {
+  // Where the load's time goes (the "loaded" line): each step's end.
+  const auto t0 = Clock::now();
+  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
   dynamic_ = bundle_.shape.dynamic();
   VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   cpi.queueFamilyIndex = ctx_->queue_family();
@@ -110,24 +113,33 @@ Status Executor::Init() {
   if (DispatchesBindKind(bundle_, kWeightsF16))
     OAAXVK_RETURN_IF_ERROR(
         UploadBuffer(ctx_, cmd_pool_, bundle_.weights_f16, bundle_.weights_f16_bytes, &weights_f16_, "weights_f16"));
+  const double upload_ms = ms_since(t0);
+  const auto t1 = Clock::now();
   pipelines_ = std::make_unique<Pipelines>(ctx_, &bundle_);
   OAAXVK_RETURN_IF_ERROR(pipelines_->Create(options_.pipeline_cache, options_.pipeline_cache_dir));
   recorder_ = std::make_unique<Recorder>(ctx_, &bundle_, pipelines_.get());
   if (options_.profile) profiler_.SetUp(ctx_);
+  const double pipelines_ms = ms_since(t1);
+  const auto t2 = Clock::now();
   OAAXVK_RETURN_IF_ERROR(CreateSlots());
+  const double slots_ms = ms_since(t2);
+  const auto t3 = Clock::now();
   queue_ = std::make_unique<FrameQueue>(slots_.size(), options_.timeout_ms,
                                         [this](size_t slot, uint64_t seq, uint64_t timeout_ns) {
                                           return Harvest(slot, seq, timeout_ns);
                                         });
   if (options_.warmup) OAAXVK_RETURN_IF_ERROR(WarmUp());
+  const double warmup_ms = ms_since(t3);
   Log(LogLevel::kInfo, StrFormat("loaded '%s' (model '%s', producer '%s'): %zu inputs, %zu outputs, %zu kernels, "
-                                 "%zu dispatches, %zu pipelines, %zu frame slots%s%s%s",
+                                 "%zu dispatches, %zu pipelines, %zu frame slots%s%s%s; %.1f ms: weights %.1f, "
+                                 "pipelines %.1f, frame slots and recording %.1f, warm-up %.1f",
                                  bundle_.path.c_str(), bundle_.model_name.c_str(), bundle_.producer.c_str(),
                                  bundle_.inputs.size(), bundle_.outputs.size(), bundle_.kernels.size(),
                                  bundle_.dispatches.size(), pipelines_->count(), slots_.size(),
                                  !slots_.empty() && slots_[0].staged ? ", staged I/O" : "",
                                  weights_f16_.buffer ? ", fp16 weight copies uploaded" : "",
-                                 profiler_.enabled() ? ", profiling every dispatch" : ""));
+                                 profiler_.enabled() ? ", profiling every dispatch" : "", ms_since(t0), upload_ms,
+                                 pipelines_ms, slots_ms, warmup_ms));
   if (dynamic_) {
     std::string symbols;
     for (const ShapeSymbol& y : bundle_.shape.symbols)
