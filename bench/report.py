@@ -405,6 +405,35 @@ def device_variants_section(r):
     return L
 
 
+def load_time_section(r):
+    """Load time beside ONNX Runtime's session creation (run_bench.py
+    load_times)."""
+    L = ["## Load time beside ONNX Runtime session creation\n",
+         "`runtime_model_loading` in a new `oaax-run` process (1 frame slot): **first** with empty caches (a fresh "
+         "`XDG_CACHE_HOME`: no pipeline cache file, no Mesa shader cache), **second** in another process with the "
+         "caches the first wrote. ORT = `InferenceSession.create` (CPU EP, graph optimization `all`) from the "
+         "model's ONNX Runtime run. Second load's parts from the runtime's `loaded` log line "
+         "(docs/runtime.md, \"Load time and the pipeline cache\").\n",
+         "| model | pipelines (threads) | first load ms | second load ms | ORT session ms | second ÷ ORT | "
+         "second load: weights / pipelines / warm-up ms |",
+         "|---|---|---|---|---|---|---|"]
+    rows = r.get("load_time", [])
+    if not rows:
+        return L[:1] + ["not measured in this run\n"]
+    for e in rows:
+        if "error" in e or "second_ms" not in e:
+            L.append(f"| {e['name']} | | not measured: {e.get('error', '?')} | | {_f(e.get('ort_session_ms'), '{:.0f}')} "
+                     f"| | |")
+            continue
+        p = e.get("second_parts_ms", {})
+        L.append(f"| {e['name']} | {_f(e.get('pipelines'), '{}')} ({_f(e.get('threads'), '{}')}) | "
+                 f"{e['first_ms']:.0f} | {e['second_ms']:.0f} | {_f(e.get('ort_session_ms'), '{:.0f}')} | "
+                 f"{_f(e.get('second_vs_ort'), '{:.1f}×')} | {_f(p.get('weights'), '{:.0f}')} / "
+                 f"{_f(p.get('pipelines'), '{:.0f}')} / {_f(p.get('warmup'), '{:.0f}')} |")
+    L.append("")
+    return L
+
+
 def markdown(r, png="roofline.png"):
     m, rf, L = r["machine"], r["roofline"], []
     dev = m.get("vulkan_device", {})
@@ -519,6 +548,7 @@ def markdown(r, png="roofline.png"):
                  f"{_f(_mib(e.get('arena_bytes')), '{:.2f}')} | {_f(_mib(e.get('arena_bytes_no_reuse')), '{:.2f}')} | "
                  f"{_f(ratio, '{:.2f}')} | {_f(e.get('gpu_ms_in_dispatches'))} |")
     L.append("")
+    L.extend(load_time_section(r))
     L.extend(device_variants_section(r))
     h = r["host_overhead"]
     L.append("## Host overhead (16-element Relu, depth 1)\n")

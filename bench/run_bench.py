@@ -10,6 +10,8 @@ One run measures, on the default Vulkan device (lavapipe here; SwiftShader with
              latency p50 (depth 1), throughput (depth 2-4), arena vs intermediates,
              dispatches vs ONNX nodes, each beside ONNX Runtime CPU
   overhead   send -> receive round trip of a 16-element Relu vs ORT run()
+  load time  per model: runtime_model_loading with empty caches, then again with
+             the caches the first load wrote, beside ONNX Runtime's session creation
   probe      oaaxvk-roofline --gemm-probe: the GEMM inner loop per load path
 and writes bench/RESULTS.md, bench/results.json and bench/roofline.png.
 Iteration counts are adaptive: every figure is measured for about --seconds
@@ -26,6 +28,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,6 +53,10 @@ def log(msg):
 
 class Failure(Exception):
     pass
+
+
+def _ms(v):
+    return f"{v:.0f} ms" if v is not None else "—"
 
 
 def run(cmd, timeout, env=None, cwd=None):
@@ -79,7 +86,7 @@ class Suite:
         self.results = {"suite": {"quick": a.quick, "swiftshader": a.swiftshader, "seconds_per_figure": a.seconds,
                                   "only": sorted(a.only)},
                         "machine": {}, "roofline": {}, "kernels": [], "models": [], "host_overhead": {},
-                        "device_variants": {}, "notes": []}
+                        "device_variants": {}, "load_time": [], "notes": []}
 
     # ---- helpers ----
     def tool(self, name):
@@ -709,6 +716,59 @@ class Suite:
                 entry["error"] = str(e)
                 log(f"device variants {name}: FAILED {e}")
 
+    LOAD_RE = re.compile(r"; ([\d.]+) ms: weights ([\d.]+), pipelines ([\d.]+), frame slots and recording "
+                         r"([\d.]+), warm-up ([\d.]+)")
+    CREATED_RE = re.compile(r"(\d+) pipelines created in ([\d.]+) ms on (\d+) thread")
+
+    def load_times(self):
+        """Load time (docs/runtime.md, "Load time and the pipeline cache"): per
+        measured model, oaax-run's runtime_model_loading in a new process with
+        empty caches (a fresh XDG_CACHE_HOME: no pipeline cache file and no Mesa
+        shader cache), then in another process with the caches the first load
+        wrote; beside ONNX Runtime's InferenceSession.create from the model's
+        ORT run. Not bound by --budget (cold loads compile every shader) unless
+        the suite is 10 minutes past it."""
+        for e in self.results["models"]:
+            name = e["name"]
+            if name not in self.model_bundles:
+                continue
+            entry = {"name": name, "ort_session_ms": e.get("ort", {}).get("load_ms")}
+            self.results["load_time"].append(entry)
+            if time.time() - self.t0 > self.a.budget + 600:
+                entry["error"] = "skipped: the suite ran 10 minutes past its time budget"
+                continue
+            bundle, inputs = self.model_bundles[name]
+            cache = tempfile.mkdtemp(prefix=f"load-{name}-", dir=self.work)
+            try:
+                for k in ("first", "second"):
+                    logf = os.path.join(cache, f"{k}.log")
+                    log(f"load time {name}: {k} load")
+                    cmd = [self.tool("oaax-run"), "--model", bundle, "--inputs", inputs, "--iterations", "1",
+                           "--depth", "1", "--warmup", "0", "--json", "--quiet", "--arg", "frames_in_flight=1",
+                           "--arg", "log_level=2", "--arg", f"log_file={logf}"]
+                    r = json.loads(run(cmd, timeout=3600, env=dict(self.env, XDG_CACHE_HOME=cache)))
+                    entry[f"{k}_ms"] = r["load_ms"]
+                    with open(logf) as f:
+                        text = f.read()
+                    m = self.LOAD_RE.search(text)
+                    if m:
+                        entry[f"{k}_parts_ms"] = dict(zip(("total", "weights", "pipelines", "slots", "warmup"),
+                                                          map(float, m.groups())))
+                    m = self.CREATED_RE.search(text)
+                    if m:
+                        entry["pipelines"], entry["threads"] = int(m.group(1)), int(m.group(3))
+                    entry["pipeline_cache_read"] = entry.get("pipeline_cache_read", False) or (
+                        k == "second" and "': read " in text)
+                if entry.get("ort_session_ms"):
+                    entry["second_vs_ort"] = entry["second_ms"] / entry["ort_session_ms"]
+                log(f"load time {name}: first {entry['first_ms']:.0f} ms, second {entry['second_ms']:.0f} ms, "
+                    f"ORT session {_ms(entry.get('ort_session_ms'))}")
+            except (Failure, OSError, KeyError, ValueError) as err:
+                entry["error"] = str(err)
+                log(f"load time {name}: FAILED {err}")
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+
     def go(self):
         self.machine()
         self.roofline()
@@ -721,6 +781,7 @@ class Suite:
         if not self.a.only or "host_overhead" in self.a.only:
             self.host_overhead()
         self.models()
+        self.load_times()
         self.device_variants()
         self.results["machine"]["load_average_end"] = list(os.getloadavg())
         self.results["suite"]["wall_s"] = time.time() - self.t0

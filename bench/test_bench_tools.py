@@ -95,6 +95,16 @@ class Report(unittest.TestCase):
                   "18.0 µs", "2.00×"):
             self.assertIn(s, md)
 
+    def test_load_time_section(self):
+        r = {"load_time": [{"name": "m", "ort_session_ms": 40.0, "first_ms": 9000.0, "second_ms": 1000.0,
+                            "second_vs_ort": 25.0, "pipelines": 30, "threads": 2,
+                            "second_parts_ms": {"weights": 12.0, "pipelines": 900.0, "warmup": 80.0}},
+                           {"name": "n", "ort_session_ms": 50.0, "error": "boom"}]}
+        md = "\n".join(report.load_time_section(r))
+        self.assertIn("| m | 30 (2) | 9000 | 1000 | 40 | 25.0× | 12 / 900 / 80 |", md)
+        self.assertIn("| n | | not measured: boom | | 50 | | |", md)
+        self.assertIn("not measured in this run", "\n".join(report.load_time_section({})))
+
 
 
 def _probe_results():
