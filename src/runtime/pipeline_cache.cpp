@@ -1,11 +1,15 @@
 #include "runtime/pipeline_cache.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <random>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,6 +134,7 @@ std::vector<uint8_t> ReadPipelineCache(const std::string& path, const PipelineCa
                             static_cast<unsigned long long>(h.payload_bytes), file.size() - sizeof h));
   if (Fnv1a(file.data() + sizeof h, file.size() - sizeof h, kFnvOffset) != h.payload_hash)
     return ignore("corrupt (its data does not match the header's checksum)");
+  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now: the last file PrunePipelineCacheDir deletes
   return std::vector<uint8_t>(file.begin() + sizeof h, file.end());
 }
 
@@ -173,6 +178,49 @@ bool WritePipelineCache(const std::string& path, const std::string& mkdir_parent
     return true;
   } catch (...) {  // host memory ran out building a message or a name
     return false;
+  }
+}
+
+void PrunePipelineCacheDir(const std::string& dir, const std::string& keep, uint64_t max_bytes) {
+  try {
+    struct Entry {
+      std::string path;
+      uint64_t bytes;
+      time_t mtime;
+    };
+    std::vector<Entry> files;
+    uint64_t total = 0;
+    DIR* d = opendir(dir.c_str());
+    if (!d) return;
+    const time_t now = time(nullptr);
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      const std::string path = dir + "/" + name;
+      struct stat st;
+      if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      auto ends_with = [&](const char* suffix) {
+        const size_t n = strlen(suffix);
+        return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
+      };
+      if (ends_with(".tmp") && name.find(".vkpc.") != std::string::npos && now - st.st_mtime > 3600) {
+        remove(path.c_str());
+      } else if (ends_with(".vkpc")) {
+        files.push_back({path, static_cast<uint64_t>(st.st_size), st.st_mtime});
+        total += static_cast<uint64_t>(st.st_size);
+      }
+    }
+    closedir(d);
+    if (total <= max_bytes) return;
+    std::sort(files.begin(), files.end(), [](const Entry& a, const Entry& b) { return a.mtime < b.mtime; });
+    for (const Entry& f : files) {
+      if (total <= max_bytes) break;
+      if (f.path == keep || remove(f.path.c_str()) != 0) continue;
+      total -= f.bytes;
+      Log(LogLevel::kInfo, StrFormat("pipeline cache directory '%s' holds more than %llu MiB: removed its least "
+                                     "recently used file '%s'",
+                                     dir.c_str(), static_cast<unsigned long long>(max_bytes >> 20), f.path.c_str()));
+    }
+  } catch (...) {  // host memory ran out: the directory stays as it is
   }
 }
 

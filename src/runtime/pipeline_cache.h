@@ -51,6 +51,17 @@ std::vector<uint8_t> ReadPipelineCache(const std::string& path, const PipelineCa
 bool WritePipelineCache(const std::string& path, const std::string& mkdir_parents, const PipelineCacheKey& key,
                         const std::vector<uint8_t>& data);
 
+// The most bytes of *.vkpc files PrunePipelineCacheDir keeps in a directory.
+constexpr uint64_t kPipelineCacheDirBytes = 256ull << 20;
+
+// Keeps the per-user directory `dir` bounded: deletes its least recently
+// used *.vkpc files (ReadPipelineCache and WritePipelineCache refresh a
+// file's modification time) until they total at most `max_bytes`, never
+// `keep` (the file just written), and temporary files (*.tmp) older than an
+// hour (left by a process that died while saving). Deletions are logged at
+// info level; failures are ignored (another process may prune at once).
+void PrunePipelineCacheDir(const std::string& dir, const std::string& keep, uint64_t max_bytes);
+
 // 64-bit FNV-1a of `n` bytes, continuing from `h` (start with kFnvOffset).
 constexpr uint64_t kFnvOffset = 14695981039346656037ull;
 uint64_t Fnv1a(const void* bytes, size_t n, uint64_t h);

@@ -358,8 +358,10 @@ void Pipelines::SaveCache() {
   if (h == cache_saved_hash_ && data.size() == cache_saved_bytes_) return;  // unchanged (or its save failed)
   cache_saved_hash_ = h;
   cache_saved_bytes_ = data.size();
-  if (WritePipelineCache(cache_path_, cache_dir_, cache_key_, data))
-    Log(LogLevel::kInfo, StrFormat("pipeline cache '%s': saved %zu bytes", cache_path_.c_str(), data.size()));
+  if (!WritePipelineCache(cache_path_, cache_dir_, cache_key_, data)) return;
+  Log(LogLevel::kInfo, StrFormat("pipeline cache '%s': saved %zu bytes", cache_path_.c_str(), data.size()));
+  // The per-user directory collects a file per bundle, device and driver: bounded.
+  if (!cache_dir_.empty()) PrunePipelineCacheDir(cache_dir_, cache_path_, kPipelineCacheDirBytes);
 }
 
 Pipelines::~Pipelines() {
