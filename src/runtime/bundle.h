@@ -13,6 +13,7 @@
 
 #include "oaax_vulkan/oinf.h"
 #include "oaax_vulkan/status.h"
+#include "runtime/control_program.h"
 #include "runtime/shape_program.h"
 
 namespace oaaxvk::runtime {
@@ -199,6 +200,9 @@ struct Bundle {
   // drives (validated: every reference equals its field at the maximum
   // shape). Empty (static bundle) without the feature.
   ShapeProgram shape;
+  // Feature segment_program: the device segments and the host control
+  // program between them. Empty without the feature.
+  ControlProgram control;
 };
 
 // Opens `path` with the OINF reader and validates every entry the contract
