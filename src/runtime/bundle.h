@@ -26,7 +26,8 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "device_variants", "dynamic_shapes",
                                                      "kernel_variants", "parameter_buffer", "texel_bindings",
                                                      "value_symbols", "float_value_symbols",
-                                                     "exact_value_symbols", "data_dependent_outputs"};
+                                                     "exact_value_symbols", "data_dependent_outputs",
+                                                     "segment_program"};
 // kKnownFeatures as "a, b" ("none" when empty), for messages.
 inline std::string KnownFeatureList() {
   std::string s;
