@@ -169,7 +169,7 @@ Status RunControlProgram(const ControlProgram& control, const ShapeProgram& shap
       case kCtlRead: {
         const ControlRead& rd = control.reads[static_cast<size_t>(in.b)];
         const std::string& what = control.texts[rd.text];
-        StatusOr<int64_t> got = host->ReadScalar(rd);
+        StatusOr<int64_t> got = host->ReadScalar(static_cast<uint32_t>(in.b), rd);
         if (!got.ok()) return got.status().WithContext(StrFormat("reading %s (control program instruction %zu)", what.c_str(), k));
         ++st.reads;
         const ShapeSymbol& y = shapes.symbols[static_cast<size_t>(in.a)];

@@ -86,8 +86,8 @@ class ControlHost {
   virtual Status RunSegment(uint32_t segment, const std::vector<int64_t>& symbols,
                             const std::vector<int64_t>& values) = 0;
   // Waits for every segment run so far and returns the element `read`
-  // names, as an int64 (bool: 0 or 1).
-  virtual StatusOr<int64_t> ReadScalar(const ControlRead& read) = 0;
+  // (row `index` of control.reads) names, as an int64 (bool: 0 or 1).
+  virtual StatusOr<int64_t> ReadScalar(uint32_t index, const ControlRead& read) = 0;
 };
 
 struct ControlStats {

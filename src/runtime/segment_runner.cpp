@@ -38,9 +38,8 @@ class SegmentRunner::Host : public ControlHost {
     return r_->SubmitAndWait(st_, cmd, deadline_, "a segment");
   }
 
-  StatusOr<int64_t> ReadScalar(const ControlRead& read) override {
-    const size_t row = static_cast<size_t>(&read - r_->bundle_->control.reads.data());
-    OAAXVK_RETURN_IF_ERROR(r_->SubmitAndWait(st_, st_->read_cmds[row], deadline_, "a read-back"));
+  StatusOr<int64_t> ReadScalar(uint32_t index, const ControlRead& read) override {
+    OAAXVK_RETURN_IF_ERROR(r_->SubmitAndWait(st_, st_->read_cmds[index], deadline_, "a read-back"));
     const uint8_t* p = static_cast<const uint8_t*>(st_->readback.mapped);
     switch (read.dtype) {
       case 6: {

@@ -78,7 +78,7 @@ struct FakeHost : ControlHost {
     if (segment < segment_fn.size() && segment_fn[segment]) segment_fn[segment](*this, symbols);
     return Status::Ok();
   }
-  StatusOr<int64_t> ReadScalar(const ControlRead& read) override {
+  StatusOr<int64_t> ReadScalar(uint32_t, const ControlRead& read) override {
     if (!fail_read.ok()) return fail_read;
     ++reads;
     if (read.dtype == 7) {
