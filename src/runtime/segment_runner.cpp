@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "oaax_vulkan/tensors_util.h"
+#include "runtime/fault_injection.h"
 
 namespace oaaxvk::runtime {
 
@@ -156,12 +156,11 @@ Status SegmentRunner::SubmitAndWait(SlotState* st, VkCommandBuffer cmd, std::chr
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
   OAAXVK_RETURN_IF_ERROR(submit_(si, st->fence));
-  const VkResult r = vkWaitForFences(dev_, 1, &st->fence, VK_TRUE, RemainingNs(deadline));
+  const VkResult r = WaitForFences(dev_, 1, &st->fence, VK_TRUE, RemainingNs(deadline));
   if (r == VK_TIMEOUT) {
-    // The work is still queued and the fence is signaled later: wait it out
-    // so the slot's buffers and this fence are reusable, then report.
-    const VkResult again = vkWaitForFences(dev_, 1, &st->fence, VK_TRUE, UINT64_MAX);
-    if (again == VK_SUCCESS) (void)vkResetFences(dev_, 1, &st->fence);
+    // Still running: the next frame of this slot waits for it before it
+    // touches the slot's buffers or this fence (RunFrame).
+    st->fence_pending = true;
     return DeadlineExceeded(StrFormat("%s of this frame did not complete within receive_timeout_ms", what));
   }
   OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkWaitForFences").WithContext(what));
@@ -171,6 +170,15 @@ Status SegmentRunner::SubmitAndWait(SlotState* st, VkCommandBuffer cmd, std::chr
 Status SegmentRunner::RunFrame(size_t index, FrameSlot* slot, std::vector<int64_t> symbols,
                                std::chrono::steady_clock::time_point deadline) {
   SlotState& st = slots_[index];
+  if (st.fence_pending) {
+    const VkResult r = WaitForFences(dev_, 1, &st.fence, VK_TRUE, RemainingNs(deadline));
+    if (r == VK_TIMEOUT)
+      return DeadlineExceeded("a segment of an earlier frame in this frame slot, whose wait timed out, has not "
+                              "completed within receive_timeout_ms; call send_input again");
+    OAAXVK_RETURN_IF_ERROR(VkCheck(r, "vkWaitForFences").WithContext("an earlier frame's segment"));
+    OAAXVK_RETURN_IF_ERROR(VkCheck(vkResetFences(dev_, 1, &st.fence), "vkResetFences"));
+    st.fence_pending = false;
+  }
   const ShapeProgram& sp = bundle_->shape;
   for (size_t y = 0; y < sp.symbols.size(); ++y)
     if (sp.symbols[y].decided) symbols[y] = sp.symbols[y].min;

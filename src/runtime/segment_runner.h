@@ -76,6 +76,7 @@ class SegmentRunner {
     FrameSlot* slot = nullptr;
     Buffer readback;  // host-visible, coherent: what `read` copies into
     VkFence fence = VK_NULL_HANDLE;
+    bool fence_pending = false;  // a wait on `fence` timed out: the work it guards may still run
     std::vector<VkCommandBuffer> read_cmds;  // per control.reads row, recorded at Attach
     std::list<SegmentRecording> recordings;  // most recently used first
     Recording final;                         // output barrier (+ staging copy), shape set per frame
