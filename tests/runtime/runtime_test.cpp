@@ -2653,8 +2653,9 @@ TEST_F(DynamicShapes, SegmentProgramLoopsAsOftenAsTheDeviceSays) {
     }
   }
   // A trip count beyond the cap the bundle was compiled for fails that frame, naming the node.
-  ExpectError(g_api->send(SegmentLoopInputs(x, 9)), {"the trip count of Loop 'loop' is 9, outside [0, 8]"});
-  ExpectError(g_api->send(SegmentLoopInputs(x, -1)), {"the trip count of Loop 'loop' is -1, outside [0, 8]"});
+  // The host keeps its struct, as for any refused input.
+  ExpectRejected(SegmentLoopInputs(x, 9), {"the trip count of Loop 'loop' is 9, outside [0, 8]"});
+  ExpectRejected(SegmentLoopInputs(x, -1), {"the trip count of Loop 'loop' is -1, outside [0, 8]"});
   // Still usable afterwards.
   ASSERT_EQ(g_api->send(SegmentLoopInputs(x, 2)), 0) << g_api->error();
   EXPECT_EQ(ReceiveOutputs().at(1).shape, (std::vector<size_t>{2, 4}));
@@ -2667,9 +2668,35 @@ TEST_F(DynamicShapes, SegmentProgramJumpLimitEndsARunawayLoop) {
   ASSERT_EQ(g_api->load(Write(oaaxvk::test::SegmentLoopBundle(8, 3), "segment_loop_limit").c_str()), 0)
       << g_api->error();
   const std::vector<float> x = {1, 2, 3, 4};
-  ExpectError(g_api->send(SegmentLoopInputs(x, 5)), {"Loop 'loop': more than 3 iterations"});
+  ExpectRejected(SegmentLoopInputs(x, 5), {"Loop 'loop': more than 3 iterations"});
   ASSERT_EQ(g_api->send(SegmentLoopInputs(x, 3)), 0) << g_api->error();
   EXPECT_EQ(ReceiveOutputs().at(0).values, (std::vector<float>{8, 16, 24, 32}));
+}
+
+TEST_F(DynamicShapes, SegmentProgramTakesTheBranchTheDeviceDecidesWithItsOwnShape) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::SegmentIfBundle(), "segment_if").c_str()), 0) << g_api->error();
+  const std::vector<float> x = {1.5f, -2.0f, 0.25f, 3.0f};
+  auto inputs = [&](int32_t c) {
+    tensors_struct* t = oaaxvk::AllocTensors(2);
+    const size_t xs[2] = {1, 4}, cs[1] = {1};
+    EXPECT_TRUE(oaaxvk::SetTensor(t, 0, "x", DATA_TYPE_FLOAT, xs, 2, x.data(), 16));
+    EXPECT_TRUE(oaaxvk::SetTensor(t, 1, "c", DATA_TYPE_INT32, cs, 1, &c, 4));
+    return t;
+  };
+  auto send = [&](int32_t c) { return g_api->send(inputs(c)); };
+  // Both ways, alternating (each branch's segment is recorded once per slot).
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(send(1), 0) << g_api->error();
+    std::vector<Output> then = ReceiveOutputs();
+    ASSERT_EQ(then.at(0).shape, (std::vector<size_t>{4}));
+    EXPECT_EQ(then[0].values, (std::vector<float>{15, -40, 7.5f, 120}));
+    ASSERT_EQ(send(0), 0) << g_api->error();
+    std::vector<Output> other = ReceiveOutputs();
+    ASSERT_EQ(other.at(0).shape, (std::vector<size_t>{2}));
+    EXPECT_EQ(other[0].values, (std::vector<float>{10, 20}));
+  }
+  ExpectRejected(inputs(2), {"the condition of If 'if' is 2, outside [0, 1]"});
 }
 
 TEST_F(DynamicShapes, InvalidSegmentProgramsAreRejectedAtLoad) {

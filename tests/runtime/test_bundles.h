@@ -563,6 +563,47 @@ inline BundleSpec SegmentLoopBundle(uint32_t cap, int64_t jump_limit) {
   return s;
 }
 
+// An If whose condition only the device knows and whose branches give
+// outputs of different shapes (feature segment_program): inputs x (float
+// [1, 4]) and c (int32 [1]); output z = x * w (float [4]) when c is 1,
+// the first two weights w[0..1] (float [2]) when c is 0, w = 10, 20, 30,
+// 40. The device copies c into the arena, the control program reads it
+// back into decided symbol cond ([0, 1], refused outside), sets the
+// output's extent N (decided, [0, 4]) and runs one branch's segment.
+//   shape.program: 0 symbol cond, 1 symbol N, 2 const 4, 3 const 2
+//   control.program: 0 run 0; 1 read cond; 2 branch_zero v0 -> 6; 3 set N = v2;
+//                    4 run 1 (then); 5 jump 8; 6 set N = v3; 7 run 2 (else)
+inline BundleSpec SegmentIfBundle() {
+  BundleSpec s;
+  s.features = "dynamic_shapes segment_program";
+  s.inputs = {{"x", 1, {1, 4}, 0, 16}, {"c", 6, {1}, 256, 4}};
+  s.inputs_bytes = 260;
+  s.outputs = {{"z", 1, {4}, 0, 16}};
+  s.outputs_bytes = 16;
+  s.arena_bytes = 256;
+  const float w[4] = {10, 20, 30, 40};
+  s.weights.resize(16);
+  memcpy(s.weights.data(), w, 16);
+  s.kernels = {{"copy_words", ReadSpirv("copy_words"), 2, 1}, {"mul", ReadSpirv("mul"), 3, 1}};
+  s.bindings = {{2, 256, 4}, {1, 0, 4},              // row 0: c -> arena
+                {2, 0, 16}, {0, 0, 16}, {3, 0, 16},  // row 1 (then): z = x * w
+                {0, 0, 8}, {3, 0, 8}};               // row 2 (else): z = w[0..1]
+  s.spec = {1, 4, 2};
+  s.dispatch = {{0, 1, 1, 1, 0, 2, 0, 1}, {1, 1, 1, 1, 2, 3, 1, 1}, {0, 1, 1, 1, 5, 2, 2, 1}};
+  s.barrier = {0, 0, 0};
+  s.symbols = {{"cond", 0, 1, 1}, {"N", 0, 4, 1}};
+  s.symbols[0].decided = 1;
+  s.symbols[1].decided = 1;
+  s.shape_program = {{kOpSymbol, 0, 0}, {kOpSymbol, 1, 0}, {kOpConst, 4, 0}, {kOpConst, 2, 0}};
+  s.shape_refs = {{kRefOutput, 0, 0, 1}};
+  s.control_segments = {{0, 1}, {1, 2}, {2, 3}};
+  s.control_program = {{0, 0, 0, 0}, {1, 0, 0, 0}, {3, 0, 6, 0}, {2, 1, 2, 0},
+                       {0, 1, 0, 0}, {4, 8, -1, 0}, {2, 1, 3, 0}, {0, 2, 0, 0}};
+  s.control_reads = {{1, 0, 6, 0, 0}};  // arena offset 0, INT32, refuse
+  s.control_texts = {"the condition of If 'if'"};
+  return s;
+}
+
 }  // namespace oaaxvk::test
 
 #endif  // OAAXVK_TESTS_RUNTIME_TEST_BUNDLES_H_
