@@ -163,6 +163,11 @@ class Device {
   Status SubmitEmpty();
   // Copies `src` (device) into host-visible `dst` with vkCmdCopyBuffer.
   Status Readback(const Buffer& src, const Buffer& dst);
+  // A command buffer recorded once with `record` (allocated from the
+  // device's pool, freed with it) and its submission + fence wait, as the
+  // runtime replays a recorded frame or segment.
+  StatusOr<VkCommandBuffer> RecordOnce(const std::function<void(VkCommandBuffer)>& record);
+  Status Replay(VkCommandBuffer cmd) { return SubmitAndWait(cmd, "a recorded command buffer"); }
 
  private:
   // Submits `cmd` with fence_, waits (120 s bound, `what` names the work in
@@ -587,6 +592,20 @@ Status Device::Readback(const Buffer& src, const Buffer& dst) {
   return SubmitAndWait(cmd_, "the readback");
 }
 
+StatusOr<VkCommandBuffer> Device::RecordOnce(const std::function<void(VkCommandBuffer)>& record) {
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = cmd_pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkAllocateCommandBuffers(device_, &cai, &cmd), "vkAllocateCommandBuffers"));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer"));
+  record(cmd);
+  OAAXVK_RETURN_IF_ERROR(VkCheck(vkEndCommandBuffer(cmd), "vkEndCommandBuffer"));
+  return cmd;
+}
+
 // ---- configuration and shared state (set in main before the benchmarks run) ----
 Device* g_device = nullptr;
 uint32_t g_fma_invocations = 65536;
@@ -801,6 +820,100 @@ void BM_SubmitRoundTrip(benchmark::State& state) {
   if (!status.ok()) Fail(state, status);
 }
 
+// Cost of one mid-frame read-back (feature segment_program,
+// docs/bundle-format.md "Segment program"): the same two small dispatches
+// (copy kernel, 16 KiB each) run as one recorded command buffer with one
+// fence wait (arg 0), or as two recorded segments with, between them, a
+// fence wait, an 8-byte vkCmdCopyBuffer into a host-visible buffer and a
+// host read of it (arg 1), as the control program's `read` does. Host wall
+// time per frame; the difference of the two is the read-back's cost.
+void BM_MidFrameReadback(benchmark::State& state) {
+  Device& d = *g_device;
+  const bool split = state.range(0) != 0;
+  constexpr uint32_t kCount = 1024;  // vec4 elements: 16 KiB
+  constexpr uint64_t kBytes = uint64_t{kCount} * 16;
+  StatusOr<Buffer> a = d.MakeBuffer(kBytes, true), b = d.MakeBuffer(kBytes, true), c = d.MakeBuffer(kBytes, true),
+                   host = d.MakeBuffer(kBytes, false), scalar = d.MakeBuffer(256, false);
+  Status status = Status::Ok();
+  for (StatusOr<Buffer>* x : {&a, &b, &c, &host, &scalar})
+    if (status.ok()) status = x->status();
+  StatusOr<Device::Kernel> fill = oaaxvk::Internal("not created"), first = oaaxvk::Internal("not created"),
+                           second = oaaxvk::Internal("not created");
+  if (status.ok()) {
+    uint32_t* h = static_cast<uint32_t*>(host->mapped);
+    for (uint64_t i = 0; i < kBytes / 4; ++i) h[i] = static_cast<uint32_t>(i * 2654435761u);
+    fill = d.MakeKernel(copy_spv, sizeof(copy_spv), 2, 4, {kLocalSize}, {&host.value(), &a.value()});
+    first = d.MakeKernel(copy_spv, sizeof(copy_spv), 2, 4, {kLocalSize}, {&a.value(), &b.value()});
+    second = d.MakeKernel(copy_spv, sizeof(copy_spv), 2, 4, {kLocalSize}, {&b.value(), &c.value()});
+    status = !fill.ok() ? fill.status() : !first.ok() ? first.status() : second.status();
+  }
+  if (status.ok()) status = d.TimedDispatch(*fill, &kCount, 4, kCount / kLocalSize).status();
+  const VkPipelineStageFlags kCompute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  auto dispatch = [&](VkCommandBuffer cmd, const Device::Kernel& k) {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &k.set, 0, nullptr);
+    vkCmdPushConstants(cmd, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &kCount);
+    vkCmdDispatch(cmd, kCount / kLocalSize, 1, 1);
+  };
+  auto barrier = [](VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access, VkPipelineStageFlags dst,
+                    VkAccessFlags dst_access) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = src_access;
+    mb.dstAccessMask = dst_access;
+    vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  };
+  // One frame: first, barrier, second. Split: segment 1 = first + the
+  // 8-byte copy of b's first element to the host; segment 2 = second.
+  StatusOr<VkCommandBuffer> whole = oaaxvk::Internal("not recorded"), seg1 = oaaxvk::Internal("not recorded"),
+                            seg2 = oaaxvk::Internal("not recorded");
+  if (status.ok()) {
+    whole = d.RecordOnce([&](VkCommandBuffer cmd) {
+      dispatch(cmd, *first);
+      barrier(cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, VK_ACCESS_SHADER_READ_BIT);
+      dispatch(cmd, *second);
+      barrier(cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    });
+    seg1 = d.RecordOnce([&](VkCommandBuffer cmd) {
+      dispatch(cmd, *first);
+      barrier(cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+      VkBufferCopy region{0, 0, 8};
+      vkCmdCopyBuffer(cmd, b->buffer, scalar->buffer, 1, &region);
+      barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+              VK_ACCESS_HOST_READ_BIT);
+    });
+    seg2 = d.RecordOnce([&](VkCommandBuffer cmd) {
+      // The first segment's writes, complete at its fence, are visible here.
+      dispatch(cmd, *second);
+      barrier(cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    });
+    status = !whole.ok() ? whole.status() : !seg1.ok() ? seg1.status() : seg2.status();
+  }
+  const uint64_t expected = uint64_t{static_cast<uint32_t>(1 * 2654435761u)} << 32 | 0u;
+  for (auto _ : state) {
+    if (!status.ok()) break;
+    if (!split) {
+      status = d.Replay(*whole);
+      continue;
+    }
+    status = d.Replay(*seg1);
+    if (!status.ok()) break;
+    uint64_t v = 0;
+    std::memcpy(&v, scalar->mapped, 8);
+    if (v != expected) {
+      status = oaaxvk::Internal(StrFormat("read-back: 0x%016llx, expected 0x%016llx", (unsigned long long)v,
+                                          (unsigned long long)expected));
+      break;
+    }
+    benchmark::DoNotOptimize(v);
+    status = d.Replay(*seg2);
+  }
+  if (!status.ok()) Fail(state, status);
+  for (StatusOr<Device::Kernel>* k : {&fill, &first, &second})
+    if (k->ok()) d.DestroyKernel(&k->value());
+  for (StatusOr<Buffer>* x : {&a, &b, &c, &host, &scalar})
+    if (x->ok()) d.DestroyBuffer(&x->value());
+}
+
 // ---- GEMM load-path probe (--gemm-probe; gemm_probe.glsl) ----
 // The register-blocked inner loop of shaders/gemm_cpu.comp (8 x 8 outputs per
 // invocation, 64 vec4 FMAs per 4 k) built once per operand source: the
@@ -1013,6 +1126,12 @@ int main(int argc, char** argv) {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("transfer_copy", BM_TransferCopy)->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("submit_round_trip", BM_SubmitRoundTrip)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("mid_frame_readback", BM_MidFrameReadback)
+      ->ArgName("split")
+      ->Arg(0)
+      ->Arg(1)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
   // Opt-in (bench/run_bench.py passes it in the full run: "GEMM load-path probe"): registered after fma_f32,
   // whose best figure of the same run is the pct_fma_roofline denominator.
   if (g_gemm_probe)

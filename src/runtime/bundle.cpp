@@ -277,6 +277,47 @@ std::string SizeVarName(const std::string& symbol) {
 
 const char* kTableNames[3] = {"program.dispatch", "program.dispatch.cpu", "program.dispatch.gpu"};
 
+// Feature segment_program: parses `control.*` (docs/bundle-format.md,
+// "Segment program") into b->control and validates it (ControlProgram::Validate).
+Status ParseControlProgram(const Reader& r, Bundle* b) {
+  ControlProgram& cp = b->control;
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* ts, r.DataTensor("control.segments", ValueType::kU32, 2));
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* tp, r.DataTensor("control.program", ValueType::kI64, 2));
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* tr, r.DataTensor("control.reads", ValueType::kU64, 2));
+  const struct { const Tensor* t; uint64_t cols; const char* name; const char* type; } shapes[] = {
+      {ts, 2, "control.segments", "u32[N, 2]"}, {tp, 4, "control.program", "i64[K, 4]"},
+      {tr, 5, "control.reads", "u64[R, 5]"}};
+  for (const auto& x : shapes)
+    if (x.t->dims[1] != x.cols || x.t->dims[0] > kMaxDispatches)
+      return r.Error(StrFormat("tensor '%s' must be %s with at most %llu rows, has %llu rows and %llu columns", x.name,
+                               x.type, static_cast<unsigned long long>(kMaxDispatches),
+                               static_cast<unsigned long long>(x.t->dims[0]),
+                               static_cast<unsigned long long>(x.t->dims[1])));
+  for (uint64_t n = 0; n < ts->dims[0]; ++n)
+    cp.segments.push_back({Load<uint32_t>(ts->data.data, 2 * n), Load<uint32_t>(ts->data.data, 2 * n + 1)});
+  for (uint64_t k = 0; k < tp->dims[0]; ++k)
+    cp.program.push_back({Load<int64_t>(tp->data.data, 4 * k), Load<int64_t>(tp->data.data, 4 * k + 1),
+                          Load<int64_t>(tp->data.data, 4 * k + 2), Load<int64_t>(tp->data.data, 4 * k + 3)});
+  for (uint64_t j = 0; j < tr->dims[0]; ++j) {
+    uint64_t c[5];
+    for (int i = 0; i < 5; ++i) c[i] = Load<uint64_t>(tr->data.data, 5 * j + i);
+    if (c[0] > UINT32_MAX || c[2] > UINT32_MAX || c[3] > UINT32_MAX || c[4] > UINT32_MAX)
+      return r.Error(StrFormat("control.reads row %llu: buffer kind, dtype, mode and text are 32-bit values",
+                               static_cast<unsigned long long>(j)));
+    cp.reads.push_back({static_cast<uint32_t>(c[0]), c[1], static_cast<uint32_t>(c[2]),
+                        static_cast<ReadMode>(c[3]), static_cast<uint32_t>(c[4])});
+  }
+  OAAXVK_ASSIGN_OR_RETURN(uint64_t nt, r.Unsigned("control.texts", 1u << 16));
+  for (uint64_t t = 0; t < nt; ++t) {
+    OAAXVK_ASSIGN_OR_RETURN(std::string text, r.Utf8(StrFormat("control.text.%llu", static_cast<unsigned long long>(t))));
+    cp.texts.push_back(std::move(text));
+  }
+  const std::vector<uint64_t> bytes(std::begin(b->buffer_bytes), std::end(b->buffer_bytes));
+  Status s = cp.Validate(b->dispatches.size(), b->shape, bytes);
+  if (!s.ok()) return r.Error(s.message());
+  return Status::Ok();
+}
+
 // Feature dynamic_shapes: parses and validates the symbols, `shape.program`
 // and `shape.refs` (docs/bundle-format.md, "Dynamic shapes") into b->shape.
 // Called once every other entry is parsed (the stored values it checks the
@@ -348,13 +389,26 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       sp.value_source.resize(b->inputs.size(), 0);
       sp.value_source[input] = 1;
     }
+    // Feature segment_program: set mid-frame by the control program.
+    if (f.FindMetadata(p + "decided")) {
+      if (!b->features.count("segment_program"))
+        return r.Error(StrFormat("metadata '%sdecided' is present but bundle.features does not list 'segment_program'",
+                                 p.c_str()));
+      OAAXVK_ASSIGN_OR_RETURN(uint64_t decided, r.Unsigned(p + "decided", 1));
+      sym.decided = decided == 1;
+      if (sym.decided && sym.is_value())
+        return r.Error(StrFormat("symbol %llu ('%s') is both a value symbol and a decided symbol",
+                                 static_cast<unsigned long long>(s), nm));
+    }
     if (!names.insert(sym.name).second)
       return r.Error(StrFormat("symbol %llu: the name '%s' is used by an earlier symbol", static_cast<unsigned long long>(s), nm));
     if (mult < 1) return r.Error(StrFormat("symbol %llu ('%s'): %smultiple_of = %lld (must be >= 1)",
                                            static_cast<unsigned long long>(s), nm, p.c_str(), mult));
-    if ((mn < 1 && !sym.is_value()) || mn > mx || mn % mult != 0 || mx % mult != 0)
+    // A decided symbol counts things (iterations, an extent, a condition): 0 is valid.
+    if ((mn < (sym.decided ? 0 : 1) && !sym.is_value()) || mn > mx || mn % mult != 0 || mx % mult != 0)
       return r.Error(StrFormat("symbol %llu ('%s'): range [%lld, %lld] with multiple_of %lld is invalid (need "
-                               "1 <= min <= max (a value symbol: min <= max), both multiples of multiple_of)",
+                               "1 <= min <= max (a value symbol: min <= max; a decided one: 0 <= min <= max), both "
+                               "multiples of multiple_of)",
                                static_cast<unsigned long long>(s), nm, mn, mx, mult));
     const std::string sv = SizeVarName(sym.name);
     const oinf::SizeVar* var = f.FindSizeVar(sv);
@@ -386,8 +440,10 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       return r.Error(StrFormat("shape.program row %llu: unknown opcode %lld (known: 0 const, 1 symbol, 2 add, 3 sub, "
                                "4 mul, 5 floordiv, 6 ceildiv, 7 mod, 8 min, 9 max, 10 eq, 11 lt)",
                                row, static_cast<long long>(in.opcode)));
-    if ((in.opcode == kShapeEq || in.opcode == kShapeLt) && !b->features.count("value_symbols"))
-      return r.Error(StrFormat("shape.program row %llu: opcode %s needs feature 'value_symbols' in bundle.features", row,
+    if ((in.opcode == kShapeEq || in.opcode == kShapeLt) && !b->features.count("value_symbols") &&
+        !b->features.count("segment_program"))
+      return r.Error(StrFormat("shape.program row %llu: opcode %s needs feature 'value_symbols' in bundle.features "
+                               "(or 'segment_program')", row,
                                ShapeOpcodeName(in.opcode)));
     if (in.opcode == kShapeSymbol) {
       if (in.a < 0 || static_cast<uint64_t>(in.a) >= ns)
@@ -545,7 +601,7 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       return r.Error(StrFormat("guard %zu of shape.guards = %zu has no shape.refs row of kind 5", g, sp.guard_expr.size()));
   // Every symbol is determined by the input shapes (or, a value symbol, by its input's data).
   std::vector<bool> determined(ns, false);
-  for (uint64_t s = 0; s < ns; ++s) determined[s] = sp.symbols[s].is_value();
+  for (uint64_t s = 0; s < ns; ++s) determined[s] = sp.symbols[s].is_value() || sp.symbols[s].decided;
   for (const auto& dims : sp.input_symbol)
     for (int s : dims)
       if (s >= 0) determined[static_cast<size_t>(s)] = true;
@@ -672,6 +728,9 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   }
   // Value symbols are symbols of the shape program: without it nothing would
   // check the outputs they size.
+  if (b.features.count("segment_program") && !b.features.count("dynamic_shapes"))
+    return r.Error("bundle.features lists 'segment_program' but not 'dynamic_shapes', whose shape program sizes the "
+                   "segments; a converter must list both");
   if (b.features.count("value_symbols") && !b.features.count("dynamic_shapes"))
     return r.Error("bundle.features lists 'value_symbols' but not 'dynamic_shapes', which value symbols are part of "
                    "(their outputs are sized by the shape program); reconvert the model");
@@ -949,6 +1008,7 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
   // Feature dynamic_shapes: symbols, shape program and references.
   if (b.features.count("dynamic_shapes")) {
     OAAXVK_RETURN_IF_ERROR(ParseShapeProgram(r, &b));
+    if (b.features.count("segment_program")) OAAXVK_RETURN_IF_ERROR(ParseControlProgram(r, &b));
   } else {
     std::string entry;
     if (f.FindMetadata("shape.symbols")) entry = "metadata 'shape.symbols'";

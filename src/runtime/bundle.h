@@ -13,6 +13,7 @@
 
 #include "oaax_vulkan/oinf.h"
 #include "oaax_vulkan/status.h"
+#include "runtime/control_program.h"
 #include "runtime/shape_program.h"
 
 namespace oaaxvk::runtime {
@@ -25,7 +26,8 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 inline const std::set<std::string> kKnownFeatures = {"bound_inputs", "device_variants", "dynamic_shapes",
                                                      "kernel_variants", "parameter_buffer", "texel_bindings",
                                                      "value_symbols", "float_value_symbols",
-                                                     "exact_value_symbols", "data_dependent_outputs"};
+                                                     "exact_value_symbols", "data_dependent_outputs",
+                                                     "segment_program"};
 // kKnownFeatures as "a, b" ("none" when empty), for messages.
 inline std::string KnownFeatureList() {
   std::string s;
@@ -199,6 +201,9 @@ struct Bundle {
   // drives (validated: every reference equals its field at the maximum
   // shape). Empty (static bundle) without the feature.
   ShapeProgram shape;
+  // Feature segment_program: the device segments and the host control
+  // program between them. Empty without the feature.
+  ControlProgram control;
 };
 
 // Opens `path` with the OINF reader and validates every entry the contract

@@ -128,6 +128,24 @@ Status Executor::Init() {
                                         [this](size_t slot, uint64_t seq, uint64_t timeout_ns) {
                                           return Harvest(slot, seq, timeout_ns);
                                         });
+  if (bundle_.features.count("segment_program")) {
+    // Mid-frame submissions go through the frame queue, which serializes queue access.
+    auto submit = [this](const VkSubmitInfo& si, VkFence fence) {
+      return queue_->SubmitWithinFrame([&]() {
+        FrameQueue::Result r;
+        const VkResult vr = QueueSubmit(ctx_->queue(), 1, &si, fence);
+        if (vr != VK_SUCCESS) {
+          const bool lost = vr == VK_ERROR_DEVICE_LOST;
+          r.outcome = lost ? FrameQueue::Outcome::kDeviceLost : FrameQueue::Outcome::kFailed;
+          r.status = lost ? DeviceLost(vr, "vkQueueSubmit") : VkCheck(vr, "vkQueueSubmit");
+        }
+        return r;
+      });
+    };
+    segments_ = std::make_unique<SegmentRunner>(ctx_, &bundle_, recorder_.get(), submit, slots_.size());
+    for (size_t f = 0; f < slots_.size(); ++f)
+      OAAXVK_RETURN_IF_ERROR(segments_->Attach(f, &slots_[f]).WithContext(StrFormat("frame slot %zu", f)));
+  }
   if (options_.warmup) OAAXVK_RETURN_IF_ERROR(WarmUp());
   const double warmup_ms = ms_since(t3);
   Log(LogLevel::kInfo, StrFormat("loaded '%s' (model '%s', producer '%s'): %zu inputs, %zu outputs, %zu kernels, "
@@ -244,7 +262,7 @@ Status Executor::Send(tensors_struct* in) {
   // ---- feature dynamic_shapes: the slot's recording of this shape ----
   bool miss = false;
   double record_ms = 0;
-  if (dynamic_) {
+  if (dynamic_ && !segments_) {
     auto it = std::find_if(s.recordings.begin(), s.recordings.end(),
                            [&](const Recording& r) { return r.shape.symbols == checked.symbols; });
     if (it != s.recordings.end()) {
@@ -278,6 +296,10 @@ Status Executor::Send(tensors_struct* in) {
     const IoDesc& d = bundle_.inputs[checked.model_index[i]];
     if (checked.nbytes[i]) memcpy(s.host_in + d.offset, in->data[i], checked.nbytes[i]);
   }
+
+  // ---- feature segment_program: the frame's segments run now; what is
+  // submitted below is the final barrier, carrying the frame's shape ----
+  if (segments_) OAAXVK_RETURN_IF_ERROR(segments_->RunFrame(slot, &s, checked.symbols, deadline));
 
   // ---- submit (the queue serializes queue access); nothing below may fail ----
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -394,6 +416,7 @@ Executor::~Executor() {
                                    static_cast<unsigned long long>(recordings_at_load_.load()), pipelines_->count(),
                                    pipelines_->peak()));
   queue_.reset();  // frees the outputs harvested but never received
+  segments_.reset();  // its command buffers come from the slots' pools
   for (FrameSlot& s : slots_) DestroyFrameSlot(dev_, &s);
   if (cmd_pool_) vkDestroyCommandPool(dev_, cmd_pool_, nullptr);
   if (pool_) vkDestroyDescriptorPool(dev_, pool_, nullptr);  // frees the sets

@@ -29,6 +29,7 @@
 #include "runtime/pipelines.h"
 #include "runtime/profiling.h"
 #include "runtime/recording.h"
+#include "runtime/segment_runner.h"
 #include "runtime/vk_context.h"
 
 namespace oaaxvk::runtime {
@@ -133,6 +134,8 @@ class Executor {
   Buffer weights_f16_;  // kind 4 (feature device_variants): only when a chosen row binds it
   std::unique_ptr<Pipelines> pipelines_;
   std::unique_ptr<Recorder> recorder_;
+  // Feature segment_program: runs each frame's segments in send_input (null otherwise).
+  std::unique_ptr<SegmentRunner> segments_;
   DispatchProfiler profiler_;
   bool dynamic_ = false;  // feature dynamic_shapes with at least one symbol
   std::atomic<uint64_t> recordings_at_load_{0}, cache_hits_{0}, cache_misses_{0};

@@ -134,6 +134,19 @@ Status FrameQueue::Submit(size_t slot, const std::function<Result()>& submit, ui
   return st;
 }
 
+Status FrameQueue::SubmitWithinFrame(const std::function<Result()>& submit) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!lost_.ok()) return lost_;
+  Result r;
+  try {
+    r = submit();
+  } catch (...) {
+    return ResourceExhausted("out of memory");
+  }
+  if (r.outcome == Outcome::kDeviceLost) lost_ = r.status;
+  return r.outcome == Outcome::kOk ? Status::Ok() : r.status;
+}
+
 StatusOr<tensors_struct*> FrameQueue::Receive(Clock::time_point deadline) {
   std::unique_lock<std::mutex> lk(mu_);
   while (true) {

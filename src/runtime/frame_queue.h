@@ -63,6 +63,11 @@ class FrameQueue {
   // `submit` included, which must then come before anything is submitted)
   // the slot is free again. Either way the caller no longer owns the slot.
   Status Submit(size_t slot, const std::function<Result()>& submit, uint64_t* seq);
+  // Calls `submit` with the queue's lock held, for work a slot's owner
+  // submits before its frame (the segments of feature segment_program); the
+  // slot stays the caller's. A device loss it reports is sticky, as in
+  // Submit; after one, `submit` is not called and the loss is returned.
+  Status SubmitWithinFrame(const std::function<Result()>& submit);
   // The outputs of the oldest frame not yet received (the caller owns them),
   // harvesting it when needed, until `deadline`.
   StatusOr<tensors_struct*> Receive(Clock::time_point deadline);

@@ -52,7 +52,9 @@ Status CreateFrameSlot(VkContext* ctx, const FrameSlotConfig& config, const std:
   const VkDevice dev = ctx->device();
   const Bundle& bundle = *config.bundle;
   const size_t nd = bundle.dispatches.size();
-  OAAXVK_RETURN_IF_ERROR(CreateBuffer(ctx, bundle.buffer_bytes[kArena], kShaderBufferUsage, 0,
+  // Transfer source: a segment program's reads copy arena elements to the host.
+  OAAXVK_RETURN_IF_ERROR(CreateBuffer(ctx, bundle.buffer_bytes[kArena],
+                                      kShaderBufferUsage | VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 0,
                                       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, "arena buffer", &s.arena)
                              .WithContext(where));
   OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(ctx, bundle.buffer_bytes[kInputs], true, config.force_staging,

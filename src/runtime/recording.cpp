@@ -36,19 +36,21 @@ StatusOr<ShapeInstance> Recorder::Instantiate(const std::vector<int64_t>& symbol
   si.groups.resize(nd);
   si.spec.resize(nd);
   const uint32_t* max_groups = ctx_->properties().limits.maxComputeWorkGroupCount;
+  const bool segmented = bundle_->features.count("segment_program") != 0;
   for (size_t i = 0; i < nd; ++i) {
     const Dispatch& d = bundle_->dispatches[i];
     const auto& table = sp.group_expr[d.table];
     for (int a = 0; a < 3; ++a) {
       const int64_t e = table.empty() ? -1 : table[i][a];
       const int64_t g = e < 0 ? d.groups[a] : v[e];
-      if (g < 1 || g > max_groups[a]) {
+      // Feature segment_program: 0 groups skips the dispatch (a tensor with a 0 extent).
+      if (g < (segmented ? 0 : 1) || g > max_groups[a]) {
         const char* op = d.op < bundle_->op_names.size() ? bundle_->op_names[d.op].c_str() : "";
         return InvalidArgument(StrFormat(
             "dispatch %zu (kernel '%s', op '%s'): group count %c evaluates to %lld (shape.program instruction %lld) "
-            "at %s; it must be in [1, %u] (maxComputeWorkGroupCount[%d] of '%s')",
+            "at %s; it must be in [%d, %u] (maxComputeWorkGroupCount[%d] of '%s')",
             i, bundle_->kernels[d.kernel].name.c_str(), op, "xyz"[a], static_cast<long long>(g),
-            static_cast<long long>(e), sp.ValuesString(symbols).c_str(), max_groups[a], a,
+            static_cast<long long>(e), sp.ValuesString(symbols).c_str(), segmented ? 0 : 1, max_groups[a], a,
             ctx_->device_name().c_str()));
       }
       si.groups[i][a] = static_cast<uint32_t>(g);
@@ -117,37 +119,30 @@ StatusOr<ShapeInstance> Recorder::Instantiate(const std::vector<int64_t>& symbol
   return si;
 }
 
-Status Recorder::Record(FrameSlot* s, ShapeInstance shape) {
-  Recording rec;
+Status Recorder::RecordInto(FrameSlot* s, const ShapeInstance& shape, size_t begin, size_t end, Recording* rec) {
   std::vector<VkPipeline> pipelines = pipelines_->dispatch_pipelines();
-  auto release = [&]() {
-    for (const Pipelines::Key& k : rec.held) pipelines_->Release(k);
-    if (rec.cmd) vkFreeCommandBuffers(dev_, s->pool, 1, &rec.cmd);
-  };
-  for (size_t i = 0; i < bundle_->dispatches.size(); ++i) {
+  for (size_t i = begin; i < end; ++i) {
     if (!pipelines_->dynamic_spec()[i]) continue;
     const uint32_t kernel = bundle_->dispatches[i].kernel;
     StatusOr<VkPipeline> p = pipelines_->Acquire(kernel, shape.spec[i], i);
     if (!p.ok()) {
-      release();
+      Free(s, rec);
       return p.status();
     }
     pipelines[i] = p.value();
-    rec.held.emplace_back(kernel, shape.spec[i]);
+    rec->held.emplace_back(kernel, shape.spec[i]);
   }
   VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   cai.commandPool = s->pool;
   cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   cai.commandBufferCount = 1;
-  Status st = VkCheck(vkAllocateCommandBuffers(dev_, &cai, &rec.cmd), "vkAllocateCommandBuffers");
-  if (st.ok()) st = RecordCommands(s, rec.cmd, shape, pipelines);
+  Status st = VkCheck(vkAllocateCommandBuffers(dev_, &cai, &rec->cmd), "vkAllocateCommandBuffers");
+  if (st.ok()) st = RecordCommands(s, rec->cmd, shape, pipelines, begin, end);
   if (!st.ok()) {
-    release();
+    Free(s, rec);
     return st;
   }
-  rec.shape = std::move(shape);
-  rec.pipelines = std::move(pipelines);
-  s->recordings.push_front(std::move(rec));
+  rec->pipelines = std::move(pipelines);
   ++recordings_;
   return Status::Ok();
 }
@@ -183,6 +178,25 @@ Status Recorder::RecordWarmUp(FrameSlot* s, VkCommandBuffer* cmd) {
   return VkCheck(vkEndCommandBuffer(*cmd), "vkEndCommandBuffer");
 }
 
+Status Recorder::Record(FrameSlot* s, ShapeInstance shape) {
+  Recording rec;
+  OAAXVK_RETURN_IF_ERROR(RecordInto(s, shape, 0, bundle_->dispatches.size(), &rec));
+  rec.shape = std::move(shape);
+  s->recordings.push_front(std::move(rec));
+  return Status::Ok();
+}
+
+Status Recorder::RecordRows(FrameSlot* s, const ShapeInstance& shape, uint32_t begin, uint32_t end, Recording* rec) {
+  return RecordInto(s, shape, begin, end, rec);
+}
+
+void Recorder::Free(FrameSlot* s, Recording* rec) {
+  for (const Pipelines::Key& k : rec->held) pipelines_->Release(k);
+  rec->held.clear();
+  if (rec->cmd) vkFreeCommandBuffers(dev_, s->pool, 1, &rec->cmd);
+  rec->cmd = VK_NULL_HANDLE;
+}
+
 void Recorder::WriteParams(FrameSlot* s) {
   if (!s->params.mapped || !s->current) return;
   const std::vector<uint32_t>& p = s->current->shape.params;
@@ -197,7 +211,7 @@ void Recorder::Evict(FrameSlot* s, std::list<Recording>::iterator it) {
 }
 
 Status Recorder::RecordCommands(FrameSlot* s, VkCommandBuffer cmd, const ShapeInstance& shape,
-                                const std::vector<VkPipeline>& pipelines) {
+                                const std::vector<VkPipeline>& pipelines, size_t begin, size_t end) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer"));
   auto barrier = [&](VkPipelineStageFlags src, VkAccessFlags src_access, VkPipelineStageFlags dst,
@@ -219,12 +233,15 @@ Status Recorder::RecordCommands(FrameSlot* s, VkCommandBuffer cmd, const ShapeIn
     barrier(VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT);
   }
+  const bool whole = begin == 0 && end == bundle_->dispatches.size();
+  const VkQueryPool queries = whole ? s->queries : VK_NULL_HANDLE;
   const uint32_t nq = static_cast<uint32_t>(2 * bundle_->dispatches.size());
-  if (s->queries) vkCmdResetQueryPool(cmd, s->queries, 0, nq);
+  if (queries) vkCmdResetQueryPool(cmd, queries, 0, nq);
   VkPipeline bound = VK_NULL_HANDLE;
-  for (size_t i = 0; i < bundle_->dispatches.size(); ++i) {
+  for (size_t i = begin; i < end; ++i) {
     const Dispatch& d = bundle_->dispatches[i];
-    if (d.barrier) {
+    // A segment after the first reads what earlier submissions' shaders wrote.
+    if (d.barrier || (i == begin && begin > 0)) {
       barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
               VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     }
@@ -238,10 +255,12 @@ Status Recorder::RecordCommands(FrameSlot* s, VkCommandBuffer cmd, const ShapeIn
     // profile: both timestamps at the bottom of the pipe, i.e. once every
     // earlier command (the previous dispatch, the barrier) has completed.
     const uint32_t q = static_cast<uint32_t>(2 * i);
-    if (s->queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q);
+    if (queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, q);
+    // Feature segment_program: 0 groups (a tensor with a 0 extent) dispatches
+    // nothing; its barrier above still orders the rows after it.
     const std::array<uint32_t, 3>& g = shape.groups[i];
-    vkCmdDispatch(cmd, g[0], g[1], g[2]);
-    if (s->queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q + 1);
+    if (g[0] != 0 && g[1] != 0 && g[2] != 0) vkCmdDispatch(cmd, g[0], g[1], g[2]);
+    if (queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, q + 1);
   }
   // Shader writes of the outputs → host reads.
   if (s->staged) {

@@ -74,6 +74,18 @@ class Recorder {
   // dispatch compile every pipeline, at a fraction of an inference's cost.
   // The caller submits it and frees it from the slot's pool.
   Status RecordWarmUp(FrameSlot* slot, VkCommandBuffer* cmd);
+  // Feature segment_program: records dispatch rows [begin, end) of `shape`
+  // into a new command buffer of `slot` (which the caller owns), between the
+  // input barrier (and staging copy) and the output barrier (and staging
+  // copy), acquiring the pipelines the rows need; *rec (cmd and held
+  // pipelines; its shape is left alone) is the caller's to Free. A range
+  // that starts after row 0 begins with a shader-write barrier, so it sees
+  // what the previous submission wrote; rows with a group count of 0 are
+  // not dispatched; no timestamps are written.
+  Status RecordRows(FrameSlot* slot, const ShapeInstance& shape, uint32_t begin, uint32_t end, Recording* rec);
+  // Frees rec's command buffer (from `slot`'s pool; not in flight) and
+  // releases its pipelines.
+  void Free(FrameSlot* slot, Recording* rec);
   // Frees a recording of `slot` (not in flight) and releases its pipelines.
   void Evict(FrameSlot* slot, std::list<Recording>::iterator it);
   // Feature parameter_buffer: copies the parameter values of the slot's
@@ -84,8 +96,10 @@ class Recorder {
   uint64_t recordings() const { return recordings_.load(); }
 
  private:
+  // Rows [begin, end); timestamps only for the whole program (begin = 0, end = every row).
   Status RecordCommands(FrameSlot* slot, VkCommandBuffer cmd, const ShapeInstance& shape,
-                        const std::vector<VkPipeline>& pipelines);
+                        const std::vector<VkPipeline>& pipelines, size_t begin, size_t end);
+  Status RecordInto(FrameSlot* slot, const ShapeInstance& shape, size_t begin, size_t end, Recording* rec);
 
   VkContext* ctx_;
   VkDevice dev_;

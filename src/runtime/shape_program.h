@@ -63,6 +63,11 @@ struct ShapeSymbol {
   // Feature exact_value_symbols: e * scale must be an integer (a float Range
   // bound, scale a power of two); send_input refuses another e.
   bool exact = false;
+  // Feature segment_program: the control program sets the symbol mid-frame
+  // (a read-back If condition, Loop trip count or extent, a loop counter);
+  // it starts every frame at `min` and is neither an input dimension nor an
+  // input value.
+  bool decided = false;
   bool is_value() const { return input >= 0; }
   bool Valid(int64_t v) const { return v >= min && v <= max && v % multiple_of == 0; }
   // "[32, 960] (multiple of 32)", or "[1, 64]" when multiple_of is 1.

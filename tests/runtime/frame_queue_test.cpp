@@ -122,6 +122,36 @@ struct Harness {
   FrameQueue queue;
 };
 
+// Submissions within a frame (segments, feature segment_program) keep the
+// slot with its owner, queue nothing, and make a device loss sticky.
+TEST(FrameQueue, SubmitWithinFrameKeepsTheSlotAndMakesALossSticky) {
+  Harness h(2);
+  StatusOr<size_t> slot = h.queue.Acquire(h.Deadline());
+  ASSERT_TRUE(slot.ok()) << slot.status().ToString();
+  int calls = 0;
+  Status st = h.queue.SubmitWithinFrame([&] {
+    ++calls;
+    return FrameQueue::Result();
+  });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(h.queue.state(slot.value()), FrameQueue::SlotState::kFilling);
+  EXPECT_TRUE(h.queue.InFlightSeqs().empty());
+  st = h.queue.SubmitWithinFrame([] { return FrameQueue::Result{Outcome::kFailed, Internal("submit failed"), nullptr}; });
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_TRUE(h.queue.lost().ok());  // an ordinary failure is not sticky
+  st = h.queue.SubmitWithinFrame(
+      [] { return FrameQueue::Result{Outcome::kDeviceLost, Unavailable("device lost"), nullptr}; });
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  st = h.queue.SubmitWithinFrame([&] {
+    ++calls;
+    return FrameQueue::Result();
+  });
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);  // not called after the loss
+  EXPECT_EQ(calls, 1);
+  h.queue.Release(slot.value());
+}
+
 TEST(FrameQueue, FramesAreReceivedInSubmissionOrder) {
   Harness h(3);
   std::vector<size_t> slots;

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <set>
@@ -2847,6 +2848,112 @@ TEST_F(DynamicShapes, ShapeCacheSizeArgumentIsValidated) {
   ExpectError(Init({{"shape_cache_size", "1025"}}), {"'shape_cache_size' = '1025'", "[1, 1024]"});
   ExpectError(Init({{"shape_cache_size", "eight"}}), {"'shape_cache_size' = 'eight'"});
   ASSERT_EQ(Init({{"shape_cache_size", "1024"}}), 0) << g_api->error();
+}
+
+// ---------------------------------------------------------------- segment program
+
+// Sends x [1, 4] and the trip count t (int32 [1]) to a SegmentLoopBundle.
+tensors_struct* SegmentLoopInputs(const std::vector<float>& x, int32_t t) {
+  tensors_struct* tensors = oaaxvk::AllocTensors(2);
+  const size_t xs[2] = {1, 4}, ts[1] = {1};
+  EXPECT_TRUE(oaaxvk::SetTensor(tensors, 0, "x", DATA_TYPE_FLOAT, xs, 2, x.data(), 16));
+  EXPECT_TRUE(oaaxvk::SetTensor(tensors, 1, "t", DATA_TYPE_INT32, ts, 1, &t, 4));
+  return tensors;
+}
+
+TEST_F(DynamicShapes, SegmentProgramLoopsAsOftenAsTheDeviceSays) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::SegmentLoopBundle(8, 8), "segment_loop").c_str()), 0) << g_api->error();
+  const std::vector<float> x = {1.5f, -2.0f, 0.25f, 3.0f};
+  // 0, 1 and many iterations, twice (the second time from the recordings);
+  // z = the first M rows of 0, 1, 2, ..., [0, 4] when M = 0.
+  for (int round = 0; round < 2; ++round) {
+    for (int32_t m : {0, 1, 5, 8}) {
+      SCOPED_TRACE("M = " + std::to_string(m));
+      ASSERT_EQ(g_api->send(SegmentLoopInputs(x, m)), 0) << g_api->error();
+      std::vector<Output> outs = ReceiveOutputs();
+      ASSERT_EQ(outs.size(), 2u);
+      ASSERT_EQ(outs[0].shape, (std::vector<size_t>{1, 4}));
+      for (size_t i = 0; i < 4; ++i) EXPECT_EQ(outs[0].values[i], std::ldexp(x[i], m)) << "y element " << i;
+      ASSERT_EQ(outs[1].shape, (std::vector<size_t>{static_cast<size_t>(m), 4}));
+      for (size_t k = 0; k < outs[1].values.size(); ++k) EXPECT_EQ(outs[1].values[k], static_cast<float>(k));
+    }
+  }
+  // A trip count beyond the cap the bundle was compiled for fails that frame, naming the node.
+  // The host keeps its struct, as for any refused input.
+  ExpectRejected(SegmentLoopInputs(x, 9), {"the trip count of Loop 'loop' is 9, outside [0, 8]"});
+  ExpectRejected(SegmentLoopInputs(x, -1), {"the trip count of Loop 'loop' is -1, outside [0, 8]"});
+  // Still usable afterwards.
+  ASSERT_EQ(g_api->send(SegmentLoopInputs(x, 2)), 0) << g_api->error();
+  EXPECT_EQ(ReceiveOutputs().at(1).shape, (std::vector<size_t>{2, 4}));
+}
+
+TEST_F(DynamicShapes, SegmentProgramJumpLimitEndsARunawayLoop) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  // The backward jump may be taken 3 times: a trip count of 5 (within M's
+  // range) still stops at the limit, with the loop's text.
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::SegmentLoopBundle(8, 3), "segment_loop_limit").c_str()), 0)
+      << g_api->error();
+  const std::vector<float> x = {1, 2, 3, 4};
+  ExpectRejected(SegmentLoopInputs(x, 5), {"Loop 'loop': more than 3 iterations"});
+  ASSERT_EQ(g_api->send(SegmentLoopInputs(x, 3)), 0) << g_api->error();
+  EXPECT_EQ(ReceiveOutputs().at(0).values, (std::vector<float>{8, 16, 24, 32}));
+}
+
+TEST_F(DynamicShapes, SegmentProgramTakesTheBranchTheDeviceDecidesWithItsOwnShape) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  ASSERT_EQ(g_api->load(Write(oaaxvk::test::SegmentIfBundle(), "segment_if").c_str()), 0) << g_api->error();
+  const std::vector<float> x = {1.5f, -2.0f, 0.25f, 3.0f};
+  auto inputs = [&](int32_t c) {
+    tensors_struct* t = oaaxvk::AllocTensors(2);
+    const size_t xs[2] = {1, 4}, cs[1] = {1};
+    EXPECT_TRUE(oaaxvk::SetTensor(t, 0, "x", DATA_TYPE_FLOAT, xs, 2, x.data(), 16));
+    EXPECT_TRUE(oaaxvk::SetTensor(t, 1, "c", DATA_TYPE_INT32, cs, 1, &c, 4));
+    return t;
+  };
+  auto send = [&](int32_t c) { return g_api->send(inputs(c)); };
+  // Both ways, alternating (each branch's segment is recorded once per slot).
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(send(1), 0) << g_api->error();
+    std::vector<Output> then = ReceiveOutputs();
+    ASSERT_EQ(then.at(0).shape, (std::vector<size_t>{4}));
+    EXPECT_EQ(then[0].values, (std::vector<float>{15, -40, 7.5f, 120}));
+    ASSERT_EQ(send(0), 0) << g_api->error();
+    std::vector<Output> other = ReceiveOutputs();
+    ASSERT_EQ(other.at(0).shape, (std::vector<size_t>{2}));
+    EXPECT_EQ(other[0].values, (std::vector<float>{10, 20}));
+  }
+  ExpectRejected(inputs(2), {"the condition of If 'if' is 2, outside [0, 1]"});
+}
+
+TEST_F(DynamicShapes, InvalidSegmentProgramsAreRejectedAtLoad) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  const BundleSpec base = oaaxvk::test::SegmentLoopBundle(8, 8);
+  struct Case {
+    const char* name;
+    std::function<void(BundleSpec*)> edit;
+    const char* expect;
+  };
+  const std::vector<Case> cases = {
+      {"seg_gap", [](BundleSpec* s) { s->control_segments[1] = {3, 3}; }, "control.segments row 1 is [3, 3)"},
+      {"seg_short", [](BundleSpec* s) { s->control_segments.pop_back(); },
+       "control.segments end at dispatch row 3 but program.dispatch has 4 rows"},
+      {"no_limit", [](BundleSpec* s) { s->control_program[6][2] = -1; }, "a backward jump needs a limit >= 0"},
+      {"undecided", [](BundleSpec* s) { s->control_program[2][1] = 5; }, "row 2 (set): symbol 5 is not a decided symbol"},
+      {"read_outside", [](BundleSpec* s) { s->control_reads[0][1] = 256; }, "do not lie aligned inside buffer kind 1"},
+      {"no_feature", [](BundleSpec* s) { s->features = "dynamic_shapes"; },
+       "'shape.symbol.0.decided' is present but bundle.features does not list 'segment_program'"},
+      {"alone", [](BundleSpec* s) { s->features = "segment_program"; },
+       "lists 'segment_program' but not 'dynamic_shapes'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BundleSpec s = base;
+    c.edit(&s);
+    const std::string path = Write(s, std::string("segment_bad_") + c.name);
+    ExpectError(g_api->load(path.c_str()), {"runtime_model_loading", c.expect});
+  }
+  ASSERT_EQ(g_api->load(Write(base, "segment_good").c_str()), 0) << g_api->error();
 }
 
 }  // namespace

@@ -75,7 +75,14 @@ struct BundleSpec {
     std::optional<uint64_t> scale{};
     // Feature exact_value_symbols: shape.symbol.<s>.exact (written when set).
     std::optional<uint32_t> exact{};
+    // Feature segment_program: shape.symbol.<s>.decided (written when set).
+    std::optional<uint32_t> decided{};
   };
+  // Feature segment_program: control.* (written when `control_segments` is not empty).
+  std::vector<std::array<uint32_t, 2>> control_segments;  // begin, end
+  std::vector<std::array<int64_t, 4>> control_program;    // opcode, a, b, c
+  std::vector<std::array<uint64_t, 5>> control_reads;     // buffer_kind, offset, dtype, mode, text
+  std::vector<std::string> control_texts;
   // Feature value_symbols: shape.guards and shape.guard.<g>.text (written when not empty).
   std::vector<std::string> guards;
   std::vector<Symbol> symbols;
@@ -179,6 +186,7 @@ struct BundleSpec {
         }
         if (symbols[k].scale) w.AddMetadata(p + "scale", MetadataValue::Scalar<uint64_t>(*symbols[k].scale));
         if (symbols[k].exact) w.AddMetadata(p + "exact", MetadataValue::Scalar<uint32_t>(*symbols[k].exact));
+        if (symbols[k].decided) w.AddMetadata(p + "decided", MetadataValue::Scalar<uint32_t>(*symbols[k].decided));
       }
       if (!guards.empty()) {
         w.AddMetadata("shape.guards", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(guards.size())));
@@ -189,6 +197,17 @@ struct BundleSpec {
       w.AddTensor("shape.refs", ValueType::kU32, {shape_refs.size(), 4}, shape_refs.data(), shape_refs.size() * 16);
     }
     if (shape_params) w.AddMetadata("shape.params", MetadataValue::Scalar<uint32_t>(*shape_params));
+    if (!control_segments.empty()) {
+      w.AddTensor("control.segments", ValueType::kU32, {control_segments.size(), 2}, control_segments.data(),
+                  control_segments.size() * 8);
+      w.AddTensor("control.program", ValueType::kI64, {control_program.size(), 4}, control_program.data(),
+                  control_program.size() * 32);
+      w.AddTensor("control.reads", ValueType::kU64, {control_reads.size(), 5}, control_reads.data(),
+                  control_reads.size() * 40);
+      w.AddMetadata("control.texts", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(control_texts.size())));
+      for (size_t t = 0; t < control_texts.size(); ++t)
+        w.AddMetadata("control.text." + std::to_string(t), u8array(control_texts[t]));
+    }
     return w.WriteFile(path);
   }
 };
@@ -492,6 +511,96 @@ inline BundleSpec DynamicTwoInTwoOutBundle(uint32_t max) {
   s.shape_program = {{kOpSymbol, 0, 0}, {kOpConst, 64, 0}, {kOpCeilDiv, 0, 1}};
   s.shape_refs = {{kRefInput, 0, 1, 0}, {kRefInput, 1, 0, 0}, {kRefOutput, 0, 0, 0}, {kRefOutput, 1, 1, 0},
                   {kRefGroups, 0, 0, 2}, {kRefGroups, 1, 0, 2}, {kRefSpec, 0, 0, 0}};
+  return s;
+}
+
+// A Loop whose trip count only the device knows (feature segment_program):
+// inputs x (float [1, 4]) and t (int32 [1]); outputs y = x * 2^M (float
+// [1, 4]) and z = the first M rows of a [cap, 4] table of 0, 1, 2, ...
+// (float [M, 4]), where M = t as the device copies it into the arena and
+// the control program reads it back (decided symbol M in [0, cap], counter
+// i in [0, cap]). Segments: 0 = copy t to the arena, copy x to y; 1 = the
+// body, y = y * 2; 2 = z, sized by M (spec N = 4M, ceil(4M / 64) groups:
+// none at M = 0). cap <= 16.
+//   shape.program: 0 const 0, 1 const 1, 2 symbol M, 3 symbol i, 4 lt(i, M),
+//                  5 add(i, 1), 6 const 4, 7 mul(M, 4), 8 const 64, 9 ceildiv(v7, v8)
+//   control.program: 0 run 0; 1 read M; 2 set i = v0; 3 branch_zero v4 -> 7;
+//                    4 run 1; 5 set i = v5; 6 jump 3 (limit jump_limit); 7 run 2
+inline BundleSpec SegmentLoopBundle(uint32_t cap, int64_t jump_limit) {
+  BundleSpec s;
+  s.features = "dynamic_shapes segment_program";
+  s.inputs = {{"x", 1, {1, 4}, 0, 16}, {"t", 6, {1}, 256, 4}};
+  s.inputs_bytes = 260;
+  s.outputs = {{"y", 1, {1, 4}, 0, 16}, {"z", 1, {cap, 4}, 256, uint64_t{cap} * 16}};
+  s.outputs_bytes = 256 + uint64_t{cap} * 16;
+  s.arena_bytes = 256;
+  s.weights.resize(256 + uint64_t{cap} * 16);
+  const float two[4] = {2, 2, 2, 2};
+  memcpy(s.weights.data(), two, 16);
+  for (uint32_t k = 0; k < 4 * cap; ++k) {
+    const float v = static_cast<float>(k);
+    memcpy(s.weights.data() + 256 + 4 * k, &v, 4);
+  }
+  s.kernels = {{"copy_words", ReadSpirv("copy_words"), 2, 1}, {"mul", ReadSpirv("mul"), 3, 1}};
+  s.bindings = {{2, 256, 4}, {1, 0, 4},                    // row 0: t -> arena
+                {2, 0, 16}, {3, 0, 16},                    // row 1: x -> y
+                {3, 0, 16}, {0, 0, 16}, {3, 0, 16},        // row 2: y = y * w
+                {0, 256, uint64_t{cap} * 16}, {3, 256, uint64_t{cap} * 16}};  // row 3: table -> z
+  s.spec = {1, 4, 4, 4 * cap};
+  s.dispatch = {{0, 1, 1, 1, 0, 2, 0, 1}, {0, 1, 1, 1, 2, 2, 1, 1}, {1, 1, 1, 1, 4, 3, 2, 1}, {0, 1, 1, 1, 7, 2, 3, 1}};
+  s.barrier = {0, 0, 1, 1};
+  s.symbols = {{"M", 0, cap, 1}, {"i", 0, cap, 1}};
+  s.symbols[0].decided = 1;
+  s.symbols[1].decided = 1;
+  s.shape_program = {{kOpConst, 0, 0}, {kOpConst, 1, 0}, {kOpSymbol, 0, 0}, {kOpSymbol, 1, 0}, {kOpLt, 3, 2},
+                     {kOpAdd, 3, 1},   {kOpConst, 4, 0}, {kOpMul, 2, 6},    {kOpConst, 64, 0}, {kOpCeilDiv, 7, 8}};
+  s.shape_refs = {{kRefOutput, 1, 0, 2}, {kRefGroups, 3, 0, 9}, {kRefSpec, 3, 0, 7}};
+  s.control_segments = {{0, 2}, {2, 3}, {3, 4}};
+  s.control_program = {{0, 0, 0, 0}, {1, 0, 0, 0}, {2, 1, 0, 0}, {3, 4, 7, 0},
+                       {0, 1, 0, 0}, {2, 1, 5, 0}, {4, 3, jump_limit, 1}, {0, 2, 0, 0}};
+  s.control_reads = {{1, 0, 6, 0, 0}};  // arena offset 0, INT32, refuse
+  s.control_texts = {"the trip count of Loop 'loop'", "Loop 'loop'"};
+  return s;
+}
+
+// An If whose condition only the device knows and whose branches give
+// outputs of different shapes (feature segment_program): inputs x (float
+// [1, 4]) and c (int32 [1]); output z = x * w (float [4]) when c is 1,
+// the first two weights w[0..1] (float [2]) when c is 0, w = 10, 20, 30,
+// 40. The device copies c into the arena, the control program reads it
+// back into decided symbol cond ([0, 1], refused outside), sets the
+// output's extent N (decided, [0, 4]) and runs one branch's segment.
+//   shape.program: 0 symbol cond, 1 symbol N, 2 const 4, 3 const 2
+//   control.program: 0 run 0; 1 read cond; 2 branch_zero v0 -> 6; 3 set N = v2;
+//                    4 run 1 (then); 5 jump 8; 6 set N = v3; 7 run 2 (else)
+inline BundleSpec SegmentIfBundle() {
+  BundleSpec s;
+  s.features = "dynamic_shapes segment_program";
+  s.inputs = {{"x", 1, {1, 4}, 0, 16}, {"c", 6, {1}, 256, 4}};
+  s.inputs_bytes = 260;
+  s.outputs = {{"z", 1, {4}, 0, 16}};
+  s.outputs_bytes = 16;
+  s.arena_bytes = 256;
+  const float w[4] = {10, 20, 30, 40};
+  s.weights.resize(16);
+  memcpy(s.weights.data(), w, 16);
+  s.kernels = {{"copy_words", ReadSpirv("copy_words"), 2, 1}, {"mul", ReadSpirv("mul"), 3, 1}};
+  s.bindings = {{2, 256, 4}, {1, 0, 4},              // row 0: c -> arena
+                {2, 0, 16}, {0, 0, 16}, {3, 0, 16},  // row 1 (then): z = x * w
+                {0, 0, 8}, {3, 0, 8}};               // row 2 (else): z = w[0..1]
+  s.spec = {1, 4, 2};
+  s.dispatch = {{0, 1, 1, 1, 0, 2, 0, 1}, {1, 1, 1, 1, 2, 3, 1, 1}, {0, 1, 1, 1, 5, 2, 2, 1}};
+  s.barrier = {0, 0, 0};
+  s.symbols = {{"cond", 0, 1, 1}, {"N", 0, 4, 1}};
+  s.symbols[0].decided = 1;
+  s.symbols[1].decided = 1;
+  s.shape_program = {{kOpSymbol, 0, 0}, {kOpSymbol, 1, 0}, {kOpConst, 4, 0}, {kOpConst, 2, 0}};
+  s.shape_refs = {{kRefOutput, 0, 0, 1}};
+  s.control_segments = {{0, 1}, {1, 2}, {2, 3}};
+  s.control_program = {{0, 0, 0, 0}, {1, 0, 0, 0}, {3, 0, 6, 0}, {2, 1, 2, 0},
+                       {0, 1, 0, 0}, {4, 8, -1, 0}, {2, 1, 3, 0}, {0, 2, 0, 0}};
+  s.control_reads = {{1, 0, 6, 0, 0}};  // arena offset 0, INT32, refuse
+  s.control_texts = {"the condition of If 'if'"};
   return s;
 }
 
