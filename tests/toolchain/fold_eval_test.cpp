@@ -188,6 +188,51 @@ TEST(FoldEvalTest, FloatAdditionStaysFloat32) {
   EXPECT_EQ(F32(Fold(h, "y")), (std::vector<float>{0.1f + 0.2f}));
 }
 
+// With symbolic dimensions (config.json "dimensions"), folded integer shape
+// arithmetic keeps the expressions of the sizes: Swin's window padding
+// (7 - W mod 7) mod 7 and a Where on a comparison, evaluated at other points
+// of the range, give what the operators compute there. A float computation
+// keeps only its value (the dynamic-shape conversion refuses what it feeds).
+TEST(FoldEvalTest, IntegerShapeArithmeticKeepsSymbolicExpressions) {
+  SymContext ctx({{"H", 100, 120, 1}, {"W", 140, 160, 1}});
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 17;
+  AddInput(g, "x", {1, 3, Dim(120, ctx.SymbolNode(0)), Dim(160, ctx.SymbolNode(1))});
+  g.tensors["i2"] = MakeConstI64("i2", {1}, {2});
+  g.tensors["i4"] = MakeConstI64("i4", {1}, {4});
+  g.tensors["win"] = MakeConstI64("win", {}, {7});
+  g.tensors["lim"] = MakeConstI64("lim", {}, {110});
+  g.tensors["half"] = MakeConstF32("half", {}, {0.5f});
+  AddNode(g, "Shape", "s", {"x"}, {"shape"});
+  AddNode(g, "Slice", "hw", {"shape", "i2", "i4"}, {"hw"});
+  AddNode(g, "Mod", "rem", {"hw", "win"}, {"rem"});
+  AddNode(g, "Sub", "short", {"win", "rem"}, {"short"});
+  AddNode(g, "Mod", "pad", {"short", "win"}, {"pad"});
+  AddNode(g, "Less", "lt", {"hw", "lim"}, {"small"});
+  AddNode(g, "Where", "w", {"small", "lim", "hw"}, {"at_least"});
+  AddNode(g, "Cast", "f", {"hw"}, {"hwf"}).SetInt("to", 1);
+  AddNode(g, "Mul", "m", {"hwf", "half"}, {"halved"});
+  for (const char* o : {"pad", "at_least", "halved"}) AddOutput(g, o);
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  const Tensor& pad = g.tensors.at("pad");
+  const Tensor& at_least = g.tensors.at("at_least");
+  ASSERT_EQ(pad.sym.size(), 2u);
+  ASSERT_EQ(at_least.sym.size(), 2u);
+  EXPECT_EQ(pad.AsInts(), (std::vector<int64_t>{6, 1}));  // at H = 120, W = 160
+  for (int64_t h : {100, 105, 113, 119}) {
+    for (int64_t w : {140, 147, 151}) {
+      auto at = [&](const Dim& d) { return ctx.Eval(d.Node(&ctx), {h, w}).value(); };
+      EXPECT_EQ(at(pad.sym[0]), (7 - h % 7) % 7) << h;
+      EXPECT_EQ(at(pad.sym[1]), (7 - w % 7) % 7) << w;
+      EXPECT_EQ(at(at_least.sym[0]), h < 110 ? 110 : h) << h;
+      EXPECT_EQ(at(at_least.sym[1]), w < 110 ? 110 : w) << w;
+    }
+  }
+  EXPECT_TRUE(g.tensors.at("halved").sym.empty());
+}
+
 // A Pad whose pads come from a graph input's values names that input and
 // config.json "input_values"; none says dynamic shapes are unsupported.
 TEST(FoldEvalTest, NotConstantNamesTheConfigEntry) {

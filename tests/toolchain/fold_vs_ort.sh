@@ -3,7 +3,10 @@
 # (make_fold_models.py: Shape -> Cast -> Mul -> Floor -> Cast -> Concat ->
 # Resize / Pad, Mod -> Pad, Equal -> Where -> Expand) fold at conversion, and
 # the bundle run by oaax-run on lavapipe and SwiftShader matches ONNX Runtime:
-# |diff| <= 1e-5 * (1 + |ref|) per element, same output shapes.
+# |diff| <= 1e-5 * (1 + |ref|) per element, same output shapes. The Swin and
+# ViT chains over a symbolic height and width (window_dyn.onnx, converted
+# with ranges) fold into size expressions: one bundle matches ONNX Runtime
+# at three sizes on lavapipe.
 # Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh).
 # usage: fold_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
@@ -26,16 +29,8 @@ if left:
     sys.exit("shape computations left to the device: " + ", ".join(sorted(left)))
 PY
 NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/shape_chains.onnx" "$tmp/in" "$tmp/ort" >/dev/null 2>&1
-fail=0
-for drv in lavapipe swiftshader; do
-  if [ "$drv" = swiftshader ]; then
-    [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ] || { echo "swiftshader: not installed, skipped"; continue; }
-    export VK_ICD_FILENAMES="$root/third_party/swiftshader/vk_swiftshader_icd.json"
-  fi
-  # See tests/e2e/classifier.sh for why leak checking is off in this process.
-  ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-  "$build/oaax-run" --model "$tmp/bundle/model.oinf" --inputs "$tmp/in" --outputs "$tmp/$drv" --arg validation=1 >/dev/null
-  "$py" - "$tmp/ort" "$tmp/$drv" "$drv" <<'PY' || fail=1
+compare() {  # compare REF_DIR GOT_DIR LABEL
+  "$py" - "$1" "$2" "$3" <<'PY'
 import json, sys
 import numpy as np
 ref_dir, got_dir, drv = sys.argv[1:4]
@@ -56,5 +51,24 @@ print(f"{drv}: {len(ref) - len(bad)}/{len(ref)} outputs match ONNX Runtime")
 if bad:
     sys.exit(f"{drv}: " + "; ".join(bad))
 PY
+}
+fail=0
+"$build/oaax-vulkan-toolchain" --config "$tmp/window_dyn.json" "$tmp/window_dyn.onnx" "$tmp/dyn_bundle" > "$tmp/dyn.log"
+for size in 105_150 120_160 100_147; do
+  NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/window_dyn.onnx" "$tmp/in_$size" "$tmp/ort_$size" >/dev/null 2>&1
+  ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+  "$build/oaax-run" --model "$tmp/dyn_bundle/model.oinf" --inputs "$tmp/in_$size" --outputs "$tmp/dyn_$size" \
+    --arg validation=1 >/dev/null
+  compare "$tmp/ort_$size" "$tmp/dyn_$size" "ranges, at ${size/_/ x }" || fail=1
+done
+for drv in lavapipe swiftshader; do
+  if [ "$drv" = swiftshader ]; then
+    [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ] || { echo "swiftshader: not installed, skipped"; continue; }
+    export VK_ICD_FILENAMES="$root/third_party/swiftshader/vk_swiftshader_icd.json"
+  fi
+  # See tests/e2e/classifier.sh for why leak checking is off in this process.
+  ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+  "$build/oaax-run" --model "$tmp/bundle/model.oinf" --inputs "$tmp/in" --outputs "$tmp/$drv" --arg validation=1 >/dev/null
+  compare "$tmp/ort" "$tmp/$drv" "$drv" || fail=1
 done
 exit $fail

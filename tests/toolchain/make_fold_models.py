@@ -9,7 +9,13 @@ which the toolchain must fold at conversion (ir/eval*.cpp), plus an input.
 - ViT's class-token expansion: Concat(N, -1, -1) -> Equal(-1) -> Where ->
   Expand `shape`.
 
-usage: make_fold_models.py OUT_DIR   (writes OUT_DIR/shape_chains.onnx and OUT_DIR/in/)
+Also writes window_dyn.onnx: the Swin and ViT chains over an input of
+symbolic height and width (x = [1, 3, H, W]), converted with ranges
+(window_dyn.json); its integer shape arithmetic folds into expressions of
+H and W, and the bundle runs at every size in in_<H>_<W>/.
+
+usage: make_fold_models.py OUT_DIR   (writes OUT_DIR/shape_chains.onnx, OUT_DIR/in/,
+       OUT_DIR/window_dyn.onnx, OUT_DIR/window_dyn.json and OUT_DIR/in_<H>_<W>/)
 """
 import json
 import os
@@ -26,7 +32,6 @@ def const(name, value, dtype):
 
 def main():
     out = sys.argv[1]
-    os.makedirs(os.path.join(out, "in"), exist_ok=True)
     f32, i64 = np.float32, np.int64
     inits = [
         const("min_size", 320.0, f32), const("i2", [2], i64), const("i4", [4], i64), const("i0", [0], i64),
@@ -83,10 +88,34 @@ def main():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_fold_models.py")
     model.ir_version = 7
     onnx.save(model, os.path.join(out, "shape_chains.onnx"))
-    rng = np.random.default_rng(0)
-    rng.standard_normal((1, 3, 108, 150)).astype(f32).tofile(os.path.join(out, "in", "0.bin"))
-    with open(os.path.join(out, "in", "manifest.json"), "w") as f:
-        json.dump([{"name": "x", "dtype": "float32", "shape": [1, 3, 108, 150], "file": "0.bin"}], f)
+    write_input(out, "in", 108, 150, 0)
+    # The Swin and ViT chains alone, over a symbolic height and width.
+    keep = {"windowed", "tokens"}
+    need = set(keep)
+    for n in reversed(nodes):
+        if any(o in need for o in n.output):
+            need.update(i for i in n.input if i)
+    dyn_nodes = [n for n in nodes if any(o in need for o in n.output)]
+    used = {i for n in dyn_nodes for i in n.input}
+    xd = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "H", "W"])
+    dyn = helper.make_graph(dyn_nodes, "window_dyn", [xd], [o for o in outputs if o.name in keep],
+                            [t for t in inits if t.name in used])
+    model = helper.make_model(dyn, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_fold_models.py")
+    model.ir_version = 7
+    onnx.save(model, os.path.join(out, "window_dyn.onnx"))
+    with open(os.path.join(out, "window_dyn.json"), "w") as f:
+        json.dump({"input_shapes": {"x": [1, 3, "H", "W"]},
+                   "dimensions": {"H": {"min": 100, "max": 120}, "W": {"min": 140, "max": 160}}}, f)
+    for h, w in [(105, 150), (120, 160), (100, 147)]:
+        write_input(out, f"in_{h}_{w}", h, w, h)
+
+
+def write_input(out, name, h, w, seed):
+    os.makedirs(os.path.join(out, name), exist_ok=True)
+    rng = np.random.default_rng(seed)
+    rng.standard_normal((1, 3, h, w)).astype(np.float32).tofile(os.path.join(out, name, "0.bin"))
+    with open(os.path.join(out, name, "manifest.json"), "w") as f:
+        json.dump([{"name": "x", "dtype": "float32", "shape": [1, 3, h, w], "file": "0.bin"}], f)
 
 
 if __name__ == "__main__":

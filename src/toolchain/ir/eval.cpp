@@ -70,8 +70,10 @@ StatusOr<std::vector<Tensor>> EvaluateValues(const Graph& g, const Node& n);
 
 // Symbolic values (Tensor::sym) of a folded shape computation: the Dims of a
 // Shape, carried through the integer ops that move them unchanged (views,
-// integer Cast, Gather, Concat and Slice of 1-D tensors). Other ops fold to
-// plain values, which a dynamic-shape conversion reports where it matters.
+// integer Cast, Gather, Concat and Slice of 1-D tensors) and built by the
+// integer arithmetic of eval_symbolic.cpp. Other ops (float arithmetic) fold
+// to plain values, which a dynamic-shape conversion refuses where they
+// matter (a size or a constant that differs between points).
 void PropagateSymbols(const Graph& g, const Node& n, Tensor* out) {
   const std::string& op = n.op_type;
   std::vector<const Tensor*> in;
@@ -89,6 +91,14 @@ void PropagateSymbols(const Graph& g, const Node& n, Tensor* out) {
       for (size_t k = 0; k < v.size() && match; ++k) match = x.shape[st + k].value() == v[k];
       if (match) { sym.assign(x.shape.begin() + st, x.shape.begin() + st + v.size()); break; }
     }
+  } else if (eval::ArithmeticSymbols(g, n, *out, &sym)) {
+    // Integer arithmetic on sizes: keep the expressions only where they give
+    // the folded values (they do by construction; a mismatch would be a
+    // bundle computing other sizes than the conversion checked).
+    const std::vector<int64_t> v = out->AsInts();
+    if (v.size() != sym.size()) return;
+    for (size_t k = 0; k < v.size(); ++k)
+      if (sym[k].value() != v[k]) return;
   } else if (x.sym.empty() && op != "Concat") {
     return;
   } else if (op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||

@@ -87,6 +87,13 @@ void ForEachBroadcast(const Shape& out, const std::vector<Shape>& ins, F f) {
   });
 }
 
+// The expressions of symbolic dimensions carried by the folded output of an
+// integer arithmetic, comparison, logic, Where, Cast-to-bool or 1-D
+// reduction node (eval_symbolic.cpp): true with *sym set (one Dim per
+// output element) when an input carries expressions and every element's
+// expression can be written; false otherwise.
+bool ArithmeticSymbols(const Graph& g, const Node& n, const Tensor& out, std::vector<Dim>* sym);
+
 // Per-family evaluators: each sets *handled when it knows n.op_type.
 StatusOr<std::vector<Tensor>> EvaluateElementwise(const Graph& g, const Node& n, bool* handled);
 StatusOr<std::vector<Tensor>> EvaluateMovement(const Graph& g, const Node& n, bool* handled);

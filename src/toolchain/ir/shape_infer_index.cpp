@@ -88,8 +88,10 @@ StatusOr<std::vector<Dim>> PadAmounts(const Graph& g, const Node& n, int64_t ran
     pads = ToDims(n.GetInts("pads", {}));
   } else {
     const Tensor* t = n.inputs.size() > 1 && !n.inputs[1].empty() ? g.FindTensor(n.inputs[1]) : nullptr;
-    if (t != nullptr && t->is_const && AnyDependsOnValue(t->sym)) {
-      pads = t->AsDims();  // read at run time (feature value_symbols)
+    if (t != nullptr && t->is_const && AnySymbolic(t->sym)) {
+      // Read at run time (feature value_symbols), or computed from symbolic
+      // dimensions (a window padding of a dynamic-shape conversion).
+      pads = t->AsDims();
     } else {
       OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> p, ConstParam(g, n, 1, "pads"));
       pads = ToDims(p);
