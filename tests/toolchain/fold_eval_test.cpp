@@ -233,6 +233,30 @@ TEST(FoldEvalTest, IntegerShapeArithmeticKeepsSymbolicExpressions) {
   EXPECT_TRUE(g.tensors.at("halved").sym.empty());
 }
 
+// An Expand of a constant to the batch of a dynamic-shape conversion is
+// left to the device: folded, it would be a constant of one point's size.
+TEST(FoldEvalTest, ResultOfSymbolicShapeStaysOnTheDevice) {
+  SymContext ctx({{"N", 1, 8, 1}});
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 17;
+  AddInput(g, "x", {Dim(8, ctx.SymbolNode(0)), 4});
+  g.tensors["cls"] = MakeConstF32("cls", {1, 4}, {1, 2, 3, 4});
+  g.tensors["i0"] = MakeConstI64("i0", {1}, {0});
+  g.tensors["i1"] = MakeConstI64("i1", {1}, {1});
+  g.tensors["four"] = MakeConstI64("four", {1}, {4});
+  AddNode(g, "Shape", "s", {"x"}, {"shape"});
+  AddNode(g, "Slice", "n", {"shape", "i0", "i1"}, {"batch"});
+  AddNode(g, "Concat", "c", {"batch", "four"}, {"target"}).SetInt("axis", 0);
+  AddNode(g, "Expand", "e", {"cls", "target"}, {"y"});
+  AddOutput(g, "y");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op_type, "Expand");
+  EXPECT_TRUE(g.tensors.at("y").shape[0].is_symbolic());
+}
+
 // A Pad whose pads come from a graph input's values names that input and
 // config.json "input_values"; none says dynamic shapes are unsupported.
 TEST(FoldEvalTest, NotConstantNamesTheConfigEntry) {

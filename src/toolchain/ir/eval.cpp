@@ -39,6 +39,12 @@ bool CanEvaluate(const Graph& g, const Node& n) {
   for (const std::string& o : n.outputs) {
     const Tensor* t = g.FindTensor(o);
     if (!o.empty() && (!t || !t->has_shape || DTypeSize(t->dtype) == 0)) return false;
+    // A result whose shape follows a symbolic dimension (an Expand to the
+    // batch of a dynamic-shape conversion) would be a constant of the
+    // compile point's size: the device computes it at every size instead.
+    bool fold_only = false;
+    if (t != nullptr && AnySymbolic(t->shape) && IsSupportedOp(n.domain, n.op_type, &fold_only) && !fold_only)
+      return false;
   }
   if (n.op_type == "Shape" || n.op_type == "Size") {
     const Tensor* t = g.FindTensor(n.inputs[0]);

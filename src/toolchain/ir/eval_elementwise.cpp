@@ -139,7 +139,10 @@ StatusOr<std::vector<Tensor>> Binary(const Graph& g, const Node& n) {
   }
   if (!IsFloatLike(out.dtype)) return NodeError(n, "cannot evaluate on " + std::string(DTypeName(out.dtype)));
   const std::vector<double> a = FloatsOf(x), b = FloatsOf(y);
-  std::vector<double> r = InPrecision(out.dtype, count, [&](size_t i, auto t) {
+  // Pow is computed in double and rounded once (the correctly rounded
+  // result, which ONNX Runtime's float pow gives as well); the other
+  // operators are exact or correctly rounded in the tensor's precision.
+  std::vector<double> r = InPrecision(n.op_type == "Pow" ? DType::kDouble : out.dtype, count, [&](size_t i, auto t) {
     using T = decltype(t);
     return FloatBinary<T>(n.op_type, static_cast<T>(a[pa[i]]), static_cast<T>(b[pb[i]]), fmod);
   });
@@ -172,7 +175,10 @@ StatusOr<std::vector<Tensor>> Unary(const Graph& g, const Node& n) {
   }
   if (!IsFloatLike(x.dtype)) return NodeError(n, "cannot evaluate on " + std::string(DTypeName(x.dtype)));
   const std::vector<double> a = FloatsOf(x);
-  std::vector<double> r = InPrecision(out.dtype, a.size(), [&](size_t i, auto t) {
+  // Exp, Log and Sigmoid in double, rounded once to the output type: the
+  // correctly rounded value (float32 library functions may be an ulp off).
+  const bool wide = op == "Exp" || op == "Log" || op == "Sigmoid";
+  std::vector<double> r = InPrecision(wide ? DType::kDouble : out.dtype, a.size(), [&](size_t i, auto t) {
     using T = decltype(t);
     return FloatUnary<T>(op, static_cast<T>(a[i]));
   });
