@@ -350,8 +350,10 @@ class Checker {
     const std::string expr = c.is_symbolic() ? ctx_.ToString(c.expr()) : "a constant";
     return Unimplemented(StrFormat(
         "dynamic shapes: %s is %lld when the model is compiled at %s, but the bundle's size expression (%s) gives "
-        "%lld there: this operator does not yet carry that size symbolically; bind the dimension to a number in "
-        "config.json \"input_shapes\" or narrow its range",
+        "%lld there: this operator, or the shape computation feeding it (a size computed in float arithmetic, "
+        "e.g. floor(float(H) * scale), has no size expression), does not carry that size symbolically; bind the "
+        "dimension to a number in config.json \"input_shapes\" (or export the model with a fixed input size) or "
+        "narrow its range",
         what.c_str(), static_cast<long long>(got), PointToString(ctx_.symbols(), point_).c_str(), expr.c_str(),
         static_cast<long long>(want)));
   }

@@ -568,6 +568,7 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
 // leading batch-like dimension becomes 1; anything else is an error.
 Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, ImportReport* report) {
   onnx::GraphProto* gp = model.mutable_graph();
+  std::set<std::string> resized;  // inputs whose declared static size input_shapes changes
   std::set<std::string> inits;
   for (const auto& t : gp->initializer()) inits.insert(t.name());
   auto compound = [&](const onnx::ValueInfoProto& vi) { return vi.has_type() && !vi.type().has_tensor_type(); };
@@ -604,6 +605,9 @@ Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, Im
       if (tt->has_shape() && tt->shape().dim_size() != static_cast<int>(bound->second.size()))
         return InvalidArgument(StrFormat("input_shapes for '%s' has rank %zu, the model says %d", vi.name().c_str(),
                                          bound->second.size(), tt->shape().dim_size()));
+      for (int i = 0; tt->has_shape() && i < tt->shape().dim_size(); ++i)
+        if (tt->shape().dim(i).has_dim_value() && tt->shape().dim(i).dim_value() != bound->second[i])
+          resized.insert(vi.name());
       tt->mutable_shape()->clear_dim();
       for (int64_t d : bound->second) {
         if (d < 1) return InvalidArgument("input_shapes for '" + vi.name() + "' has a dimension < 1");
@@ -639,7 +643,52 @@ Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, Im
           d->has_dim_param() ? d->dim_param().c_str() : "NAME"));
     }
   }
+  if (!resized.empty()) {
+    // The model's value_info and output shapes were computed at the size it
+    // was exported with: ONNX shape inference would report them as
+    // conflicting with the new input size. They are inferred again instead.
+    std::string names;
+    for (const std::string& n : resized) names += (names.empty() ? "'" : ", '") + n + "'";
+    gp->clear_value_info();
+    for (auto& vi : *gp->mutable_output())
+      if (vi.type().has_tensor_type()) vi.mutable_type()->mutable_tensor_type()->clear_shape();
+    report->notes.push_back("config.json input_shapes changes the exported size of graph input " + names +
+                            ": the model's value_info and output shapes are inferred again");
+  }
   return Status::Ok();
+}
+
+// Graph outputs declared without a tensor type or shape (ONNX Runtime
+// accepts them and infers what they are; the ONNX checker requires both).
+std::set<std::string> UndeclaredOutputs(const onnx::GraphProto& g) {
+  std::set<std::string> r;
+  for (const auto& vi : g.output())
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) {
+      if (vi.has_type() && !vi.type().has_tensor_type()) continue;  // sequences / optionals: their own rules
+      r.insert(vi.name());
+    }
+  return r;
+}
+
+// The ONNX checker on `model`, with the outputs in `undeclared` left out
+// while it runs (their types and shapes come from shape inference).
+Status CheckModel(onnx::ModelProto& model, const std::set<std::string>& undeclared) {
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> all;
+  if (!undeclared.empty()) {
+    all = model.graph().output();
+    auto* outs = model.mutable_graph()->mutable_output();
+    outs->Clear();
+    for (const auto& vi : all)
+      if (!undeclared.count(vi.name())) *outs->Add() = vi;
+  }
+  Status st;
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    st = InvalidArgument(std::string("the ONNX checker rejected the model: ") + e.what());
+  }
+  if (!undeclared.empty()) *model.mutable_graph()->mutable_output() = all;
+  return st;
 }
 
 // Validates external-data paths and inlines the bytes into the model, so the
@@ -687,11 +736,8 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
   OAAXVK_RETURN_IF_ERROR(CheckOpsets(model));
   OAAXVK_RETURN_IF_ERROR(CheckOperatorSupport(model));
   OAAXVK_RETURN_IF_ERROR(InlineExternalData(model, model_dir, options));
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    return InvalidArgument(std::string("the ONNX checker rejected the model: ") + e.what());
-  }
+  const std::set<std::string> undeclared = UndeclaredOutputs(model.graph());
+  OAAXVK_RETURN_IF_ERROR(CheckModel(model, undeclared));
   OAAXVK_RETURN_IF_ERROR(BindInputShapes(model, options, report));
   OAAXVK_RETURN_IF_ERROR(CheckShapeInferenceGuards(model.graph()));
   std::string inference_error;

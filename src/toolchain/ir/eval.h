@@ -13,6 +13,9 @@ namespace oaaxvk::toolchain {
 // are constants. Shape and Size fold with any input that has a static shape.
 bool CanEvaluate(const Graph& g, const Node& n);
 
+// Whether operator `op_type` (default domain) has a constant evaluator.
+bool IsEvaluableOp(const std::string& op_type);
+
 // Evaluates `n`; returns one constant tensor per output (named as the outputs).
 StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n);
 

@@ -1,4 +1,5 @@
 #include "toolchain/ir/shape_infer.h"
+#include "toolchain/ir/not_constant.h"
 
 #include "toolchain/ir/limits.h"
 
@@ -161,13 +162,6 @@ static Status Window2D(Node& n, const Shape& x, int64_t kh, int64_t kw, bool cei
 // "<what> input '<name>' is not a compile-time constant (...)", with the
 // config.json input_values hint when <name> is a graph input (the conformance
 // runner and users bind such inputs at conversion).
-static std::string NotConstantMessage(const Graph& g, const std::string& what, const std::string& name) {
-  std::string m = what + " input '" + name + "' is not a compile-time constant (dynamic shapes are not supported)";
-  for (const GraphIO& io : g.inputs)
-    if (io.name == name)
-      return m + "; bind it at conversion with config.json {\"input_values\": {\"" + name + "\": [...]}}";
-  return m;
-}
 
 static StatusOr<std::vector<int64_t>> ConstInts(const Graph& g, const Node& n, size_t idx, const char* what) {
   if (idx >= n.inputs.size() || n.inputs[idx].empty()) return std::vector<int64_t>{};
@@ -517,8 +511,7 @@ Status InferOutputs(Graph& g, Node& n) {
     if (si < n.inputs.size() && !n.inputs[si].empty()) {
       const Tensor* t = g.FindTensor(n.inputs[si]);
       if (!t || !t->is_const)
-        return NodeError(n, "scales input '" + n.inputs[si] +
-                                "' is not a compile-time constant (dynamic shapes are not supported)");
+        return NodeError(n, NotConstantMessage(g, "scales", n.inputs[si]));
       if (AnyDependsOnValue(t->sym)) {
         // Scales read at run time (feature float_value_symbols): each value
         // symbol is the output size floor(x * scale) itself; the kernel reads
@@ -563,8 +556,7 @@ Status InferOutputs(Graph& g, Node& n) {
                                     "dimensions, which needs the others to have extent 1)");
         n.SetInt("_roi_by_input", 1);
       } else if (!t || !t->is_const) {
-        return NodeError(n, "roi input '" + n.inputs[1] +
-                                "' is not a compile-time constant (dynamic shapes are not supported)");
+        return NodeError(n, NotConstantMessage(g, "roi", n.inputs[1]));
       } else {
         std::vector<double> r = t->AsDoubles();
         if (static_cast<int64_t>(r.size()) != 2 * rank) return NodeError(n, "roi must have 2 * rank entries");

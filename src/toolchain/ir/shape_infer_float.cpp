@@ -1,4 +1,5 @@
 #include "toolchain/ir/shape_infer_float.h"
+#include "toolchain/ir/not_constant.h"
 
 #include <algorithm>
 #include <vector>
@@ -97,8 +98,7 @@ Status InferFloatNodeShapes(Graph& g, Node& n, bool* handled) {
   } else if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
     const Tensor* a = g.FindTensor(n.inputs[1]);
     if (!a || !a->is_const)
-      return FloatNodeError(n, "axes input '" + n.inputs[1] +
-                                   "' is not a compile-time constant (dynamic shapes are not supported)");
+      return FloatNodeError(n, NotConstantMessage(g, "axes", n.inputs[1]));
     axes = a->AsInts();
   }
   bool keep = n.GetInt("keepdims", 1) != 0;

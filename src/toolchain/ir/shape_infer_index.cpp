@@ -1,4 +1,5 @@
 #include "toolchain/ir/shape_infer_index.h"
+#include "toolchain/ir/not_constant.h"
 
 #include <algorithm>
 
@@ -34,12 +35,7 @@ StatusOr<std::vector<int64_t>> ConstParam(const Graph& g, const Node& n, size_t 
   const Tensor* t = g.FindTensor(n.inputs[idx]);
   if (!t || !t->is_const)
   {
-    std::string m = std::string(what) + " input '" + n.inputs[idx] +
-                    "' is not a compile-time constant (dynamic shapes are not supported)";
-    for (const GraphIO& io : g.inputs)
-      if (io.name == n.inputs[idx])
-        m += "; bind it at conversion with config.json {\"input_values\": {\"" + io.name + "\": [...]}}";
-    return IdxError(n, m);
+    return IdxError(n, NotConstantMessage(g, what, n.inputs[idx]));
   }
   if (AnyDependsOnValue(t->sym))
     return IdxError(n, std::string(what) + " input '" + n.inputs[idx] + "' is computed from a run-time input value, but " +
@@ -92,8 +88,10 @@ StatusOr<std::vector<Dim>> PadAmounts(const Graph& g, const Node& n, int64_t ran
     pads = ToDims(n.GetInts("pads", {}));
   } else {
     const Tensor* t = n.inputs.size() > 1 && !n.inputs[1].empty() ? g.FindTensor(n.inputs[1]) : nullptr;
-    if (t != nullptr && t->is_const && AnyDependsOnValue(t->sym)) {
-      pads = t->AsDims();  // read at run time (feature value_symbols)
+    if (t != nullptr && t->is_const && AnySymbolic(t->sym)) {
+      // Read at run time (feature value_symbols), or computed from symbolic
+      // dimensions (a window padding of a dynamic-shape conversion).
+      pads = t->AsDims();
     } else {
       OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> p, ConstParam(g, n, 1, "pads"));
       pads = ToDims(p);

@@ -1,4 +1,5 @@
 #include "toolchain/ir/shape_infer_int.h"
+#include "toolchain/ir/not_constant.h"
 
 #include <algorithm>
 
@@ -120,7 +121,7 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
   if (op == "Expand") {
     OAAXVK_RETURN_IF_ERROR(need(1));
     if (!in[1]->is_const)
-      return IntNodeError(n, "shape input '" + n.inputs[1] + "' is not a compile-time constant (dynamic shapes are not supported)");
+      return IntNodeError(n, NotConstantMessage(g, "shape", n.inputs[1]));
     const std::vector<Dim> target = in[1]->AsDims();
     if (AnyDependsOnValue(target)) return ExpandByValue(g, n, x, target);
     StatusOr<Shape> s = BroadcastShapes(x, target);

@@ -1,4 +1,5 @@
 #include "toolchain/passes/decompose.h"
+#include "toolchain/ir/not_constant.h"
 
 #include <map>
 #include <set>
@@ -142,8 +143,7 @@ Status Split(Graph& g, const Node& n, Builder& b) {
   if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
     const Tensor* s = g.FindTensor(n.inputs[1]);
     if (!s || !s->is_const)
-      return NodeInvalid(n, "split input '" + n.inputs[1] +
-                                "' is not a compile-time constant (dynamic shapes are not supported)");
+      return NodeInvalid(n, NotConstantMessage(g, "split", n.inputs[1]));
     if (AnyDependsOnValue(s->sym)) {
       // Sizes read at run time (feature value_symbols): Slices whose bounds
       // are the running sums (guarded to cover the axis exactly).

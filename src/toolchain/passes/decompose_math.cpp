@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "toolchain/ir/not_constant.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_int.h"
 #include "toolchain/passes/decompose_builder.h"
@@ -21,36 +22,10 @@ bool HasInput(const Node& n, size_t k) { return k < n.inputs.size() && !n.inputs
 // error is shared with ConstInts (shape_infer.cpp): tools that bind graph
 // inputs at conversion recognize "input '<name>' is not a compile-time constant".
 StatusOr<const Tensor*> ConstInput(const Graph& g, const Node& n, size_t k, const std::string& what,
-                                   const std::string& why = "dynamic shapes are not supported") {
+                                   const std::string& why = "") {
   const Tensor* t = g.FindTensor(n.inputs[k]);
   if (t && t->is_const) return t;
-  std::string m = what + " input '" + n.inputs[k] + "' is not a compile-time constant (" + why + ")";
-  bool is_input = false;
-  for (const GraphIO& io : g.inputs)
-    if (io.tensor == n.inputs[k]) {
-      is_input = true;
-      m += "; bind it at conversion with config.json {\"input_values\": {\"" + io.name + "\": [...]}}";
-    }
-  if (!is_input) {
-    // Computed from graph inputs: name them (a user binds or ranges those).
-    std::set<std::string> seen, from;
-    std::vector<std::string> todo = {n.inputs[k]};
-    while (!todo.empty() && seen.size() < 256) {
-      const std::string cur = todo.back();
-      todo.pop_back();
-      if (!seen.insert(cur).second) continue;
-      for (const GraphIO& io : g.inputs)
-        if (io.tensor == cur) from.insert(io.name);
-      const int p = g.Producer(cur);
-      if (p >= 0)
-        for (const std::string& in : g.nodes[static_cast<size_t>(p)].inputs)
-          if (!in.empty()) todo.push_back(in);
-    }
-    if (from.size() == 1)
-      m += "; it is computed from graph input '" + *from.begin() +
-           "': bind that input at conversion (config.json \"input_values\"), or name its values with ranges";
-  }
-  return NodeInvalid(n, m);
+  return NodeInvalid(n, NotConstantMessage(g, what, n.inputs[k], why));
 }
 
 StatusOr<const Tensor*> ShapedInput(const Graph& g, const Node& n, size_t k) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "toolchain/ir/not_constant.h"
 #include "toolchain/passes/decompose_builder.h"
 
 namespace oaaxvk::toolchain {
@@ -23,8 +24,8 @@ bool HasInput(const Node& n, size_t k) { return k < n.inputs.size() && !n.inputs
 
 // The wording the conformance runner's input binding recognizes
 // (shape_infer.cpp ConstInts).
-Status NotConstant(const Node& n, const std::string& what, const std::string& input) {
-  return NodeInvalid(n, what + " input '" + input + "' is not a compile-time constant (dynamic shapes are not supported)");
+Status NotConstant(const Graph& g, const Node& n, const std::string& what, const std::string& input) {
+  return NodeInvalid(n, NotConstantMessage(g, what, input));
 }
 
 // Adds a copy of `n` (same name, attributes and outputs) to `b`.
@@ -953,7 +954,7 @@ Status Upsample(Graph& g, const Node& n, Builder& b) {
   std::string scales;
   if (HasInput(n, 1)) {
     const Tensor* s = g.FindTensor(n.inputs[1]);
-    if (!s || !s->is_const) return NotConstant(n, "scales", n.inputs[1]);
+    if (!s || !s->is_const) return NotConstant(g, n, "scales", n.inputs[1]);
     scales = n.inputs[1];
   } else if (n.HasAttr("scales")) {
     const Attr& a = n.attrs.at("scales");

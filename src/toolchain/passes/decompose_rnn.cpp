@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "toolchain/ir/not_constant.h"
 #include "toolchain/passes/decompose_builder.h"
 
 namespace oaaxvk::toolchain {
@@ -380,8 +381,7 @@ Status WindowByValue(const Node& n, Builder& b, const Dim& len) {
 Status Window(Graph& g, const Node& n, Builder& b) {
   const Tensor* size = g.FindTensor(n.inputs[0]);
   if (!size || !size->is_const)
-    return NodeInvalid(n, "size input '" + n.inputs[0] +
-                              "' is not a compile-time constant (dynamic shapes are not supported)");
+    return NodeInvalid(n, NotConstantMessage(g, "size", n.inputs[0]));
   if (size->numel() != 1) return NodeInvalid(n, "size must be a scalar");
   if (AnyDependsOnValue(size->sym)) return WindowByValue(n, b, size->AsDims()[0]);
   const int64_t len = size->AsInts()[0];

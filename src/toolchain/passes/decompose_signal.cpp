@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <numeric>
 
+#include "toolchain/ir/not_constant.h"
 #include "toolchain/passes/decompose_builder.h"
 
 namespace oaaxvk::toolchain {
@@ -154,8 +155,7 @@ Status DftCore(const Node& n, Builder& b, const std::string& x, const Shape& xs,
 StatusOr<int64_t> ScalarInput(const Graph& g, const Node& n, size_t k, const char* what) {
   const Tensor* t = g.FindTensor(n.inputs[k]);
   if (!t || !t->is_const)
-    return NodeInvalid(n, std::string(what) + " input '" + n.inputs[k] +
-                              "' is not a compile-time constant (dynamic shapes are not supported)");
+    return NodeInvalid(n, NotConstantMessage(g, what, n.inputs[k]));
   if (t->numel() != 1) return NodeInvalid(n, std::string(what) + " must be a scalar");
   return t->AsInts()[0];
 }

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "toolchain/ir/not_constant.h"
 #include "toolchain/passes/decompose_builder.h"
 
 namespace oaaxvk::toolchain {
@@ -26,8 +27,7 @@ StatusOr<const Tensor*> ConstInput(const Graph& g, const Node& n, size_t k, cons
   const Tensor* t = k < n.inputs.size() && !n.inputs[k].empty() ? g.FindTensor(n.inputs[k]) : nullptr;
   if (k >= n.inputs.size() || n.inputs[k].empty()) return NodeInvalid(n, std::string("missing input ") + what);
   if (!t || !t->is_const)
-    return NodeInvalid(n, std::string(what) + " input '" + n.inputs[k] +
-                              "' is not a compile-time constant (dynamic shapes are not supported)");
+    return NodeInvalid(n, NotConstantMessage(g, what, n.inputs[k]));
   return t;
 }
 
