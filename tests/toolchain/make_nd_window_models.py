@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Builds nd_windows.onnx: convolutions and pools over 1 and 3 spatial
-dimensions (Conv, ConvTranspose, MaxPool, AveragePool, LpPool and the global
-pools) with groups, strides, dilations, asymmetric pads, every auto_pad
-mode, ceil_mode and count_include_pad, on small odd sizes, plus its inputs
-(manifest dir). Each case is one graph output named after its node.
+"""Builds nd_windows.onnx: convolutions, pools and resizes over 1 and 3
+spatial dimensions (Conv, ConvTranspose, MaxPool, AveragePool, LpPool, the
+global pools with groups, strides, dilations, asymmetric pads, every
+auto_pad mode, ceil_mode and count_include_pad; Resize in nearest and
+linear modes with several coordinate modes, scales and sizes), on small
+odd sizes, plus its inputs (manifest dir). Each case is one graph output
+named after its node.
 
 usage: make_nd_window_models.py OUT_DIR
 """
@@ -25,6 +27,10 @@ def main():
 
     def const(name, shape):
         inits.append(numpy_helper.from_array(rng.standard_normal(shape).astype(f32), name))
+        return name
+
+    def values(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), name))
         return name
 
     def case(op, ins, name, **attrs):
@@ -51,6 +57,14 @@ def main():
     case("GlobalAveragePool", [x1], "globalavg1d")
     case("GlobalMaxPool", [x1], "globalmax1d")
     case("GlobalLpPool", [x1], "globallp1d_p3", p=3)
+    case("Resize", [x1, "", values("s1a", np.array([1, 1, 2.5], f32))], "resize1d_nearest_asym_floor",
+         mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    case("Resize", [x1, "", values("s1b", np.array([1, 1, 1.5], f32))], "resize1d_nearest_half_pixel_ceil",
+         mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="ceil")
+    case("Resize", [x1, "", "", values("z1c", np.array([2, 6, 20], np.int64))], "resize1d_linear_half_pixel",
+         mode="linear")
+    case("Resize", [x1, "", values("s1d", np.array([1, 1, 0.6], f32))], "resize1d_linear_align_corners",
+         mode="linear", coordinate_transformation_mode="align_corners")
 
     # 3-D: x3 is [N=2, C=4, D=7, H=6, W=5].
     x3 = "x3"
@@ -79,6 +93,19 @@ def main():
     case("GlobalAveragePool", [x3], "globalavg3d")
     case("GlobalMaxPool", [x3], "globalmax3d")
     case("GlobalLpPool", [x3], "globallp3d_p2", p=2)
+    case("Resize", [x3, "", values("s3a", np.array([1, 1, 2, 1.5, 2], f32))], "resize3d_nearest_half_pixel",
+         mode="nearest")
+    case("Resize", [x3, "", values("s3b", np.array([1, 1, 2, 1, 1], f32))], "resize3d_nearest_depth_only",
+         mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    case("Resize", [x3, "", "", values("z3c", np.array([2, 4, 10, 9, 3], np.int64))], "resize3d_linear_sizes",
+         mode="linear")
+    case("Resize", [x3, "", values("s3d", np.array([1, 1, 1.5, 2, 0.8], f32))], "resize3d_linear_align_corners",
+         mode="linear", coordinate_transformation_mode="align_corners")
+    case("Resize", [x3, "", values("s3e", np.array([1, 1, 0.5, 1.5, 1.5], f32))], "resize3d_linear_pytorch",
+         mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
+    case("Resize", [x3, values("r3f", np.array([0, 0, 0.1, 0.2, 0, 1, 1, 0.8, 0.9, 1.2], f32)), "",
+                    values("z3f", np.array([2, 4, 5, 4, 6], np.int64))], "resize3d_linear_tf_crop",
+         mode="linear", coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=0.5)
 
     shapes = {x1: [2, 6, 13], x3: [2, 4, 7, 6, 5]}
     graph = helper.make_graph(nodes, "nd_windows",

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Convolutions and pools over 1 and 3 spatial dimensions (make_nd_window_models.py:
+# Convolutions, pools and resizes over 1 and 3 spatial dimensions (make_nd_window_models.py:
 # Conv, ConvTranspose, MaxPool, AveragePool, LpPool and the global pools with
 # groups, strides, dilations, asymmetric pads, auto_pad, ceil_mode and
-# count_include_pad) compiled by oaax-vulkan-toolchain and run by oaax-run on
+# count_include_pad; Resize in nearest and linear modes) compiled by
+# oaax-vulkan-toolchain and run by oaax-run on
 # lavapipe and SwiftShader match ONNX Runtime: |diff| <= 1e-5 * (1 + |ref|)
 # per element. Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh).
 # usage: nd_windows_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR

@@ -1176,6 +1176,119 @@ Status Upsample(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// Resize of a 1-D or 3-D spatial input ([N, C, L] or [N, C, D, H, W]) with
+// constant scales or sizes that keep N and C. The Resize kernel resizes the
+// two innermost dimensions, so every resized axis except H and W is brought
+// innermost as [rows, 1, length] (a unit axis maps every coordinate mode to
+// its only element, exactly) and resized there; H and W of a 3-D input are
+// then resized by a rank-5 Resize that keeps D. Each axis keeps its own scale
+// or size, roi and coordinate mode, so the result is the separable N-D
+// interpolation of the ONNX definition. Other Resizes are kept unchanged.
+Status ResizeNd(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  const size_t rank = x ? x->shape.size() : 0;
+  if (rank != 3 && rank != 5) {
+    Keep(n, b);
+    return Status::Ok();
+  }
+  auto const_input = [&](size_t k) -> const Tensor* {
+    if (!HasInput(n, k)) return nullptr;
+    const Tensor* t = g.FindTensor(n.inputs[k]);
+    return t && t->is_const && t->sym.empty() && t->numel() > 0 ? t : nullptr;
+  };
+  const size_t si = g.opset < 11 ? 1 : 2;
+  const Tensor* sc_t = const_input(si);
+  const Tensor* sz_t = g.opset < 11 ? nullptr : const_input(3);
+  if (!sc_t && !sz_t) {  // run-time scales or sizes: shape inference and lowering check them
+    Keep(n, b);
+    return Status::Ok();
+  }
+  const Shape& xs = x->shape;
+  std::vector<double> sc = sc_t ? sc_t->AsDoubles() : std::vector<double>{};
+  std::vector<int64_t> sz = sz_t ? sz_t->AsInts() : std::vector<int64_t>{};
+  if ((sc_t && sc.size() != rank) || (sz_t && sz.size() != rank)) {
+    Keep(n, b);  // shape inference reports the entry count
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < 2; ++i)
+    if (sc_t ? sc[i] != 1.0 : sz[i] != xs[i]) {
+      Keep(n, b);  // N or C resized: the lowering refuses it with its message
+      return Status::Ok();
+    }
+  const std::string ctm = n.GetString("coordinate_transformation_mode", g.opset < 11 ? "asymmetric" : "half_pixel");
+  std::vector<double> roi;
+  if (ctm == "tf_crop_and_resize") {
+    const Tensor* r = const_input(1);
+    if (!r) return NodeUnimplemented(n, "tf_crop_and_resize on a 1-D or 3-D input needs a constant roi");
+    roi = r->AsDoubles();
+    if (roi.size() != 2 * rank) return NodeInvalid(n, "roi must have " + Str(static_cast<int64_t>(2 * rank)) + " entries");
+  }
+  // One Resize of `in` (shape `ins`) over its axes `axes` (the others keep
+  // scale 1 / their size, roi [0, 1]), each taking axis `from[j]` of the node.
+  auto resize = [&](const std::string& in, const Shape& ins, const std::vector<size_t>& axes,
+                    const std::vector<size_t>& from, const std::string& suffix, const std::string& out) {
+    const size_t r = ins.size();
+    std::vector<double> s(r, 1.0), ro(2 * r, 0.0);
+    std::vector<Dim> z(ins.begin(), ins.end());
+    for (size_t i = 0; i < r; ++i) ro[r + i] = 1.0;
+    for (size_t j = 0; j < axes.size(); ++j) {
+      if (sc_t) s[axes[j]] = sc[from[j]];
+      if (sz_t) z[axes[j]] = sz[from[j]];
+      if (!roi.empty()) {
+        ro[axes[j]] = roi[from[j]];
+        ro[r + axes[j]] = roi[rank + from[j]];
+      }
+    }
+    const Shape rs = {static_cast<int64_t>(r)};
+    auto empty_f32 = [&](const std::string& sfx) { return b.AddConst(MakeConstF32("", {0}, {}), sfx); };
+    std::vector<std::string> ins_v = {in};
+    const std::string scales =
+        sc_t ? b.AddConst(MakeConstFromDoubles("", DType::kFloat, rs, s), suffix + "_scales") : "";
+    if (g.opset < 11) {
+      ins_v.push_back(scales);
+    } else {
+      ins_v.push_back(roi.empty() ? (g.opset >= 13 ? "" : empty_f32(suffix + "_no_roi"))
+                                  : b.AddConst(MakeConstFromDoubles("", DType::kFloat, {static_cast<int64_t>(2 * r)}, ro),
+                                               suffix + "_roi"));
+      ins_v.push_back(sc_t ? scales : g.opset >= 13 ? "" : empty_f32(suffix + "_no_scales"));
+      if (sz_t) ins_v.push_back(b.ConstI64(suffix + "_sizes", z));
+    }
+    Node& m = b.Add("Resize", ins_v, suffix, out);
+    m.attrs = n.attrs;
+    return b.Out(m);
+  };
+  // The output length of node axis i: floor(in * scale) (the scale as
+  // float32, as shape inference computes it) or the given size.
+  auto out_len = [&](size_t i) -> Dim {
+    if (sz_t) return sz[i];
+    return static_cast<int64_t>(std::floor(static_cast<double>(xs[i]) * static_cast<double>(static_cast<float>(sc[i]))));
+  };
+  const Dim N = xs[0], C = xs[1];
+  if (rank == 3) {
+    std::string rows = b.Reshape(n.inputs[0], {N * C, 1, xs[2]}, "x_rows");
+    std::string y = resize(rows, {N * C, 1, xs[2]}, {2}, {2}, "resize_length", "");
+    Reshape(b, y, {N, C, out_len(2)}, "y", n.outputs[0]);
+    return Status::Ok();
+  }
+  const bool hw = sc_t ? (sc[3] != 1.0 || sc[4] != 1.0) : (sz[3] != xs[3] || sz[4] != xs[4]);
+  const bool depth = sc_t ? sc[2] != 1.0 : sz[2] != xs[2];
+  if (!depth) {
+    Keep(n, b);  // H and W only: the Resize kernel's own axes
+    return Status::Ok();
+  }
+  const Dim D = xs[2], H = xs[3], W = xs[4], OD = out_len(2);
+  // [N, C, D, H, W] -> [N, C, H, W, D] -> [N*C*H*W, 1, D], resized on D.
+  std::string t = b.Transpose(n.inputs[0], {0, 1, 3, 4, 2}, "x_depth_last");
+  std::string rows = b.Reshape(t, {N * C * H * W, 1, D}, "x_depth_rows");
+  std::string yd = resize(rows, {N * C * H * W, 1, D}, {2}, {2}, "resize_depth", "");
+  yd = b.Reshape(yd, {N, C, H, W, OD}, "y_depth_last");
+  Node& back = b.Add("Transpose", {yd}, "y_depth", hw ? "" : n.outputs[0]);
+  back.SetInts("perm", {0, 1, 4, 2, 3});
+  const std::string ydt = b.Out(back);
+  if (hw) resize(ydt, {N, C, OD, H, W}, {3, 4}, {3, 4}, "resize_hw", n.outputs[0]);
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::map<std::string, DecomposeFn>& NnDecompositions() {
@@ -1199,6 +1312,7 @@ const std::map<std::string, DecomposeFn>& NnDecompositions() {
       {"QLinearConv", QLinearConv},
       {"Einsum", Einsum},
       {"Upsample", Upsample},
+      {"Resize", ResizeNd},
   };
   return k;
 }
