@@ -148,16 +148,99 @@ TEST(DecomposeNn, ConvTransposeSameUpperPads) {
   EXPECT_EQ(g.nodes[0].GetInts("_pads", {}), (std::vector<int64_t>{0, 0, 1, 1}));
 }
 
-TEST(DecomposeNn, Conv3dKeepsTheShapeError) {
+TEST(DecomposeNn, Conv3dIsDepthIm2colIntoOne2dConv) {
   Graph g;
   g.opset = 13;
-  AddInput(g, "x", {1, 1, 4, 4, 4});
-  AddConst(g, "w", {1, 1, 2, 2, 2});
+  AddInput(g, "x", {2, 4, 7, 6, 5});
+  AddConst(g, "w", {6, 2, 3, 2, 3});
+  Node& n = AddNode(g, "Conv", "conv3", {"x", "w"}, {"y"});
+  n.SetInt("group", 2);
+  n.SetInts("strides", {2, 1, 2});
+  n.SetInts("dilations", {2, 1, 1});
+  n.SetInts("pads", {1, 0, 1, 0, 1, 2});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  ASSERT_EQ(g.CountOps("Conv"), 1u);
+  EXPECT_EQ(g.CountOps("Slice"), 3u);  // one strided depth slice per kernel depth
+  for (const Node& m : g.nodes) {
+    if (m.op_type != "Conv") continue;
+    // D: padded 8, dilated kernel 5, stride 2 -> 2 output depths, batched with N.
+    EXPECT_EQ(g.FindTensor(m.inputs[0])->shape, (Shape{2 * 2, 3 * 4, 6, 5}));
+    EXPECT_EQ(g.FindTensor(m.inputs[1])->shape, (Shape{6, 3 * 2, 2, 3}));
+    EXPECT_EQ(m.GetInt("group", 1), 2);
+    EXPECT_EQ(m.GetInts("pads", {}), (std::vector<int64_t>{0, 1, 1, 2}));
+  }
+  // H: 6 + 1 - 2 + 1 = 6; W: (5 + 3 - 3) / 2 + 1 = 3.
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{2, 6, 2, 6, 3}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, Conv3dSameUpperPadsTheDepthAndPassesAutoPadOn) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 3, 7, 6, 5});
+  AddConst(g, "w", {5, 3, 2, 3, 3});
+  Node& n = AddNode(g, "Conv", "conv3", {"x", "w"}, {"y"});
+  n.SetString("auto_pad", "SAME_UPPER");
+  n.SetInts("strides", {2, 2, 1});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  EXPECT_EQ(g.CountOps("Pad"), 1u);  // depth: out 4, total pad 1, at the end
+  for (const Node& m : g.nodes)
+    if (m.op_type == "Conv") EXPECT_EQ(m.GetString("auto_pad", ""), "SAME_UPPER");
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 5, 4, 3, 5}));
+}
+
+TEST(DecomposeNn, Conv3dKeepsASymbolicBatch) {
+  SymContext ctx({{"N", 1, 4, 1}});
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {Dim(4, ctx.SymbolNode(0)), 2, 5, 6, 6});
+  AddConst(g, "w", {3, 2, 3, 3, 3});
+  AddNode(g, "Conv", "conv3", {"x", "w"}, {"y"}).SetInts("pads", {1, 1, 1, 1, 1, 1});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  const Shape& ys = g.FindTensor("y")->shape;
+  ASSERT_EQ(ys.size(), 5u);
+  EXPECT_TRUE(ys[0].is_symbolic());
+  EXPECT_EQ(ctx.ToString(ys[0].expr()), "N");
+  EXPECT_EQ(ys, (Shape{4, 3, 5, 6, 6}));
+  StatusOr<Program> p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->outputs.at(0).shape[0].is_symbolic());
+}
+
+TEST(DecomposeNn, Conv3dKernelDeeperThanThePaddedInputNamesTheNode) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 1, 2, 4, 4});
+  AddConst(g, "w", {1, 1, 3, 2, 2});
   AddNode(g, "Conv", "conv3", {"x", "w"}, {"y"});
   AddOutput(g, "y");
   Status st = Decompose(g);
   ASSERT_FALSE(st.ok());
-  EXPECT_TRUE(Contains(st, "'conv3'"));
+  EXPECT_TRUE(Contains(st, "'conv3'")) << st.message();
+  EXPECT_TRUE(Contains(st, "exceeds the padded depth")) << st.message();
+}
+
+TEST(DecomposeNn, LpPoolIsAnAveragePoolOfPowersTimesTheWindow) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 7, 6, 5});
+  Node& n = AddNode(g, "LpPool", "lp", {"x"}, {"y"});
+  n.SetInts("kernel_shape", {2, 2, 3});
+  n.SetInts("strides", {2, 2, 1});
+  n.SetInt("p", 3);
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  EXPECT_EQ(g.CountOps("AveragePool"), 2u);  // the 3-D pool: H and W, then D
+  EXPECT_EQ(g.CountOps("Abs"), 1u);
+  EXPECT_EQ(g.CountOps("Pow"), 2u);
+  for (const Node& m : g.nodes)
+    if (m.op_type == "AveragePool") EXPECT_EQ(m.GetInt("count_include_pad", 0), 1);
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 3, 3, 3}));
+  EXPECT_TRUE(g.Validate().ok());
 }
 
 TEST(DecomposeNn, InstanceNormalization) {

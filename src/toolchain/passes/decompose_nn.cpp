@@ -119,16 +119,30 @@ Status Pool3d(const Node& n, Builder& b, const Shape& xs) {
   if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
     return NodeUnimplemented(n, "the Indices output of a 3-D MaxPool is not supported");
   const std::string ap = n.GetString("auto_pad", "NOTSET");
-  if (ap != "NOTSET" && ap != "VALID")
-    return NodeUnimplemented(n, "auto_pad " + ap + " is not supported for 3-D pooling (use pads)");
+  if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
+    return NodeInvalid(n, "unknown auto_pad '" + ap + "' (NOTSET, VALID, SAME_UPPER, SAME_LOWER)");
   std::vector<int64_t> k = n.GetInts("kernel_shape", {});
   std::vector<int64_t> st = n.GetInts("strides", {1, 1, 1}), dl = n.GetInts("dilations", {1, 1, 1});
-  std::vector<int64_t> pd = ap == "VALID" ? std::vector<int64_t>(6, 0) : n.GetInts("pads", std::vector<int64_t>(6, 0));
+  std::vector<int64_t> pd = ap == "NOTSET" ? n.GetInts("pads", std::vector<int64_t>(6, 0)) : std::vector<int64_t>(6, 0);
   if (k.size() != 3 || st.size() != 3 || dl.size() != 3 || pd.size() != 6)
     return NodeInvalid(n, "kernel_shape/strides/dilations must have 3 entries and pads 6 for 3-D pooling");
   for (size_t i = 0; i < 3; ++i)
     if (k[i] < 1 || st[i] < 1 || dl[i] < 1 || pd[i] < 0 || pd[i + 3] < 0)
       return NodeInvalid(n, "kernel_shape, strides and dilations must be >= 1 and pads >= 0");
+  if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+    // The ONNX SAME rule: output ceil(in / stride), the total pad split with
+    // the odd element at the end (UPPER) or the beginning (LOWER); the pads
+    // then act as explicit ones (count_include_pad counts them).
+    for (size_t i = 0; i < 3; ++i) {
+      if (xs[2 + i].is_symbolic())
+        return NodeUnimplemented(n, "auto_pad " + ap + " needs static spatial sizes, got " + ShapeToString(xs) +
+                                        "; give the input fixed sizes or explicit pads");
+      const int64_t in = xs[2 + i], out = (in + st[i] - 1) / st[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * st[i] + (k[i] - 1) * dl[i] + 1 - in);
+      pd[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pd[i + 3] = total - pd[i];
+    }
+  }
   auto pool = [&](const std::string& in, std::vector<int64_t> kk, std::vector<int64_t> ss, std::vector<int64_t> dd,
                   std::vector<int64_t> pp, const std::string& suffix) {
     Node& m = b.Add(n.op_type, {in}, suffix);
@@ -243,6 +257,111 @@ Status ConvTranspose3d(Graph& g, const Node& n, Builder& b, const Shape& xs, con
   return Status::Ok();
 }
 
+// 3-D Conv as one 2-D Conv over [N*OD, KD*C, H, W]: im2col along depth.
+// Output depth od reads input depths od*sD - pD + kd*dD for kd < KD; after
+// zero-padding D, the KD strided depth slices of [N, D, C, H, W] are
+// stacked on the channel axis (group-major, so each group's channels stay
+// contiguous: [g][kd][C/g]) and the weight [M, C/g, KD, KH, KW] is reordered
+// to [M, KD*C/g, KH, KW] to match. The 2-D Conv then sums over kd, C/g, KH
+// and KW in one reduction, with its own kernels, long-K splitting and bias;
+// H and W keep their pads, strides, dilations and auto_pad. N, H and W may
+// be symbolic; D must be static when auto_pad is SAME_*.
+Status Conv3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape& ws) {
+  const std::string ap = n.GetString("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
+    return NodeInvalid(n, "unknown auto_pad '" + ap + "' (NOTSET, VALID, SAME_UPPER, SAME_LOWER)");
+  const bool same = ap == "SAME_UPPER" || ap == "SAME_LOWER";
+  std::vector<int64_t> st = n.GetInts("strides", {1, 1, 1}), dl = n.GetInts("dilations", {1, 1, 1});
+  std::vector<int64_t> pd = ap == "NOTSET" ? n.GetInts("pads", std::vector<int64_t>(6, 0)) : std::vector<int64_t>(6, 0);
+  if (st.size() != 3 || dl.size() != 3 || pd.size() != 6)
+    return NodeInvalid(n, "strides/dilations must have 3 entries and pads 6 for a 3-D convolution");
+  for (size_t i = 0; i < 3; ++i)
+    if (st[i] < 1 || dl[i] < 1 || pd[i] < 0 || pd[i + 3] < 0)
+      return NodeInvalid(n, "strides and dilations must be >= 1 and pads >= 0");
+  if (n.HasAttr("kernel_shape") && n.GetInts("kernel_shape", {}) != std::vector<int64_t>{ws[2], ws[3], ws[4]})
+    return NodeInvalid(n, "kernel_shape does not match the weight " + ShapeToString(ws));
+  const int64_t group = n.GetInt("group", 1);
+  if (group < 1 || xs[1] % group != 0 || ws[0] % group != 0 || ws[1] * group != xs[1])
+    return NodeInvalid(n, "channels " + Str(xs[1]) + " / weight " + ShapeToString(ws) + " do not match group " +
+                              Str(group));
+  if (g.opset < 10) return NodeUnimplemented(n, "3-D Conv needs opset >= 10 (Slice with steps)");
+  const Dim N = xs[0], D = xs[2], H = xs[3], W = xs[4];
+  const int64_t C = xs[1], M = ws[0], Cg = ws[1], KD = ws[2], KH = ws[3], KW = ws[4];
+  const int64_t eff_d = (KD - 1) * dl[0] + 1;
+  if (same) {  // the ONNX SAME rule on depth; H and W go to the 2-D Conv as auto_pad
+    if (D.is_symbolic())
+      return NodeUnimplemented(n, "auto_pad " + ap + " needs a static depth (dimension 2 of " + ShapeToString(xs) +
+                                      "); give the input a fixed depth or explicit pads");
+    const int64_t out = (static_cast<int64_t>(D) + st[0] - 1) / st[0];
+    const int64_t total = std::max<int64_t>(0, (out - 1) * st[0] + eff_d - D);
+    pd[0] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+    pd[3] = total - pd[0];
+  }
+  const Dim Dp = D + (pd[0] + pd[3]);
+  if (static_cast<int64_t>(Dp) < eff_d)
+    return NodeInvalid(n, "the kernel depth " + Str(KD) + " (dilated " + Str(eff_d) + ") exceeds the padded depth of " +
+                              ShapeToString(xs));
+  const Dim OD = FloorDiv(Dp - eff_d, Dim(st[0])) + 1;
+  // [N, C, D, H, W] -> [N, D, C, H, W], zero-padded on D.
+  std::string xd = b.Transpose(n.inputs[0], {0, 2, 1, 3, 4}, "x_ndchw");
+  if (pd[0] > 0 || pd[3] > 0) {
+    const std::vector<int64_t> pads = {0, pd[0], 0, 0, 0, 0, pd[3], 0, 0, 0};
+    if (g.opset >= 11) {
+      xd = b.Op("Pad", {xd, b.ConstI64("depth_pads", ToDims(pads))}, "x_depth_padded");
+    } else {
+      Node& p = b.Add("Pad", {xd}, "x_depth_padded");
+      p.SetInts("pads", pads);
+      xd = b.Out(p);
+    }
+  }
+  std::vector<std::string> cols;
+  for (int64_t kd = 0; kd < KD; ++kd) {
+    const std::string t = "kd" + Str(kd);
+    std::string s = xd;
+    const Dim start = kd * dl[0], end = start + (OD - 1) * st[0] + 1;
+    if (kd * dl[0] != 0 || st[0] != 1 || !SameDim(end, Dp))
+      s = b.Op("Slice", {xd, b.ConstI64(t + "_start", {start}), b.ConstI64(t + "_end", {end}),
+                         b.ConstI64(t + "_axis", {1}), b.ConstI64(t + "_step", {st[0]})},
+               t + "_depths");
+    cols.push_back(KD > 1 && group > 1 ? b.Reshape(s, {N * OD, group, C / group, H, W}, t + "_groups") : s);
+  }
+  std::string x2;
+  if (KD == 1) {
+    x2 = b.Reshape(cols[0], {N * OD, C, H, W}, "x_2d");
+  } else {
+    Node& cat = b.Add("Concat", cols, "x_im2col_depth");
+    cat.SetInt("axis", 2);  // C of [N, OD, C, H, W], or C/g of [N*OD, g, C/g, H, W]
+    x2 = b.Reshape(b.Out(cat), {N * OD, KD * C, H, W}, "x_2d");
+  }
+  // [M, C/g, KD, KH, KW] -> [M, KD * C/g, KH, KW] (folded for a constant weight).
+  std::string w2 = KD == 1 ? b.Reshape(n.inputs[1], {M, Cg, KH, KW}, "w_2d")
+                           : b.Reshape(b.Transpose(n.inputs[1], {0, 2, 1, 3, 4}, "w_kd_major"), {M, KD * Cg, KH, KW},
+                                       "w_2d");
+  std::vector<std::string> ins = {x2, w2};
+  if (HasInput(n, 2)) ins.push_back(n.inputs[2]);
+  Node& conv = b.Add("Conv", ins, "conv_2d");
+  conv.SetInts("kernel_shape", {KH, KW});
+  conv.SetInts("strides", {st[1], st[2]});
+  conv.SetInts("dilations", {dl[1], dl[2]});
+  conv.SetInt("group", group);
+  if (ap == "NOTSET") {
+    conv.SetInts("pads", {pd[1], pd[2], pd[4], pd[5]});
+  } else {
+    conv.SetString("auto_pad", ap);
+  }
+  const std::string y2 = b.Out(conv);
+  auto out_size = [&](const Dim& in, int i) {
+    if (same) return CeilDiv(in, Dim(st[i]));
+    return FloorDiv(in + (pd[i] + pd[i + 3] - ((i == 1 ? KH : KW) - 1) * dl[i] - 1), Dim(st[i])) + 1;
+  };
+  const Dim OH = out_size(H, 1), OW = out_size(W, 2);
+  // [N*OD, M, OH, OW] -> [N, OD, M, OH, OW] -> [N, M, OD, OH, OW]
+  std::string y5 = b.Reshape(y2, {N, OD, M, OH, OW}, "y_ndchw");
+  Node& ty = b.Add("Transpose", {y5}, "y_ncdhw", n.outputs[0]);
+  ty.SetInts("perm", {0, 2, 1, 3, 4});
+  return Status::Ok();
+}
+
 Status Window(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   const bool pool = n.op_type == "MaxPool" || n.op_type == "AveragePool";
@@ -269,6 +388,8 @@ Status Window(Graph& g, const Node& n, Builder& b) {
   if (pool && x && x->shape.size() == 5) return Pool3d(n, b, x->shape);
   const Tensor* w = n.op_type == "ConvTranspose" ? InputWithShape(g, n, 1) : nullptr;
   if (x && w && x->shape.size() == 5 && w->shape.size() == 5) return ConvTranspose3d(g, n, b, x->shape, w->shape);
+  const Tensor* cw = n.op_type == "Conv" ? InputWithShape(g, n, 1) : nullptr;
+  if (x && cw && x->shape.size() == 5 && cw->shape.size() == 5) return Conv3d(g, n, b, x->shape, cw->shape);
   return EmitWindow(g, n, b);
 }
 
@@ -286,6 +407,87 @@ Status CheckFloat(const Node& n, const Tensor* x, size_t k) {
   if (x->dtype != DType::kFloat && x->dtype != DType::kDouble && x->dtype != DType::kFloat16)
     return NodeUnimplemented(n, "input '" + n.inputs[k] + "' has data type " + DTypeName(x->dtype) + "; " +
                                     n.op_type + " is supported on floating-point values only");
+  return Status::Ok();
+}
+
+// |x|^p for LpPool / GlobalLpPool (x*x for p = 2, where Abs is not needed).
+std::string LpPowered(Builder& b, const std::string& x, int64_t p) {
+  if (p == 2) return b.Op("Mul", {x, x}, "squared");
+  std::string a = b.Op("Abs", {x}, "magnitude");
+  if (p == 1) return a;
+  return b.Op("Pow", {a, ScalarF(b, static_cast<float>(p), "p")}, "powered");
+}
+
+// s^(1/p) into `out`.
+void LpRoot(Builder& b, const std::string& s, int64_t p, const std::string& out) {
+  if (p == 1) {
+    b.Add("Identity", {s}, "root", out);
+  } else if (p == 2) {
+    b.Add("Sqrt", {s}, "root", out);
+  } else {
+    b.Add("Pow", {s, ScalarF(b, static_cast<float>(1.0 / static_cast<double>(p)), "inv_p")}, "root", out);
+  }
+}
+
+// LpPool: (sum of |x|^p over the window)^(1/p), the padding counting as
+// zeros: an AveragePool of |x|^p with count_include_pad, times the window
+// size. The pool goes through the same 1-D / 2-D / 3-D paths as AveragePool.
+Status LpPool(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  OAAXVK_RETURN_IF_ERROR(CheckFloat(n, x, 0));
+  const size_t rank = x->shape.size();
+  if (rank < 3 || rank > 5)
+    return NodeUnimplemented(n, "input " + ShapeToString(x->shape) + ": 1, 2 or 3 spatial dimensions are supported");
+  const int64_t p = n.GetInt("p", 2);
+  if (p < 1) return NodeInvalid(n, "p must be >= 1, got " + Str(p));
+  std::vector<int64_t> k = n.GetInts("kernel_shape", {});
+  if (k.size() != rank - 2)
+    return NodeInvalid(n, "kernel_shape must have " + Str(static_cast<int64_t>(rank - 2)) + " entries");
+  int64_t window = 1;
+  for (int64_t v : k) {
+    if (v < 1) return NodeInvalid(n, "kernel_shape entries must be >= 1");
+    window *= v;
+  }
+  std::string powered = LpPowered(b, n.inputs[0], p);
+  Node m;
+  m.op_type = "AveragePool";
+  m.name = n.name + "/sum";
+  m.attrs = n.attrs;
+  m.attrs.erase("p");
+  m.SetInt("count_include_pad", 1);
+  m.inputs = {powered};
+  m.outputs = {b.NewTensor("window_mean")};
+  if (rank == 5) {
+    OAAXVK_RETURN_IF_ERROR(Pool3d(m, b, x->shape));
+  } else if (rank == 3) {
+    OAAXVK_RETURN_IF_ERROR(EmitWindow(g, m, b, &x->shape));
+  } else {
+    Keep(m, b);
+  }
+  std::string sum = b.Op("Mul", {m.outputs[0], ScalarF(b, static_cast<float>(window), "window_size")}, "window_sum");
+  LpRoot(b, sum, p, n.outputs[0]);
+  return Status::Ok();
+}
+
+// GlobalLpPool: LpPool with a window of the whole spatial extent.
+Status GlobalLpPool(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  OAAXVK_RETURN_IF_ERROR(CheckFloat(n, x, 0));
+  if (x->shape.size() < 3) return NodeInvalid(n, "input must have rank >= 3, got " + ShapeToString(x->shape));
+  const int64_t p = n.GetInt("p", 2);
+  if (p < 1) return NodeInvalid(n, "p must be >= 1, got " + Str(p));
+  int64_t count = 1;
+  for (size_t i = 2; i < x->shape.size(); ++i) {
+    if (x->shape[i].is_symbolic())
+      return NodeUnimplemented(n, "spatial dimension " + Str(static_cast<int64_t>(i)) + " of " +
+                                      ShapeToString(x->shape) + " is symbolic; GlobalLpPool needs static spatial sizes");
+    count *= x->shape[i];
+  }
+  std::string mean = b.Op("GlobalAveragePool", {LpPowered(b, n.inputs[0], p)}, "mean");
+  std::string sum = b.Op("Mul", {mean, ScalarF(b, static_cast<float>(count), "count")}, "sum");
+  LpRoot(b, sum, p, n.outputs[0]);
   return Status::Ok();
 }
 
@@ -975,6 +1177,119 @@ Status Upsample(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// Resize of a 1-D or 3-D spatial input ([N, C, L] or [N, C, D, H, W]) with
+// constant scales or sizes that keep N and C. The Resize kernel resizes the
+// two innermost dimensions, so every resized axis except H and W is brought
+// innermost as [rows, 1, length] (a unit axis maps every coordinate mode to
+// its only element, exactly) and resized there; H and W of a 3-D input are
+// then resized by a rank-5 Resize that keeps D. Each axis keeps its own scale
+// or size, roi and coordinate mode, so the result is the separable N-D
+// interpolation of the ONNX definition. Other Resizes are kept unchanged.
+Status ResizeNd(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  const size_t rank = x ? x->shape.size() : 0;
+  if (rank != 3 && rank != 5) {
+    Keep(n, b);
+    return Status::Ok();
+  }
+  auto const_input = [&](size_t k) -> const Tensor* {
+    if (!HasInput(n, k)) return nullptr;
+    const Tensor* t = g.FindTensor(n.inputs[k]);
+    return t && t->is_const && t->sym.empty() && t->numel() > 0 ? t : nullptr;
+  };
+  const size_t si = g.opset < 11 ? 1 : 2;
+  const Tensor* sc_t = const_input(si);
+  const Tensor* sz_t = g.opset < 11 ? nullptr : const_input(3);
+  if (!sc_t && !sz_t) {  // run-time scales or sizes: shape inference and lowering check them
+    Keep(n, b);
+    return Status::Ok();
+  }
+  const Shape& xs = x->shape;
+  std::vector<double> sc = sc_t ? sc_t->AsDoubles() : std::vector<double>{};
+  std::vector<int64_t> sz = sz_t ? sz_t->AsInts() : std::vector<int64_t>{};
+  if ((sc_t && sc.size() != rank) || (sz_t && sz.size() != rank)) {
+    Keep(n, b);  // shape inference reports the entry count
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < 2; ++i)
+    if (sc_t ? sc[i] != 1.0 : sz[i] != xs[i]) {
+      Keep(n, b);  // N or C resized: the lowering refuses it with its message
+      return Status::Ok();
+    }
+  const std::string ctm = n.GetString("coordinate_transformation_mode", g.opset < 11 ? "asymmetric" : "half_pixel");
+  std::vector<double> roi;
+  if (ctm == "tf_crop_and_resize") {
+    const Tensor* r = const_input(1);
+    if (!r) return NodeUnimplemented(n, "tf_crop_and_resize on a 1-D or 3-D input needs a constant roi");
+    roi = r->AsDoubles();
+    if (roi.size() != 2 * rank) return NodeInvalid(n, "roi must have " + Str(static_cast<int64_t>(2 * rank)) + " entries");
+  }
+  // One Resize of `in` (shape `ins`) over its axes `axes` (the others keep
+  // scale 1 / their size, roi [0, 1]), each taking axis `from[j]` of the node.
+  auto resize = [&](const std::string& in, const Shape& ins, const std::vector<size_t>& axes,
+                    const std::vector<size_t>& from, const std::string& suffix, const std::string& out) {
+    const size_t r = ins.size();
+    std::vector<double> s(r, 1.0), ro(2 * r, 0.0);
+    std::vector<Dim> z(ins.begin(), ins.end());
+    for (size_t i = 0; i < r; ++i) ro[r + i] = 1.0;
+    for (size_t j = 0; j < axes.size(); ++j) {
+      if (sc_t) s[axes[j]] = sc[from[j]];
+      if (sz_t) z[axes[j]] = sz[from[j]];
+      if (!roi.empty()) {
+        ro[axes[j]] = roi[from[j]];
+        ro[r + axes[j]] = roi[rank + from[j]];
+      }
+    }
+    const Shape rs = {static_cast<int64_t>(r)};
+    auto empty_f32 = [&](const std::string& sfx) { return b.AddConst(MakeConstF32("", {0}, {}), sfx); };
+    std::vector<std::string> ins_v = {in};
+    const std::string scales =
+        sc_t ? b.AddConst(MakeConstFromDoubles("", DType::kFloat, rs, s), suffix + "_scales") : "";
+    if (g.opset < 11) {
+      ins_v.push_back(scales);
+    } else {
+      ins_v.push_back(roi.empty() ? (g.opset >= 13 ? "" : empty_f32(suffix + "_no_roi"))
+                                  : b.AddConst(MakeConstFromDoubles("", DType::kFloat, {static_cast<int64_t>(2 * r)}, ro),
+                                               suffix + "_roi"));
+      ins_v.push_back(sc_t ? scales : g.opset >= 13 ? "" : empty_f32(suffix + "_no_scales"));
+      if (sz_t) ins_v.push_back(b.ConstI64(suffix + "_sizes", z));
+    }
+    Node& m = b.Add("Resize", ins_v, suffix, out);
+    m.attrs = n.attrs;
+    return b.Out(m);
+  };
+  // The output length of node axis i: floor(in * scale) (the scale as
+  // float32, as shape inference computes it) or the given size.
+  auto out_len = [&](size_t i) -> Dim {
+    if (sz_t) return sz[i];
+    return static_cast<int64_t>(std::floor(static_cast<double>(xs[i]) * static_cast<double>(static_cast<float>(sc[i]))));
+  };
+  const Dim N = xs[0], C = xs[1];
+  if (rank == 3) {
+    std::string rows = b.Reshape(n.inputs[0], {N * C, 1, xs[2]}, "x_rows");
+    std::string y = resize(rows, {N * C, 1, xs[2]}, {2}, {2}, "resize_length", "");
+    Reshape(b, y, {N, C, out_len(2)}, "y", n.outputs[0]);
+    return Status::Ok();
+  }
+  const bool hw = sc_t ? (sc[3] != 1.0 || sc[4] != 1.0) : (sz[3] != xs[3] || sz[4] != xs[4]);
+  const bool depth = sc_t ? sc[2] != 1.0 : sz[2] != xs[2];
+  if (!depth) {
+    Keep(n, b);  // H and W only: the Resize kernel's own axes
+    return Status::Ok();
+  }
+  const Dim D = xs[2], H = xs[3], W = xs[4], OD = out_len(2);
+  // [N, C, D, H, W] -> [N, C, H, W, D] -> [N*C*H*W, 1, D], resized on D.
+  std::string t = b.Transpose(n.inputs[0], {0, 1, 3, 4, 2}, "x_depth_last");
+  std::string rows = b.Reshape(t, {N * C * H * W, 1, D}, "x_depth_rows");
+  std::string yd = resize(rows, {N * C * H * W, 1, D}, {2}, {2}, "resize_depth", "");
+  yd = b.Reshape(yd, {N, C, H, W, OD}, "y_depth_last");
+  Node& back = b.Add("Transpose", {yd}, "y_depth", hw ? "" : n.outputs[0]);
+  back.SetInts("perm", {0, 1, 4, 2, 3});
+  const std::string ydt = b.Out(back);
+  if (hw) resize(ydt, {N, C, OD, H, W}, {3, 4}, {3, 4}, "resize_hw", n.outputs[0]);
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::map<std::string, DecomposeFn>& NnDecompositions() {
@@ -983,6 +1298,8 @@ const std::map<std::string, DecomposeFn>& NnDecompositions() {
       {"ConvTranspose", Window},
       {"MaxPool", Window},
       {"AveragePool", Window},
+      {"LpPool", LpPool},
+      {"GlobalLpPool", GlobalLpPool},
       {"InstanceNormalization", InstanceNorm},
       {"MeanVarianceNormalization", MeanVarianceNorm},
       {"LRN", Lrn},
@@ -996,6 +1313,7 @@ const std::map<std::string, DecomposeFn>& NnDecompositions() {
       {"QLinearConv", QLinearConv},
       {"Einsum", Einsum},
       {"Upsample", Upsample},
+      {"Resize", ResizeNd},
   };
   return k;
 }

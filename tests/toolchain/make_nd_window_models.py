@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Builds nd_windows.onnx: convolutions, pools and resizes over 1 and 3
+spatial dimensions (Conv, ConvTranspose, MaxPool, AveragePool, LpPool, the
+global pools with groups, strides, dilations, asymmetric pads, every
+auto_pad mode, ceil_mode and count_include_pad; Resize in nearest and
+linear modes with several coordinate modes, scales and sizes), on small
+odd sizes, plus its inputs (manifest dir). Each case is one graph output
+named after its node.
+
+usage: make_nd_window_models.py OUT_DIR
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(os.path.join(out, "in"), exist_ok=True)
+    rng = np.random.default_rng(11)
+    f32 = np.float32
+    nodes, inits, outputs = [], [], []
+
+    def const(name, shape):
+        inits.append(numpy_helper.from_array(rng.standard_normal(shape).astype(f32), name))
+        return name
+
+    def values(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def case(op, ins, name, **attrs):
+        nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+
+    # 1-D: x1 is [N=2, C=6, L=13].
+    x1 = "x1"
+    case("Conv", [x1, const("w1a", (4, 3, 3)), const("b1a", (4,))], "conv1d_group_dil_stride",
+         group=2, dilations=[2], strides=[2], pads=[1, 2])
+    case("Conv", [x1, const("w1b", (5, 6, 4))], "conv1d_same_upper", auto_pad="SAME_UPPER", strides=[2])
+    case("Conv", [x1, const("w1c", (3, 6, 4))], "conv1d_same_lower", auto_pad="SAME_LOWER", strides=[3])
+    case("Conv", [x1, const("w1d", (6, 1, 5))], "conv1d_depthwise_valid", group=6, auto_pad="VALID")
+    case("ConvTranspose", [x1, const("w1t", (6, 2, 3)), const("b1t", (4,))], "convT1d_group_stride",
+         group=2, strides=[2], pads=[1, 0], output_padding=[1])
+    case("MaxPool", [x1], "maxpool1d_ceil_dil", kernel_shape=[3], strides=[2], pads=[1, 0], dilations=[2],
+         ceil_mode=1)
+    case("MaxPool", [x1], "maxpool1d_same_upper", kernel_shape=[4], strides=[3], auto_pad="SAME_UPPER")
+    case("AveragePool", [x1], "avgpool1d_include_pad", kernel_shape=[4], strides=[3], pads=[2, 1],
+         count_include_pad=1)
+    case("AveragePool", [x1], "avgpool1d_ceil_exclude_pad", kernel_shape=[3], strides=[2], pads=[1, 1],
+         ceil_mode=1)
+    case("LpPool", [x1], "lppool1d_p2", kernel_shape=[3], strides=[2], pads=[1, 0])
+    case("GlobalAveragePool", [x1], "globalavg1d")
+    case("GlobalMaxPool", [x1], "globalmax1d")
+    case("GlobalLpPool", [x1], "globallp1d_p3", p=3)
+    case("Resize", [x1, "", values("s1a", np.array([1, 1, 2.5], f32))], "resize1d_nearest_asym_floor",
+         mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    case("Resize", [x1, "", values("s1b", np.array([1, 1, 1.5], f32))], "resize1d_nearest_half_pixel_ceil",
+         mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="ceil")
+    case("Resize", [x1, "", "", values("z1c", np.array([2, 6, 20], np.int64))], "resize1d_linear_half_pixel",
+         mode="linear")
+    case("Resize", [x1, "", values("s1d", np.array([1, 1, 0.6], f32))], "resize1d_linear_align_corners",
+         mode="linear", coordinate_transformation_mode="align_corners")
+
+    # 3-D: x3 is [N=2, C=4, D=7, H=6, W=5].
+    x3 = "x3"
+    case("Conv", [x3, const("w3a", (6, 2, 3, 2, 3)), const("b3a", (6,))], "conv3d_group_dil_stride",
+         group=2, strides=[2, 1, 2], dilations=[2, 1, 1], pads=[1, 0, 1, 0, 1, 2])
+    case("Conv", [x3, const("w3b", (5, 4, 2, 3, 3)), const("b3b", (5,))], "conv3d_same_upper",
+         auto_pad="SAME_UPPER", strides=[2, 2, 1])
+    case("Conv", [x3, const("w3c", (3, 4, 3, 1, 2))], "conv3d_same_lower", auto_pad="SAME_LOWER",
+         strides=[3, 1, 2])
+    case("Conv", [x3, const("w3d", (8, 4, 1, 1, 1)), const("b3d", (8,))], "conv3d_pointwise")
+    case("Conv", [x3, const("w3e", (4, 1, 3, 3, 3))], "conv3d_depthwise", group=4, pads=[1, 1, 1, 1, 1, 1])
+    case("Conv", [x3, const("w3f", (2, 4, 2, 2, 2))], "conv3d_valid_stride2", auto_pad="VALID", strides=[2, 2, 2])
+    case("Conv", [x3, const("w3g", (3, 4, 1, 3, 3))], "conv3d_depth1_stride", strides=[2, 1, 1], pads=[0, 1, 1, 0, 1, 1])
+    case("ConvTranspose", [x3, const("w3t", (4, 3, 2, 3, 2)), const("b3t", (6,))], "convT3d_group_stride",
+         group=2, strides=[2, 1, 2], pads=[1, 0, 0, 0, 1, 1])
+    case("MaxPool", [x3], "maxpool3d_ceil_dil", kernel_shape=[3, 2, 3], strides=[2, 1, 2],
+         pads=[1, 0, 1, 1, 1, 0], dilations=[2, 1, 1], ceil_mode=1)
+    case("MaxPool", [x3], "maxpool3d_same_upper", kernel_shape=[2, 3, 2], strides=[2, 2, 2], auto_pad="SAME_UPPER")
+    case("AveragePool", [x3], "avgpool3d_include_pad", kernel_shape=[3, 3, 2], strides=[2, 2, 1],
+         pads=[1, 1, 0, 1, 0, 1], count_include_pad=1)
+    case("AveragePool", [x3], "avgpool3d_ceil_exclude_pad", kernel_shape=[2, 3, 3], strides=[2, 2, 2],
+         pads=[0, 1, 1, 1, 0, 1], ceil_mode=1)
+    case("AveragePool", [x3], "avgpool3d_same_lower", kernel_shape=[3, 2, 2], strides=[2, 1, 2],
+         auto_pad="SAME_LOWER")
+    case("LpPool", [x3], "lppool3d_p2", kernel_shape=[2, 2, 3], strides=[2, 2, 1], pads=[0, 1, 1, 1, 0, 1])
+    case("GlobalAveragePool", [x3], "globalavg3d")
+    case("GlobalMaxPool", [x3], "globalmax3d")
+    case("GlobalLpPool", [x3], "globallp3d_p2", p=2)
+    case("Resize", [x3, "", values("s3a", np.array([1, 1, 2, 1.5, 2], f32))], "resize3d_nearest_half_pixel",
+         mode="nearest")
+    case("Resize", [x3, "", values("s3b", np.array([1, 1, 2, 1, 1], f32))], "resize3d_nearest_depth_only",
+         mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    case("Resize", [x3, "", "", values("z3c", np.array([2, 4, 10, 9, 3], np.int64))], "resize3d_linear_sizes",
+         mode="linear")
+    case("Resize", [x3, "", values("s3d", np.array([1, 1, 1.5, 2, 0.8], f32))], "resize3d_linear_align_corners",
+         mode="linear", coordinate_transformation_mode="align_corners")
+    case("Resize", [x3, "", values("s3e", np.array([1, 1, 0.5, 1.5, 1.5], f32))], "resize3d_linear_pytorch",
+         mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
+    case("Resize", [x3, values("r3f", np.array([0, 0, 0.1, 0.2, 0, 1, 1, 0.8, 0.9, 1.2], f32)), "",
+                    values("z3f", np.array([2, 4, 5, 4, 6], np.int64))], "resize3d_linear_tf_crop",
+         mode="linear", coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=0.5)
+
+    shapes = {x1: [2, 6, 13], x3: [2, 4, 7, 6, 5]}
+    graph = helper.make_graph(nodes, "nd_windows",
+                              [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in shapes.items()],
+                              outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "nd_windows.onnx"))
+    manifest = []
+    for i, (k, v) in enumerate(shapes.items()):
+        rng.standard_normal(v).astype(f32).tofile(os.path.join(out, "in", f"{i}.bin"))
+        manifest.append({"name": k, "dtype": "float32", "shape": v, "file": f"{i}.bin"})
+    json.dump(manifest, open(os.path.join(out, "in", "manifest.json"), "w"))
+
+
+if __name__ == "__main__":
+    main()
