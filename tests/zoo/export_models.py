@@ -64,9 +64,14 @@ MODELS = {
     "fcn_resnet50": ("segmentation", "imagenet", [[1, 3, 128, 128]], {}),
     "deeplabv3_mobilenet_v3_large": ("segmentation", "imagenet", [[1, 3, 128, 128]], {}),
     "lraspp_mobilenet_v3_large": ("segmentation", "imagenet", [[1, 3, 128, 128]], {}),
-    # SSD resizes to its fixed 300 / 320 inside the graph.
-    "ssd300_vgg16": ("detection", "det", [[3, 240, 320]], {}),
-    "ssdlite320_mobilenet_v3_large": ("detection", "det", [[3, 240, 320]], {}),
+    # SSD resizes to its fixed 300 / 320 inside the graph. Score thresholds:
+    # with random weights SSD300 scores the real image's top 200 boxes at
+    # 0.78-0.999 and the gray image's at most 0.29, so 0.5 keeps 200 detections
+    # on one and none on the other; SSDlite's random head sees all-zero
+    # features (every class score is exactly 1/91 on any image), so its
+    # threshold 0.02 leaves it the zero-detection check only.
+    "ssd300_vgg16": ("detection", "det", [[3, 240, 320]], {"kw": {"score_thresh": 0.5}}),
+    "ssdlite320_mobilenet_v3_large": ("detection", "det", [[3, 240, 320]], {"kw": {"score_thresh": 0.02}}),
     "retinanet_resnet50_fpn": ("detection", "det", [[3, 240, 320]], {"kw": {"min_size": 240, "max_size": 320}}),
     "fcos_resnet50_fpn": ("detection", "det", [[3, 240, 320]], {"kw": {"min_size": 240, "max_size": 320}}),
     "fasterrcnn_mobilenet_v3_large_fpn": ("detection", "det", [[3, 240, 320]],
