@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""One zoo model end to end: export (if not cached), convert with
+oaax-vulkan-toolchain (default settings, no config.json), run every input case
+(tests/zoo/make_inputs.py) through the OAAX runtime with oaax-run and through
+ONNX Runtime (tools/reference/ort_run.js), and compare (tests/zoo/compare.py).
+
+Writes the result as one JSON object to --result (and prints a summary line):
+  {"name", "family", "input" (shapes), "opset", "converts", "matches",
+   "metric", "convert_s", "load_ms", "run_ms", "error"}
+converts / matches are true, false or null (not reached). error is the
+first line of the failing step's message. Exit 0 when the model converts and
+matches, 1 otherwise (the summary line and the result say why), 77 when the
+reference tools are missing.
+
+usage: run_model.py NAME --build BUILD_DIR [--cache DIR] [--driver lavapipe|swiftshader]
+                    [--timeout S] [--validation] [--result FILE] [--keep DIR]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+CACHE = os.path.join(ROOT, "third_party", "cache")
+PY = sys.executable
+
+
+def first_error_line(text):
+    """The line of a tool's output that says what went wrong: the first one
+    naming an error, else the last non-empty one."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        low = ln.lower()
+        if "error" in low or "unsupported" in low or "cannot" in low or "refused" in low or "fail" in low:
+            return ln[:400]
+    return lines[-1][:400] if lines else "(no message)"
+
+
+def step(cmd, timeout, env=None):
+    """(returncode or 'timeout', seconds, combined output)."""
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, env=env,
+                           stdin=subprocess.DEVNULL)
+        return p.returncode, time.time() - t0, p.stdout.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode("utf-8", "replace")
+        return "timeout", time.time() - t0, out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("name")
+    ap.add_argument("--build", required=True, help="build directory with oaax-vulkan-toolchain and oaax-run")
+    ap.add_argument("--cache", default=os.path.join(ROOT, "build", "zoo"), help="export cache (export_models.py --out)")
+    ap.add_argument("--driver", default="lavapipe", choices=["lavapipe", "swiftshader"])
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per step (export, convert, each run)")
+    ap.add_argument("--validation", action="store_true", help="run with the Vulkan validation layer")
+    ap.add_argument("--result", help="write the result JSON here")
+    ap.add_argument("--keep", help="work directory to keep (default: a temporary one, removed)")
+    a = ap.parse_args()
+
+    node_modules = os.path.join(CACHE, "node", "node_modules")
+    if not os.path.isdir(os.path.join(node_modules, "onnxruntime-node")) or not shutil.which("node") \
+            or not os.path.exists(os.path.join(CACHE, "scenetext01.jpg")):
+        print("SKIP: reference tools or images missing; run scripts/fetch-reference.sh")
+        return 77
+
+    res = {"name": a.name, "family": None, "input": None, "opset": None, "converts": None, "matches": None,
+           "metric": None, "convert_s": None, "load_ms": None, "run_ms": None, "error": None}
+
+    def finish(code):
+        if a.result:
+            with open(a.result, "w") as f:
+                json.dump(res, f)
+        conv = {True: "converts", False: "does not convert", None: "-"}[res["converts"]]
+        match = {True: "matches", False: "MISMATCH", None: "-"}[res["matches"]]
+        print(f"zoo {a.name}: {conv}, {match}" + (f" ({res['metric']})" if res["metric"] else "") +
+              (f"; convert {res['convert_s']:.1f} s" if res["convert_s"] is not None else "") +
+              (f", load {res['load_ms'] / 1000:.1f} s, run {res['run_ms'] / 1000:.2f} s"
+               if res["run_ms"] is not None else "") + (f"\n  error: {res['error']}" if res["error"] else ""),
+              flush=True)
+        return code
+
+    model_dir = os.path.join(a.cache, a.name)
+    rc, _, out = step([PY, os.path.join(HERE, "export_models.py"), "--out", a.cache, a.name], a.timeout)
+    if rc != 0:
+        err = os.path.join(model_dir, "export-error.txt")
+        msg = open(err).read() if os.path.exists(err) else out
+        lines = [ln for ln in msg.splitlines() if ln.strip()]
+        res["error"] = "export: " + (lines[-1][:400] if lines else f"exit {rc}")
+        return finish(1)
+    meta = json.load(open(os.path.join(model_dir, "meta.json")))
+    res.update(family=meta["family"], opset=meta["opset"], input=[i["shape"] for i in meta["inputs"]])
+
+    work = a.keep or tempfile.mkdtemp(prefix=f"zoo-{a.name}-")
+    if a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+    try:
+        model = os.path.join(model_dir, "model.onnx")
+        subprocess.run([PY, os.path.join(HERE, "make_inputs.py"), os.path.join(model_dir, "meta.json"),
+                        os.path.join(CACHE, "scenetext01.jpg"), os.path.join(work, "in")], check=True)
+        cases = open(os.path.join(work, "in", "cases.txt")).read().split()
+
+        bundle = os.path.join(work, "bundle")
+        rc, secs, out = step([os.path.join(a.build, "oaax-vulkan-toolchain"), model, bundle], a.timeout)
+        res["convert_s"] = round(secs, 1)
+        with open(os.path.join(work, "toolchain.log"), "w") as f:
+            f.write(out)
+        if rc != 0:
+            res["converts"] = False
+            res["error"] = "convert: " + ("timed out after %d s" % a.timeout if rc == "timeout"
+                                          else first_error_line(out))
+            return finish(1)
+        res["converts"] = True
+
+        env = dict(os.environ, NODE_PATH=node_modules)
+        for c in cases:
+            rc, _, out = step(["node", os.path.join(ROOT, "tools", "reference", "ort_run.js"), model,
+                               os.path.join(work, "in", c), os.path.join(work, "ort", c)], a.timeout, env)
+            if rc != 0:
+                res["error"] = f"ONNX Runtime ({c}): " + first_error_line(out)
+                return finish(1)
+
+        env = dict(os.environ)
+        if a.driver == "swiftshader":
+            env["VK_ICD_FILENAMES"] = os.path.join(ROOT, "third_party", "swiftshader", "vk_swiftshader_icd.json")
+        # LeakSanitizer: see tests/e2e/classifier.sh (the loader dlcloses the drivers).
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+        for c in cases:
+            cmd = [os.path.join(a.build, "oaax-run"), "--model", os.path.join(bundle, "model.oinf"),
+                   "--inputs", os.path.join(work, "in", c), "--outputs", os.path.join(work, "got", c),
+                   "--json", "--quiet"]
+            if a.validation:
+                cmd += ["--arg", "validation=1"]
+            rc, secs, out = step(cmd, a.timeout, env)
+            if rc != 0:
+                res["error"] = f"run ({c}): " + ("timed out after %d s" % a.timeout if rc == "timeout"
+                                                 else first_error_line(out))
+                return finish(1)
+            if a.validation and ("VUID-" in out or "Validation Error" in out):
+                res["error"] = f"run ({c}): validation layer: " + first_error_line(out)
+                return finish(1)
+            if res["run_ms"] is None:
+                rep = json.loads(out[out.index("{"):])
+                res["load_ms"] = round(rep["load_ms"], 1)
+                res["run_ms"] = round(rep["latency_ms"]["max"], 1)
+
+        rc, _, out = step([PY, os.path.join(HERE, "compare.py"), os.path.join(model_dir, "meta.json"),
+                           os.path.join(work, "ort"), os.path.join(work, "got")] + cases, a.timeout)
+        print(out, end="")
+        verdict = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
+        res["metric"] = verdict.get("metric")
+        if rc != 0 or not verdict.get("matches"):
+            res["matches"] = False
+            res["error"] = "compare: " + verdict.get("why", first_error_line(out))
+            return finish(1)
+        res["matches"] = True
+        return finish(0)
+    finally:
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
