@@ -175,6 +175,35 @@ TEST(FoldEvalTest, ReductionsCumSumAndGatherElements) {
   EXPECT_EQ(F32(Fold(h, "y")), (std::vector<float>{2, 1, 4, 3}));
 }
 
+// Transcendental functions and Pow are rounded once from double; Cast to
+// bool is "not zero" (NaN included); uint8 arithmetic wraps.
+TEST(FoldEvalTest, PowExpCastToBoolAndNarrowWrap) {
+  Graph g;
+  AddConstOf(g, "x", DType::kFloat, {3}, {2, 0.5, 10});
+  AddConstOf(g, "e", DType::kFloat, {3}, {10, 2, -1});
+  AddNode(g, "Pow", "p", {"x", "e"}, {"y"});
+  EXPECT_EQ(F32(Fold(g, "y")), (std::vector<float>{1024.f, 0.25f, 0.1f}));
+  Graph h;
+  AddConstOf(h, "x", DType::kFloat, {2}, {0, 1});
+  AddNode(h, "Exp", "e", {"x"}, {"y"});
+  EXPECT_EQ(F32(Fold(h, "y")), (std::vector<float>{1.f, static_cast<float>(std::exp(1.0))}));
+  Graph k;
+  AddConstOf(k, "x", DType::kFloat, {4}, {0, -0.0, NAN, 0.25});
+  AddNode(k, "Cast", "c", {"x"}, {"y"}).SetInt("to", 9);
+  const Tensor b = Fold(k, "y");
+  EXPECT_EQ(b.dtype, DType::kBool);
+  EXPECT_EQ(b.AsInts(), (std::vector<int64_t>{0, 0, 1, 1}));
+  Graph m;
+  AddConstOf(m, "a", DType::kUint8, {2}, {200, 3});
+  AddConstOf(m, "b", DType::kUint8, {2}, {100, 5});
+  AddNode(m, "Add", "s", {"a", "b"}, {"sum"});
+  AddNode(m, "Sub", "d", {"b", "a"}, {"y"});  // 100 - 200 wraps to 156; 5 - 3 = 2
+  const Tensor u = Fold(m, "y");
+  EXPECT_EQ(u.dtype, DType::kUint8);
+  EXPECT_EQ(u.AsInts(), (std::vector<int64_t>{156, 2}));
+  EXPECT_EQ(m.tensors.at("sum").AsInts(), (std::vector<int64_t>{44, 8}));
+}
+
 // Float32 sums accumulate in float32 (1e8 + 1 + 1 stays 1e8), as ONNX Runtime.
 TEST(FoldEvalTest, FloatAdditionStaysFloat32) {
   Graph g;

@@ -159,10 +159,8 @@ static Status Window2D(Node& n, const Shape& x, int64_t kh, int64_t kw, bool cei
   return Status::Ok();
 }
 
-// "<what> input '<name>' is not a compile-time constant (...)", with the
-// config.json input_values hint when <name> is a graph input (the conformance
-// runner and users bind such inputs at conversion).
-
+// The values of integer input `idx`, which must be known at conversion
+// (NotConstantMessage says where it comes from and how to make it known).
 static StatusOr<std::vector<int64_t>> ConstInts(const Graph& g, const Node& n, size_t idx, const char* what) {
   if (idx >= n.inputs.size() || n.inputs[idx].empty()) return std::vector<int64_t>{};
   const Tensor* t = g.FindTensor(n.inputs[idx]);

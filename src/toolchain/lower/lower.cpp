@@ -495,7 +495,8 @@ class Lowerer {
     if (!IsSupportedOp(n.domain, op, &fold_only)) return NodeError(n, "unsupported operator");
     if (fold_only)
       return NodeError(n, "its inputs are not compile-time constants; " + op +
-                              " is only supported on values known at conversion time (static shapes)");
+                              " is computed only at conversion: export the model with a fixed input size, or bind "
+                              "the graph inputs it reads with config.json \"input_values\"");
     // Indexing / scanning operators, MaxPool with Indices (lower_index.cpp).
     OAAXVK_ASSIGN_OR_RETURN(IndexLowering xl, LowerIndexNode(g_, n));
     if (xl.handled) return EmitIndex(n, xl);
