@@ -187,7 +187,9 @@ TEST(DecomposeNn, Conv3dSameUpperPadsTheDepthAndPassesAutoPadOn) {
   ASSERT_TRUE(Decompose(g).ok());
   EXPECT_EQ(g.CountOps("Pad"), 1u);  // depth: out 4, total pad 1, at the end
   for (const Node& m : g.nodes)
-    if (m.op_type == "Conv") EXPECT_EQ(m.GetString("auto_pad", ""), "SAME_UPPER");
+    if (m.op_type == "Conv") {
+      EXPECT_EQ(m.GetString("auto_pad", ""), "SAME_UPPER");
+    }
   EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 5, 4, 3, 5}));
 }
 
@@ -238,9 +240,88 @@ TEST(DecomposeNn, LpPoolIsAnAveragePoolOfPowersTimesTheWindow) {
   EXPECT_EQ(g.CountOps("Abs"), 1u);
   EXPECT_EQ(g.CountOps("Pow"), 2u);
   for (const Node& m : g.nodes)
-    if (m.op_type == "AveragePool") EXPECT_EQ(m.GetInt("count_include_pad", 0), 1);
+    if (m.op_type == "AveragePool") {
+      EXPECT_EQ(m.GetInt("count_include_pad", 0), 1);
+    }
   EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 3, 3, 3}));
   EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, ConvTranspose3dOutputShapeBecomesPads) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 3, 4, 5});
+  AddConst(g, "w", {2, 1, 3, 3, 2});
+  Node& n = AddNode(g, "ConvTranspose", "ct3", {"x", "w"}, {"y"});
+  n.SetInts("strides", {2, 2, 1});
+  n.SetInts("output_shape", {6, 8, 6});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  // Full sizes 7, 9, 6: D and H lose one at the end (total 1, start pad 0).
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 1, 6, 8, 6}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, MaxPool3dIndicesGatherTheHwIndicesAtTheDepthIndices) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 5, 4, 4});
+  Node& n = AddNode(g, "MaxPool", "pool3", {"x"}, {"y", "i"});
+  n.SetInts("kernel_shape", {2, 2, 2});
+  n.SetInts("strides", {2, 2, 2});
+  AddOutput(g, "y");
+  AddOutput(g, "i");
+  ASSERT_TRUE(Decompose(g).ok());
+  EXPECT_EQ(g.CountOps("MaxPool"), 2u);
+  EXPECT_EQ(g.CountOps("Gather"), 1u);
+  EXPECT_EQ(g.FindTensor("i")->dtype, DType::kInt64);
+  EXPECT_EQ(g.FindTensor("i")->shape, (Shape{1, 2, 2, 2, 2}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, MaxPool3dColumnMajorIndicesAreRefusedByName) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 5, 4, 4});
+  Node& n = AddNode(g, "MaxPool", "pool3", {"x"}, {"y", "i"});
+  n.SetInts("kernel_shape", {2, 2, 2});
+  n.SetInt("storage_order", 1);
+  AddOutput(g, "y");
+  AddOutput(g, "i");
+  Status st = Decompose(g);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st, "'pool3'") && Contains(st, "storage_order 0")) << st.message();
+}
+
+TEST(DecomposeNn, Resize3dResizesDepthInnermostThenHw) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 5, 4, 6});
+  g.tensors["s"] = MakeConstF32("s", {5}, {1.f, 1.f, 2.f, 1.5f, 0.5f});
+  Node& n = AddNode(g, "Resize", "rs", {"x", "", "s"}, {"y"});
+  n.SetString("mode", "linear");
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  ASSERT_EQ(g.CountOps("Resize"), 2u);
+  std::vector<Shape> in_shapes;
+  for (const Node& m : g.nodes)
+    if (m.op_type == "Resize") in_shapes.push_back(g.FindTensor(m.inputs[0])->shape);
+  EXPECT_EQ(in_shapes, (std::vector<Shape>{{1 * 2 * 4 * 6, 1, 5}, {1, 2, 10, 4, 6}}));
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 10, 6, 3}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, Resize2dIsKeptUnchanged) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 4, 6});
+  g.tensors["s"] = MakeConstF32("s", {4}, {1.f, 1.f, 2.f, 2.f});
+  AddNode(g, "Resize", "rs", {"x", "", "s"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].name, "rs");
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 8, 12}));
 }
 
 TEST(DecomposeNn, InstanceNormalization) {

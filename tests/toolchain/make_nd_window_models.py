@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds nd_windows.onnx: convolutions, pools and resizes over 1 and 3
-spatial dimensions (Conv, ConvTranspose, MaxPool, AveragePool, LpPool, the
+spatial dimensions (Conv, ConvTranspose, MaxPool with Indices, AveragePool, LpPool, the
 global pools with groups, strides, dilations, asymmetric pads, every
 auto_pad mode, ceil_mode and count_include_pad; Resize in nearest and
 linear modes with several coordinate modes, scales and sizes), on small
@@ -33,9 +33,12 @@ def main():
         inits.append(numpy_helper.from_array(np.asarray(arr), name))
         return name
 
-    def case(op, ins, name, **attrs):
-        nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
+    def case(op, ins, name, indices=False, **attrs):
+        outs = [name] + ([name + "_indices"] if indices else [])
+        nodes.append(helper.make_node(op, ins, outs, name=name, **attrs))
         outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+        if indices:
+            outputs.append(helper.make_tensor_value_info(name + "_indices", TensorProto.INT64, None))
 
     # 1-D: x1 is [N=2, C=6, L=13].
     x1 = "x1"
@@ -46,9 +49,15 @@ def main():
     case("Conv", [x1, const("w1d", (6, 1, 5))], "conv1d_depthwise_valid", group=6, auto_pad="VALID")
     case("ConvTranspose", [x1, const("w1t", (6, 2, 3)), const("b1t", (4,))], "convT1d_group_stride",
          group=2, strides=[2], pads=[1, 0], output_padding=[1])
+    # Full length 27, output_shape 24: total pad 3, the larger half at the start.
+    case("ConvTranspose", [x1, const("w1u", (6, 3, 3))], "convT1d_output_shape_odd_pad", strides=[2],
+         output_shape=[24])
     case("MaxPool", [x1], "maxpool1d_ceil_dil", kernel_shape=[3], strides=[2], pads=[1, 0], dilations=[2],
          ceil_mode=1)
     case("MaxPool", [x1], "maxpool1d_same_upper", kernel_shape=[4], strides=[3], auto_pad="SAME_UPPER")
+    case("MaxPool", [x1], "maxpool1d_indices", indices=True, kernel_shape=[3], strides=[2], pads=[1, 1])
+    case("MaxPool", [x1], "maxpool1d_indices_col_major", indices=True, kernel_shape=[2], strides=[1],
+         storage_order=1)
     case("AveragePool", [x1], "avgpool1d_include_pad", kernel_shape=[4], strides=[3], pads=[2, 1],
          count_include_pad=1)
     case("AveragePool", [x1], "avgpool1d_ceil_exclude_pad", kernel_shape=[3], strides=[2], pads=[1, 1],
@@ -80,9 +89,15 @@ def main():
     case("Conv", [x3, const("w3g", (3, 4, 1, 3, 3))], "conv3d_depth1_stride", strides=[2, 1, 1], pads=[0, 1, 1, 0, 1, 1])
     case("ConvTranspose", [x3, const("w3t", (4, 3, 2, 3, 2)), const("b3t", (6,))], "convT3d_group_stride",
          group=2, strides=[2, 1, 2], pads=[1, 0, 0, 0, 1, 1])
+    case("ConvTranspose", [x3, const("w3u", (4, 2, 3, 2, 3))], "convT3d_output_shape",
+         strides=[2, 2, 1], output_shape=[14, 12, 6])
+    case("ConvTranspose", [x3, const("w3v", (4, 1, 2, 3, 3))], "convT3d_same_upper", group=4,
+         strides=[2, 1, 2], auto_pad="SAME_UPPER")
     case("MaxPool", [x3], "maxpool3d_ceil_dil", kernel_shape=[3, 2, 3], strides=[2, 1, 2],
          pads=[1, 0, 1, 1, 1, 0], dilations=[2, 1, 1], ceil_mode=1)
     case("MaxPool", [x3], "maxpool3d_same_upper", kernel_shape=[2, 3, 2], strides=[2, 2, 2], auto_pad="SAME_UPPER")
+    case("MaxPool", [x3], "maxpool3d_indices", indices=True, kernel_shape=[3, 2, 2], strides=[2, 1, 2],
+         pads=[1, 0, 1, 0, 1, 0], dilations=[1, 2, 1], ceil_mode=1)
     case("AveragePool", [x3], "avgpool3d_include_pad", kernel_shape=[3, 3, 2], strides=[2, 2, 1],
          pads=[1, 1, 0, 1, 0, 1], count_include_pad=1)
     case("AveragePool", [x3], "avgpool3d_ceil_exclude_pad", kernel_shape=[2, 3, 3], strides=[2, 2, 2],
