@@ -5,7 +5,8 @@ global pools with groups, strides, dilations, asymmetric pads, every
 auto_pad mode, ceil_mode and count_include_pad; Resize in nearest and
 linear modes with several coordinate modes, scales and sizes), on small
 odd sizes, plus its inputs (manifest dir). Each case is one graph output
-named after its node.
+named after its node. Also nd_resize_cubic.onnx with its reference outputs
+(cubic_model below).
 
 usage: make_nd_window_models.py OUT_DIR
 """
@@ -131,11 +132,56 @@ def main():
     model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out, "nd_windows.onnx"))
-    manifest = []
+    manifest, data = [], {}
     for i, (k, v) in enumerate(shapes.items()):
-        rng.standard_normal(v).astype(f32).tofile(os.path.join(out, "in", f"{i}.bin"))
+        data[k] = rng.standard_normal(v).astype(f32)
+        data[k].tofile(os.path.join(out, "in", f"{i}.bin"))
         manifest.append({"name": k, "dtype": "float32", "shape": v, "file": f"{i}.bin"})
     json.dump(manifest, open(os.path.join(out, "in", "manifest.json"), "w"))
+    cubic_model(out, rng)
+
+
+def cubic_model(out, rng):
+    """nd_resize_cubic.onnx: cubic Resize over 1 and 3 spatial dimensions,
+    which ONNX Runtime refuses (it resizes at most 2 axes cubically), with its
+    inputs in OUT_DIR/cubic_in and the ONNX reference's float64 outputs in
+    OUT_DIR/cubic_ref (onnx.backend.test.case.node.resize.interpolate_nd,
+    manifest form). The inputs are tiny: the reference is pure Python."""
+    from onnx.backend.test.case.node.resize import cubic_coeffs, interpolate_nd
+    data = {"x1": rng.standard_normal([1, 2, 7]).astype(np.float32),
+            "x3": rng.standard_normal([1, 1, 4, 3, 3]).astype(np.float32)}
+    os.makedirs(os.path.join(out, "cubic_in"), exist_ok=True)
+    for i, (k, v) in enumerate(data.items()):
+        v.tofile(os.path.join(out, "cubic_in", f"{i}.bin"))
+    json.dump([{"name": k, "dtype": "float32", "shape": list(v.shape), "file": f"{i}.bin"}
+               for i, (k, v) in enumerate(data.items())], open(os.path.join(out, "cubic_in", "manifest.json"), "w"))
+    cases = [("x1", [1, 1, 1.7], "half_pixel", 0, -0.75), ("x1", [1, 1, 0.5], "asymmetric", 1, -0.5),
+             ("x3", [1, 1, 1.6, 1.5, 0.7], "half_pixel", 0, -0.75),
+             ("x3", [1, 1, 2, 1, 1], "pytorch_half_pixel", 1, -0.75)]
+    nodes, inits, outputs, refs = [], [], [], []
+    for i, (x, sc, ctm, excl, a) in enumerate(cases):
+        name = f"resize_cubic{i}_{x}_{ctm}"
+        inits.append(numpy_helper.from_array(np.array(sc, np.float32), f"cubic_scales{i}"))
+        nodes.append(helper.make_node("Resize", [x, "", f"cubic_scales{i}"], [name], name=name, mode="cubic",
+                                      coordinate_transformation_mode=ctm, exclude_outside=excl, cubic_coeff_a=a))
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+        refs.append((name, interpolate_nd(data[x].astype(np.float64), lambda r, a=a: cubic_coeffs(r, A=a),
+                                          scale_factors=np.array(sc, np.float32), coordinate_transformation_mode=ctm,
+                                          exclude_outside=bool(excl))))
+    graph = helper.make_graph(nodes, "nd_resize_cubic",
+                              [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in data.items()],
+                              outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "nd_resize_cubic.onnx"))
+    os.makedirs(os.path.join(out, "cubic_ref"), exist_ok=True)
+    manifest = []
+    for i, (name, r) in enumerate(refs):
+        r.astype(np.float32).tofile(os.path.join(out, "cubic_ref", f"{i}.bin"))
+        manifest.append({"name": name, "dtype": "float32", "shape": list(r.shape), "file": f"{i}.bin"})
+    json.dump(manifest, open(os.path.join(out, "cubic_ref", "manifest.json"), "w"))
 
 
 if __name__ == "__main__":
