@@ -311,6 +311,19 @@ TEST(DecomposeNn, Resize3dResizesDepthInnermostThenHw) {
   EXPECT_TRUE(g.Validate().ok());
 }
 
+TEST(DecomposeNn, Upsample3dResizesTheDepthToo) {
+  Graph g;
+  g.opset = 9;
+  AddInput(g, "x", {1, 2, 3, 4, 5});
+  g.tensors["s"] = MakeConstF32("s", {5}, {1.f, 1.f, 2.f, 2.f, 1.f});
+  AddNode(g, "Upsample", "up", {"x", "s"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  EXPECT_EQ(g.CountOps("Resize"), 2u);  // D innermost, then H and W
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 6, 8, 5}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
 TEST(DecomposeNn, Resize2dIsKeptUnchanged) {
   Graph g;
   g.opset = 13;

@@ -1198,6 +1198,8 @@ Status Einsum(Graph& g, const Node& n, Builder& b) {
 // ---------------------------------------------------------------------------
 // Upsample (opset 7: scales attribute; 9: scales input) -> Resize with the
 // same scales, asymmetric coordinates, nearest floor or linear.
+Status ResizeNd(Graph& g, const Node& n, Builder& b);
+
 Status Upsample(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
@@ -1218,11 +1220,15 @@ Status Upsample(Graph& g, const Node& n, Builder& b) {
     return NodeUnimplemented(n, "mode '" + mode + "' is not supported (nearest, linear)");
   std::vector<std::string> ins = {n.inputs[0], scales};
   if (g.opset >= 11) ins = {n.inputs[0], "", scales};
-  Node& r = b.Add("Resize", ins, "resize", n.outputs[0]);
+  Node r;
+  r.op_type = "Resize";
+  r.name = n.name + "/resize";
+  r.inputs = ins;
+  r.outputs = {n.outputs[0]};
   r.SetString("mode", mode == "nearest" ? "nearest" : "linear");
   r.SetString("coordinate_transformation_mode", "asymmetric");
   if (mode == "nearest") r.SetString("nearest_mode", "floor");
-  return Status::Ok();
+  return ResizeNd(g, r, b);  // 1-D and 3-D inputs resize their other axes there
 }
 
 // Resize of a 1-D or 3-D spatial input ([N, C, L] or [N, C, D, H, W]) with
