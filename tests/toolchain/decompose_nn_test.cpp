@@ -66,6 +66,31 @@ TEST(DecomposeNn, Pool3dSeparatesIntoHwThenDepth) {
   EXPECT_TRUE(g.Validate().ok());
 }
 
+TEST(DecomposeNn, Pool3dKeepsSymbolicSizes) {
+  SymContext ctx({{"N", 1, 2, 1}, {"H", 8, 16, 1}});
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {Dim(2, ctx.SymbolNode(0)), 3, 6, Dim(16, ctx.SymbolNode(1)), 7});
+  Node& n = AddNode(g, "MaxPool", "pool3", {"x"}, {"y"});
+  n.SetInts("kernel_shape", {2, 3, 3});
+  n.SetInts("strides", {2, 2, 2});
+  n.SetInts("pads", {0, 1, 1, 1, 1, 1});
+  n.SetInt("ceil_mode", 1);
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  const Shape& ys = g.FindTensor("y")->shape;
+  ASSERT_EQ(ys.size(), 5u);
+  EXPECT_EQ(ctx.ToString(ys[0].expr()), "N");
+  EXPECT_TRUE(ys[3].is_symbolic());
+  // D: ceil((6 + 1 - 2) / 2) + 1 = 4, the last window starting at 6 >= 6 + 0 is dropped -> 3;
+  // H at 16: ceil((16 + 2 - 3) / 2) + 1 = 9; W: ceil((7 + 2 - 3) / 2) + 1 = 4.
+  EXPECT_EQ(ys, (Shape{2, 3, 3, 9, 4}));
+  StatusOr<Program> p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->outputs.at(0).shape[3].is_symbolic());
+}
+
 TEST(DecomposeNn, MaxPoolOnUint8RunsInFloatBetweenCasts) {
   Graph g;
   g.opset = 12;

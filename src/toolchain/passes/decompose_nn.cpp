@@ -170,31 +170,36 @@ Status Pool3d(const Node& n, Builder& b, const Shape& xs) {
     if (n.HasAttr("dilations")) m.SetInts("dilations", dd);
     return b.Out(m);
   };
-  const int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4];
+  // Dims keep symbolic sizes (a dynamic N, D, H or W) in the Reshape targets.
+  const Dim N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4];
   std::string hw_in = Reshape(b, n.inputs[0], {N, C * D, H, W}, "x_hw");
   std::string hw_idx, d_idx;
   std::string hw = pool(hw_in, {k[1], k[2]}, {st[1], st[2]}, {dl[1], dl[2]}, {pd[1], pd[2], pd[4], pd[5]}, "pool_hw",
                         indices ? &hw_idx : nullptr);
-  // [N, C*D, OH, OW] -> [N, C, D, OH*OW]
-  std::string d_in = Reshape(b, hw, {N, C, D, -1}, "x_d");
-  std::string dpool = pool(d_in, {k[0], 1}, {st[0], 1}, {dl[0], 1}, {pd[0], 0, pd[3], 0}, "pool_d",
-                           indices ? &d_idx : nullptr);
-  // OH, OW as shape inference computes them (ONNX output size rule).
+  // OH, OW as shape inference computes them (shape_infer.cpp PoolOut: the
+  // ONNX output size rule; with ceil_mode the last window must start inside
+  // the input or the start pad).
   const bool ceil_mode = n.GetInt("ceil_mode", 0) != 0;
-  auto out_size = [&](int64_t in, int i) {
-    const int64_t num = in + pd[i] + pd[i + 3] - ((k[i] - 1) * dl[i] + 1);
-    if (num < 0) return int64_t{-1};
-    int64_t o = ceil_mode ? (num + st[i] - 1) / st[i] + 1 : num / st[i] + 1;
-    if (ceil_mode && (o - 1) * st[i] >= in + pd[i]) --o;
+  auto out_size = [&](const Dim& in, int i) {
+    const Dim num = in + (pd[i] + pd[i + 3] - ((k[i] - 1) * dl[i] + 1));
+    Dim o = (ceil_mode ? CeilDiv(num, Dim(st[i])) : FloorDiv(num, Dim(st[i]))) + 1;
+    if (ceil_mode) o = o - Min(Dim(1), Max(Dim(0), (o - 1) * st[i] - (in + pd[i]) + 1));
     return o;
   };
-  const int64_t OH = out_size(H, 1), OW = out_size(W, 2);
-  if (OH < 1 || OW < 1) return NodeInvalid(n, "the window does not fit the input " + ShapeToString(xs));
-  Reshape(b, dpool, {N, C, -1, OH, OW}, "y_3d", n.outputs[0]);
+  const Dim OH = out_size(H, 1), OW = out_size(W, 2);
+  if (OH.value() < 1 || OW.value() < 1)  // at the stored (largest) sizes, as shape inference checks
+    return NodeInvalid(n, "the window does not fit the input " + ShapeToString(xs));
+  // [N, C*D, OH, OW] -> [N, C, D, OH*OW]
+  std::string d_in = Reshape(b, hw, {N, C, D, OH * OW}, "x_d");
+  std::string dpool = pool(d_in, {k[0], 1}, {st[0], 1}, {dl[0], 1}, {pd[0], 0, pd[3], 0}, "pool_d",
+                           indices ? &d_idx : nullptr);
+  const Dim OD = out_size(D, 0);
+  if (OD.value() < 1) return NodeInvalid(n, "the window does not fit the input " + ShapeToString(xs));
+  Reshape(b, dpool, {N, C, OD, OH, OW}, "y_3d", n.outputs[0]);
   if (indices) {
     const std::string flat = Reshape(b, hw_idx, {-1}, "hw_indices_flat");
     const std::string x_idx = b.Op("Gather", {flat, d_idx}, "indices_in_x");
-    Reshape(b, x_idx, {N, C, -1, OH, OW}, "indices_3d", n.outputs[1]);
+    Reshape(b, x_idx, {N, C, OD, OH, OW}, "indices_3d", n.outputs[1]);
   }
   return Status::Ok();
 }
