@@ -121,6 +121,20 @@ TEST(DecomposeNn, ConvTranspose3dIsOne2dConvTransposePerKernelDepth) {
   EXPECT_TRUE(g.Validate().ok());
 }
 
+TEST(DecomposeNn, ConvTranspose3dWithASymbolicSizeIsRefusedByName) {
+  SymContext ctx({{"H", 2, 8, 1}});
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 1, 3, Dim(8, ctx.SymbolNode(0)), 5});
+  AddConst(g, "w", {1, 2, 3, 3, 3});
+  AddNode(g, "ConvTranspose", "ct3", {"x", "w"}, {"y"});
+  AddOutput(g, "y");
+  Status st = Decompose(g);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st, "'ct3'") && Contains(st, "static input sizes")) << st.message();
+}
+
 TEST(DecomposeNn, Conv2dIsKeptUnchanged) {
   Graph g;
   g.opset = 13;

@@ -250,6 +250,11 @@ Status ConvTranspose3d(Graph& g, const Node& n, Builder& b, const Shape& xs, con
   const Tensor* xt = g.FindTensor(n.inputs[0]);
   if (xt->dtype != DType::kFloat) return NodeUnimplemented(n, "3-D ConvTranspose is supported on float32 only");
   if (g.opset < 10) return NodeUnimplemented(n, "3-D ConvTranspose needs opset >= 10 (Slice with inputs)");
+  // The zero blocks that place the depth slices are constants of one size.
+  for (const Dim& d : xs)
+    if (d.is_symbolic())
+      return NodeUnimplemented(n, "3-D ConvTranspose needs static input sizes, got " + ShapeToString(xs) +
+                                      "; give the input fixed sizes (\"input_shapes\" in the conversion config)");
   const int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4], M = ws[1] * group, KD = ws[2];
   int64_t o[3];
   for (int i = 0; i < 3; ++i)
