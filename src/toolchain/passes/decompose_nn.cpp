@@ -114,6 +114,10 @@ Status EmitWindow(Graph& g, const Node& n, Builder& b, const Shape* x_shape = nu
   return Status::Ok();
 }
 
+// 3-D Conv / ConvTranspose emit nodes per kernel depth; a hostile weight
+// shape must not turn into millions of nodes (real kernels are a few deep).
+constexpr int64_t kMaxKernelDepth = 1024;
+
 // 3-D MaxPool / AveragePool: the window is a box, so the pool separates
 // into a 2-D pool over (H, W) on [N, C*D, H, W] followed by a (kd, 1) pool
 // over D on [N, C, D, OH*OW] (max of maxes; for averages the element count
@@ -256,6 +260,9 @@ Status ConvTranspose3d(Graph& g, const Node& n, Builder& b, const Shape& xs, con
       return NodeUnimplemented(n, "3-D ConvTranspose needs static input sizes, got " + ShapeToString(xs) +
                                       "; give the input fixed sizes (\"input_shapes\" in the conversion config)");
   const int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4], M = ws[1] * group, KD = ws[2];
+  if (KD > kMaxKernelDepth)
+    return NodeUnimplemented(n, "kernel depth " + Str(KD) + " is above " + Str(kMaxKernelDepth) +
+                                    " (the 3-D ConvTranspose takes one 2-D ConvTranspose per kernel depth)");
   int64_t o[3];
   for (int i = 0; i < 3; ++i)
     o[i] = st[i] * (xs[2 + i] - 1) + op[i] + (ws[2 + i] - 1) * dl[i] + 1 - pd[i] - pd[i + 3];
@@ -345,6 +352,9 @@ Status Conv3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape&
   if (g.opset < 10) return NodeUnimplemented(n, "3-D Conv needs opset >= 10 (Slice with steps)");
   const Dim N = xs[0], D = xs[2], H = xs[3], W = xs[4];
   const int64_t C = xs[1], M = ws[0], Cg = ws[1], KD = ws[2], KH = ws[3], KW = ws[4];
+  if (KD > kMaxKernelDepth)
+    return NodeUnimplemented(n, "kernel depth " + Str(KD) + " is above " + Str(kMaxKernelDepth) +
+                                    " (the 3-D Conv takes one depth slice per kernel depth)");
   const int64_t eff_d = (KD - 1) * dl[0] + 1;
   if (same) {  // the ONNX SAME rule on depth; H and W go to the 2-D Conv as auto_pad
     if (D.is_symbolic())
