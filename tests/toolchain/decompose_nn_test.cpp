@@ -214,6 +214,23 @@ TEST(DecomposeNn, Conv3dIsDepthIm2colIntoOne2dConv) {
   EXPECT_TRUE(g.Validate().ok());
 }
 
+TEST(DecomposeNn, Conv3dBeforeOpset10GathersTheDepths) {
+  Graph g;
+  g.opset = 6;
+  AddInput(g, "x", {1, 2, 7, 4, 4});
+  AddConst(g, "w", {3, 2, 3, 2, 2});
+  Node& n = AddNode(g, "Conv", "conv3", {"x", "w"}, {"y"});
+  n.SetInts("strides", {2, 1, 1});
+  n.SetInts("pads", {1, 0, 0, 1, 0, 0});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  EXPECT_EQ(g.CountOps("Slice"), 0u);  // Slice-1 has no steps
+  EXPECT_EQ(g.CountOps("Gather"), 3u);
+  // D: (7 + 2 - 3) / 2 + 1 = 4.
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 3, 4, 3, 3}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
 TEST(DecomposeNn, Conv3dSameUpperPadsTheDepthAndPassesAutoPadOn) {
   Graph g;
   g.opset = 13;

@@ -330,7 +330,8 @@ Status ConvTranspose3d(Graph& g, const Node& n, Builder& b, const Shape& xs, con
 // to [M, KD*C/g, KH, KW] to match. The 2-D Conv then sums over kd, C/g, KH
 // and KW in one reduction, with its own kernels, long-K splitting and bias;
 // H and W keep their pads, strides, dilations and auto_pad. N, H and W may
-// be symbolic; D must be static when auto_pad is SAME_*.
+// be symbolic; D must be static when auto_pad is SAME_* or the opset is below
+// 10 (Slice without steps: the depths are gathered).
 Status Conv3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape& ws) {
   const std::string ap = n.GetString("auto_pad", "NOTSET");
   if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
@@ -349,7 +350,6 @@ Status Conv3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape&
   if (group < 1 || xs[1] % group != 0 || ws[0] % group != 0 || ws[1] * group != xs[1])
     return NodeInvalid(n, "channels " + Str(xs[1]) + " / weight " + ShapeToString(ws) + " do not match group " +
                               Str(group));
-  if (g.opset < 10) return NodeUnimplemented(n, "3-D Conv needs opset >= 10 (Slice with steps)");
   const Dim N = xs[0], D = xs[2], H = xs[3], W = xs[4];
   const int64_t C = xs[1], M = ws[0], Cg = ws[1], KD = ws[2], KH = ws[3], KW = ws[4];
   if (KD > kMaxKernelDepth)
@@ -387,10 +387,22 @@ Status Conv3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape&
     const std::string t = "kd" + Str(kd);
     std::string s = xd;
     const Dim start = kd * dl[0], end = start + (OD - 1) * st[0] + 1;
-    if (kd * dl[0] != 0 || st[0] != 1 || !SameDim(end, Dp))
+    if (g.opset < 10 && (kd * dl[0] != 0 || st[0] != 1 || !SameDim(OD, Dp))) {
+      // Slice before opset 10 has no steps (nor inputs): a Gather of the depths.
+      if (OD.is_symbolic())
+        return NodeUnimplemented(n, "a symbolic depth needs opset >= 10 (Slice with steps); got input " +
+                                        ShapeToString(xs));
+      std::vector<int64_t> depths;
+      for (int64_t od = 0; od < OD.value(); ++od) depths.push_back(kd * dl[0] + od * st[0]);
+      Node& gather = b.Add("Gather", {xd, b.AddConst(MakeConstI64("", {OD.value()}, depths), t + "_indices")},
+                           t + "_depths");
+      gather.SetInt("axis", 1);
+      s = b.Out(gather);
+    } else if (kd * dl[0] != 0 || st[0] != 1 || !SameDim(end, Dp)) {
       s = b.Op("Slice", {xd, b.ConstI64(t + "_start", {start}), b.ConstI64(t + "_end", {end}),
                          b.ConstI64(t + "_axis", {1}), b.ConstI64(t + "_step", {st[0]})},
                t + "_depths");
+    }
     cols.push_back(KD > 1 && group > 1 ? b.Reshape(s, {N * OD, group, C / group, H, W}, t + "_groups") : s);
   }
   std::string x2;
