@@ -66,6 +66,31 @@ TEST(DecomposeNn, Pool3dSeparatesIntoHwThenDepth) {
   EXPECT_TRUE(g.Validate().ok());
 }
 
+TEST(DecomposeNn, Pool3dKeepsSymbolicSizes) {
+  SymContext ctx({{"N", 1, 2, 1}, {"H", 8, 16, 1}});
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {Dim(2, ctx.SymbolNode(0)), 3, 6, Dim(16, ctx.SymbolNode(1)), 7});
+  Node& n = AddNode(g, "MaxPool", "pool3", {"x"}, {"y"});
+  n.SetInts("kernel_shape", {2, 3, 3});
+  n.SetInts("strides", {2, 2, 2});
+  n.SetInts("pads", {0, 1, 1, 1, 1, 1});
+  n.SetInt("ceil_mode", 1);
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  const Shape& ys = g.FindTensor("y")->shape;
+  ASSERT_EQ(ys.size(), 5u);
+  EXPECT_EQ(ctx.ToString(ys[0].expr()), "N");
+  EXPECT_TRUE(ys[3].is_symbolic());
+  // D: ceil((6 + 1 - 2) / 2) + 1 = 4, the last window starting at 6 >= 6 + 0 is dropped -> 3;
+  // H at 16: ceil((16 + 2 - 3) / 2) + 1 = 9; W: ceil((7 + 2 - 3) / 2) + 1 = 4.
+  EXPECT_EQ(ys, (Shape{2, 3, 3, 9, 4}));
+  StatusOr<Program> p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->outputs.at(0).shape[3].is_symbolic());
+}
+
 TEST(DecomposeNn, MaxPoolOnUint8RunsInFloatBetweenCasts) {
   Graph g;
   g.opset = 12;
@@ -94,6 +119,20 @@ TEST(DecomposeNn, ConvTranspose3dIsOne2dConvTransposePerKernelDepth) {
   // D: 2*(3-1) + 3 - 1 = 6; H: (4-1) + 3 - 1 = 5; W: (5-1) + 3 = 7.
   EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 6, 5, 7}));
   EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, ConvTranspose3dWithASymbolicSizeIsRefusedByName) {
+  SymContext ctx({{"H", 2, 8, 1}});
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 1, 3, Dim(8, ctx.SymbolNode(0)), 5});
+  AddConst(g, "w", {1, 2, 3, 3, 3});
+  AddNode(g, "ConvTranspose", "ct3", {"x", "w"}, {"y"});
+  AddOutput(g, "y");
+  Status st = Decompose(g);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st, "'ct3'") && Contains(st, "static input sizes")) << st.message();
 }
 
 TEST(DecomposeNn, Conv2dIsKeptUnchanged) {
@@ -175,6 +214,23 @@ TEST(DecomposeNn, Conv3dIsDepthIm2colIntoOne2dConv) {
   EXPECT_TRUE(g.Validate().ok());
 }
 
+TEST(DecomposeNn, Conv3dBeforeOpset10GathersTheDepths) {
+  Graph g;
+  g.opset = 6;
+  AddInput(g, "x", {1, 2, 7, 4, 4});
+  AddConst(g, "w", {3, 2, 3, 2, 2});
+  Node& n = AddNode(g, "Conv", "conv3", {"x", "w"}, {"y"});
+  n.SetInts("strides", {2, 1, 1});
+  n.SetInts("pads", {1, 0, 0, 1, 0, 0});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  EXPECT_EQ(g.CountOps("Slice"), 0u);  // Slice-1 has no steps
+  EXPECT_EQ(g.CountOps("Gather"), 3u);
+  // D: (7 + 2 - 3) / 2 + 1 = 4.
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 3, 4, 3, 3}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
 TEST(DecomposeNn, Conv3dSameUpperPadsTheDepthAndPassesAutoPadOn) {
   Graph g;
   g.opset = 13;
@@ -187,7 +243,9 @@ TEST(DecomposeNn, Conv3dSameUpperPadsTheDepthAndPassesAutoPadOn) {
   ASSERT_TRUE(Decompose(g).ok());
   EXPECT_EQ(g.CountOps("Pad"), 1u);  // depth: out 4, total pad 1, at the end
   for (const Node& m : g.nodes)
-    if (m.op_type == "Conv") EXPECT_EQ(m.GetString("auto_pad", ""), "SAME_UPPER");
+    if (m.op_type == "Conv") {
+      EXPECT_EQ(m.GetString("auto_pad", ""), "SAME_UPPER");
+    }
   EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 5, 4, 3, 5}));
 }
 
@@ -238,9 +296,101 @@ TEST(DecomposeNn, LpPoolIsAnAveragePoolOfPowersTimesTheWindow) {
   EXPECT_EQ(g.CountOps("Abs"), 1u);
   EXPECT_EQ(g.CountOps("Pow"), 2u);
   for (const Node& m : g.nodes)
-    if (m.op_type == "AveragePool") EXPECT_EQ(m.GetInt("count_include_pad", 0), 1);
+    if (m.op_type == "AveragePool") {
+      EXPECT_EQ(m.GetInt("count_include_pad", 0), 1);
+    }
   EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 3, 3, 3}));
   EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, ConvTranspose3dOutputShapeBecomesPads) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 3, 4, 5});
+  AddConst(g, "w", {2, 1, 3, 3, 2});
+  Node& n = AddNode(g, "ConvTranspose", "ct3", {"x", "w"}, {"y"});
+  n.SetInts("strides", {2, 2, 1});
+  n.SetInts("output_shape", {6, 8, 6});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  // Full sizes 7, 9, 6: D and H lose one at the end (total 1, start pad 0).
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 1, 6, 8, 6}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, MaxPool3dIndicesGatherTheHwIndicesAtTheDepthIndices) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 5, 4, 4});
+  Node& n = AddNode(g, "MaxPool", "pool3", {"x"}, {"y", "i"});
+  n.SetInts("kernel_shape", {2, 2, 2});
+  n.SetInts("strides", {2, 2, 2});
+  AddOutput(g, "y");
+  AddOutput(g, "i");
+  ASSERT_TRUE(Decompose(g).ok());
+  EXPECT_EQ(g.CountOps("MaxPool"), 2u);
+  EXPECT_EQ(g.CountOps("Gather"), 1u);
+  EXPECT_EQ(g.FindTensor("i")->dtype, DType::kInt64);
+  EXPECT_EQ(g.FindTensor("i")->shape, (Shape{1, 2, 2, 2, 2}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, MaxPool3dColumnMajorIndicesAreRefusedByName) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 5, 4, 4});
+  Node& n = AddNode(g, "MaxPool", "pool3", {"x"}, {"y", "i"});
+  n.SetInts("kernel_shape", {2, 2, 2});
+  n.SetInt("storage_order", 1);
+  AddOutput(g, "y");
+  AddOutput(g, "i");
+  Status st = Decompose(g);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st, "'pool3'") && Contains(st, "storage_order 0")) << st.message();
+}
+
+TEST(DecomposeNn, Resize3dResizesDepthInnermostThenHw) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 5, 4, 6});
+  g.tensors["s"] = MakeConstF32("s", {5}, {1.f, 1.f, 2.f, 1.5f, 0.5f});
+  Node& n = AddNode(g, "Resize", "rs", {"x", "", "s"}, {"y"});
+  n.SetString("mode", "linear");
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  ASSERT_EQ(g.CountOps("Resize"), 2u);
+  std::vector<Shape> in_shapes;
+  for (const Node& m : g.nodes)
+    if (m.op_type == "Resize") in_shapes.push_back(g.FindTensor(m.inputs[0])->shape);
+  EXPECT_EQ(in_shapes, (std::vector<Shape>{{1 * 2 * 4 * 6, 1, 5}, {1, 2, 10, 4, 6}}));
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 10, 6, 3}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, Upsample3dResizesTheDepthToo) {
+  Graph g;
+  g.opset = 9;
+  AddInput(g, "x", {1, 2, 3, 4, 5});
+  g.tensors["s"] = MakeConstF32("s", {5}, {1.f, 1.f, 2.f, 2.f, 1.f});
+  AddNode(g, "Upsample", "up", {"x", "s"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  EXPECT_EQ(g.CountOps("Resize"), 2u);  // D innermost, then H and W
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 6, 8, 5}));
+  EXPECT_TRUE(g.Validate().ok());
+}
+
+TEST(DecomposeNn, Resize2dIsKeptUnchanged) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {1, 2, 4, 6});
+  g.tensors["s"] = MakeConstF32("s", {4}, {1.f, 1.f, 2.f, 2.f});
+  AddNode(g, "Resize", "rs", {"x", "", "s"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(Decompose(g).ok());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].name, "rs");
+  EXPECT_EQ(g.FindTensor("y")->shape, (Shape{1, 2, 8, 12}));
 }
 
 TEST(DecomposeNn, InstanceNormalization) {

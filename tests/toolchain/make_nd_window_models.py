@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Builds nd_windows.onnx: convolutions, pools and resizes over 1 and 3
-spatial dimensions (Conv, ConvTranspose, MaxPool, AveragePool, LpPool, the
+spatial dimensions (Conv, ConvTranspose, MaxPool with Indices, AveragePool, LpPool, the
 global pools with groups, strides, dilations, asymmetric pads, every
 auto_pad mode, ceil_mode and count_include_pad; Resize in nearest and
 linear modes with several coordinate modes, scales and sizes), on small
 odd sizes, plus its inputs (manifest dir). Each case is one graph output
-named after its node.
+named after its node. Also nd_resize_cubic.onnx with its reference outputs
+(cubic_model below).
 
 usage: make_nd_window_models.py OUT_DIR
 """
@@ -33,9 +34,12 @@ def main():
         inits.append(numpy_helper.from_array(np.asarray(arr), name))
         return name
 
-    def case(op, ins, name, **attrs):
-        nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
+    def case(op, ins, name, indices=False, **attrs):
+        outs = [name] + ([name + "_indices"] if indices else [])
+        nodes.append(helper.make_node(op, ins, outs, name=name, **attrs))
         outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+        if indices:
+            outputs.append(helper.make_tensor_value_info(name + "_indices", TensorProto.INT64, None))
 
     # 1-D: x1 is [N=2, C=6, L=13].
     x1 = "x1"
@@ -46,9 +50,15 @@ def main():
     case("Conv", [x1, const("w1d", (6, 1, 5))], "conv1d_depthwise_valid", group=6, auto_pad="VALID")
     case("ConvTranspose", [x1, const("w1t", (6, 2, 3)), const("b1t", (4,))], "convT1d_group_stride",
          group=2, strides=[2], pads=[1, 0], output_padding=[1])
+    # Full length 27, output_shape 24: total pad 3, the larger half at the start.
+    case("ConvTranspose", [x1, const("w1u", (6, 3, 3))], "convT1d_output_shape_odd_pad", strides=[2],
+         output_shape=[24])
     case("MaxPool", [x1], "maxpool1d_ceil_dil", kernel_shape=[3], strides=[2], pads=[1, 0], dilations=[2],
          ceil_mode=1)
     case("MaxPool", [x1], "maxpool1d_same_upper", kernel_shape=[4], strides=[3], auto_pad="SAME_UPPER")
+    case("MaxPool", [x1], "maxpool1d_indices", indices=True, kernel_shape=[3], strides=[2], pads=[1, 1])
+    case("MaxPool", [x1], "maxpool1d_indices_col_major", indices=True, kernel_shape=[2], strides=[1],
+         storage_order=1)
     case("AveragePool", [x1], "avgpool1d_include_pad", kernel_shape=[4], strides=[3], pads=[2, 1],
          count_include_pad=1)
     case("AveragePool", [x1], "avgpool1d_ceil_exclude_pad", kernel_shape=[3], strides=[2], pads=[1, 1],
@@ -80,9 +90,15 @@ def main():
     case("Conv", [x3, const("w3g", (3, 4, 1, 3, 3))], "conv3d_depth1_stride", strides=[2, 1, 1], pads=[0, 1, 1, 0, 1, 1])
     case("ConvTranspose", [x3, const("w3t", (4, 3, 2, 3, 2)), const("b3t", (6,))], "convT3d_group_stride",
          group=2, strides=[2, 1, 2], pads=[1, 0, 0, 0, 1, 1])
+    case("ConvTranspose", [x3, const("w3u", (4, 2, 3, 2, 3))], "convT3d_output_shape",
+         strides=[2, 2, 1], output_shape=[14, 12, 6])
+    case("ConvTranspose", [x3, const("w3v", (4, 1, 2, 3, 3))], "convT3d_same_upper", group=4,
+         strides=[2, 1, 2], auto_pad="SAME_UPPER")
     case("MaxPool", [x3], "maxpool3d_ceil_dil", kernel_shape=[3, 2, 3], strides=[2, 1, 2],
          pads=[1, 0, 1, 1, 1, 0], dilations=[2, 1, 1], ceil_mode=1)
     case("MaxPool", [x3], "maxpool3d_same_upper", kernel_shape=[2, 3, 2], strides=[2, 2, 2], auto_pad="SAME_UPPER")
+    case("MaxPool", [x3], "maxpool3d_indices", indices=True, kernel_shape=[3, 2, 2], strides=[2, 1, 2],
+         pads=[1, 0, 1, 0, 1, 0], dilations=[1, 2, 1], ceil_mode=1)
     case("AveragePool", [x3], "avgpool3d_include_pad", kernel_shape=[3, 3, 2], strides=[2, 2, 1],
          pads=[1, 1, 0, 1, 0, 1], count_include_pad=1)
     case("AveragePool", [x3], "avgpool3d_ceil_exclude_pad", kernel_shape=[2, 3, 3], strides=[2, 2, 2],
@@ -116,11 +132,56 @@ def main():
     model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out, "nd_windows.onnx"))
-    manifest = []
+    manifest, data = [], {}
     for i, (k, v) in enumerate(shapes.items()):
-        rng.standard_normal(v).astype(f32).tofile(os.path.join(out, "in", f"{i}.bin"))
+        data[k] = rng.standard_normal(v).astype(f32)
+        data[k].tofile(os.path.join(out, "in", f"{i}.bin"))
         manifest.append({"name": k, "dtype": "float32", "shape": v, "file": f"{i}.bin"})
     json.dump(manifest, open(os.path.join(out, "in", "manifest.json"), "w"))
+    cubic_model(out, rng)
+
+
+def cubic_model(out, rng):
+    """nd_resize_cubic.onnx: cubic Resize over 1 and 3 spatial dimensions,
+    which ONNX Runtime refuses (it resizes at most 2 axes cubically), with its
+    inputs in OUT_DIR/cubic_in and the ONNX reference's float64 outputs in
+    OUT_DIR/cubic_ref (onnx.backend.test.case.node.resize.interpolate_nd,
+    manifest form). The inputs are tiny: the reference is pure Python."""
+    from onnx.backend.test.case.node.resize import cubic_coeffs, interpolate_nd
+    data = {"x1": rng.standard_normal([1, 2, 7]).astype(np.float32),
+            "x3": rng.standard_normal([1, 1, 4, 3, 3]).astype(np.float32)}
+    os.makedirs(os.path.join(out, "cubic_in"), exist_ok=True)
+    for i, (k, v) in enumerate(data.items()):
+        v.tofile(os.path.join(out, "cubic_in", f"{i}.bin"))
+    json.dump([{"name": k, "dtype": "float32", "shape": list(v.shape), "file": f"{i}.bin"}
+               for i, (k, v) in enumerate(data.items())], open(os.path.join(out, "cubic_in", "manifest.json"), "w"))
+    cases = [("x1", [1, 1, 1.7], "half_pixel", 0, -0.75), ("x1", [1, 1, 0.5], "asymmetric", 1, -0.5),
+             ("x3", [1, 1, 1.6, 1.5, 0.7], "half_pixel", 0, -0.75),
+             ("x3", [1, 1, 2, 1, 1], "pytorch_half_pixel", 1, -0.75)]
+    nodes, inits, outputs, refs = [], [], [], []
+    for i, (x, sc, ctm, excl, a) in enumerate(cases):
+        name = f"resize_cubic{i}_{x}_{ctm}"
+        inits.append(numpy_helper.from_array(np.array(sc, np.float32), f"cubic_scales{i}"))
+        nodes.append(helper.make_node("Resize", [x, "", f"cubic_scales{i}"], [name], name=name, mode="cubic",
+                                      coordinate_transformation_mode=ctm, exclude_outside=excl, cubic_coeff_a=a))
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+        refs.append((name, interpolate_nd(data[x].astype(np.float64), lambda r, a=a: cubic_coeffs(r, A=a),
+                                          scale_factors=np.array(sc, np.float32), coordinate_transformation_mode=ctm,
+                                          exclude_outside=bool(excl))))
+    graph = helper.make_graph(nodes, "nd_resize_cubic",
+                              [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in data.items()],
+                              outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "nd_resize_cubic.onnx"))
+    os.makedirs(os.path.join(out, "cubic_ref"), exist_ok=True)
+    manifest = []
+    for i, (name, r) in enumerate(refs):
+        r.astype(np.float32).tofile(os.path.join(out, "cubic_ref", f"{i}.bin"))
+        manifest.append({"name": name, "dtype": "float32", "shape": list(r.shape), "file": f"{i}.bin"})
+    json.dump(manifest, open(os.path.join(out, "cubic_ref", "manifest.json"), "w"))
 
 
 if __name__ == "__main__":

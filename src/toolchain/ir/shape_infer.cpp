@@ -432,7 +432,8 @@ Status InferOutputs(Graph& g, Node& n) {
     for (int64_t v : dl) if (v < 1) return NodeError(n, "dilations must be >= 1");
     // output_shape / SAME auto_pad: pads from the ONNX formula
     // total = stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - out,
-    // SAME_UPPER puts the odd unit at the end; a negative end pad (output
+    // SAME_UPPER puts the odd unit at the end, NOTSET (an output_shape) and
+    // SAME_LOWER at the start; a negative end pad (output
     // larger than the full result) becomes extra output_padding.
     if (n.HasAttr("output_shape") || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
       std::vector<int64_t> os = n.GetInts("output_shape", {});
@@ -442,8 +443,9 @@ Status InferOutputs(Graph& g, Node& n) {
       for (int i = 0; i < 2; ++i) {
         int64_t total = st[i] * (x[2 + i] - 1) + op_[i] + (w[2 + i] - 1) * dl[i] + 1 - os[i];
         int64_t half = total / 2;
-        bool upper = ap != "SAME_LOWER";
-        pd[i] = upper ? half : total - half;
+        // NOTSET: the ONNX rule, as SAME_LOWER; an output beyond the full
+        // result (total < 0) keeps the start pad at 0 (or refuses it below).
+        pd[i] = ap == "SAME_UPPER" || total < 0 ? half : total - half;
         pd[i + 2] = total - pd[i];
         if (pd[i + 2] < 0) {
           op_[i] -= pd[i + 2];

@@ -79,8 +79,9 @@ Status EmitWindow(Graph& g, const Node& n, Builder& b, const Shape* x_shape = nu
     Keep(n, b);
     return Status::Ok();
   }
-  if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
-    return NodeUnimplemented(n, "the Indices output of a 1-D MaxPool is not supported");
+  // MaxPool's Indices: the flat index ((n * C + c) * 1 + 0) * L + l of the
+  // [N, C, 1, L] view is the 1-D index (either storage order).
+  const bool indices = n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty();
   const Shape& xs = *x_shape;
   Node m;
   m.op_type = n.op_type;
@@ -106,18 +107,34 @@ Status EmitWindow(Graph& g, const Node& n, Builder& b, const Shape* x_shape = nu
   if (has_w) ins[1] = Reshape(b, n.inputs[1], {(*w_shape)[0], (*w_shape)[1], 1, (*w_shape)[2]}, "w_2d");
   Node& k = b.Add(n.op_type, ins, "2d");
   k.attrs = m.attrs;
+  std::string i2 = indices ? b.NewTensor("indices_2d") : "";
+  if (indices) k.outputs.push_back(i2);
   std::string y2 = b.Out(k);
   Reshape(b, y2, {0, 0, -1}, "y_1d", n.outputs[0]);
+  if (indices) Reshape(b, i2, {0, 0, -1}, "indices_1d", n.outputs[1]);
   return Status::Ok();
 }
+
+// 3-D Conv / ConvTranspose emit nodes per kernel depth; a hostile weight
+// shape must not turn into millions of nodes (real kernels are a few deep).
+constexpr int64_t kMaxKernelDepth = 1024;
 
 // 3-D MaxPool / AveragePool: the window is a box, so the pool separates
 // into a 2-D pool over (H, W) on [N, C*D, H, W] followed by a (kd, 1) pool
 // over D on [N, C, D, OH*OW] (max of maxes; for averages the element count
 // of a box, with or without padding, is the product of the per-axis counts).
+//
+// MaxPool's Indices (row-major flat indices into X): the H/W pool's indices
+// are already flat indices into X ([N, C*D, H, W] is X's layout), and the
+// depth pool's indices are flat indices into the H/W pool's output, so
+// gathering the former at the latter gives X's index of each maximum. Both
+// pools take the first maximum in scan order, so ties resolve to the first
+// (d, h, w) in row-major order, as a direct 3-D scan does.
 Status Pool3d(const Node& n, Builder& b, const Shape& xs) {
-  if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
-    return NodeUnimplemented(n, "the Indices output of a 3-D MaxPool is not supported");
+  const bool indices = n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty();
+  if (indices && n.GetInt("storage_order", 0) != 0)
+    return NodeUnimplemented(n, "the Indices output of a 3-D MaxPool with storage_order 1 (column-major) is not "
+                                "supported; use storage_order 0");
   const std::string ap = n.GetString("auto_pad", "NOTSET");
   if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
     return NodeInvalid(n, "unknown auto_pad '" + ap + "' (NOTSET, VALID, SAME_UPPER, SAME_LOWER)");
@@ -144,8 +161,12 @@ Status Pool3d(const Node& n, Builder& b, const Shape& xs) {
     }
   }
   auto pool = [&](const std::string& in, std::vector<int64_t> kk, std::vector<int64_t> ss, std::vector<int64_t> dd,
-                  std::vector<int64_t> pp, const std::string& suffix) {
+                  std::vector<int64_t> pp, const std::string& suffix, std::string* idx = nullptr) {
     Node& m = b.Add(n.op_type, {in}, suffix);
+    if (idx) {
+      *idx = b.NewTensor(suffix + "_indices");
+      m.outputs.push_back(*idx);
+    }
     for (const char* key : {"ceil_mode", "count_include_pad"})
       if (n.HasAttr(key)) m.SetInt(key, n.GetInt(key, 0));
     m.SetInts("kernel_shape", kk);
@@ -154,24 +175,37 @@ Status Pool3d(const Node& n, Builder& b, const Shape& xs) {
     if (n.HasAttr("dilations")) m.SetInts("dilations", dd);
     return b.Out(m);
   };
-  const int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4];
+  // Dims keep symbolic sizes (a dynamic N, D, H or W) in the Reshape targets.
+  const Dim N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4];
   std::string hw_in = Reshape(b, n.inputs[0], {N, C * D, H, W}, "x_hw");
-  std::string hw = pool(hw_in, {k[1], k[2]}, {st[1], st[2]}, {dl[1], dl[2]}, {pd[1], pd[2], pd[4], pd[5]}, "pool_hw");
-  // [N, C*D, OH, OW] -> [N, C, D, OH*OW]
-  std::string d_in = Reshape(b, hw, {N, C, D, -1}, "x_d");
-  std::string dpool = pool(d_in, {k[0], 1}, {st[0], 1}, {dl[0], 1}, {pd[0], 0, pd[3], 0}, "pool_d");
-  // OH, OW as shape inference computes them (ONNX output size rule).
+  std::string hw_idx, d_idx;
+  std::string hw = pool(hw_in, {k[1], k[2]}, {st[1], st[2]}, {dl[1], dl[2]}, {pd[1], pd[2], pd[4], pd[5]}, "pool_hw",
+                        indices ? &hw_idx : nullptr);
+  // OH, OW as shape inference computes them (shape_infer.cpp PoolOut: the
+  // ONNX output size rule; with ceil_mode the last window must start inside
+  // the input or the start pad).
   const bool ceil_mode = n.GetInt("ceil_mode", 0) != 0;
-  auto out_size = [&](int64_t in, int i) {
-    const int64_t num = in + pd[i] + pd[i + 3] - ((k[i] - 1) * dl[i] + 1);
-    if (num < 0) return int64_t{-1};
-    int64_t o = ceil_mode ? (num + st[i] - 1) / st[i] + 1 : num / st[i] + 1;
-    if (ceil_mode && (o - 1) * st[i] >= in + pd[i]) --o;
+  auto out_size = [&](const Dim& in, int i) {
+    const Dim num = in + (pd[i] + pd[i + 3] - ((k[i] - 1) * dl[i] + 1));
+    Dim o = (ceil_mode ? CeilDiv(num, Dim(st[i])) : FloorDiv(num, Dim(st[i]))) + 1;
+    if (ceil_mode) o = o - Min(Dim(1), Max(Dim(0), (o - 1) * st[i] - (in + pd[i]) + 1));
     return o;
   };
-  const int64_t OH = out_size(H, 1), OW = out_size(W, 2);
-  if (OH < 1 || OW < 1) return NodeInvalid(n, "the window does not fit the input " + ShapeToString(xs));
-  Reshape(b, dpool, {N, C, -1, OH, OW}, "y_3d", n.outputs[0]);
+  const Dim OH = out_size(H, 1), OW = out_size(W, 2);
+  if (OH.value() < 1 || OW.value() < 1)  // at the stored (largest) sizes, as shape inference checks
+    return NodeInvalid(n, "the window does not fit the input " + ShapeToString(xs));
+  // [N, C*D, OH, OW] -> [N, C, D, OH*OW]
+  std::string d_in = Reshape(b, hw, {N, C, D, OH * OW}, "x_d");
+  std::string dpool = pool(d_in, {k[0], 1}, {st[0], 1}, {dl[0], 1}, {pd[0], 0, pd[3], 0}, "pool_d",
+                           indices ? &d_idx : nullptr);
+  const Dim OD = out_size(D, 0);
+  if (OD.value() < 1) return NodeInvalid(n, "the window does not fit the input " + ShapeToString(xs));
+  Reshape(b, dpool, {N, C, OD, OH, OW}, "y_3d", n.outputs[0]);
+  if (indices) {
+    const std::string flat = Reshape(b, hw_idx, {-1}, "hw_indices_flat");
+    const std::string x_idx = b.Op("Gather", {flat, d_idx}, "indices_in_x");
+    Reshape(b, x_idx, {N, C, OD, OH, OW}, "indices_3d", n.outputs[1]);
+  }
   return Status::Ok();
 }
 
@@ -181,13 +215,37 @@ Status Pool3d(const Node& n, Builder& b, const Shape& xs) {
 // summed, the depth pads are cut away and the bias added.
 Status ConvTranspose3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape& ws) {
   const std::string ap = n.GetString("auto_pad", "NOTSET");
-  if (n.HasAttr("output_shape") || (ap != "NOTSET" && ap != "VALID"))
-    return NodeUnimplemented(n, "output_shape and SAME auto_pad are not supported for 3-D ConvTranspose (use pads)");
+  if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
+    return NodeInvalid(n, "unknown auto_pad '" + ap + "' (NOTSET, VALID, SAME_UPPER, SAME_LOWER)");
   std::vector<int64_t> st = n.GetInts("strides", {1, 1, 1}), dl = n.GetInts("dilations", {1, 1, 1});
-  std::vector<int64_t> pd = ap == "VALID" ? std::vector<int64_t>(6, 0) : n.GetInts("pads", std::vector<int64_t>(6, 0));
+  std::vector<int64_t> pd = ap == "NOTSET" ? n.GetInts("pads", std::vector<int64_t>(6, 0)) : std::vector<int64_t>(6, 0);
   std::vector<int64_t> op = n.GetInts("output_padding", {0, 0, 0});
   if (st.size() != 3 || dl.size() != 3 || pd.size() != 6 || op.size() != 3)
     return NodeInvalid(n, "strides/dilations/output_padding must have 3 entries and pads 6");
+  if (n.HasAttr("output_shape") || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+    // Pads from the requested output size, by the rule of the 2-D
+    // ConvTranspose (shape_infer.cpp): total = stride * (in - 1) +
+    // output_padding + (k - 1) * dilation + 1 - out (out = in * stride for
+    // SAME), floor(total / 2) at the start for SAME_UPPER, the larger half
+    // for NOTSET and SAME_LOWER; a negative end pad becomes extra
+    // output_padding.
+    std::vector<int64_t> os = n.GetInts("output_shape", {});
+    if (os.size() == 5) os = {os[2], os[3], os[4]};
+    if (!os.empty() && os.size() != 3) return NodeInvalid(n, "output_shape must have 3 (spatial) entries");
+    if (os.empty()) os = {xs[2] * st[0], xs[3] * st[1], xs[4] * st[2]};
+    for (size_t i = 0; i < 3; ++i) {
+      const int64_t total = st[i] * (xs[2 + i] - 1) + op[i] + (ws[2 + i] - 1) * dl[i] + 1 - os[i], half = total / 2;
+      pd[i] = ap == "SAME_UPPER" || total < 0 ? half : total - half;
+      pd[i + 3] = total - pd[i];
+      if (pd[i + 3] < 0) {
+        op[i] -= pd[i + 3];
+        pd[i + 3] = 0;
+      }
+      if (pd[i] < 0)
+        return NodeInvalid(n, "output_shape " + Str(os[i]) + " needs a negative start pad on spatial axis " + Str(i) +
+                                  "; request an output of at most " + Str(os[i] + 2 * pd[i]));
+    }
+  }
   for (size_t i = 0; i < 3; ++i)
     if (st[i] < 1 || dl[i] < 1 || pd[i] < 0 || pd[i + 3] < 0 || op[i] < 0)
       return NodeInvalid(n, "strides and dilations must be >= 1, pads and output_padding >= 0");
@@ -197,7 +255,15 @@ Status ConvTranspose3d(Graph& g, const Node& n, Builder& b, const Shape& xs, con
   const Tensor* xt = g.FindTensor(n.inputs[0]);
   if (xt->dtype != DType::kFloat) return NodeUnimplemented(n, "3-D ConvTranspose is supported on float32 only");
   if (g.opset < 10) return NodeUnimplemented(n, "3-D ConvTranspose needs opset >= 10 (Slice with inputs)");
+  // The zero blocks that place the depth slices are constants of one size.
+  for (const Dim& d : xs)
+    if (d.is_symbolic())
+      return NodeUnimplemented(n, "3-D ConvTranspose needs static input sizes, got " + ShapeToString(xs) +
+                                      "; give the input fixed sizes (\"input_shapes\" in the conversion config)");
   const int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4], M = ws[1] * group, KD = ws[2];
+  if (KD > kMaxKernelDepth)
+    return NodeUnimplemented(n, "kernel depth " + Str(KD) + " is above " + Str(kMaxKernelDepth) +
+                                    " (the 3-D ConvTranspose takes one 2-D ConvTranspose per kernel depth)");
   int64_t o[3];
   for (int i = 0; i < 3; ++i)
     o[i] = st[i] * (xs[2 + i] - 1) + op[i] + (ws[2 + i] - 1) * dl[i] + 1 - pd[i] - pd[i + 3];
@@ -265,7 +331,8 @@ Status ConvTranspose3d(Graph& g, const Node& n, Builder& b, const Shape& xs, con
 // to [M, KD*C/g, KH, KW] to match. The 2-D Conv then sums over kd, C/g, KH
 // and KW in one reduction, with its own kernels, long-K splitting and bias;
 // H and W keep their pads, strides, dilations and auto_pad. N, H and W may
-// be symbolic; D must be static when auto_pad is SAME_*.
+// be symbolic; D must be static when auto_pad is SAME_* or the opset is below
+// 10 (Slice without steps: the depths are gathered).
 Status Conv3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape& ws) {
   const std::string ap = n.GetString("auto_pad", "NOTSET");
   if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
@@ -284,9 +351,11 @@ Status Conv3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape&
   if (group < 1 || xs[1] % group != 0 || ws[0] % group != 0 || ws[1] * group != xs[1])
     return NodeInvalid(n, "channels " + Str(xs[1]) + " / weight " + ShapeToString(ws) + " do not match group " +
                               Str(group));
-  if (g.opset < 10) return NodeUnimplemented(n, "3-D Conv needs opset >= 10 (Slice with steps)");
   const Dim N = xs[0], D = xs[2], H = xs[3], W = xs[4];
   const int64_t C = xs[1], M = ws[0], Cg = ws[1], KD = ws[2], KH = ws[3], KW = ws[4];
+  if (KD > kMaxKernelDepth)
+    return NodeUnimplemented(n, "kernel depth " + Str(KD) + " is above " + Str(kMaxKernelDepth) +
+                                    " (the 3-D Conv takes one depth slice per kernel depth)");
   const int64_t eff_d = (KD - 1) * dl[0] + 1;
   if (same) {  // the ONNX SAME rule on depth; H and W go to the 2-D Conv as auto_pad
     if (D.is_symbolic())
@@ -319,10 +388,22 @@ Status Conv3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape&
     const std::string t = "kd" + Str(kd);
     std::string s = xd;
     const Dim start = kd * dl[0], end = start + (OD - 1) * st[0] + 1;
-    if (kd * dl[0] != 0 || st[0] != 1 || !SameDim(end, Dp))
+    if (g.opset < 10 && (kd * dl[0] != 0 || st[0] != 1 || !SameDim(OD, Dp))) {
+      // Slice before opset 10 has no steps (nor inputs): a Gather of the depths.
+      if (OD.is_symbolic())
+        return NodeUnimplemented(n, "a symbolic depth needs opset >= 10 (Slice with steps); got input " +
+                                        ShapeToString(xs));
+      std::vector<int64_t> depths;
+      for (int64_t od = 0; od < OD.value(); ++od) depths.push_back(kd * dl[0] + od * st[0]);
+      Node& gather = b.Add("Gather", {xd, b.AddConst(MakeConstI64("", {OD.value()}, depths), t + "_indices")},
+                           t + "_depths");
+      gather.SetInt("axis", 1);
+      s = b.Out(gather);
+    } else if (kd * dl[0] != 0 || st[0] != 1 || !SameDim(end, Dp)) {
       s = b.Op("Slice", {xd, b.ConstI64(t + "_start", {start}), b.ConstI64(t + "_end", {end}),
                          b.ConstI64(t + "_axis", {1}), b.ConstI64(t + "_step", {st[0]})},
                t + "_depths");
+    }
     cols.push_back(KD > 1 && group > 1 ? b.Reshape(s, {N * OD, group, C / group, H, W}, t + "_groups") : s);
   }
   std::string x2;
@@ -1150,6 +1231,8 @@ Status Einsum(Graph& g, const Node& n, Builder& b) {
 // ---------------------------------------------------------------------------
 // Upsample (opset 7: scales attribute; 9: scales input) -> Resize with the
 // same scales, asymmetric coordinates, nearest floor or linear.
+Status ResizeNd(Graph& g, const Node& n, Builder& b);
+
 Status Upsample(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
@@ -1170,11 +1253,15 @@ Status Upsample(Graph& g, const Node& n, Builder& b) {
     return NodeUnimplemented(n, "mode '" + mode + "' is not supported (nearest, linear)");
   std::vector<std::string> ins = {n.inputs[0], scales};
   if (g.opset >= 11) ins = {n.inputs[0], "", scales};
-  Node& r = b.Add("Resize", ins, "resize", n.outputs[0]);
+  Node r;
+  r.op_type = "Resize";
+  r.name = n.name + "/resize";
+  r.inputs = ins;
+  r.outputs = {n.outputs[0]};
   r.SetString("mode", mode == "nearest" ? "nearest" : "linear");
   r.SetString("coordinate_transformation_mode", "asymmetric");
   if (mode == "nearest") r.SetString("nearest_mode", "floor");
-  return Status::Ok();
+  return ResizeNd(g, r, b);  // 1-D and 3-D inputs resize their other axes there
 }
 
 // Resize of a 1-D or 3-D spatial input ([N, C, L] or [N, C, D, H, W]) with
