@@ -41,6 +41,18 @@ def first_error_line(text):
     return lines[-1][:400] if lines else "(no message)"
 
 
+def conversion_error(bundle):
+    """The toolchain's reason for a failed conversion: the last entry of
+    bundle/conversion-log.json carries it as "Technical Error" (the console
+    only says "Conversion Failed")."""
+    try:
+        log = json.load(open(os.path.join(bundle, "conversion-log.json")))
+        data = log[-1].get("Data", {})
+        return (data.get("Technical Error") or data.get("Human Error") or "").splitlines()[0][:400] or None
+    except (OSError, ValueError, IndexError, KeyError, AttributeError):
+        return None
+
+
 def step(cmd, timeout, env=None):
     """(returncode or 'timeout', seconds, combined output)."""
     t0 = time.time()
@@ -116,7 +128,7 @@ def main():
         if rc != 0:
             res["converts"] = False
             res["error"] = "convert: " + ("timed out after %d s" % a.timeout if rc == "timeout"
-                                          else first_error_line(out))
+                                          else conversion_error(bundle) or first_error_line(out))
             return finish(1)
         res["converts"] = True
 
