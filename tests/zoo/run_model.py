@@ -3,12 +3,16 @@
 oaax-vulkan-toolchain (default settings, no config.json), run every input case
 (tests/zoo/make_inputs.py) through the OAAX runtime with oaax-run and through
 ONNX Runtime (tools/reference/ort_run.js), and compare (tests/zoo/compare.py).
+Before the comparison, ONNX Runtime's outputs must depend on the input
+(input_dependence): a model whose random weights make it output the same
+values for any input is refused as a reference.
 
 Writes the result as one JSON object to --result (and prints a summary line):
   {"name", "family", "input" (shapes), "opset", "converts", "matches",
    "metric", "convert_s", "load_ms", "run_ms", "error"}
 converts / matches are true, false or null (not reached). error is the
-first line of the failing step's message. Exit 0 when the model converts and
+first line of the failing step's message, prefixed by the step (export,
+convert, ONNX Runtime, reference, run, compare). Exit 0 when the model converts and
 matches, 1 otherwise (the summary line and the result say why), 77 when the
 reference tools are missing.
 
