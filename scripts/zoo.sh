@@ -13,7 +13,7 @@
 #   --timeout  seconds allowed per step: export, conversion, each run (default 1800)
 #   --no-doc   leave docs/model-zoo.md alone (results stay in the cache)
 # Results of earlier runs of the same driver stay in CACHE/results/DRIVER and
-# fill the rows of models not run this time. The whole zoo takes 30 to 60
+# fill the rows of models not run this time. The whole zoo takes 10 to 45
 # minutes on a shared 2-core lavapipe machine (VGG and the exports of the
 # detectors dominate; the models that convert take longer as support grows).
 # Exit status: 0 when every model run converts and matches, 1 otherwise.
