@@ -14,7 +14,7 @@ converts / matches are true, false or null (not reached). error is the
 first line of the failing step's message, prefixed by the step (export,
 convert, ONNX Runtime, reference, run, compare). Exit 0 when the model converts and
 matches, 1 otherwise (the summary line and the result say why), 77 when the
-reference tools are missing.
+reference tools, or torch for an export, are missing.
 
 usage: run_model.py NAME --build BUILD_DIR [--cache DIR] [--driver lavapipe|swiftshader]
                     [--timeout S] [--validation] [--result FILE] [--keep DIR]
@@ -137,6 +137,11 @@ def main():
         return code
 
     model_dir = os.path.join(a.cache, a.name)
+    if not os.path.exists(os.path.join(model_dir, "meta.json")) and subprocess.run(
+            [PY, "-c", "import torch, torchvision, onnx"], capture_output=True).returncode != 0:
+        print(f"SKIP: {PY} lacks torch, torchvision or onnx, needed to export {a.name} "
+              f"(Debian: apt-get install python3-torch python3-torchvision python3-onnx)")
+        return 77
     rc, _, out = step([PY, os.path.join(HERE, "export_models.py"), "--out", a.cache, a.name], a.timeout)
     if rc != 0:
         err = os.path.join(model_dir, "export-error.txt")
