@@ -13,8 +13,9 @@
 #   --timeout  seconds allowed per step: export, conversion, each run (default 1800)
 #   --no-doc   leave docs/model-zoo.md alone (results stay in the cache)
 # Results of earlier runs of the same driver stay in CACHE/results/DRIVER and
-# fill the rows of models not run this time. The whole zoo takes hours on a
-# 2-core lavapipe machine (the large detectors and S3D dominate).
+# fill the rows of models not run this time. The whole zoo takes 10 to 45
+# minutes on a shared 2-core lavapipe machine (VGG and the exports of the
+# detectors dominate; the models that convert take longer as support grows).
 # Exit status: 0 when every model run converts and matches, 1 otherwise.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,16 +31,22 @@ while [ $# -gt 0 ]; do
     --cache) cache=$(realpath -m "$2"); shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --no-doc) doc=0; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#'; exit 0 ;;
     *) echo "zoo.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 case "$driver" in lavapipe|swiftshader) ;; *) echo "zoo.sh: --driver must be lavapipe or swiftshader, not '$driver'" >&2; exit 2 ;; esac
 cache=${cache:-$build/zoo}
 [ $fast -eq 1 ] && names+=("${FAST[@]}")
+mapfile -t known < <("$py" "$here/tests/zoo/export_models.py" --list | cut -d' ' -f1)
 if [ ${#names[@]} -eq 0 ]; then
-  mapfile -t names < <("$py" "$here/tests/zoo/export_models.py" --list | cut -d' ' -f1)
+  names=("${known[@]}")
 fi
+for n in "${names[@]}"; do
+  if ! printf '%s\n' "${known[@]}" | grep -qx -- "$n"; then
+    echo "zoo.sh: unknown model '$n'; the zoo's models: ${known[*]}" >&2; exit 2
+  fi
+done
 for t in oaax-vulkan-toolchain oaax-run libRuntimeLibrary.so; do
   if [ ! -e "$build/$t" ]; then
     echo "zoo.sh: $build/$t is missing; build it: cmake --build $build --target oaax-vulkan-toolchain RuntimeLibrary oaax-run" >&2

@@ -36,7 +36,7 @@ DEFAULT_OPSET = 14  # torch 1.13's default for torch.onnx.export
 #   [0,1], the detector normalizes and resizes inside the graph), video
 #   ([1,3,T,H,W] clip), flow (two [1,3,H,W] images in [-1,1]), tokens (int64).
 #   extra: builder kwargs (kw), opset, grad (export outside torch.no_grad()),
-#   output_names (else the exporter's).
+#   output_names (else the exporter's), calibrate (see calibrate_batchnorm).
 CLS = "classification"
 MODELS = {
     "alexnet": (CLS, "imagenet", [[1, 3, 224, 224]], {}),
@@ -48,7 +48,8 @@ MODELS = {
     "wide_resnet50_2": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
     "densenet121": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
     "inception_v3": (CLS, "imagenet", [[1, 3, 160, 160]], {"kw": {"init_weights": True, "aux_logits": False}}),
-    "googlenet": (CLS, "imagenet", [[1, 3, 128, 128]], {"kw": {"init_weights": True, "aux_logits": False}}),
+    "googlenet": (CLS, "imagenet", [[1, 3, 128, 128]],
+                  {"kw": {"init_weights": True, "aux_logits": False}, "calibrate": True}),
     "mobilenet_v2": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
     "mobilenet_v3_small": (CLS, "imagenet", [[1, 3, 64, 64]], {}),
     "mobilenet_v3_large": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
@@ -56,14 +57,14 @@ MODELS = {
     "efficientnet_v2_s": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
     "regnet_x_400mf": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
     "regnet_y_400mf": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
-    "shufflenet_v2_x1_0": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
+    "shufflenet_v2_x1_0": (CLS, "imagenet", [[1, 3, 128, 128]], {"calibrate": True}),
     "mnasnet1_0": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
     "convnext_tiny": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
     "swin_t": (CLS, "imagenet", [[1, 3, 112, 112]], {}),
     # image_size: the class-token position embedding is sized for it.
     "vit_b_16": (CLS, "imagenet", [[1, 3, 112, 112]], {"kw": {"image_size": 112}, "grad": True}),
     "fcn_resnet50": ("segmentation", "imagenet", [[1, 3, 128, 128]], {}),
-    "deeplabv3_mobilenet_v3_large": ("segmentation", "imagenet", [[1, 3, 128, 128]], {}),
+    "deeplabv3_mobilenet_v3_large": ("segmentation", "imagenet", [[1, 3, 128, 128]], {"calibrate": True}),
     "lraspp_mobilenet_v3_large": ("segmentation", "imagenet", [[1, 3, 128, 128]], {}),
     # SSD resizes to its fixed 300 / 320 inside the graph. Score thresholds:
     # with random weights SSD300 scores the real image's top 200 boxes at
@@ -135,6 +136,26 @@ def gpt_decoder():
     return Decoder()
 
 
+def calibrate_batchnorm(model, shape):
+    """Sets every BatchNorm's running statistics to those of the model's own
+    activations on seeded random inputs (4 images of the input's size).
+    With random weights and the default statistics (mean 0, variance 1) the
+    activations of some models shrink layer after layer until the output no
+    longer depends on the input (run_model.py refuses such a reference);
+    normalizing them as training would keeps the model's arithmetic intact
+    and its output alive."""
+    import torch
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average over the calibration batches
+    model.train()
+    with torch.no_grad():
+        for _ in range(2):
+            model(torch.rand(4, *shape[1:]))
+    model.eval()
+
+
 def build(name, kw):
     import torchvision.models as tvm
     if name == "gpt_decoder":
@@ -154,6 +175,8 @@ def export(name, out_dir):
     family, kind, shapes, extra = MODELS[name]
     torch.manual_seed(0)
     model = build(name, extra.get("kw", {})).eval()
+    if extra.get("calibrate"):
+        calibrate_batchnorm(model, shapes[0])
     opset = extra.get("opset", DEFAULT_OPSET)
     if kind == "tokens":
         args = (torch.randint(0, GPT["vocab"], shapes[0], dtype=torch.int64),)

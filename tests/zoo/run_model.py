@@ -3,14 +3,18 @@
 oaax-vulkan-toolchain (default settings, no config.json), run every input case
 (tests/zoo/make_inputs.py) through the OAAX runtime with oaax-run and through
 ONNX Runtime (tools/reference/ort_run.js), and compare (tests/zoo/compare.py).
+Before the comparison, ONNX Runtime's outputs must depend on the input
+(input_dependence): a model whose random weights make it output the same
+values for any input is refused as a reference.
 
 Writes the result as one JSON object to --result (and prints a summary line):
   {"name", "family", "input" (shapes), "opset", "converts", "matches",
    "metric", "convert_s", "load_ms", "run_ms", "error"}
 converts / matches are true, false or null (not reached). error is the
-first line of the failing step's message. Exit 0 when the model converts and
+first line of the failing step's message, prefixed by the step (export,
+convert, ONNX Runtime, reference, run, compare). Exit 0 when the model converts and
 matches, 1 otherwise (the summary line and the result say why), 77 when the
-reference tools are missing.
+reference tools, or torch for an export, are missing.
 
 usage: run_model.py NAME --build BUILD_DIR [--cache DIR] [--driver lavapipe|swiftshader]
                     [--timeout S] [--validation] [--result FILE] [--keep DIR]
@@ -39,6 +43,51 @@ def first_error_line(text):
         if "error" in low or "unsupported" in low or "cannot" in low or "refused" in low or "fail" in low:
             return ln[:400]
     return lines[-1][:400] if lines else "(no message)"
+
+
+def conversion_error(bundle):
+    """The toolchain's reason for a failed conversion: the last entry of
+    bundle/conversion-log.json carries it as "Technical Error" (the console
+    only says "Conversion Failed")."""
+    try:
+        log = json.load(open(os.path.join(bundle, "conversion-log.json")))
+        data = log[-1].get("Data", {})
+        return (data.get("Technical Error") or data.get("Human Error") or "").splitlines()[0][:400] or None
+    except (OSError, ValueError, IndexError, KeyError, AttributeError):
+        return None
+
+
+def input_dependence(model, in_dir, ref_dir, work, env, timeout):
+    """None when ONNX Runtime's outputs change with the input, else why not.
+    Random weights can make activations vanish so that a model outputs the
+    same values for any input; a comparison would then test its biases only.
+    The check feeds the first case's inputs replaced by constants (0.5 for
+    floats, 1 for integers) and requires some output to move by a relative L2
+    of at least 1e-3."""
+    import numpy as np
+    os.makedirs(os.path.join(work, "in"), exist_ok=True)
+    manifest = json.load(open(os.path.join(in_dir, "manifest.json")))
+    for e in manifest:
+        a = np.fromfile(os.path.join(in_dir, e["file"]), dtype=e["dtype"])
+        np.full_like(a, 0.5 if a.dtype.kind == "f" else 1).tofile(os.path.join(work, "in", e["file"]))
+    with open(os.path.join(work, "in", "manifest.json"), "w") as f:
+        json.dump(manifest, f)
+    rc, _, out = step(["node", os.path.join(ROOT, "tools", "reference", "ort_run.js"), model,
+                       os.path.join(work, "in"), os.path.join(work, "out")], timeout, env)
+    if rc != 0:
+        return "ONNX Runtime on constant inputs: " + first_error_line(out)
+    moved = 0.0
+    for e in json.load(open(os.path.join(ref_dir, "manifest.json"))):
+        r = np.fromfile(os.path.join(ref_dir, e["file"]), dtype=e["dtype"]).astype(np.float64)
+        c = np.fromfile(os.path.join(work, "out", e["file"]), dtype=e["dtype"]).astype(np.float64)
+        if r.shape != c.shape:
+            return None
+        moved = max(moved, float(np.linalg.norm(r - c)) / max(float(np.linalg.norm(r)), 1e-30))
+    if moved < 1e-3:
+        return (f"ONNX Runtime's outputs hardly depend on the input (rel. L2 {moved:.1e} between the image and a "
+                f"constant input): with these random weights the comparison would test the biases only; "
+                f"change the model's initialization in tests/zoo/export_models.py")
+    return None
 
 
 def step(cmd, timeout, env=None):
@@ -88,6 +137,11 @@ def main():
         return code
 
     model_dir = os.path.join(a.cache, a.name)
+    if not os.path.exists(os.path.join(model_dir, "meta.json")) and subprocess.run(
+            [PY, "-c", "import torch, torchvision, onnx"], capture_output=True).returncode != 0:
+        print(f"SKIP: {PY} lacks torch, torchvision or onnx, needed to export {a.name} "
+              f"(Debian: apt-get install python3-torch python3-torchvision python3-onnx)")
+        return 77
     rc, _, out = step([PY, os.path.join(HERE, "export_models.py"), "--out", a.cache, a.name], a.timeout)
     if rc != 0:
         err = os.path.join(model_dir, "export-error.txt")
@@ -116,7 +170,7 @@ def main():
         if rc != 0:
             res["converts"] = False
             res["error"] = "convert: " + ("timed out after %d s" % a.timeout if rc == "timeout"
-                                          else first_error_line(out))
+                                          else conversion_error(bundle) or first_error_line(out))
             return finish(1)
         res["converts"] = True
 
@@ -126,6 +180,13 @@ def main():
                                os.path.join(work, "in", c), os.path.join(work, "ort", c)], a.timeout, env)
             if rc != 0:
                 res["error"] = f"ONNX Runtime ({c}): " + first_error_line(out)
+                return finish(1)
+
+        if meta["family"] != "detection":
+            why = input_dependence(model, os.path.join(work, "in", cases[0]), os.path.join(work, "ort", cases[0]),
+                                   os.path.join(work, "const"), env, a.timeout)
+            if why:
+                res["error"] = "reference: " + why
                 return finish(1)
 
         env = dict(os.environ)
