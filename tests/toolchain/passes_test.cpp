@@ -545,6 +545,29 @@ TEST(Lowering, RejectsUnsupportedModesNamingNodeAndFeature) {
   {
     Graph g;
     g.opset = 13;
+    AddInput(g, "x", {1, 5, 4, 4});
+    // A channel scale of 1.1 keeps 5 channels (floor(5.5)) but moves their
+    // sample points: refused, never silently treated as 1.
+    g.tensors["scales"] = MakeConstF32("scales", {4}, {1.f, 1.1f, 2.f, 2.f});
+    AddNode(g, "Resize", "rs", {"x", "", "scales"}, {"y"}).SetString("mode", "linear");
+    AddOutput(g, "y");
+    std::string m = lower_err(g);
+    EXPECT_NE(m.find("'rs'"), std::string::npos) << m;
+    EXPECT_NE(m.find("dimension 1 keeps its length but moves its sample points"), std::string::npos) << m;
+  }
+  {
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {1, 1, 4, 4});
+    // A length of 1 maps every coordinate to its only element: any scale is exact.
+    g.tensors["scales"] = MakeConstF32("scales", {4}, {1.f, 1.5f, 2.f, 2.f});
+    AddNode(g, "Resize", "rs", {"x", "", "scales"}, {"y"}).SetString("mode", "linear");
+    AddOutput(g, "y");
+    EXPECT_EQ(lower_err(g), "");
+  }
+  {
+    Graph g;
+    g.opset = 13;
     AddInput(g, "x", {1, 1, 1, 1, 1, 2, 4});  // rank 7 (non-trailing axes themselves are supported)
     Node& rm = AddNode(g, "ReduceMean", "rm", {"x"}, {"y"});
     rm.SetInts("axes", {0});

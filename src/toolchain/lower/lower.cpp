@@ -774,6 +774,15 @@ class Lowerer {
     if (xs.size() < 2 || sc.size() != xs.size()) return NodeError(n, "needs an input of rank >= 2 with static scales");
     for (size_t i = 0; i + 2 < xs.size(); ++i)
       if (ys[i] != xs[i]) return NodeError(n, "resizing dimensions other than the last two is not supported");
+    // An outer scale other than 1 that leaves the length unchanged (1.1 on a
+    // length of 5) still moves every sample point, which this kernel (it
+    // copies outer indices) would silently ignore; a length of 1 maps every
+    // coordinate to its only element, so any scale is exact there.
+    for (size_t i = 0; i + 2 < xs.size(); ++i)
+      if (sc[i] != 0.f && sc[i] != 1.f && xs[i] != Dim(1))
+        return NodeError(n, "scale " + std::to_string(sc[i]) + " of dimension " + std::to_string(i) +
+                                " keeps its length but moves its sample points; only the last two dimensions of a "
+                                "rank-4 Resize may have a scale other than 1 (give sizes, or scale 1 there)");
     static const std::map<std::string, uint32_t> kCoord = {{"half_pixel", 0}, {"asymmetric", 1}, {"align_corners", 2},
                                                           {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nearest", 4},
                                                           {"tf_crop_and_resize", 5}};
