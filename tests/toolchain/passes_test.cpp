@@ -301,6 +301,22 @@ TEST(Passes, FoldsShapeGatherUnsqueezeConcatChainIntoReshapeConstant) {
   EXPECT_EQ(g.FindTensor("s"), nullptr);  // intermediate constants dropped
 }
 
+TEST(Passes, BroadcastsFarLargerThanTheirInputsStayOnTheDevice) {
+  for (int64_t side : {64, 1024}) {  // 16 KiB: folded; 4 MiB from one float: left to the device
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {side, side});
+    g.tensors["one"] = MakeConstF32("one", {1}, {1.f});
+    AddConstI64(g, "shape", {side, side});
+    AddNode(g, "Expand", "expand", {"one", "shape"}, {"ones"});
+    AddNode(g, "Add", "add", {"x", "ones"}, {"y"});
+    AddOutput(g, "y");
+    PassResult r;
+    ASSERT_TRUE(FoldConstants(g, &r).ok());
+    EXPECT_EQ(g.CountOps("Expand"), side == 64 ? 0u : 1u) << side;
+  }
+}
+
 TEST(Passes, FoldsSliceWithInt64MaxEnd) {
   Graph g;
   g.opset = 13;

@@ -44,6 +44,32 @@ inline StatusOr<bool> FitsFoldingLimit(const Graph& g, const Node& n) {
   return false;
 }
 
+// Whether folding `n` would store a broadcast in the bundle: its results
+// take more than kFoldGrowthFloorBytes and more than kFoldGrowthFactor times
+// its constant inputs (Expand of a scalar to a large shape, Tile, Where or
+// an arithmetic node broadcasting a small constant). Such a node keeps its
+// device kernel when it has one, so the bundle carries the small inputs
+// rather than the large result; shape values are never this large.
+inline constexpr uint64_t kFoldGrowthFloorBytes = 1u << 20;
+inline constexpr uint64_t kFoldGrowthFactor = 4;
+inline bool FoldWouldGrowBundle(const Graph& g, const Node& n) {
+  auto bytes = [&](const std::string& name) -> uint64_t {
+    const Tensor* t = name.empty() ? nullptr : g.FindTensor(name);
+    uint64_t e = 0, b = 0;
+    if (t == nullptr || !t->has_shape) return 0;
+    if (!CheckedProduct(t->shape, &e) || __builtin_mul_overflow(e, std::max<uint64_t>(DTypeSize(t->dtype), 1), &b))
+      return UINT64_MAX;
+    return b;
+  };
+  uint64_t in = 0, out = 0;
+  for (const std::string& i : n.inputs)
+    if (!i.empty() && g.IsConst(i)) in = std::min<uint64_t>(UINT64_MAX / kFoldGrowthFactor, in + bytes(i));
+  for (const std::string& o : n.outputs) out = out > UINT64_MAX - bytes(o) ? UINT64_MAX : out + bytes(o);
+  if (out <= kFoldGrowthFloorBytes || out <= kFoldGrowthFactor * in) return false;
+  bool fold_only = false;
+  return IsSupportedOp(n.domain, n.op_type, &fold_only) && !fold_only;
+}
+
 }  // namespace oaaxvk::toolchain
 
 #endif  // OAAXVK_TOOLCHAIN_IR_FOLD_LIMIT_H_

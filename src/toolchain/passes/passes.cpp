@@ -61,6 +61,11 @@ Status FoldConstants(Graph& g, PassResult* r) {
       r->details.push_back("not folded: " + n.op_type + " '" + n.name + "' (over max_folded_bytes; runs on the device)");
       continue;
     }
+    if (FoldWouldGrowBundle(g, n)) {
+      r->details.push_back("not folded: " + n.op_type + " '" + n.name +
+                           "' (its result is far larger than its inputs; runs on the device)");
+      continue;
+    }
     OAAXVK_ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateNode(g, n));
     for (Tensor& t : outs) {
       std::string name = t.name;
