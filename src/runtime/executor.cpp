@@ -83,7 +83,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
   dl.max_texel_buffer_elements = lim.maxTexelBufferElements;
   dl.min_texel_buffer_offset_alignment = lim.minTexelBufferOffsetAlignment;
   dl.max_sampled_images_per_stage = lim.maxPerStageDescriptorSampledImages;
-  dl.max_memory_allocation_size = ctx->max_memory_allocation_size();
+  dl.max_memory_allocation_size = MaxAllocationBytes(ctx->max_memory_allocation_size());
   dl.max_heap_bytes = 0;
   for (uint32_t h = 0; h < ctx->memory_properties().memoryHeapCount; ++h)
     dl.max_heap_bytes = std::max<uint64_t>(dl.max_heap_bytes, ctx->memory_properties().memoryHeaps[h].size);
@@ -129,6 +129,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
   OAAXVK_RETURN_IF_ERROR(CheckDeviceLimits(bundle, dl));
 
   std::unique_ptr<Executor> e(new Executor(ctx, std::move(bundle), options));
+  e->alloc_limit_ = std::min(dl.max_memory_allocation_size, dl.max_heap_bytes);
   OAAXVK_RETURN_IF_ERROR(e->Init());
   return e;
 }
@@ -138,10 +139,10 @@ Status Executor::Init() {
   VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   cpi.queueFamilyIndex = ctx_->queue_family();
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateCommandPool(dev_, &cpi, nullptr, &cmd_pool_), "vkCreateCommandPool"));
-  OAAXVK_RETURN_IF_ERROR(UploadBuffer(bundle_.weights, bundle_.weights_bytes, &weights_, "weights"));
+  OAAXVK_RETURN_IF_ERROR(CreateSegmented(kWeights, bundle_.weights, "weights", &weights_));
   // Feature device_variants: the fp16 copies only when a chosen row reads them.
   if (DispatchesBindKind(bundle_, kWeightsF16))
-    OAAXVK_RETURN_IF_ERROR(UploadBuffer(bundle_.weights_f16, bundle_.weights_f16_bytes, &weights_f16_, "weights_f16"));
+    OAAXVK_RETURN_IF_ERROR(CreateSegmented(kWeightsF16, bundle_.weights_f16, "weights_f16", &weights_f16_));
   OAAXVK_RETURN_IF_ERROR(CreatePipelines());
   if (options_.profile) SetUpProfiling();
   OAAXVK_RETURN_IF_ERROR(CreateSlots());
@@ -156,7 +157,7 @@ Status Executor::Init() {
                                  bundle_.inputs.size(), bundle_.outputs.size(), bundle_.kernels.size(),
                                  bundle_.dispatches.size(), pipelines_.size(), slots_.size(),
                                  !slots_.empty() && slots_[0].staged ? ", staged I/O" : "",
-                                 weights_f16_.buffer ? ", fp16 weight copies uploaded" : "",
+                                 !weights_f16_.buffers.empty() ? ", fp16 weight copies uploaded" : "",
                                  profiling_ ? ", profiling every dispatch" : ""));
   if (dynamic_) {
     std::string symbols;
@@ -272,6 +273,44 @@ Status Executor::CreateIoBuffer(VkDeviceSize size, bool is_input, const char* wh
                                       is_input ? 0 : VK_MEMORY_PROPERTY_HOST_CACHED_BIT, true, what, stage));
   (is_input ? slot->host_in : slot->host_out) = static_cast<uint8_t*>(stage->mapped);
   return Status::Ok();
+}
+
+Status Executor::CreateSegmented(uint32_t kind, const uint8_t* upload, const char* what, SegmentedBuffer* out) {
+  OAAXVK_ASSIGN_OR_RETURN(out->segments, PlanSegments(BoundRanges(bundle_, kind), bundle_.buffer_bytes[kind],
+                                                      alloc_limit_, StrFormat("%s buffer", what)));
+  out->buffers.resize(out->segments.size());
+  const size_t n = out->segments.size();
+  if (n > 1)
+    Log(LogLevel::kInfo, StrFormat("'%s': %s (%llu bytes) in %zu buffers of at most %llu bytes (the device's "
+                                   "allocation limit), cut between bindings", bundle_.path.c_str(), what,
+                                   static_cast<unsigned long long>(bundle_.buffer_bytes[kind]), n,
+                                   static_cast<unsigned long long>(alloc_limit_)));
+  for (size_t i = 0; i < n; ++i) {
+    const Segment& g = out->segments[i];
+    const std::string name =
+        n == 1 ? std::string(what)
+               : StrFormat("%s part %zu of %zu (bytes [%llu, %llu))", what, i + 1, n,
+                           static_cast<unsigned long long>(g.begin), static_cast<unsigned long long>(g.end));
+    if (upload != nullptr) {
+      OAAXVK_RETURN_IF_ERROR(UploadBuffer(upload + g.begin, g.end - g.begin, &out->buffers[i], name.c_str()));
+    } else {
+      const std::string buffer_name = name + " buffer";
+      OAAXVK_RETURN_IF_ERROR(CreateBuffer(g.end - g.begin, kShaderBufferUsage, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                          false, buffer_name.c_str(), &out->buffers[i]));
+    }
+  }
+  return Status::Ok();
+}
+
+void Executor::DestroySegmented(SegmentedBuffer* b) {
+  for (Buffer& x : b->buffers) DestroyBuffer(&x);
+  *b = SegmentedBuffer();
+}
+
+std::pair<VkBuffer, uint64_t> Executor::Locate(const SegmentedBuffer& b, uint64_t offset) {
+  if (b.buffers.empty()) return {VK_NULL_HANDLE, offset};
+  const size_t i = SegmentOf(b.segments, offset);
+  return {b.buffers[i].buffer, offset - b.segments[i].begin};
 }
 
 Status Executor::UploadBuffer(const uint8_t* bytes, VkDeviceSize n, Buffer* buffer, const char* what) {
@@ -550,9 +589,7 @@ Status Executor::CreateSlots() {
   for (uint32_t f = 0; f < frames; ++f) {
     Slot& s = slots_[f];
     const std::string ctx = StrFormat("frame slot %u", f);
-    OAAXVK_RETURN_IF_ERROR(CreateBuffer(bundle_.buffer_bytes[kArena], kShaderBufferUsage, 0,
-                                        VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, "arena buffer", &s.arena)
-                               .WithContext(ctx));
+    OAAXVK_RETURN_IF_ERROR(CreateSegmented(kArena, nullptr, "arena", &s.arena).WithContext(ctx));
     OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(bundle_.buffer_bytes[kInputs], true, "inputs buffer", &s).WithContext(ctx));
     OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(bundle_.buffer_bytes[kOutputs], false, "outputs buffer", &s).WithContext(ctx));
     VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
@@ -577,9 +614,16 @@ Status Executor::CreateSlots() {
       dai.descriptorSetCount = static_cast<uint32_t>(nd);
       dai.pSetLayouts = layouts.data();
       OAAXVK_RETURN_IF_ERROR(VkCheck(vkAllocateDescriptorSets(dev_, &dai, s.sets.data()), "vkAllocateDescriptorSets").WithContext(ctx));
-      // weights_f16_ is null unless a chosen row binds kind 4 (then it exists).
-      const VkBuffer by_kind[kBufferKinds] = {weights_.buffer, s.arena.buffer, s.in.buffer, s.out.buffer,
-                                              weights_f16_.buffer};
+      // weights_f16_ is empty unless a chosen row binds kind 4 (then it exists).
+      auto place = [&](const Binding& bd) -> std::pair<VkBuffer, uint64_t> {
+        switch (bd.kind) {
+          case kWeights: return Locate(weights_, bd.offset);
+          case kArena: return Locate(s.arena, bd.offset);
+          case kInputs: return {s.in.buffer, bd.offset};
+          case kOutputs: return {s.out.buffer, bd.offset};
+          default: return Locate(weights_f16_, bd.offset);
+        }
+      };
       std::vector<VkDescriptorBufferInfo> infos;
       std::vector<VkWriteDescriptorSet> writes;
       infos.reserve(bundle_.bindings.size() + 1);
@@ -587,7 +631,8 @@ Status Executor::CreateSlots() {
         const Dispatch& d = bundle_.dispatches[i];
         for (uint32_t b = 0; b < d.n_bindings; ++b) {
           const Binding& bd = bundle_.bindings[d.first_binding + b];
-          infos.push_back({by_kind[bd.kind], bd.offset, bd.size});
+          const auto [buffer, offset] = place(bd);
+          infos.push_back({buffer, offset, bd.size});
         }
       }
       // Feature texel_bindings: one buffer view per distinct (buffer, offset,
@@ -612,11 +657,12 @@ Status Executor::CreateSlots() {
             auto it = view_index.find(key);
             if (it == view_index.end()) {
               VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
-              vi.buffer = by_kind[bd.kind];
+              const auto [buffer, offset] = place(bd);
+              vi.buffer = buffer;
               vi.format = types[b] == 'v'   ? VK_FORMAT_R32G32B32A32_SFLOAT
                           : types[b] == 'u' ? VK_FORMAT_R32_UINT
                                             : VK_FORMAT_R32_SFLOAT;
-              vi.offset = bd.offset;
+              vi.offset = offset;
               vi.range = range;
               VkBufferView view;
               OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateBufferView(dev_, &vi, nullptr, &view), "vkCreateBufferView")
@@ -1501,7 +1547,7 @@ Executor::~Executor() {
   for (Slot& s : slots_) {
     s.recordings.clear();  // their command buffers go with the pool, their pipelines below
     if (s.pool) vkDestroyCommandPool(dev_, s.pool, nullptr);
-    DestroyBuffer(&s.arena);
+    DestroySegmented(&s.arena);
     DestroyBuffer(&s.in);
     DestroyBuffer(&s.out);
     DestroyBuffer(&s.in_stage);
@@ -1519,8 +1565,8 @@ Executor::~Executor() {
   for (VkDescriptorSetLayout l : set_layouts_) vkDestroyDescriptorSetLayout(dev_, l, nullptr);
   if (params_layout_) vkDestroyDescriptorSetLayout(dev_, params_layout_, nullptr);
   for (VkShaderModule m : modules_) vkDestroyShaderModule(dev_, m, nullptr);
-  DestroyBuffer(&weights_);
-  DestroyBuffer(&weights_f16_);
+  DestroySegmented(&weights_);
+  DestroySegmented(&weights_f16_);
 }
 
 }  // namespace oaaxvk::runtime

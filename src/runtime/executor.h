@@ -23,6 +23,7 @@
 #include "oaax_vulkan/interface.h"
 #include "oaax_vulkan/status.h"
 #include "oaax_vulkan/tensors_util.h"
+#include "runtime/buffer_segments.h"
 #include "runtime/bundle.h"
 #include "runtime/frame_queue.h"
 #include "runtime/vk_context.h"
@@ -112,6 +113,12 @@ class Executor {
     void* mapped = nullptr;
     VkDeviceSize size = 0;
   };
+  // One bundle buffer kind in one or more VkBuffers (buffer_segments.h):
+  // buffers[i] holds bytes [segments[i].begin, segments[i].end).
+  struct SegmentedBuffer {
+    std::vector<Segment> segments;
+    std::vector<Buffer> buffers;
+  };
   using PipelineKey = std::pair<uint32_t, std::vector<uint32_t>>;  // kernel, specialization values
   struct PipelineEntry {
     VkPipeline pipeline = VK_NULL_HANDLE;
@@ -139,7 +146,8 @@ class Executor {
     std::vector<PipelineKey> held;  // specialized pipelines acquired for it (released when evicted)
   };
   struct Slot {
-    Buffer arena, in, out, in_stage, out_stage;
+    SegmentedBuffer arena;
+    Buffer in, out, in_stage, out_stage;
     bool staged = false;
     std::vector<VkDescriptorSet> sets;
     // Feature parameter_buffer: the frame's parameter buffer (host-visible
@@ -176,6 +184,13 @@ class Executor {
   // it through a staging buffer (one submit, waited for); `what` names the
   // buffer in errors ("weights", "weights_f16").
   Status UploadBuffer(const uint8_t* bytes, VkDeviceSize n, Buffer* buffer, const char* what);
+  // Buffer kind `kind` (kWeights, kWeightsF16 or kArena) in as many
+  // device-local buffers as alloc_limit_ requires, each binding inside one;
+  // `upload`: the bundle's bytes of the kind to copy in (nullptr: none).
+  Status CreateSegmented(uint32_t kind, const uint8_t* upload, const char* what, SegmentedBuffer* out);
+  void DestroySegmented(SegmentedBuffer* b);
+  // The buffer and the offset in it of the binding at bundle offset `offset`.
+  static std::pair<VkBuffer, uint64_t> Locate(const SegmentedBuffer& b, uint64_t offset);
   Status CreatePipelines();
   // One compute pipeline of `kernel` specialized with `values`; `what`
   // names it in errors.
@@ -235,8 +250,11 @@ class Executor {
   Bundle bundle_;
   ExecutorOptions options_;
 
-  Buffer weights_;
-  Buffer weights_f16_;  // kind 4 (feature device_variants): only when a chosen row binds it
+  SegmentedBuffer weights_;
+  SegmentedBuffer weights_f16_;  // kind 4 (feature device_variants): only when a chosen row binds it
+  // The most bytes one VkBuffer may take: min(maxMemoryAllocationSize, the
+  // largest heap).
+  uint64_t alloc_limit_ = UINT64_MAX;
   // By kernel index; VK_NULL_HANDLE for kernels no chosen row uses.
   std::vector<VkShaderModule> modules_;
   std::vector<VkDescriptorSetLayout> set_layouts_;
