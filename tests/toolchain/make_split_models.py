@@ -8,8 +8,8 @@ its input (manifest dir). Every split kind is an output:
              multiple of the piece size (a shorter last piece)
   matmul     MatMul, A of rank 3, B [K, N]
   conv       Conv (group 1) over output channels, bias, fused Relu
-  conv_res   Conv with a residual Add and Relu fused (the Add moves after the
-             Concat, with the activation)
+  conv_res   Conv 3x3 with a residual Add (a 1x1 Conv of x) and Relu fused
+             (the Add moves after the Concat, with the activation)
 Each weight is at most a few times the limit, so the model stays tiny.
 
 usage: make_split_models.py OUT_DIR
@@ -61,12 +61,10 @@ def main():
     wc = const("wc", rng.standard_normal((96, 16, 3, 3)) * 0.1)
     bc = const("bc", rng.standard_normal((96,)))
     output(node("Relu", [node("Conv", [x, wc, bc], "conv_pre", pads=[1, 1, 1, 1])], "conv"))
-    wr = const("wr", rng.standard_normal((16, 16, 5, 5)) * 0.1)  # 25600 bytes: not split
-    wr2 = const("wr2", rng.standard_normal((40, 16, 5, 5)) * 0.1)  # 64000 bytes
-    br2 = const("br2", rng.standard_normal((40,)))
-    res = node("Conv", [x, const("wres", rng.standard_normal((40, 16, 1, 1)))], "res_src")
-    y = node("Conv", [node("Conv", [x, wr], "conv_small", pads=[2, 2, 2, 2]), wr2, br2], "conv_res_pre",
-             pads=[2, 2, 2, 2])
+    wr2 = const("wr2", rng.standard_normal((64, 16, 3, 3)) * 0.1)  # 36864 bytes
+    br2 = const("br2", rng.standard_normal((64,)))
+    res = node("Conv", [x, const("wres", rng.standard_normal((64, 16, 1, 1)))], "res_src")  # 4096 bytes: not split
+    y = node("Conv", [x, wr2, br2], "conv_res_pre", pads=[1, 1, 1, 1])
     output(node("Relu", [node("Add", [y, res], "conv_res_add")], "conv_res"))
     inputs = [helper.make_tensor_value_info("v", TensorProto.FLOAT, [2, 96]),
               helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 6, 6])]

@@ -2,14 +2,15 @@
 # Weights over the binding limit (make_split_models.py, max_binding_bytes =
 # 32768 from its config.json) are split by the toolchain (Gemm with and
 # without transB, MatMul, Conv with a fused residual) and the bundle, run by
-# oaax-run on lavapipe and SwiftShader, matches ONNX Runtime:
+# oaax-run on each DRIVER (lavapipe, swiftshader), matches ONNX Runtime:
 # |diff| <= 1e-5 * (1 + |ref|) per element. The same model converted with a
 # limit below one output column is refused, naming the weight and the limit,
 # and one below an activation's size is refused naming the activation.
 # Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh).
-# usage: split_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR
+# usage: split_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR DRIVER...
 set -euo pipefail
 py=$1 root=$2 build=$3
+shift 3
 nm="$root/third_party/cache/node/node_modules"
 if [ ! -d "$nm/onnxruntime-node" ]; then
   echo "SKIP: ONNX Runtime missing; run scripts/fetch-reference.sh"; exit 77
@@ -23,8 +24,8 @@ grep -q "split Gemm 'gemm_tb_pre': weight 'w1' \[200, 96\] (76800 bytes) into 4 
 grep -q "split Gemm 'gemm_nt': weight 'w2' \[96, 203\] (77952 bytes) into 4 pieces of at most 64 columns" "$log"
 grep -q "split MatMul 'matmul': weight 'w3' \[96, 150\] (57600 bytes) into 3 pieces" "$log"
 grep -q "split Conv 'conv_pre': weight 'wc' \[96, 16, 3, 3\] (55296 bytes) into 2 pieces of at most 48 channels" "$log"
-grep -q "split Conv 'conv_res_pre': weight 'wr2' \[40, 16, 5, 5\] (64000 bytes) into 2 pieces" "$log"
-if grep -q "weight 'wr' " "$log"; then echo "wr (25600 bytes) is under the limit but was split"; exit 1; fi
+grep -q "split Conv 'conv_res_pre': weight 'wr2' \[64, 16, 3, 3\] (36864 bytes) into 2 pieces of at most 32 channels" "$log"
+if grep -q "weight 'wres' " "$log"; then echo "wres (4096 bytes) is under the limit but was split"; exit 1; fi
 # One output column of w1 is 384 bytes: no split fits a 256-byte binding.
 echo '{"limits": {"max_binding_bytes": 256}}' > "$tmp/tiny.json"
 if "$build/oaax-vulkan-toolchain" --config "$tmp/tiny.json" "$tmp/split_mix.onnx" "$tmp/refused" > /dev/null 2>&1; then
@@ -40,7 +41,7 @@ fi
 grep -q "tensor 'conv' (bound by node 'conv_pre/concat' (Concat)) takes 13824 bytes, over the binding limit max_binding_bytes = 8192" "$tmp/refused_act/conversion-log.json"
 NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/split_mix.onnx" "$tmp/in" "$tmp/ort" >/dev/null
 fail=0
-for drv in lavapipe swiftshader; do
+for drv in "$@"; do
   if [ "$drv" = swiftshader ]; then
     [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ] || { echo "swiftshader: not installed, skipped"; continue; }
     export VK_ICD_FILENAMES="$root/third_party/swiftshader/vk_swiftshader_icd.json"
