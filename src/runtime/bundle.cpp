@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "oaax_vulkan/tensors_util.h"
-#include "runtime/buffer_segments.h"
+#include "runtime/buffer_blocks.h"
 #include "runtime/checked_math.h"
 
 namespace oaaxvk::runtime {
@@ -1101,18 +1101,18 @@ Status CheckDeviceLimits(const Bundle& b, const DeviceLimits& l) {
   // Every buffer as CreateBuffer allocates it (rounded up to 16 bytes); the
   // fp16 weight copies only when a chosen row binds them (else not uploaded).
   // The weights, their copies and the arena may take several allocations,
-  // cut between bindings (buffer_segments.h); the I/O buffers take one each.
+  // cut between bindings (buffer_blocks.h); the I/O buffers take one each.
   const uint64_t limit = std::min(l.max_memory_allocation_size, l.max_heap_bytes);
   for (uint32_t kind = 0; kind < kBufferKinds; ++kind) {
     if (kind == kWeightsF16 && !DispatchesBindKind(b, kWeightsF16)) continue;
-    if (SegmentableKind(kind)) {
-      StatusOr<std::vector<Segment>> segments =
-          PlanSegments(BoundRanges(b, kind), b.buffer_bytes[kind], limit,
+    if (SplittableKind(kind)) {
+      StatusOr<std::vector<BufferBlock>> blocks =
+          PlanBufferBlocks(BoundRanges(b, kind), b.buffer_bytes[kind], limit,
                        StrFormat("bundle '%s': %s on device '%s' (%s)", b.path.c_str(), BufferSizeEntry(kind),
                                  l.device_name.c_str(),
                                  l.max_memory_allocation_size <= l.max_heap_bytes ? "maxMemoryAllocationSize"
                                                                                   : "its largest memory heap"));
-      if (!segments.ok()) return segments.status();
+      if (!blocks.ok()) return blocks.status();
       continue;
     }
     uint64_t alloc = 0;

@@ -106,11 +106,11 @@ Status Executor::Init() {
   VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   cpi.queueFamilyIndex = ctx_->queue_family();
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateCommandPool(dev_, &cpi, nullptr, &cmd_pool_), "vkCreateCommandPool"));
-  OAAXVK_RETURN_IF_ERROR(CreateSegmentedBuffer(ctx_, cmd_pool_, BoundRanges(bundle_, kWeights), bundle_.weights_bytes,
+  OAAXVK_RETURN_IF_ERROR(CreateBlockedBuffer(ctx_, cmd_pool_, BoundRanges(bundle_, kWeights), bundle_.weights_bytes,
                                                max_allocation_bytes_, bundle_.weights, "weights", &weights_));
   // Feature device_variants: the fp16 copies only when a chosen row reads them.
   if (DispatchesBindKind(bundle_, kWeightsF16))
-    OAAXVK_RETURN_IF_ERROR(CreateSegmentedBuffer(ctx_, cmd_pool_, BoundRanges(bundle_, kWeightsF16),
+    OAAXVK_RETURN_IF_ERROR(CreateBlockedBuffer(ctx_, cmd_pool_, BoundRanges(bundle_, kWeightsF16),
                                                  bundle_.weights_f16_bytes, max_allocation_bytes_, bundle_.weights_f16,
                                                  "weights_f16", &weights_f16_));
   pipelines_ = std::make_unique<Pipelines>(ctx_, &bundle_);
@@ -383,8 +383,8 @@ Executor::~Executor() {
   if (pool_) vkDestroyDescriptorPool(dev_, pool_, nullptr);  // frees the sets
   recorder_.reset();
   pipelines_.reset();  // every pipeline, the cache, the layouts and modules
-  DestroySegmentedBuffer(dev_, &weights_);
-  DestroySegmentedBuffer(dev_, &weights_f16_);
+  DestroyBlockedBuffer(dev_, &weights_);
+  DestroyBlockedBuffer(dev_, &weights_f16_);
 }
 
 }  // namespace oaaxvk::runtime

@@ -52,7 +52,7 @@ Status CreateFrameSlot(VkContext* ctx, const FrameSlotConfig& config, const std:
   const VkDevice dev = ctx->device();
   const Bundle& bundle = *config.bundle;
   const size_t nd = bundle.dispatches.size();
-  OAAXVK_RETURN_IF_ERROR(CreateSegmentedBuffer(ctx, VK_NULL_HANDLE, BoundRanges(bundle, kArena),
+  OAAXVK_RETURN_IF_ERROR(CreateBlockedBuffer(ctx, VK_NULL_HANDLE, BoundRanges(bundle, kArena),
                                                bundle.buffer_bytes[kArena], config.max_allocation_bytes, nullptr,
                                                "arena", &s.arena)
                              .WithContext(where));
@@ -181,7 +181,7 @@ void DestroyFrameSlot(VkDevice dev, FrameSlot* s) {
   s->current = nullptr;
   if (s->pool) vkDestroyCommandPool(dev, s->pool, nullptr);
   s->pool = VK_NULL_HANDLE;
-  DestroySegmentedBuffer(dev, &s->arena);
+  DestroyBlockedBuffer(dev, &s->arena);
   DestroyBuffer(dev, &s->in);
   DestroyBuffer(dev, &s->out);
   DestroyBuffer(dev, &s->in_stage);

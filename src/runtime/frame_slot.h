@@ -23,7 +23,7 @@
 namespace oaaxvk::runtime {
 
 struct FrameSlot {
-  SegmentedBuffer arena;  // several VkBuffers when over the allocation limit
+  BlockedBuffer arena;  // several VkBuffers when over the allocation limit
   Buffer in, out, in_stage, out_stage;
   bool staged = false;  // I/O goes through in_stage / out_stage
   std::vector<VkDescriptorSet> sets;  // by dispatch (set 0)
@@ -63,8 +63,8 @@ struct FrameSlotConfig {
   const Bundle* bundle = nullptr;
   const Pipelines* pipelines = nullptr;  // layouts of the sets
   VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
-  const SegmentedBuffer* weights = nullptr;
-  const SegmentedBuffer* weights_f16 = nullptr;  // holds no buffer unless a chosen row binds kind 4
+  const BlockedBuffer* weights = nullptr;
+  const BlockedBuffer* weights_f16 = nullptr;  // holds no buffer unless a chosen row binds kind 4
   // The most bytes one VkBuffer may take (the arena is cut between its
   // bindings beyond it): min(maxMemoryAllocationSize, the largest heap).
   uint64_t max_allocation_bytes = UINT64_MAX;

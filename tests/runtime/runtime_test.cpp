@@ -647,7 +647,7 @@ TEST_F(Runtime, BufferSizesBeyondAnyDeviceAreRejectedBeforeAllocation) {
       {"outputs_wraps", [](BundleSpec* s) { s->outputs_bytes = UINT64_MAX - 3; }, "metadata 'io.outputs_bytes'"},
       // 2^47: within the cap, beyond any test device's allocation limit and
       // heap. (An arena that large whose bindings are small loads: only the
-      // bound bytes get memory, buffer_segments.h.)
+      // bound bytes get memory, buffer_blocks.h.)
       {"inputs_beyond_device", [](BundleSpec* s) { s->inputs_bytes = uint64_t{1} << 47; },
        "metadata 'io.inputs_bytes' is 140737488355328 bytes, but device"},
   };
@@ -1512,7 +1512,7 @@ TEST_F(DeviceLoss, AnExceptionInSendGivesTheSlotBack) {
 
 // Buffers beyond the device's allocation limit (OAAXVK_INJECT_MAX_ALLOCATION
 // lowers maxMemoryAllocationSize as the runtime sees it): the weights and the
-// arena are cut between bindings into several VkBuffers (buffer_segments.h).
+// arena are cut between bindings into several VkBuffers (buffer_blocks.h).
 class SplitBuffers : public Runtime {
  protected:
   void TearDown() override {
