@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "oaax_vulkan/tensors_util.h"
+#include "runtime/buffer_blocks.h"
 #include "runtime/checked_math.h"
 
 namespace oaaxvk::runtime {
@@ -1050,6 +1051,16 @@ bool DispatchesBindKind(const Bundle& b, uint32_t kind) {
   return false;
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> BoundRanges(const Bundle& b, uint32_t kind) {
+  std::vector<std::pair<uint64_t, uint64_t>> r;
+  for (const Dispatch& d : b.dispatches)
+    for (uint32_t k = 0; k < d.n_bindings; ++k) {
+      const Binding& bd = b.bindings[d.first_binding + k];
+      if (bd.kind == kind) r.emplace_back(bd.offset, bd.offset + bd.size);
+    }
+  return r;
+}
+
 uint64_t TexelViewBytes(char type, uint64_t size) {
   const uint64_t texel = type == 'v' ? 16 : 4;
   return (size + texel - 1) / texel * texel;
@@ -1149,11 +1160,23 @@ Status CheckDeviceLimits(const Bundle& b, const DeviceLimits& l) {
                                    "storageBuffer16BitAccess", b.path.c_str(), l.device_name.c_str()));
   // Every buffer as CreateBuffer allocates it (rounded up to 16 bytes); the
   // fp16 weight copies only when a chosen row binds them (else not uploaded).
+  // The weights, their copies and the arena may take several allocations,
+  // cut between bindings (buffer_blocks.h); the I/O buffers take one each.
+  const uint64_t limit = std::min(l.max_memory_allocation_size, l.max_heap_bytes);
   for (uint32_t kind = 0; kind < kBufferKinds; ++kind) {
     if (kind == kWeightsF16 && !DispatchesBindKind(b, kWeightsF16)) continue;
+    if (SplittableKind(kind)) {
+      StatusOr<std::vector<BufferBlock>> blocks =
+          PlanBufferBlocks(BoundRanges(b, kind), b.buffer_bytes[kind], limit,
+                       StrFormat("bundle '%s': %s on device '%s' (%s)", b.path.c_str(), BufferSizeEntry(kind),
+                                 l.device_name.c_str(),
+                                 l.max_memory_allocation_size <= l.max_heap_bytes ? "maxMemoryAllocationSize"
+                                                                                  : "its largest memory heap"));
+      if (!blocks.ok()) return blocks.status();
+      continue;
+    }
     uint64_t alloc = 0;
     const bool fits = CheckedRoundUp(b.buffer_bytes[kind], 16, &alloc);
-    const uint64_t limit = std::min(l.max_memory_allocation_size, l.max_heap_bytes);
     if (!fits || alloc > limit)
       return Unimplemented(StrFormat("bundle '%s': %s is %llu bytes, but device '%s' allocates at most %llu bytes in "
                                      "one buffer (%s); the model needs a device with more memory",

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oaax_vulkan/oinf.h"
@@ -266,6 +267,14 @@ std::vector<std::string> MissingCapabilities(const Kernel& kernel, const DeviceL
 bool RowBindsKind(const Bundle& bundle, const Dispatch& d, uint32_t kind);
 // Whether some row of bundle.dispatches binds buffer kind `kind`.
 bool DispatchesBindKind(const Bundle& bundle, uint32_t kind);
+// The byte ranges [offset, offset + size) of buffer kind `kind` that the rows
+// of bundle.dispatches bind (input to PlanBufferBlocks, buffer_blocks.h).
+std::vector<std::pair<uint64_t, uint64_t>> BoundRanges(const Bundle& bundle, uint32_t kind);
+// Whether buffer kind `kind` may be placed in several VkBuffers (its
+// bindings are all the device reads of it): the weights, their fp16 copies
+// and the arena; the inputs and outputs are copied to and from the host as
+// one mapped block each.
+inline bool SplittableKind(uint32_t kind) { return kind == kWeights || kind == kArena || kind == kWeightsF16; }
 // Whether every texel-buffer binding of dispatch `d` can be viewed on a
 // device with `limits`: offset a multiple of minTexelBufferOffsetAlignment,
 // TexelViewBytes / texel size <= maxTexelBufferElements, the view inside its

@@ -152,4 +152,44 @@ Status UploadBuffer(VkContext* ctx, VkCommandPool pool, const uint8_t* bytes, Vk
   return s.WithContext(StrFormat("uploading %s", what));
 }
 
+Status CreateBlockedBuffer(VkContext* ctx, VkCommandPool pool, const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                             uint64_t total, uint64_t max_bytes, const uint8_t* upload, const std::string& what,
+                             BlockedBuffer* out) {
+  OAAXVK_ASSIGN_OR_RETURN(out->blocks, PlanBufferBlocks(ranges, total, max_bytes, what + " buffer"));
+  const size_t n = out->blocks.size();
+  out->buffers.resize(n);
+  if (n > 1)
+    Log(LogLevel::kInfo, StrFormat("%s (%llu bytes) in %zu buffers of at most %llu bytes (the device's allocation "
+                                   "limit), cut between bindings", what.c_str(), static_cast<unsigned long long>(total),
+                                   n, static_cast<unsigned long long>(max_bytes)));
+  for (size_t i = 0; i < n; ++i) {
+    const BufferBlock& g = out->blocks[i];
+    const std::string name =
+        n == 1 ? what
+               : StrFormat("%s part %zu of %zu (bytes [%llu, %llu))", what.c_str(), i + 1, n,
+                           static_cast<unsigned long long>(g.begin), static_cast<unsigned long long>(g.end));
+    if (upload != nullptr) {
+      OAAXVK_RETURN_IF_ERROR(UploadBuffer(ctx, pool, upload + g.begin, g.end - g.begin, &out->buffers[i], name.c_str()));
+    } else {
+      const std::string buffer_name = name + " buffer";
+      // Transfer source too: a segment program's reads copy arena elements to the host.
+      OAAXVK_RETURN_IF_ERROR(CreateBuffer(ctx, g.end - g.begin, kShaderBufferUsage | VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 0,
+                                          VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, buffer_name.c_str(),
+                                          &out->buffers[i]));
+    }
+  }
+  return Status::Ok();
+}
+
+void DestroyBlockedBuffer(VkDevice dev, BlockedBuffer* b) {
+  for (Buffer& x : b->buffers) DestroyBuffer(dev, &x);
+  *b = BlockedBuffer();
+}
+
+std::pair<VkBuffer, uint64_t> LocateBinding(const BlockedBuffer& b, uint64_t offset) {
+  if (b.buffers.empty()) return {VK_NULL_HANDLE, offset};
+  const size_t i = BlockOf(b.blocks, offset);
+  return {b.buffers[i].buffer, offset - b.blocks[i].begin};
+}
+
 }  // namespace oaaxvk::runtime

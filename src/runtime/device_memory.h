@@ -7,8 +7,12 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "oaax_vulkan/status.h"
+#include "runtime/buffer_blocks.h"
 #include "runtime/vk_context.h"
 
 namespace oaaxvk::runtime {
@@ -54,6 +58,28 @@ Status CreateIoBuffer(VkContext* ctx, VkDeviceSize size, bool is_input, bool for
 // `*buffer`, also on failure.
 Status UploadBuffer(VkContext* ctx, VkCommandPool pool, const uint8_t* bytes, VkDeviceSize n, Buffer* buffer,
                     const char* what);
+
+// One bundle buffer kind (the weights, their fp16 copies, an arena) in one or
+// more device-local VkBuffers (buffer_blocks.h): buffers[i] holds bytes
+// [blocks[i].begin, blocks[i].end) of the bundle's buffer.
+struct BlockedBuffer {
+  std::vector<BufferBlock> blocks;
+  std::vector<Buffer> buffers;
+};
+
+// Creates `*out` for a bundle buffer of `total` bytes whose bindings cover
+// `ranges`, in buffers of at most `max_bytes` each (PlanBufferBlocks; one buffer
+// when it fits), copying `upload + begin` into each through UploadBuffer when
+// `upload` is not null (`pool` as there). `what` ("weights", "arena") names
+// the buffers in errors and in the info line logged when it takes several.
+// The caller frees `*out` with DestroyBlockedBuffer, also on failure.
+Status CreateBlockedBuffer(VkContext* ctx, VkCommandPool pool, const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                             uint64_t total, uint64_t max_bytes, const uint8_t* upload, const std::string& what,
+                             BlockedBuffer* out);
+void DestroyBlockedBuffer(VkDevice dev, BlockedBuffer* b);
+// The buffer holding the binding at bundle offset `offset`, and the binding's
+// offset in it; VK_NULL_HANDLE when `b` holds no buffer.
+std::pair<VkBuffer, uint64_t> LocateBinding(const BlockedBuffer& b, uint64_t offset);
 
 }  // namespace oaaxvk::runtime
 

@@ -50,7 +50,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
   dl.max_texel_buffer_elements = lim.maxTexelBufferElements;
   dl.min_texel_buffer_offset_alignment = lim.minTexelBufferOffsetAlignment;
   dl.max_sampled_images_per_stage = lim.maxPerStageDescriptorSampledImages;
-  dl.max_memory_allocation_size = ctx->max_memory_allocation_size();
+  dl.max_memory_allocation_size = MaxAllocationBytes(ctx->max_memory_allocation_size());
   dl.max_heap_bytes = 0;
   for (uint32_t h = 0; h < ctx->memory_properties().memoryHeapCount; ++h)
     dl.max_heap_bytes = std::max<uint64_t>(dl.max_heap_bytes, ctx->memory_properties().memoryHeaps[h].size);
@@ -96,6 +96,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
   OAAXVK_RETURN_IF_ERROR(CheckDeviceLimits(bundle, dl));
 
   std::unique_ptr<Executor> e(new Executor(ctx, std::move(bundle), options));
+  e->max_allocation_bytes_ = std::min(dl.max_memory_allocation_size, dl.max_heap_bytes);
   OAAXVK_RETURN_IF_ERROR(e->Init());
   return e;
 }
@@ -108,11 +109,13 @@ Status Executor::Init() {
   VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   cpi.queueFamilyIndex = ctx_->queue_family();
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateCommandPool(dev_, &cpi, nullptr, &cmd_pool_), "vkCreateCommandPool"));
-  OAAXVK_RETURN_IF_ERROR(UploadBuffer(ctx_, cmd_pool_, bundle_.weights, bundle_.weights_bytes, &weights_, "weights"));
+  OAAXVK_RETURN_IF_ERROR(CreateBlockedBuffer(ctx_, cmd_pool_, BoundRanges(bundle_, kWeights), bundle_.weights_bytes,
+                                               max_allocation_bytes_, bundle_.weights, "weights", &weights_));
   // Feature device_variants: the fp16 copies only when a chosen row reads them.
   if (DispatchesBindKind(bundle_, kWeightsF16))
-    OAAXVK_RETURN_IF_ERROR(
-        UploadBuffer(ctx_, cmd_pool_, bundle_.weights_f16, bundle_.weights_f16_bytes, &weights_f16_, "weights_f16"));
+    OAAXVK_RETURN_IF_ERROR(CreateBlockedBuffer(ctx_, cmd_pool_, BoundRanges(bundle_, kWeightsF16),
+                                                 bundle_.weights_f16_bytes, max_allocation_bytes_, bundle_.weights_f16,
+                                                 "weights_f16", &weights_f16_));
   const double upload_ms = ms_since(t0);
   const auto t1 = Clock::now();
   pipelines_ = std::make_unique<Pipelines>(ctx_, &bundle_);
@@ -155,7 +158,7 @@ Status Executor::Init() {
                                  bundle_.inputs.size(), bundle_.outputs.size(), bundle_.kernels.size(),
                                  bundle_.dispatches.size(), pipelines_->count(), slots_.size(),
                                  !slots_.empty() && slots_[0].staged ? ", staged I/O" : "",
-                                 weights_f16_.buffer ? ", fp16 weight copies uploaded" : "",
+                                 !weights_f16_.buffers.empty() ? ", fp16 weight copies uploaded" : "",
                                  profiler_.enabled() ? ", profiling every dispatch" : "", ms_since(t0), upload_ms,
                                  pipelines_ms, slots_ms, warmup_ms));
   if (dynamic_) {
@@ -181,8 +184,9 @@ Status Executor::CreateSlots() {
   config.bundle = &bundle_;
   config.pipelines = pipelines_.get();
   config.descriptor_pool = pool_;
-  config.weights = weights_.buffer;
-  config.weights_f16 = weights_f16_.buffer;
+  config.weights = &weights_;
+  config.weights_f16 = &weights_f16_;
+  config.max_allocation_bytes = max_allocation_bytes_;
   config.force_staging = options_.force_staging;
   config.profiling = profiler_.enabled();
   for (uint32_t f = 0; f < frames; ++f) {
@@ -422,8 +426,8 @@ Executor::~Executor() {
   if (pool_) vkDestroyDescriptorPool(dev_, pool_, nullptr);  // frees the sets
   recorder_.reset();
   pipelines_.reset();  // every pipeline, the cache, the layouts and modules
-  DestroyBuffer(dev_, &weights_);
-  DestroyBuffer(dev_, &weights_f16_);
+  DestroyBlockedBuffer(dev_, &weights_);
+  DestroyBlockedBuffer(dev_, &weights_f16_);
 }
 
 }  // namespace oaaxvk::runtime

@@ -130,8 +130,11 @@ class Executor {
   Bundle bundle_;
   ExecutorOptions options_;
 
-  Buffer weights_;
-  Buffer weights_f16_;  // kind 4 (feature device_variants): only when a chosen row binds it
+  BlockedBuffer weights_;
+  BlockedBuffer weights_f16_;  // kind 4 (feature device_variants): only when a chosen row binds it
+  // The most bytes one VkBuffer may take: min(maxMemoryAllocationSize, the
+  // largest heap); larger weights and arenas take several (buffer_blocks.h).
+  uint64_t max_allocation_bytes_ = UINT64_MAX;
   std::unique_ptr<Pipelines> pipelines_;
   std::unique_ptr<Recorder> recorder_;
   // Feature segment_program: runs each frame's segments in send_input (null otherwise).

@@ -57,4 +57,15 @@ OAAXVK_FAULT_SEAM void MaybeThrowInjected(const char* where) {
   if (ThrowInjected(where)) throw std::bad_alloc();
 }
 
+OAAXVK_FAULT_SEAM uint64_t MaxAllocationBytes(uint64_t device_value) {
+#ifdef OAAXVK_FAULT_INJECTION
+  // OAAXVK_INJECT_MAX_ALLOCATION = <bytes> (fault_injection.h).
+  if (const char* e = getenv("OAAXVK_INJECT_MAX_ALLOCATION")) {
+    const unsigned long long v = strtoull(e, nullptr, 10);
+    if (v > 0 && v < device_value) return v;
+  }
+#endif
+  return device_value;
+}
+
 }  // namespace oaaxvk::runtime

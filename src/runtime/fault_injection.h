@@ -8,7 +8,10 @@
 // "lost" (VK_ERROR_DEVICE_LOST) or "oom" (VK_ERROR_OUT_OF_HOST_MEMORY).
 // "send:throw" makes send_input throw std::bad_alloc once it holds a frame
 // slot (host memory running out mid-send). The variable is read at every
-// call, so a test sets and unsets it between calls. No other build reads it.
+// call, so a test sets and unsets it between calls. In the same build,
+// OAAXVK_INJECT_MAX_ALLOCATION = <bytes> lowers the device's
+// maxMemoryAllocationSize as the runtime sees it at model loading, so tests
+// place small buffers in several allocations. No other build reads either.
 #ifndef OAAXVK_RUNTIME_FAULT_INJECTION_H_
 #define OAAXVK_RUNTIME_FAULT_INJECTION_H_
 
@@ -22,6 +25,8 @@ VkResult QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits,
 VkResult WaitForFences(VkDevice device, uint32_t count, const VkFence* fences, VkBool32 wait_all, uint64_t timeout_ns);
 // Throws std::bad_alloc when "<where>:throw" is injected; nothing otherwise.
 void MaybeThrowInjected(const char* where);
+// The device's maxMemoryAllocationSize, or the smaller injected one.
+uint64_t MaxAllocationBytes(uint64_t device_value);
 
 }  // namespace oaaxvk::runtime
 

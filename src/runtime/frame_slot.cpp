@@ -52,10 +52,9 @@ Status CreateFrameSlot(VkContext* ctx, const FrameSlotConfig& config, const std:
   const VkDevice dev = ctx->device();
   const Bundle& bundle = *config.bundle;
   const size_t nd = bundle.dispatches.size();
-  // Transfer source: a segment program's reads copy arena elements to the host.
-  OAAXVK_RETURN_IF_ERROR(CreateBuffer(ctx, bundle.buffer_bytes[kArena],
-                                      kShaderBufferUsage | VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 0,
-                                      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, false, "arena buffer", &s.arena)
+  OAAXVK_RETURN_IF_ERROR(CreateBlockedBuffer(ctx, VK_NULL_HANDLE, BoundRanges(bundle, kArena),
+                                               bundle.buffer_bytes[kArena], config.max_allocation_bytes, nullptr,
+                                               "arena", &s.arena)
                              .WithContext(where));
   OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(ctx, bundle.buffer_bytes[kInputs], true, config.force_staging,
                                         "inputs buffer", &s.in, &s.in_stage, &s.host_in)
@@ -87,9 +86,16 @@ Status CreateFrameSlot(VkContext* ctx, const FrameSlotConfig& config, const std:
     dai.pSetLayouts = layouts.data();
     OAAXVK_RETURN_IF_ERROR(VkCheck(vkAllocateDescriptorSets(dev, &dai, s.sets.data()), "vkAllocateDescriptorSets")
                                .WithContext(where));
-    // weights_f16 is null unless a chosen row binds kind 4 (then it exists).
-    const VkBuffer by_kind[kBufferKinds] = {config.weights, s.arena.buffer, s.in.buffer, s.out.buffer,
-                                          config.weights_f16};
+    // weights_f16 holds no buffer unless a chosen row binds kind 4 (then it does).
+    auto place = [&](const Binding& bd) -> std::pair<VkBuffer, uint64_t> {
+      switch (bd.kind) {
+        case kWeights: return LocateBinding(*config.weights, bd.offset);
+        case kArena: return LocateBinding(s.arena, bd.offset);
+        case kInputs: return {s.in.buffer, bd.offset};
+        case kOutputs: return {s.out.buffer, bd.offset};
+        default: return LocateBinding(*config.weights_f16, bd.offset);
+      }
+    };
     std::vector<VkDescriptorBufferInfo> infos;
     std::vector<VkWriteDescriptorSet> writes;
     infos.reserve(bundle.bindings.size() + 1);
@@ -97,7 +103,8 @@ Status CreateFrameSlot(VkContext* ctx, const FrameSlotConfig& config, const std:
       const Dispatch& d = bundle.dispatches[i];
       for (uint32_t b = 0; b < d.n_bindings; ++b) {
         const Binding& bd = bundle.bindings[d.first_binding + b];
-        infos.push_back({by_kind[bd.kind], bd.offset, bd.size});
+        const auto [buffer, offset] = place(bd);
+        infos.push_back({buffer, offset, bd.size});
       }
     }
     // Feature texel_bindings: one buffer view per distinct (buffer, offset,
@@ -122,11 +129,12 @@ Status CreateFrameSlot(VkContext* ctx, const FrameSlotConfig& config, const std:
           auto it = view_index.find(key);
           if (it == view_index.end()) {
             VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
-            vi.buffer = by_kind[bd.kind];
+            const auto [buffer, offset] = place(bd);
+            vi.buffer = buffer;
             vi.format = types[b] == 'v'   ? VK_FORMAT_R32G32B32A32_SFLOAT
                         : types[b] == 'u' ? VK_FORMAT_R32_UINT
                                           : VK_FORMAT_R32_SFLOAT;
-            vi.offset = bd.offset;
+            vi.offset = offset;
             vi.range = range;
             VkBufferView view;
             OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateBufferView(dev, &vi, nullptr, &view), "vkCreateBufferView")
@@ -173,7 +181,7 @@ void DestroyFrameSlot(VkDevice dev, FrameSlot* s) {
   s->current = nullptr;
   if (s->pool) vkDestroyCommandPool(dev, s->pool, nullptr);
   s->pool = VK_NULL_HANDLE;
-  DestroyBuffer(dev, &s->arena);
+  DestroyBlockedBuffer(dev, &s->arena);
   DestroyBuffer(dev, &s->in);
   DestroyBuffer(dev, &s->out);
   DestroyBuffer(dev, &s->in_stage);

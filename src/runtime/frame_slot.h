@@ -23,7 +23,8 @@
 namespace oaaxvk::runtime {
 
 struct FrameSlot {
-  Buffer arena, in, out, in_stage, out_stage;
+  BlockedBuffer arena;  // several VkBuffers when over the allocation limit
+  Buffer in, out, in_stage, out_stage;
   bool staged = false;  // I/O goes through in_stage / out_stage
   std::vector<VkDescriptorSet> sets;  // by dispatch (set 0)
   // Feature parameter_buffer: the frame's parameter buffer (host-visible
@@ -62,8 +63,11 @@ struct FrameSlotConfig {
   const Bundle* bundle = nullptr;
   const Pipelines* pipelines = nullptr;  // layouts of the sets
   VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
-  VkBuffer weights = VK_NULL_HANDLE;
-  VkBuffer weights_f16 = VK_NULL_HANDLE;  // null unless a chosen row binds kind 4 (then it exists)
+  const BlockedBuffer* weights = nullptr;
+  const BlockedBuffer* weights_f16 = nullptr;  // holds no buffer unless a chosen row binds kind 4
+  // The most bytes one VkBuffer may take (the arena is cut between its
+  // bindings beyond it): min(maxMemoryAllocationSize, the largest heap).
+  uint64_t max_allocation_bytes = UINT64_MAX;
   bool force_staging = false;
   bool profiling = false;  // a timestamp query pool per slot
 };

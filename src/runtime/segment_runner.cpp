@@ -106,9 +106,21 @@ Status SegmentRunner::Attach(size_t index, FrameSlot* s) {
     vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
                          nullptr, 0, nullptr);
     // Kind 1 = the arena, 3 = the outputs as the shaders write them (Validate admits only these).
-    const VkBuffer src = reads[r].buffer_kind == kArena ? s->arena.buffer : s->out.buffer;
-    VkBufferCopy region{reads[r].offset, 0, ControlReadBytes(reads[r].dtype)};
-    vkCmdCopyBuffer(cmd, src, st.readback.buffer, 1, &region);
+    // An arena over the allocation limit is in several blocks: the read's
+    // element lies in the block holding its binding's offset.
+    const std::pair<VkBuffer, uint64_t> src = reads[r].buffer_kind == kArena
+                                                  ? LocateBinding(s->arena, reads[r].offset)
+                                                  : std::make_pair(s->out.buffer, reads[r].offset);
+    if (reads[r].buffer_kind == kArena && !s->arena.blocks.empty()) {
+      const BufferBlock& b = s->arena.blocks[BlockOf(s->arena.blocks, reads[r].offset)];
+      if (reads[r].offset < b.begin || reads[r].offset + ControlReadBytes(reads[r].dtype) > b.end)
+        return DataLoss(StrFormat("control.reads row %zu: arena bytes [%llu, %llu) are not inside one bound tensor's "
+                                  "memory; a read-back reads an element of a tensor the program binds",
+                                  r, static_cast<unsigned long long>(reads[r].offset),
+                                  static_cast<unsigned long long>(reads[r].offset + ControlReadBytes(reads[r].dtype))));
+    }
+    VkBufferCopy region{src.second, 0, ControlReadBytes(reads[r].dtype)};
+    vkCmdCopyBuffer(cmd, src.first, st.readback.buffer, 1, &region);
     VkMemoryBarrier hb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     hb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;

@@ -653,9 +653,11 @@ TEST_F(Runtime, BufferSizesBeyondAnyDeviceAreRejectedBeforeAllocation) {
       {"inputs_wraps", [](BundleSpec* s) { s->inputs_bytes = UINT64_MAX - 15; },
        "metadata 'io.inputs_bytes' = 18446744073709551600 exceeds"},
       {"outputs_wraps", [](BundleSpec* s) { s->outputs_bytes = UINT64_MAX - 3; }, "metadata 'io.outputs_bytes'"},
-      // 2^47: within the cap, beyond any test device's allocation limit and heap.
-      {"arena_beyond_device", [](BundleSpec* s) { s->arena_bytes = uint64_t{1} << 47; },
-       "metadata 'arena.bytes' is 140737488355328 bytes, but device"},
+      // 2^47: within the cap, beyond any test device's allocation limit and
+      // heap. (An arena that large whose bindings are small loads: only the
+      // bound bytes get memory, buffer_blocks.h.)
+      {"inputs_beyond_device", [](BundleSpec* s) { s->inputs_bytes = uint64_t{1} << 47; },
+       "metadata 'io.inputs_bytes' is 140737488355328 bytes, but device"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -1514,6 +1516,46 @@ TEST_F(DeviceLoss, AnExceptionInSendGivesTheSlotBack) {
   }
   StopInjecting();
   RunAffineOnce(13, w, b, 2);
+}
+
+// Buffers beyond the device's allocation limit (OAAXVK_INJECT_MAX_ALLOCATION
+// lowers maxMemoryAllocationSize as the runtime sees it): the weights and the
+// arena are cut between bindings into several VkBuffers (buffer_blocks.h).
+class SplitBuffers : public Runtime {
+ protected:
+  void TearDown() override {
+    unsetenv("OAAXVK_INJECT_MAX_ALLOCATION");
+    Runtime::TearDown();
+  }
+};
+
+// AffineRelu(1000): w at weights [0, 4000), b at [4096, 8096); t1 at arena
+// [0, 4000), t2 at [4096, 8096). With 4096 bytes per allocation each of the
+// two buffers takes two allocations, and every binding still reads its data.
+TEST_F(SplitBuffers, WeightsAndArenaInSeveralAllocationsMatchTheReference) {
+  setenv("OAAXVK_INJECT_MAX_ALLOCATION", "4096", 1);
+  const std::string log = g_tmpdir + "/split_buffers.log";
+  ASSERT_EQ(Init({{"frames_in_flight", "2"}, {"log_level", "2"}, {"log_file", log}}), 0) << g_api->error();
+  std::vector<float> w, b;
+  LoadAffine(1000, &w, &b);
+  for (uint32_t seed = 1; seed <= 3; ++seed) RunAffineOnce(1000, w, b, seed);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("weights (8096 bytes) in 2 buffers of at most 4096 bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("arena (8096 bytes) in 2 buffers of at most 4096 bytes"), std::string::npos) << text;
+}
+
+// One binding (w, 4000 bytes) over the limit: no cut fits it, refused at load
+// naming the buffer, the bytes, the limit and the device limit behind it.
+TEST_F(SplitBuffers, ABindingOverTheAllocationLimitIsRefusedAtLoad) {
+  setenv("OAAXVK_INJECT_MAX_ALLOCATION", "2048", 1);
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  std::vector<float> w(1000, 1.0f), b(1000, 0.0f);
+  const std::string path = Write(oaaxvk::test::AffineReluBundle(1000, w, b), "split_refused");
+  ExpectError(g_api->load(path.c_str()),
+              {"runtime_model_loading", "tensor 'weights'", "(maxMemoryAllocationSize)", "bytes [0, 4000)",
+               "4000 bytes are over the 2048 bytes one buffer may take"});
 }
 #endif  // OAAXVK_FAULT_INJECTION_TESTS
 

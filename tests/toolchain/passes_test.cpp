@@ -7,8 +7,10 @@
 #include <cstring>
 
 #include "test_util.h"
+#include "toolchain/ir/limits.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/lower/lower.h"
+#include "toolchain/plan/plan.h"
 
 namespace oaaxvk::toolchain {
 namespace {
@@ -604,6 +606,80 @@ TEST(Lowering, RejectsUnsupportedModesNamingNodeAndFeature) {
     EXPECT_NE(m.find("'ct'"), std::string::npos) << m;
     EXPECT_NE(m.find("output_shape"), std::string::npos) << m;
   }
+}
+
+}  // namespace
+}  // namespace oaaxvk::toolchain
+
+namespace oaaxvk::toolchain {
+namespace {
+
+// Gemm(x [2, 96], w [200, 96], transB) + Relu under a 32768-byte binding
+// limit (w takes 76800): four Gemms over 64, 64, 64 and 8 rows of w, each
+// with the Relu fused and its slice of the bias, joined by a Concat into the
+// graph output; the program then plans.
+TEST(SplitLargeWeights, GemmBecomesAlignedPiecesJoinedByAConcat) {
+  ConversionLimits small;
+  small.max_binding_bytes = 32768;
+  LimitsScope scope(&small);
+  Graph g;
+  g.opset = 13;
+  testing::AddInput(g, "x", {2, 96});
+  testing::AddConst(g, "w", {200, 96});
+  testing::AddConst(g, "b", {200});
+  testing::AddNode(g, "Gemm", "fc", {"x", "w", "b"}, {"h"}).SetInt("transB", 1);
+  testing::AddNode(g, "Relu", "relu", {"h"}, {"y"});
+  testing::AddOutput(g, "y");
+  auto r = RunDefaultPipeline(g);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(g.CountOps("Gemm"), 4u);
+  EXPECT_EQ(g.CountOps("Relu"), 0u);
+  std::vector<int64_t> rows;
+  for (const Node& n : g.nodes) {
+    if (n.op_type != "Gemm") continue;
+    EXPECT_EQ(n.act(), Activation::kRelu) << n.name;
+    const Tensor* w = g.FindTensor(n.inputs[1]);
+    const Tensor* b = g.FindTensor(n.inputs[2]);
+    ASSERT_TRUE(w && w->is_const && b && b->is_const) << n.name;
+    rows.push_back(w->shape[0].value());
+    EXPECT_EQ(w->shape[1].value(), 96);
+    EXPECT_EQ(b->shape[0].value(), w->shape[0].value()) << n.name;
+  }
+  EXPECT_EQ(rows, (std::vector<int64_t>{64, 64, 64, 8}));
+  const int cat = g.Producer(g.outputs[0].tensor);
+  ASSERT_GE(cat, 0);
+  EXPECT_EQ(g.nodes[cat].op_type, "Concat");
+  EXPECT_EQ(g.nodes[cat].GetInt("axis", -1), 1);
+  EXPECT_EQ(ShapeToString(g.FindTensor(g.outputs[0].tensor)->shape), "[2, 200]");
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto plan = PlanMemory(*p);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+}
+
+// A grouped Conv has no split here: its weight (4608 bytes) stays whole and
+// the memory plan refuses it under a 4096-byte limit, naming it and the limit.
+TEST(SplitLargeWeights, AWeightWithoutASplitIsRefusedByThePlan) {
+  ConversionLimits small;
+  small.max_binding_bytes = 4096;
+  LimitsScope scope(&small);
+  Graph g;
+  g.opset = 13;
+  testing::AddInput(g, "x", {1, 4, 6, 6});
+  testing::AddConst(g, "w", {64, 2, 3, 3});
+  testing::AddNode(g, "Conv", "conv", {"x", "w"}, {"y"}).SetInt("group", 2);
+  testing::AddOutput(g, "y");
+  auto r = RunDefaultPipeline(g);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(g.CountOps("Conv"), 1u);
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto plan = PlanMemory(*p);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().ToString().find("tensor 'w' (bound by node 'conv' (Conv)) takes 4608 bytes, over the "
+                                          "binding limit max_binding_bytes = 4096"),
+            std::string::npos)
+      << plan.status().ToString();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "oaax_vulkan/oinf.h"
 #include "test_util.h"
 #include "toolchain/driver/driver.h"
+#include "toolchain/ir/limits.h"
 #include "toolchain/lower/kernels.h"
 #include "toolchain/lower/lower.h"
 
@@ -419,6 +420,11 @@ TEST(KernelVariants, ConvCpuKernelFollowsShape) {
       // 16 channel blocks x 2000 rows x 256 blocks = 128000 workgroups: split over x and y.
       {"2k", {1, 3, 2000, 2048}, {128, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1, "conv2d_cpu_xv", "vvfsf", {65535, 2, 1}},
   };
+  // "2k" writes a 2 GB output: over the default binding limit (lavapipe's
+  // range), within NVIDIA's 2^32 - 1.
+  ConversionLimits wide;
+  wide.max_binding_bytes = (uint64_t{1} << 32) - 1;
+  LimitsScope scope(&wide);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Graph g;

@@ -28,6 +28,10 @@ struct ConversionLimits {
   // number of dispatches.
   uint64_t max_arena_bytes = uint64_t{16} << 30;
   uint64_t max_dispatches = uint64_t{1} << 20;
+  // Bytes one kernel binding may cover: the smallest maxStorageBufferRange of
+  // the devices the bundles target (lavapipe's 2^27). Larger weights are split
+  // (passes/split_large.h); any other larger tensor is refused by the plan.
+  uint64_t max_binding_bytes = uint64_t{1} << 27;
 };
 
 namespace limits_internal {

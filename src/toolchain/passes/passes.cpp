@@ -1,6 +1,7 @@
 #include "toolchain/passes/passes.h"
 #include "toolchain/passes/activations_float.h"
 #include "toolchain/passes/decompose.h"
+#include "toolchain/passes/split_large.h"
 
 #include <algorithm>
 #include <cmath>
@@ -616,7 +617,7 @@ StatusOr<std::vector<PassResult>> RunDefaultPipeline(Graph& g) {
   using PassFn = Status (*)(Graph&, PassResult*);
   const PassFn passes[] = {DecomposeOps,       FoldConstants,      RemoveIdentities,      FoldBatchNormIntoConv,
                            DecomposeBatchNorm, FoldAffineIntoConv, FuseElementwiseChains, FuseResidualAdd,
-                           FuseActivations,    EliminateDeadCode,  FoldConstants};
+                           FuseActivations,    SplitLargeWeights,  EliminateDeadCode,  FoldConstants};
   for (PassFn fn : passes) {
     PassResult r;
     OAAXVK_RETURN_IF_ERROR(fn(g, &r));

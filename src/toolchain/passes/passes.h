@@ -72,7 +72,7 @@ bool IsActivationOp(const std::string& op_type);
 
 // The default pipeline in order: DecomposeOps (decompose.h), FoldConstants, RemoveIdentities,
 // FoldBatchNormIntoConv, DecomposeBatchNorm, FuseElementwiseChains, FuseResidualAdd, FuseActivations,
-// EliminateDeadCode, then a final FoldConstants (shape re-check).
+// SplitLargeWeights (split_large.h), EliminateDeadCode, then a final FoldConstants (shape re-check).
 StatusOr<std::vector<PassResult>> RunDefaultPipeline(Graph& g);
 
 }  // namespace oaaxvk::toolchain

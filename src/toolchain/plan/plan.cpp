@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "toolchain/ir/limits.h"
 #include "toolchain/plan/lifetime_index.h"
 #include "toolchain/plan/range_max.h"
 
@@ -109,7 +110,31 @@ uint32_t BarrierLowerBound(const Program& p) {
   return longest == 0 ? 0 : longest - 1;
 }
 
+// Every binding must fit one device binding (ConversionLimits::
+// max_binding_bytes); passes/split_large.h splits the weights it can, so what
+// reaches this check has no split strategy.
+namespace {
+Status CheckBindingSizes(const Program& p) {
+  const uint64_t limit = CurrentLimits().max_binding_bytes;
+  for (size_t d = 0; d < p.dispatches.size(); ++d)
+    for (const std::vector<Binding>* bs : {&p.dispatches[d].bindings, &p.dispatches[d].gpu_bindings})
+      for (const Binding& b : *bs) {
+        const Value& v = p.values[b.value];
+        if (Bytes(v) <= limit) continue;
+        const Dispatch& x = p.dispatches[d];
+        return ResourceExhausted(
+            "tensor '" + v.tensor + "' (bound by node '" + x.node + "' (" + x.op_type + ")) takes " +
+            std::to_string(Bytes(v)) + " bytes, over the binding limit max_binding_bytes = " + std::to_string(limit) +
+            " (the smallest maxStorageBufferRange of the target devices); only the constant weights of Gemm, "
+            "MatMul and group-1 Conv are split to fit. Use a smaller input shape, or raise max_binding_bytes in "
+            "config.json \"limits\" when every target device's maxStorageBufferRange allows it");
+      }
+  return Status::Ok();
+}
+}  // namespace
+
 StatusOr<MemoryPlan> PlanMemory(Program& p) {
+  OAAXVK_RETURN_IF_ERROR(CheckBindingSizes(p));
   MemoryPlan plan;
   std::vector<Lifetime> lt = ComputeLifetimes(p);
   // Inputs / outputs: I/O order, densely packed at aligned offsets.

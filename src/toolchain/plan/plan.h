@@ -48,7 +48,9 @@ std::vector<uint8_t> ComputeBarriers(const Program& p);
 uint32_t BarrierLowerBound(const Program& p);
 
 // Assigns Value::offset for every value and packs the weights and their
-// binary16 copies.
+// binary16 copies. Fails (ResourceExhausted, naming the tensor, the node and
+// the limit) when a binding is larger than ConversionLimits::
+// max_binding_bytes (ir/limits.h).
 StatusOr<MemoryPlan> PlanMemory(Program& p);
 
 }  // namespace oaaxvk::toolchain
