@@ -53,6 +53,26 @@ uint32_t FBits(float f) {
 
 constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
 
+// Whether `d` is an expression of a decided symbol (an If's branch taken on
+// the device, feature segment_program).
+bool DependsOnDecided(const Dim& d) {
+  const SymContext* c = SymContext::Current();
+  if (c == nullptr || !d.is_symbolic()) return false;
+  std::vector<int64_t> todo = {d.expr()};
+  std::set<int64_t> seen;
+  while (!todo.empty()) {
+    const int64_t e = todo.back();
+    todo.pop_back();
+    if (e < 0 || static_cast<size_t>(e) >= c->nodes().size() || !seen.insert(e).second) continue;
+    const SymNode& n = c->nodes()[static_cast<size_t>(e)];
+    if (n.op == SymOp::kSymbol && n.a >= 0 && static_cast<size_t>(n.a) < c->symbols().size() &&
+        c->symbols()[static_cast<size_t>(n.a)].decided)
+      return true;
+    if (n.op != SymOp::kSymbol && n.op != SymOp::kConst) todo.insert(todo.end(), {n.a, n.b});
+  }
+  return false;
+}
+
 // CPU-class kernel variants (bundle feature kernel_variants): register block
 // per invocation (rows x columns) and local size. Must match
 // shaders/conv2d_cpu*.comp (8 x 8), shaders/gemm_cpu.glsl (8 x 8) and
@@ -392,7 +412,7 @@ class Lowerer {
     // A size that is 0 at this point of a dynamic conversion (an If's empty
     // branch result, feature segment_program) has no bytes here; its
     // expression sizes the plan.
-    if (n < 0 || (n == 0 && !n.is_symbolic()))
+    if (n < 0 || (n == 0 && !DependsOnDecided(n)))
       return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
     if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
     Value v;
