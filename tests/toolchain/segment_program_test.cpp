@@ -177,6 +177,45 @@ TEST(SegmentProgram, DecidedSymbolsAreSampledAtBothConditionsAndAZeroExtent) {
   EXPECT_TRUE(cond0 && cond1 && empty && full);
 }
 
+// A graph holding the selection of a run-time If (node attribute
+// _if_select) between branch results of shapes `then_shape` and
+// `else_shape`.
+Graph IfSelection(const Shape& then_shape, const Shape& else_shape) {
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "c", {});
+  g.tensors["c"].dtype = DType::kBool;
+  AddInput(g, "t", then_shape);
+  AddInput(g, "e", else_shape);
+  AddNode(g, "Where", "guard/select", {"c", "t", "e"}, {"y"}).SetInt("_if_select", 1);
+  AddOutput(g, "y");
+  return g;
+}
+
+TEST(SegmentProgram, DifferentBranchShapesGetDecidedSymbols) {
+  auto syms = FindDecidedSymbols(IfSelection({0, 4}, {5, 4}));
+  ASSERT_TRUE(syms.ok()) << syms.status().ToString();
+  ASSERT_EQ(syms->size(), 2u);
+  EXPECT_EQ((*syms)[0].name, "y/cond");
+  EXPECT_EQ((*syms)[1].name, "y/larger");
+  for (const Symbol& y : *syms) {
+    EXPECT_TRUE(y.decided) << y.name;
+    EXPECT_EQ(y.min, 0) << y.name;
+    EXPECT_EQ(y.max, 1) << y.name;
+  }
+  // Equal shapes select with Where: no symbols.
+  auto equal = FindDecidedSymbols(IfSelection({5, 4}, {5, 4}));
+  ASSERT_TRUE(equal.ok());
+  EXPECT_TRUE(equal->empty());
+  // Neither shape holds the other: refused, naming the node and the shapes.
+  auto crossed = FindDecidedSymbols(IfSelection({2, 3}, {3, 2}));
+  ASSERT_FALSE(crossed.ok());
+  EXPECT_NE(crossed.status().message().find("node 'guard/select' (Where): the If branches give output 'y' the shapes "
+                                            "[2, 3] and [3, 2], neither of which holds the other"),
+            std::string::npos)
+      << crossed.status().message();
+}
+
 // Builds the If program over Chain(64) with `edit` applied and returns the
 // writer's status.
 template <typename Edit>
