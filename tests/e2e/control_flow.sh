@@ -17,6 +17,9 @@
 #                   shape, [0,4] included); run both ways;
 #   if_fewer_rows   opset 13, If on a bool graph input: then the first 2 rows
 #                   of x (Slice), else Relu(x) [5,4], Mul by 2 after it;
+#   if_fewer_cols   opset 13, x [N,4] with N in [1,8] (config.json), If on
+#                   a bool graph input: then the first 2 columns [N,2], else
+#                   Relu(x) [N,4]; run at N = 3 both ways, N = 8 and N = 1;
 #   if_larger_first opset 13, If on a bool graph input: then Relu(x) [2,3],
 #                   else ReduceMax over axis 0 [1,3] (the larger branch
 #                   first); both run with the condition true and false;
@@ -172,6 +175,20 @@ add("if_larger_first",
                                           [], [vi("e", F, [1, 3])]))],
     [("cond", B, []), ("x", F, [2, 3])], [("y", F, ["d0", 3])], 13,
     [{"cond": np.array(c), "x": randn(2, 3)} for c in (True, False)])
+# With a symbolic batch N in [1, 8] (config.json): then the first 2 columns
+# [N,2], else all 4 [N,4]; N and the taken branch both size the output.
+add("if_fewer_cols",
+    [h.make_node("If", ["cond"], ["picked"], name="cols_if",
+                 then_branch=h.make_graph([h.make_node("Slice", ["x", "s0", "s2", "s1"], ["t_cols"])], "then", [],
+                                          [vi("t_cols", F, ["N", 2])]),
+                 else_branch=h.make_graph([h.make_node("Relu", ["x"], ["e_cols"])], "else", [],
+                                          [vi("e_cols", F, ["N", 4])])),
+     h.make_node("Mul", ["picked", "two"], ["out"], name="after")],
+    [("cond", B, []), ("x", F, ["N", 4])], [("out", F, ["N", "c"])], 13,
+    [{"cond": np.array(c), "x": randn(n, 4)} for c, n in ((True, 3), (False, 3), (True, 8), (False, 1))],
+    [nh.from_array(np.array([0], np.int64), "s0"), nh.from_array(np.array([2], np.int64), "s2"),
+     nh.from_array(np.array([1], np.int64), "s1"), nh.from_array(np.array(2, np.float32), "two")])
+json.dump({"dimensions": {"N": {"min": 1, "max": 8}}}, open(f"{out}/if_fewer_cols/config.json", "w"))
 
 # 1. If on a run-time condition: both branches inlined, selected with Where.
 w = randn(2, 3)
@@ -344,9 +361,11 @@ with open(f"{out}/cases.txt", "w") as cases:
             manifest = []
             for i, (n, t, s) in enumerate(ins):
                 a = np.asarray(v[n], NP[t], order="C")
-                assert list(a.shape) == s, (name, n, a.shape)
+                # a symbolic dimension (a string) takes the value set's size
+                assert len(a.shape) == len(s) and all(x == y for x, y in zip(a.shape, s) if isinstance(y, int)), \
+                    (name, n, a.shape)
                 a.tofile(f"{d}/{i}.bin")
-                manifest.append({"name": n, "dtype": a.dtype.name, "shape": s, "file": f"{i}.bin"})
+                manifest.append({"name": n, "dtype": a.dtype.name, "shape": list(a.shape), "file": f"{i}.bin"})
             json.dump(manifest, open(f"{d}/manifest.json", "w"))
             cases.write(f"{name} in{k}\n")
 open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")

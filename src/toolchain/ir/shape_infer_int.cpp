@@ -132,8 +132,7 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
   if (op == "Where") {
     OAAXVK_RETURN_IF_ERROR(need(2));
     // The selection of an If whose condition is read at run time
-    // (import/control_flow.h): both branches' outputs must have one shape.
-    // Branches of one rank whose shapes differ, with the decided symbols the
+    // (import/control_flow.h). Branches of one rank whose shapes differ, with the decided symbols the
     // driver gave the node (driver/dynamic.h FindDecidedSymbols): the output
     // has the taken branch's shape, small + larger * (large - small) along
     // each differing axis, and the lowering reads the condition back
@@ -154,16 +153,20 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
       const Shape& small = then_ge ? in[2]->shape : in[1]->shape;
       Shape y(big.size());
       for (size_t a = 0; a < big.size(); ++a) {
+        if (SameDim(big[a], small[a])) {
+          y[a] = big[a];
+          continue;
+        }
         if (big[a].is_symbolic() || small[a].is_symbolic())
           return IntNodeError(n, "the If branches give output '" + n.outputs[0] + "' the shapes " +
                                      ShapeToString(in[1]->shape) + " and " + ShapeToString(in[2]->shape) +
                                      ", which depend on the input shapes; a condition read at run time needs "
                                      "branches of static shapes (fix the input shapes in config.json)");
-        y[a] = big[a].value() == small[a].value() ? Dim(big[a].value())
-                                                  : Dim(small[a].value()) + larger * (big[a].value() - small[a].value());
+        y[a] = Dim(small[a].value()) + larger * (big[a].value() - small[a].value());
       }
       return SetOutput(g, n, in[1]->dtype, y);
     }
+    // Any other selection needs both branches' outputs to have one shape.
     if (n.GetInt("_if_select", 0) != 0 &&
         (in[1]->shape.size() != in[2]->shape.size() || !(in[1]->shape == in[2]->shape) ||
          in[1]->dtype != in[2]->dtype))

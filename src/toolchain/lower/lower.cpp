@@ -620,9 +620,9 @@ class Lowerer {
     for (int branch = 0; branch < 2; ++branch) {
       const bool is_then = branch == 0;
       const Tensor& src = is_then ? then_t : else_t;
-      if (src.numel().value() == 0) continue;  // an empty branch result: nothing to copy
+      if (!src.numel().is_symbolic() && src.numel().value() == 0) continue;  // an empty branch result: nothing to copy
       OAAXVK_ASSIGN_OR_RETURN(int sv, ValueOf(src.name, n.name));
-      const Dim count = (is_then == then_ge ? taken : Dim(1) - taken) * src.numel().value();
+      const Dim count = (is_then == then_ge ? taken : Dim(1) - taken) * src.numel();
       Dispatch d;
       d.kernel = "strided_copy";
       d.bindings = {{sv, false}, {y, true}};
