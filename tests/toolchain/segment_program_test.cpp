@@ -159,22 +159,31 @@ TEST(SegmentProgram, BundleCarriesTheControlProgramAndDecidedSymbols) {
 #endif
 }
 
-TEST(SegmentProgram, DecidedSymbolsAreSampledAtBothConditionsAndAZeroExtent) {
-  // A dynamic conversion checks every expression at these points: the
-  // condition at 0 and 1, the extent at 0 (an empty branch result) and its
-  // maximum, beside an input dimension at its ends.
-  std::vector<Symbol> syms = DecidedSymbols();
-  syms.emplace_back("H", 8, 32, 8);
-  bool cond0 = false, cond1 = false, empty = false, full = false;
-  for (const std::vector<int64_t>& pt : SamplePoints(syms)) {
-    ASSERT_EQ(pt.size(), 3u);
-    cond0 = cond0 || pt[0] == 0;
-    cond1 = cond1 || pt[0] == 1;
-    empty = empty || pt[1] == 0;
-    full = full || pt[1] == 4;
-    EXPECT_EQ(pt[2] % 8, 0);
+TEST(SegmentProgram, DecidedSymbolsAreCheckedWithTheLargerAndTheSmallerBranch) {
+  // An input dimension H in [8, 32] (SamplePoints), then an If's symbols.
+  std::vector<Symbol> syms = {Symbol("H", 8, 32, 8)};
+  std::vector<std::vector<int64_t>> points = SamplePoints(syms);
+  const size_t before = points.size();
+  ASSERT_GE(before, 2u);
+  AddDecidedSymbols(DecidedSymbols(), &syms, &points);
+  ASSERT_EQ(syms.size(), 3u);
+  EXPECT_TRUE(syms[1].decided && syms[2].decided);
+  // Every point takes the larger branch (the first is the maximum the
+  // bundle is planned at); the maximum and the minimum of H again with the
+  // smaller one.
+  ASSERT_EQ(points.size(), before + 2);
+  for (size_t k = 0; k < before; ++k) {
+    ASSERT_EQ(points[k].size(), 3u);
+    EXPECT_EQ(points[k][1], 1);
+    EXPECT_EQ(points[k][2], 4);
   }
-  EXPECT_TRUE(cond0 && cond1 && empty && full);
+  EXPECT_EQ(points[before], (std::vector<int64_t>{32, 0, 0}));
+  EXPECT_EQ(points[before + 1], (std::vector<int64_t>{8, 0, 0}));
+  // Nothing to add without decided symbols.
+  std::vector<Symbol> plain = {Symbol("H", 8, 32, 8)};
+  std::vector<std::vector<int64_t>> same = SamplePoints(plain);
+  AddDecidedSymbols({}, &plain, &same);
+  EXPECT_EQ(same, SamplePoints(plain));
 }
 
 // A graph holding the selection of a run-time If (node attribute

@@ -414,22 +414,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       symbols->push_back(y);
       for (std::vector<int64_t>& pt : points) pt.push_back(y.max);
     }
-    // Decided symbols (an If's condition and whether its larger branch is
-    // taken): every point with each If's larger branch, and the maximum and
-    // the minimum of the other symbols with every smaller branch, where an
-    // output may have a zero extent.
-    if (!decided_syms.empty()) {
-      const size_t base_points = points.size();
-      for (const Symbol& y : decided_syms) {
-        symbols->push_back(y);
-        for (std::vector<int64_t>& pt : points) pt.push_back(y.max);
-      }
-      for (size_t k = 0; k < std::min<size_t>(base_points, 2); ++k) {
-        std::vector<int64_t> pt = points[k];
-        for (size_t i = pt.size() - decided_syms.size(); i < pt.size(); ++i) pt[i] = 0;
-        if (std::find(points.begin(), points.end(), pt) == points.end()) points.push_back(pt);
-      }
-    }
+    AddDecidedSymbols(decided_syms, &*symbols, &points);
     const bool dynamic = !symbols->empty();
     SymContext ctx(*symbols);  // the canonical (maximum) program's expressions
     std::unique_ptr<SymScope> scope;

@@ -190,6 +190,21 @@ StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g) {
   return out;
 }
 
+void AddDecidedSymbols(const std::vector<Symbol>& decided, std::vector<Symbol>* symbols,
+                       std::vector<std::vector<int64_t>>* points) {
+  if (decided.empty()) return;
+  const size_t base_points = points->size();
+  for (const Symbol& y : decided) {
+    symbols->push_back(y);
+    for (std::vector<int64_t>& pt : *points) pt.push_back(y.max);
+  }
+  for (size_t k = 0; k < std::min<size_t>(base_points, 2); ++k) {
+    std::vector<int64_t> pt = (*points)[k];
+    for (size_t i = pt.size() - decided.size(), j = 0; i < pt.size(); ++i, ++j) pt[i] = decided[j].min;
+    if (std::find(points->begin(), points->end(), pt) == points->end()) points->push_back(pt);
+  }
+}
+
 std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) {
   std::vector<Symbol> out;
   const auto consumers = g.Consumers();

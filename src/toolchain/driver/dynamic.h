@@ -62,6 +62,14 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config);
 // `g` is the model imported at the maximum.
 StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g);
 
+// Appends `decided` (FindDecidedSymbols) to `symbols` and to every point of
+// `points` at their maximum (each If's larger branch), and adds the first
+// two points (the maximum, and the minimum of the other symbols) with every
+// decided symbol at its minimum (each smaller branch, where an output may
+// have a zero extent), so the conversion checks every expression both ways.
+void AddDecidedSymbols(const std::vector<Symbol>& decided, std::vector<Symbol>* symbols,
+                       std::vector<std::vector<int64_t>>* points);
+
 // The points a dynamic conversion compiles at, first the maximum of every
 // symbol, then the minimum, each symbol at its minimum with the others at
 // their maximum, and interior values (odd multiples of multiple_of) — at most
