@@ -20,6 +20,9 @@
 #   if_fewer_cols   opset 13, x [N,4] with N in [1,8] (config.json), If on
 #                   a bool graph input: then the first 2 columns [N,2], else
 #                   Relu(x) [N,4]; run at N = 3 both ways, N = 8 and N = 1;
+#   if_two_guards   opset 13, two such Ifs on bool graph inputs (an empty
+#                   [0,4] or Relu(x) [5,4]; 2 rows or Neg(x) [5,4])
+#                   concatenated along axis 0; all four condition pairs;
 #   if_larger_first opset 13, If on a bool graph input: then Relu(x) [2,3],
 #                   else ReduceMax over axis 0 [1,3] (the larger branch
 #                   first); both run with the condition true and false;
@@ -189,6 +192,23 @@ add("if_fewer_cols",
     [nh.from_array(np.array([0], np.int64), "s0"), nh.from_array(np.array([2], np.int64), "s2"),
      nh.from_array(np.array([1], np.int64), "s1"), nh.from_array(np.array(2, np.float32), "two")])
 json.dump({"dimensions": {"N": {"min": 1, "max": 8}}}, open(f"{out}/if_fewer_cols/config.json", "w"))
+# Two such Ifs (an empty [0,4] or Relu(x) [5,4]; the first 2 rows or all 5)
+# concatenated: the output's extent is the sum of both decisions.
+add("if_two_guards",
+    [h.make_node("If", ["c1"], ["p1"], name="first_if",
+                 then_branch=h.make_graph([const("f_empty", np.zeros((0, 4), np.float32))], "then", [],
+                                          [vi("f_empty", F, [0, 4])]),
+                 else_branch=h.make_graph([h.make_node("Relu", ["x"], ["f_rows"])], "else", [],
+                                          [vi("f_rows", F, [5, 4])])),
+     h.make_node("If", ["c2"], ["p2"], name="second_if",
+                 then_branch=h.make_graph([h.make_node("Slice", ["x", "s0", "s2", "s0"], ["g_rows"])], "then", [],
+                                          [vi("g_rows", F, [2, 4])]),
+                 else_branch=h.make_graph([h.make_node("Neg", ["x"], ["g_all"])], "else", [],
+                                          [vi("g_all", F, [5, 4])])),
+     h.make_node("Concat", ["p1", "p2"], ["out"], name="both", axis=0)],
+    [("c1", B, []), ("c2", B, []), ("x", F, [5, 4])], [("out", F, ["n", 4])], 13,
+    [{"c1": np.array(a), "c2": np.array(b), "x": randn(5, 4)} for a in (True, False) for b in (True, False)],
+    [nh.from_array(np.array([0], np.int64), "s0"), nh.from_array(np.array([2], np.int64), "s2")])
 
 # 1. If on a run-time condition: both branches inlined, selected with Where.
 w = randn(2, 3)

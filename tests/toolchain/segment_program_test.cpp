@@ -165,7 +165,10 @@ TEST(SegmentProgram, DecidedSymbolsAreCheckedWithTheLargerAndTheSmallerBranch) {
   std::vector<std::vector<int64_t>> points = SamplePoints(syms);
   const size_t before = points.size();
   ASSERT_GE(before, 2u);
-  AddDecidedSymbols(DecidedSymbols(), &syms, &points);
+  std::vector<Symbol> one_if = DecidedSymbols();  // one If: its symbols share the prefix "y/"
+  one_if[0].name = "y/cond";
+  one_if[1].name = "y/extent";
+  AddDecidedSymbols(one_if, &syms, &points);
   ASSERT_EQ(syms.size(), 3u);
   EXPECT_TRUE(syms[1].decided && syms[2].decided);
   // Every point takes the larger branch (the first is the maximum the
@@ -179,6 +182,18 @@ TEST(SegmentProgram, DecidedSymbolsAreCheckedWithTheLargerAndTheSmallerBranch) {
   }
   EXPECT_EQ(points[before], (std::vector<int64_t>{32, 0, 0}));
   EXPECT_EQ(points[before + 1], (std::vector<int64_t>{8, 0, 0}));
+  // Two Ifs: each one's smaller branch alone too.
+  std::vector<Symbol> two = {Symbol("H", 8, 32, 8)};
+  std::vector<std::vector<int64_t>> two_points = SamplePoints(two);
+  std::vector<Symbol> ifs = {Symbol("a/cond", 0, 1, 1), Symbol("a/larger", 0, 1, 1), Symbol("b/cond", 0, 1, 1),
+                             Symbol("b/larger", 0, 1, 1)};
+  for (Symbol& y : ifs) y.decided = true;
+  AddDecidedSymbols(ifs, &two, &two_points);
+  ASSERT_EQ(two_points.size(), before + 4);
+  EXPECT_EQ(two_points[before], (std::vector<int64_t>{32, 0, 0, 0, 0}));
+  EXPECT_EQ(two_points[before + 1], (std::vector<int64_t>{8, 0, 0, 0, 0}));
+  EXPECT_EQ(two_points[before + 2], (std::vector<int64_t>{32, 0, 0, 1, 1}));
+  EXPECT_EQ(two_points[before + 3], (std::vector<int64_t>{32, 1, 1, 0, 0}));
   // Nothing to add without decided symbols.
   std::vector<Symbol> plain = {Symbol("H", 8, 32, 8)};
   std::vector<std::vector<int64_t>> same = SamplePoints(plain);

@@ -198,10 +198,28 @@ void AddDecidedSymbols(const std::vector<Symbol>& decided, std::vector<Symbol>* 
     symbols->push_back(y);
     for (std::vector<int64_t>& pt : *points) pt.push_back(y.max);
   }
+  const size_t first = symbols->size() - decided.size();
+  auto add = [&](std::vector<int64_t> pt) {
+    if (std::find(points->begin(), points->end(), pt) == points->end()) points->push_back(std::move(pt));
+  };
   for (size_t k = 0; k < std::min<size_t>(base_points, 2); ++k) {
     std::vector<int64_t> pt = (*points)[k];
-    for (size_t i = pt.size() - decided.size(), j = 0; i < pt.size(); ++i, ++j) pt[i] = decided[j].min;
-    if (std::find(points->begin(), points->end(), pt) == points->end()) points->push_back(pt);
+    for (size_t j = 0; j < decided.size(); ++j) pt[first + j] = decided[j].min;
+    add(pt);
+  }
+  // With several Ifs, each one's smaller branch alone (at the maximum of the
+  // rest), so a size that two of them shape is checked with them apart. An
+  // If owns a run of decided symbols sharing the prefix before the last '/'.
+  auto owner = [](const std::string& name) { return name.substr(0, name.rfind('/')); };
+  for (size_t j = 0; j < decided.size() && base_points > 0;) {
+    size_t end = j;
+    while (end < decided.size() && owner(decided[end].name) == owner(decided[j].name)) ++end;
+    if (j > 0 || end < decided.size()) {
+      std::vector<int64_t> pt = (*points)[0];
+      for (size_t i = j; i < end; ++i) pt[first + i] = decided[i].min;
+      add(pt);
+    }
+    j = end;
   }
 }
 

@@ -66,7 +66,9 @@ StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g);
 // `points` at their maximum (each If's larger branch), and adds the first
 // two points (the maximum, and the minimum of the other symbols) with every
 // decided symbol at its minimum (each smaller branch, where an output may
-// have a zero extent), so the conversion checks every expression both ways.
+// have a zero extent), and with several Ifs the maximum with one If's
+// symbols at their minimum for each, so the conversion checks every
+// expression both ways.
 void AddDecidedSymbols(const std::vector<Symbol>& decided, std::vector<Symbol>* symbols,
                        std::vector<std::vector<int64_t>>* points);
 

@@ -1261,7 +1261,10 @@ class Lowerer {
     Dim off = 0;
     for (const std::string& in : n.inputs) {
       const Shape& xs = T(in).shape;
-      if (NumElements(xs) == 0) continue;
+      // An empty input copies nothing; one empty only at this point of a
+      // dynamic conversion (an If's empty branch) keeps its copy of 0
+      // elements, so every point has the same dispatches.
+      if (NumElements(xs) == 0 && !NumElements(xs).is_symbolic()) continue;
       OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(in, n.name));
       Dispatch d;
       d.kernel = "strided_copy";
