@@ -10,6 +10,22 @@
 #                   read the graph inputs x, y and the initializer w from the
 #                   outer scope; Add(z, y) after the If; run with cond true
 #                   and false;
+#   if_empty_branch opset 13, If on ReduceSum(x) > 0 (computed on the
+#                   device) whose then-branch is an empty [0,4] constant and
+#                   else-branch Relu(x) + w [5,4], Mul by 2 after the If (a
+#                   segment program: the output takes the taken branch's
+#                   shape, [0,4] included); run both ways;
+#   if_fewer_rows   opset 13, If on a bool graph input: then the first 2 rows
+#                   of x (Slice), else Relu(x) [5,4], Mul by 2 after it;
+#   if_fewer_cols   opset 13, x [N,4] with N in [1,8] (config.json), If on
+#                   a bool graph input: then the first 2 columns [N,2], else
+#                   Relu(x) [N,4]; run at N = 3 both ways, N = 8 and N = 1;
+#   if_two_guards   opset 13, two such Ifs on bool graph inputs (an empty
+#                   [0,4] or Relu(x) [5,4]; 2 rows or Neg(x) [5,4])
+#                   concatenated along axis 0; all four condition pairs;
+#   if_larger_first opset 13, If on a bool graph input: then Relu(x) [2,3],
+#                   else ReduceMax over axis 0 [1,3] (the larger branch
+#                   first); both run with the condition true and false;
 #   if_const_true   opset 15, the condition a Constant node (true, a bool
 #                   in raw_data: one byte, as numpy_helper and PyTorch's
 #                   exporter write it); the untaken else branch holds
@@ -67,10 +83,8 @@
 # entry "Conversion Failed" with the message): a Loop whose trip count is a
 # graph input ("is not a compile-time constant"), a Loop whose body computes
 # its condition from data ("may end the loop early"), an If on a run-time
-# condition whose branches give [2,3] and [1,3] (which Where would broadcast:
-# "the If branches give output 'y' different shapes or types"), one whose
-# branches give [2,3] and [3,2] (ONNX shape inference of the selecting Where
-# fails first; the message names the selecting Where and gives the reason), a Loop with trip count 5000
+# condition whose branches give [2,3] and [3,2] (neither holds the other; the
+# message names the selecting Where and gives the reason), a Loop with trip count 5000
 # ("above the unrolling limit of 1024"), a SequenceAt whose position is a
 # graph input ("is not a compile-time constant"), an If on a run-time
 # condition whose branches give sequences of different lengths.
@@ -124,6 +138,77 @@ def add(name, nodes, ins, outs, opset, sets, inits=()):
 
 def randn(*s):
     return rng.standard_normal(s).astype(np.float32)
+
+# 1b. If on a run-time condition whose branches give different shapes: a
+# segment program (the device computes both branches, the host reads the
+# condition back, the output takes the taken branch's shape).
+# ReduceSum(x) > 0 picks an empty [0, 4] constant, else Relu(x) + w [5, 4];
+# Mul by 2 after the If sizes itself by the taken branch.
+w54 = randn(5, 4)
+add("if_empty_branch",
+    [h.make_node("ReduceSum", ["x"], ["total"], keepdims=0), h.make_node("Greater", ["total", "zero"], ["positive"]),
+     h.make_node("If", ["positive"], ["picked"], name="guard",
+                 then_branch=h.make_graph([const("t_empty", np.zeros((0, 4), np.float32))], "then", [],
+                                          [vi("t_empty", F, [0, 4])]),
+                 else_branch=h.make_graph([h.make_node("Relu", ["x"], ["e_relu"]),
+                                           h.make_node("Add", ["e_relu", "w54"], ["e_rows"])], "else", [],
+                                          [vi("e_rows", F, [5, 4])])),
+     h.make_node("Mul", ["picked", "two"], ["out"], name="after")],
+    [("x", F, [5, 4])], [("out", F, ["n", 4])], 13,
+    [{"x": np.abs(randn(5, 4)) + 0.1}, {"x": -np.abs(randn(5, 4)) - 0.1}],
+    [nh.from_array(w54, "w54"), nh.from_array(np.array(0, np.float32), "zero"),
+     nh.from_array(np.array(2, np.float32), "two")])
+# A bool graph input as the condition; then the first 2 rows (Slice), else
+# all 5 (Relu); and [2,3] against [1,3] with the larger branch first.
+add("if_fewer_rows",
+    [h.make_node("If", ["cond"], ["picked"], name="rows_if",
+                 then_branch=h.make_graph([h.make_node("Slice", ["x", "s0", "s2", "s0"], ["t_rows"])], "then", [],
+                                          [vi("t_rows", F, [2, 4])]),
+                 else_branch=h.make_graph([h.make_node("Relu", ["x"], ["e_rows"])], "else", [],
+                                          [vi("e_rows", F, [5, 4])])),
+     h.make_node("Mul", ["picked", "two"], ["out"], name="after")],
+    [("cond", B, []), ("x", F, [5, 4])], [("out", F, ["n", 4])], 13,
+    [{"cond": np.array(c), "x": randn(5, 4)} for c in (True, False)],
+    [nh.from_array(np.array([0], np.int64), "s0"), nh.from_array(np.array([2], np.int64), "s2"),
+     nh.from_array(np.array(2, np.float32), "two")])
+add("if_larger_first",
+    [h.make_node("If", ["cond"], ["y"], name="shapes_if",
+                 then_branch=h.make_graph([h.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", F, [2, 3])]),
+                 else_branch=h.make_graph([h.make_node("ReduceMax", ["x"], ["e"], axes=[0], keepdims=1)], "else",
+                                          [], [vi("e", F, [1, 3])]))],
+    [("cond", B, []), ("x", F, [2, 3])], [("y", F, ["d0", 3])], 13,
+    [{"cond": np.array(c), "x": randn(2, 3)} for c in (True, False)])
+# With a symbolic batch N in [1, 8] (config.json): then the first 2 columns
+# [N,2], else all 4 [N,4]; N and the taken branch both size the output.
+add("if_fewer_cols",
+    [h.make_node("If", ["cond"], ["picked"], name="cols_if",
+                 then_branch=h.make_graph([h.make_node("Slice", ["x", "s0", "s2", "s1"], ["t_cols"])], "then", [],
+                                          [vi("t_cols", F, ["N", 2])]),
+                 else_branch=h.make_graph([h.make_node("Relu", ["x"], ["e_cols"])], "else", [],
+                                          [vi("e_cols", F, ["N", 4])])),
+     h.make_node("Mul", ["picked", "two"], ["out"], name="after")],
+    [("cond", B, []), ("x", F, ["N", 4])], [("out", F, ["N", "c"])], 13,
+    [{"cond": np.array(c), "x": randn(n, 4)} for c, n in ((True, 3), (False, 3), (True, 8), (False, 1))],
+    [nh.from_array(np.array([0], np.int64), "s0"), nh.from_array(np.array([2], np.int64), "s2"),
+     nh.from_array(np.array([1], np.int64), "s1"), nh.from_array(np.array(2, np.float32), "two")])
+json.dump({"dimensions": {"N": {"min": 1, "max": 8}}}, open(f"{out}/if_fewer_cols/config.json", "w"))
+# Two such Ifs (an empty [0,4] or Relu(x) [5,4]; the first 2 rows or all 5)
+# concatenated: the output's extent is the sum of both decisions.
+add("if_two_guards",
+    [h.make_node("If", ["c1"], ["p1"], name="first_if",
+                 then_branch=h.make_graph([const("f_empty", np.zeros((0, 4), np.float32))], "then", [],
+                                          [vi("f_empty", F, [0, 4])]),
+                 else_branch=h.make_graph([h.make_node("Relu", ["x"], ["f_rows"])], "else", [],
+                                          [vi("f_rows", F, [5, 4])])),
+     h.make_node("If", ["c2"], ["p2"], name="second_if",
+                 then_branch=h.make_graph([h.make_node("Slice", ["x", "s0", "s2", "s0"], ["g_rows"])], "then", [],
+                                          [vi("g_rows", F, [2, 4])]),
+                 else_branch=h.make_graph([h.make_node("Neg", ["x"], ["g_all"])], "else", [],
+                                          [vi("g_all", F, [5, 4])])),
+     h.make_node("Concat", ["p1", "p2"], ["out"], name="both", axis=0)],
+    [("c1", B, []), ("c2", B, []), ("x", F, [5, 4])], [("out", F, ["n", 4])], 13,
+    [{"c1": np.array(a), "c2": np.array(b), "x": randn(5, 4)} for a in (True, False) for b in (True, False)],
+    [nh.from_array(np.array([0], np.int64), "s0"), nh.from_array(np.array([2], np.int64), "s2")])
 
 # 1. If on a run-time condition: both branches inlined, selected with Where.
 w = randn(2, 3)
@@ -296,9 +381,11 @@ with open(f"{out}/cases.txt", "w") as cases:
             manifest = []
             for i, (n, t, s) in enumerate(ins):
                 a = np.asarray(v[n], NP[t], order="C")
-                assert list(a.shape) == s, (name, n, a.shape)
+                # a symbolic dimension (a string) takes the value set's size
+                assert len(a.shape) == len(s) and all(x == y for x, y in zip(a.shape, s) if isinstance(y, int)), \
+                    (name, n, a.shape)
                 a.tofile(f"{d}/{i}.bin")
-                manifest.append({"name": n, "dtype": a.dtype.name, "shape": s, "file": f"{i}.bin"})
+                manifest.append({"name": n, "dtype": a.dtype.name, "shape": list(a.shape), "file": f"{i}.bin"})
             json.dump(manifest, open(f"{d}/manifest.json", "w"))
             cases.write(f"{name} in{k}\n")
 open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")
@@ -325,23 +412,16 @@ refused = [
           [("v0", F, [3])], [("v", F, [3])], 13,
           [one, nh.from_array(np.array(10, np.int64), "n"), nh.from_array(np.array(20, np.float32), "limit")]),
      "may end the loop early"),
-    # [2,3] and [1,3]: Where would broadcast them; the toolchain's own check
-    (save("refuse_if_shapes",
-          [h.make_node("If", ["cond"], ["y"], name="shapes_if",
-                       then_branch=h.make_graph([h.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", F, [2, 3])]),
-                       else_branch=h.make_graph([h.make_node("ReduceMax", ["x"], ["e"], axes=[0], keepdims=1)], "else",
-                                                [], [vi("e", F, [1, 3])]))],
-          [("cond", B, []), ("x", F, [2, 3])], [("y", F, ["d0", 3])], 13),
-     "the If branches give output 'y' different shapes or types"),
-    # [2,3] and [3,2]: ONNX shape inference of the Where fails first; the
-    # message names the selecting node and says why
+    # [2,3] and [3,2]: neither holds the other (ONNX shape inference of the
+    # selecting Where fails first; the message names the node and says why)
     (save("refuse_if_shapes_transposed",
           [h.make_node("If", ["cond"], ["y"], name="transposed_if",
                        then_branch=h.make_graph([h.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", F, [2, 3])]),
                        else_branch=h.make_graph([h.make_node("Transpose", ["x"], ["e"], perm=[1, 0])], "else", [],
                                                 [vi("e", F, [3, 2])]))],
           [("cond", B, []), ("x", F, [2, 3])], [("y", F, ["d0", "d1"])], 13),
-     "node 'transposed_if/select' (Where): the If branches give an output different shapes or types"),
+     "node 'transposed_if/select' (Where): the If branches give output 'y' the shapes [2, 3] and [3, 2], neither of "
+     "which holds the other"),
     # A sequence position read at run time.
     (save("refuse_sequence_runtime_position",
           [h.make_node("SequenceConstruct", ["x", "x"], ["s"]), h.make_node("SequenceAt", ["s", "p"], ["y"])],

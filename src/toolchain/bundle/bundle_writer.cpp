@@ -26,6 +26,73 @@ std::vector<uint8_t> Bytes(const std::vector<T>& v) {
   return b;
 }
 
+// Feature segment_program: checks p.control against the program (a
+// mistake here is the toolchain's, so Internal) and writes control.*.
+Status WriteControlProgram(const Program& p, const SymContext& c, oinf::Writer* w) {
+  const ControlProgram& cp = p.control;
+  const size_t nseg = cp.segments.size(), nsteps = cp.steps.size(), nodes = c.nodes().size();
+  uint32_t at = 0;
+  std::vector<uint32_t> segs;
+  for (size_t n = 0; n < nseg; ++n) {
+    if (cp.segments[n].first != at || cp.segments[n].second < at)
+      return Internal(StrFormat("segment %zu is dispatches [%u, %u): segments must cover the dispatches in order, "
+                                "the next one starting at %u", n, cp.segments[n].first, cp.segments[n].second, at));
+    at = cp.segments[n].second;
+    segs.insert(segs.end(), {cp.segments[n].first, cp.segments[n].second});
+  }
+  if (at != p.dispatches.size())
+    return Internal(StrFormat("the segments end at dispatch %u of %zu", at, p.dispatches.size()));
+  auto decided = [&](int64_t s) {
+    return s >= 0 && static_cast<size_t>(s) < c.symbols().size() && c.symbols()[static_cast<size_t>(s)].decided;
+  };
+  auto in = [](int64_t v, size_t n) { return v >= 0 && static_cast<uint64_t>(v) < n; };
+  std::vector<int64_t> steps;
+  for (size_t k = 0; k < nsteps; ++k) {
+    const ControlStep& st = cp.steps[k];
+    bool ok = false;
+    switch (st.op) {
+      case ControlOp::kRun: ok = in(st.a, nseg); break;
+      case ControlOp::kRead: ok = decided(st.a) && in(st.b, cp.reads.size()); break;
+      case ControlOp::kSet: ok = decided(st.a) && in(st.b, nodes); break;
+      case ControlOp::kBranchZero: ok = in(st.a, nodes) && in(st.b, nsteps + 1); break;
+      case ControlOp::kJump:
+        ok = in(st.a, nsteps + 1) && (st.a > static_cast<int64_t>(k) || (st.b >= 0 && in(st.c, cp.texts.size())));
+        break;
+    }
+    if (!ok)
+      return Internal(StrFormat("control step %zu (opcode %lld, %lld, %lld, %lld) names a segment, symbol, read, "
+                                "shape node, step or text that does not exist or is not decided", k,
+                                static_cast<long long>(st.op), static_cast<long long>(st.a),
+                                static_cast<long long>(st.b), static_cast<long long>(st.c)));
+    steps.insert(steps.end(), {static_cast<int64_t>(st.op), st.a, st.b, st.c});
+  }
+  std::vector<uint64_t> reads;
+  for (size_t r = 0; r < cp.reads.size(); ++r) {
+    const ControlRead& rd = cp.reads[r];
+    const uint64_t size = rd.dtype == DType::kBool ? 1 : DTypeSize(rd.dtype);
+    if (!in(rd.value, p.values.size()) || !in(rd.text, cp.texts.size()) ||
+        (rd.dtype != DType::kInt32 && rd.dtype != DType::kInt64 && rd.dtype != DType::kBool))
+      return Internal(StrFormat("control read %zu: value %d, text %u or dtype %d out of range", r, rd.value, rd.text,
+                                static_cast<int>(rd.dtype)));
+    const Value& v = p.values[rd.value];
+    if ((v.kind != BufferKind::kArena && v.kind != BufferKind::kOutputs) || rd.byte_offset % size != 0 ||
+        rd.byte_offset + size > PlannedBytes(v) || (v.offset + rd.byte_offset) % size != 0)
+      return Internal(StrFormat("control read %zu: %llu bytes at offset %llu of '%s' (buffer kind %u, %llu bytes) "
+                                "is not an aligned element of an arena or output value", r,
+                                static_cast<unsigned long long>(size), static_cast<unsigned long long>(rd.byte_offset),
+                                v.tensor.c_str(), static_cast<unsigned>(v.kind),
+                                static_cast<unsigned long long>(PlannedBytes(v))));
+    reads.insert(reads.end(), {static_cast<uint64_t>(v.kind), v.offset + rd.byte_offset,
+                               static_cast<uint64_t>(rd.dtype), static_cast<uint64_t>(rd.mode), rd.text});
+  }
+  w->AddTensor("control.segments", ValueType::kU32, {nseg, 2}, Bytes(segs));
+  w->AddTensor("control.program", ValueType::kI64, {nsteps, 4}, Bytes(steps));
+  w->AddTensor("control.reads", ValueType::kU64, {cp.reads.size(), 5}, Bytes(reads));
+  w->AddMetadata("control.texts", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(cp.texts.size())));
+  for (size_t t = 0; t < cp.texts.size(); ++t) w->AddMetadata("control.text." + std::to_string(t), Utf8Array(cp.texts[t]));
+  return Status::Ok();
+}
+
 MetadataValue ShapeArray(const Shape& s) {
   std::vector<int64_t> v = DimValues(s);
   return MetadataValue::NdArray(ValueType::kI64, {s.size()}, Bytes(v));
@@ -178,6 +245,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     }
   for (const IoDesc& o : p.outputs)
     if (o.count_for >= 0) features.insert("data_dependent_outputs");
+  if (!p.control.empty()) features.insert("segment_program");
   if (!features.empty()) {
     std::string list;
     for (const std::string& f : features) list += (list.empty() ? "" : " ") + f;
@@ -359,8 +427,9 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   io("inputs", "input", p.inputs);
   io("outputs", "output", p.outputs);
 
-  // Dynamic shapes: symbols, the shape program and the fields it drives.
-  if (!refs.rows.empty()) {
+  // Dynamic shapes: symbols, the shape program and the fields it drives (a
+  // segment program's steps read the shape program too).
+  if (!refs.rows.empty() || !p.control.empty()) {
     const SymContext* c = SymContext::Current();
     if (c == nullptr || !features.count("dynamic_shapes"))
       return Internal("symbolic sizes in a program compiled without symbols (feature dynamic_shapes)");
@@ -390,6 +459,12 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
         if (syms[k].value_exact)  // feature exact_value_symbols: e * scale must be an integer
           w->AddMetadata(pre + "exact", MetadataValue::Scalar<uint32_t>(1));
       }
+      if (syms[k].decided) {  // feature segment_program: set by the control program
+        if (syms[k].is_value() || p.control.empty())
+          return Internal("symbol '" + syms[k].name + "' is decided on the device but " +
+                          (p.control.empty() ? "the program has no segment program" : "also reads an input value"));
+        w->AddMetadata(pre + "decided", MetadataValue::Scalar<uint32_t>(1));
+      }
     }
     // Guards (feature value_symbols): kind-5 rows, one text each.
     if (!c->guards().empty()) {
@@ -403,6 +478,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     for (const SymNode& n : c->nodes()) prog.insert(prog.end(), {static_cast<int64_t>(n.op), n.a, n.b});
     w->AddTensor("shape.program", ValueType::kI64, {c->nodes().size(), 3}, Bytes(prog));
     w->AddTensor("shape.refs", ValueType::kU32, {refs.rows.size() / 4, 4}, Bytes(refs.rows));
+    if (!p.control.empty()) OAAXVK_RETURN_IF_ERROR(WriteControlProgram(p, *c, w));
     if (!refs.param_slot.empty()) {
       if (!features.count("parameter_buffer"))
         return Internal("parameter slots in a bundle whose kernels have no parameter buffer");

@@ -303,6 +303,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       std::map<std::string, std::vector<size_t>> value_symbols;  // input -> its value symbols, by element
       for (size_t k = 0; k < symbols->size(); ++k) {
         const Symbol& y = (*symbols)[k];
+        if (y.decided) continue;  // set on the Where it belongs to, below
         if (y.is_value()) {
           // Feature value_symbols: the nodes read a constant of the input's
           // name whose elements are the symbols (at this point's values).
@@ -361,6 +362,26 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
           if (!names[d].empty()) OAAXVK_RETURN_IF_ERROR(attach(input, d, names[d]));
       for (const auto& [input, d, sym] : rep->symbolic_dims)
         OAAXVK_RETURN_IF_ERROR(attach(input, static_cast<size_t>(d), sym));
+      // Feature segment_program: the selection an If's decided symbols belong
+      // to (FindDecidedSymbols) takes its shape from their values here.
+      for (size_t k = 0; k < symbols->size(); ++k) {
+        const Symbol& y = (*symbols)[k];
+        const std::string suffix = "/larger";
+        if (!y.decided || y.name.size() <= suffix.size() || y.name.compare(y.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+          continue;
+        const std::string output = y.name.substr(0, y.name.size() - suffix.size());
+        bool found = false;
+        for (Node& n : g.nodes)
+          if (n.op_type == "Where" && n.GetInt("_if_select", 0) != 0 && !n.outputs.empty() && n.outputs[0] == output) {
+            n.SetInt("_if_larger", static_cast<int64_t>(k));
+            n.SetInt("_if_cond", static_cast<int64_t>(k) - 1);  // FindDecidedSymbols: "/cond" precedes "/larger"
+            n.SetInt("_if_larger_value", point[k]);
+            found = true;
+          }
+        if (!found) return Internal("dynamic shapes: no If selection writes '" + output + "'");
+        used.insert(y.name);
+        used.insert((*symbols)[k - 1].name);
+      }
       for (const Symbol& s : *symbols)
         if (!s.is_value() && !used.count(s.name))
           return InvalidArgument("config.json: dimensions['" + s.name +
@@ -373,7 +394,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     // check point, and their sizes reach only kernels whose lowering derived
     // them on purpose (Dispatch::value_sizes). Values named in "input_values"
     // (ResolveSymbols) are sampled like dimensions instead.
-    std::vector<Symbol> value_syms;
+    std::vector<Symbol> value_syms, decided_syms;
     {
       std::vector<int64_t> max_point;
       for (const Symbol& y : *symbols) max_point.push_back(y.max);
@@ -381,6 +402,9 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       StatusOr<Graph> scan = import_at(max_point, nullptr, &scan_rep);
       if (!scan.ok()) return fail(scan.status());
       value_syms = FindValueSymbols(*scan, in->config);
+      StatusOr<std::vector<Symbol>> decided = FindDecidedSymbols(*scan);
+      if (!decided.ok()) return fail(decided.status());
+      decided_syms = std::move(*decided);
       Status scaled = ScaleFloatValueSymbols(*scan, &*symbols);
       if (!scaled.ok()) return fail(scaled);
     }
@@ -390,6 +414,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       symbols->push_back(y);
       for (std::vector<int64_t>& pt : points) pt.push_back(y.max);
     }
+    AddDecidedSymbols(decided_syms, &*symbols, &points);
     const bool dynamic = !symbols->empty();
     SymContext ctx(*symbols);  // the canonical (maximum) program's expressions
     std::unique_ptr<SymScope> scope;

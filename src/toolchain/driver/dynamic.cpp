@@ -161,6 +161,68 @@ Status ScaleFloatValueSymbols(const Graph& g, std::vector<Symbol>* symbols) {
   return Status::Ok();
 }
 
+StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g) {
+  std::vector<Symbol> out;
+  for (const Node& n : g.nodes) {
+    if (n.op_type != "Where" || n.GetInt("_if_select", 0) == 0 || n.inputs.size() != 3 || n.outputs.empty()) continue;
+    const Tensor* t = g.FindTensor(n.inputs[1]);
+    const Tensor* e = g.FindTensor(n.inputs[2]);
+    if (t == nullptr || e == nullptr || !t->has_shape || !e->has_shape || t->shape.size() != e->shape.size() ||
+        t->shape == e->shape)
+      continue;  // equal shapes select with Where; unknown ones are refused by shape inference
+    bool then_ge = true, else_ge = true;
+    for (size_t a = 0; a < t->shape.size(); ++a) {
+      then_ge = then_ge && t->shape[a].value() >= e->shape[a].value();
+      else_ge = else_ge && e->shape[a].value() >= t->shape[a].value();
+    }
+    if (!then_ge && !else_ge)
+      return Unimplemented("node '" + n.name + "' (Where): the If branches give output '" + n.outputs[0] +
+                           "' the shapes " + ShapeToString(t->shape) + " and " + ShapeToString(e->shape) +
+                           ", neither of which holds the other; with a condition read at run time the output is "
+                           "planned at the larger branch's shape (bind the condition in config.json "
+                           "\"input_values\" to keep only the taken branch)");
+    for (const char* suffix : {"/cond", "/larger"}) {
+      Symbol y(n.outputs[0] + suffix, 0, 1, 1);
+      y.decided = true;
+      out.push_back(std::move(y));
+    }
+  }
+  return out;
+}
+
+void AddDecidedSymbols(const std::vector<Symbol>& decided, std::vector<Symbol>* symbols,
+                       std::vector<std::vector<int64_t>>* points) {
+  if (decided.empty()) return;
+  const size_t base_points = points->size();
+  for (const Symbol& y : decided) {
+    symbols->push_back(y);
+    for (std::vector<int64_t>& pt : *points) pt.push_back(y.max);
+  }
+  const size_t first = symbols->size() - decided.size();
+  auto add = [&](std::vector<int64_t> pt) {
+    if (std::find(points->begin(), points->end(), pt) == points->end()) points->push_back(std::move(pt));
+  };
+  for (size_t k = 0; k < std::min<size_t>(base_points, 2); ++k) {
+    std::vector<int64_t> pt = (*points)[k];
+    for (size_t j = 0; j < decided.size(); ++j) pt[first + j] = decided[j].min;
+    add(pt);
+  }
+  // With several Ifs, each one's smaller branch alone (at the maximum of the
+  // rest), so a size that two of them shape is checked with them apart. An
+  // If owns a run of decided symbols sharing the prefix before the last '/'.
+  auto owner = [](const std::string& name) { return name.substr(0, name.rfind('/')); };
+  for (size_t j = 0; j < decided.size() && base_points > 0;) {
+    size_t end = j;
+    while (end < decided.size() && owner(decided[end].name) == owner(decided[j].name)) ++end;
+    if (j > 0 || end < decided.size()) {
+      std::vector<int64_t> pt = (*points)[0];
+      for (size_t i = j; i < end; ++i) pt[first + i] = decided[i].min;
+      add(pt);
+    }
+    j = end;
+  }
+}
+
 std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) {
   std::vector<Symbol> out;
   const auto consumers = g.Consumers();

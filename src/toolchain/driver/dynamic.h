@@ -49,6 +49,29 @@ Status ScaleFloatValueSymbols(const Graph& g, std::vector<Symbol>* symbols);
 // `g` is the model imported with every symbolic dimension at its maximum.
 std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config);
 
+// Decided symbols (Symbol::decided, bundle feature segment_program) for each
+// selection of an If whose condition only the device knows (a Where with
+// node attribute _if_select, import/control_flow.h) whose branches give its
+// output static shapes of one rank that differ (the shapes ONNX shape
+// inference gave at import): "<output>/cond" in [0, 1], the condition the
+// device computes, read back after the rows before the selection, and
+// "<output>/larger" in [0, 1], 1 when the branch with the larger shape is
+// taken (each differing dimension is then small + larger * (large - small),
+// so the plan at the maximum holds either branch). Fails naming the node
+// when neither branch is at least as large along every dimension.
+// `g` is the model imported at the maximum.
+StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g);
+
+// Appends `decided` (FindDecidedSymbols) to `symbols` and to every point of
+// `points` at their maximum (each If's larger branch), and adds the first
+// two points (the maximum, and the minimum of the other symbols) with every
+// decided symbol at its minimum (each smaller branch, where an output may
+// have a zero extent), and with several Ifs the maximum with one If's
+// symbols at their minimum for each, so the conversion checks every
+// expression both ways.
+void AddDecidedSymbols(const std::vector<Symbol>& decided, std::vector<Symbol>* symbols,
+                       std::vector<std::vector<int64_t>>* points);
+
 // The points a dynamic conversion compiles at, first the maximum of every
 // symbol, then the minimum, each symbol at its minimum with the others at
 // their maximum, and interior values (odd multiples of multiple_of) — at most

@@ -5,9 +5,12 @@
 //   If     a condition known at conversion (an initializer, a Constant node,
 //          or an input bound by config.json "input_values") inlines the taken
 //          branch; a condition read at run time inlines both branches and
-//          selects each output with Where(cond, then, else), which needs the
-//          branches' outputs to have equal shapes (checked after shape
-//          inference: node attribute `_if_select`).
+//          selects each output with Where(cond, then, else) (node
+//          attribute `_if_select`); branch outputs of different static
+//          shapes make that Where a segment program's selection instead
+//          (driver/dynamic.h FindDecidedSymbols, docs/toolchain.md
+//          "Control flow"), any other difference is refused after shape
+//          inference.
 //   Scan   (opset 8 with an empty sequence_lens, and 9+) unrolled over the
 //          scan inputs' static extent: each iteration gathers its slices,
 //          runs the body, and the scan outputs are the iterations' results

@@ -754,10 +754,34 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
                                              &if_selects));
     OAAXVK_RETURN_IF_ERROR(CheckOperatorSupport(model));
     OAAXVK_RETURN_IF_ERROR(CheckShapeInferenceGuards(model.graph()));
-    if (!InferOnnxShapes(model, &inference_error)) {
-      // The Where selecting an If's branches (run-time condition) is where
-      // branches of incompatible shapes meet: say so, as shape_infer_int does
-      // for branches that broadcast but differ.
+    // The Where selecting an If's branches (run-time condition) is where
+    // branches of different shapes meet, which ONNX refuses to broadcast
+    // ([0, 4] and [5, 4]); the toolchain's own shape inference gives such a
+    // selection the taken branch's shape when the branches' shapes are
+    // static and one holds the other (a segment program,
+    // driver/dynamic.h FindDecidedSymbols), so ONNX infers the rest of the
+    // graph with the selection reading its then-branch twice.
+    std::map<std::string, std::string> unbroadcast;  // node -> its else input
+    bool inferred = InferOnnxShapes(model, &inference_error);
+    while (!inferred) {
+      bool patched = false;
+      for (onnx::NodeProto& np : *model.mutable_graph()->mutable_node())
+        if (if_selects.count(np.name()) && np.input_size() == 3 && !unbroadcast.count(np.name()) &&
+            inference_error.find("node name: " + np.name() + ")") != std::string::npos) {
+          unbroadcast[np.name()] = np.input(2);
+          np.set_input(2, np.input(1));
+          patched = true;
+        }
+      if (!patched) break;
+      inferred = InferOnnxShapes(model, &inference_error);
+    }
+    for (onnx::NodeProto& np : *model.mutable_graph()->mutable_node()) {
+      auto it = unbroadcast.find(np.name());
+      if (it != unbroadcast.end() && np.input_size() == 3) np.set_input(2, it->second);
+    }
+    if (!inferred) {
+      // Otherwise say so, as shape_infer_int does for branches that
+      // broadcast but differ.
       const std::string& what = inference_error;
       for (const std::string& w : if_selects)
         if (what.find("node name: " + w + ")") != std::string::npos)

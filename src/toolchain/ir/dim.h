@@ -72,6 +72,12 @@ struct Symbol {
   // is not an integer, so floor() loses nothing (bundle feature
   // exact_value_symbols).
   bool value_exact = false;
+  // A symbol the segment program sets between device segments (bundle
+  // feature segment_program): an If condition read back from the device, or
+  // an extent that is an expression of one. No input carries it; every
+  // frame starts it at `min`, and it may have min 0 (an empty branch result).
+  // Sampled like a dimension.
+  bool decided = false;
   bool is_value() const { return !value_input.empty(); }
 };
 

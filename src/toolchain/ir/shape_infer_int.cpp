@@ -132,7 +132,41 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
   if (op == "Where") {
     OAAXVK_RETURN_IF_ERROR(need(2));
     // The selection of an If whose condition is read at run time
-    // (import/control_flow.h): both branches' outputs must have one shape.
+    // (import/control_flow.h). Branches of one rank whose shapes differ, with the decided symbols the
+    // driver gave the node (driver/dynamic.h FindDecidedSymbols): the output
+    // has the taken branch's shape, small + larger * (large - small) along
+    // each differing axis, and the lowering reads the condition back
+    // between segments (lower/control_program.h).
+    if (n.GetInt("_if_select", 0) != 0 && n.HasAttr("_if_larger") && in[1]->dtype == in[2]->dtype &&
+        in[1]->shape.size() == in[2]->shape.size() && !(in[1]->shape == in[2]->shape)) {
+      SymContext* c = SymContext::Current();
+      const int64_t k = n.GetInt("_if_larger", -1);
+      if (c == nullptr || k < 0 || static_cast<size_t>(k) >= c->symbols().size() || !c->symbols()[static_cast<size_t>(k)].decided)
+        return IntNodeError(n, "internal: the If selection's decided symbol is missing");
+      if (NumElements(x) > 1)
+        return IntNodeError(n, "the If condition '" + n.inputs[0] + "' has " + std::to_string(NumElements(x).value()) +
+                                   " elements; an If condition is one bool");
+      const Dim larger(n.GetInt("_if_larger_value", 1), c->SymbolNode(static_cast<size_t>(k)));
+      bool then_ge = true;
+      for (size_t a = 0; a < in[1]->shape.size(); ++a) then_ge = then_ge && in[1]->shape[a] >= in[2]->shape[a];
+      const Shape& big = then_ge ? in[1]->shape : in[2]->shape;
+      const Shape& small = then_ge ? in[2]->shape : in[1]->shape;
+      Shape y(big.size());
+      for (size_t a = 0; a < big.size(); ++a) {
+        if (SameDim(big[a], small[a])) {
+          y[a] = big[a];
+          continue;
+        }
+        if (big[a].is_symbolic() || small[a].is_symbolic())
+          return IntNodeError(n, "the If branches give output '" + n.outputs[0] + "' the shapes " +
+                                     ShapeToString(in[1]->shape) + " and " + ShapeToString(in[2]->shape) +
+                                     ", which depend on the input shapes; a condition read at run time needs "
+                                     "branches of static shapes (fix the input shapes in config.json)");
+        y[a] = Dim(small[a].value()) + larger * (big[a].value() - small[a].value());
+      }
+      return SetOutput(g, n, in[1]->dtype, y);
+    }
+    // Any other selection needs both branches' outputs to have one shape.
     if (n.GetInt("_if_select", 0) != 0 &&
         (in[1]->shape.size() != in[2]->shape.size() || !(in[1]->shape == in[2]->shape) ||
          in[1]->dtype != in[2]->dtype))

@@ -53,6 +53,26 @@ uint32_t FBits(float f) {
 
 constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
 
+// Whether `d` is an expression of a decided symbol (an If's branch taken on
+// the device, feature segment_program).
+bool DependsOnDecided(const Dim& d) {
+  const SymContext* c = SymContext::Current();
+  if (c == nullptr || !d.is_symbolic()) return false;
+  std::vector<int64_t> todo = {d.expr()};
+  std::set<int64_t> seen;
+  while (!todo.empty()) {
+    const int64_t e = todo.back();
+    todo.pop_back();
+    if (e < 0 || static_cast<size_t>(e) >= c->nodes().size() || !seen.insert(e).second) continue;
+    const SymNode& n = c->nodes()[static_cast<size_t>(e)];
+    if (n.op == SymOp::kSymbol && n.a >= 0 && static_cast<size_t>(n.a) < c->symbols().size() &&
+        c->symbols()[static_cast<size_t>(n.a)].decided)
+      return true;
+    if (n.op != SymOp::kSymbol && n.op != SymOp::kConst) todo.insert(todo.end(), {n.a, n.b});
+  }
+  return false;
+}
+
 // CPU-class kernel variants (bundle feature kernel_variants): register block
 // per invocation (rows x columns) and local size. Must match
 // shaders/conv2d_cpu*.comp (8 x 8), shaders/gemm_cpu.glsl (8 x 8) and
@@ -183,6 +203,7 @@ class Lowerer {
       p_.outputs.back().count_for = io.count_for;
       p_.outputs.back().count_axis = io.count_axis;
     }
+    BuildControlProgram();
     AddTexelTwins();
     AddGpuVariants();
     DescribeVariants();
@@ -388,7 +409,11 @@ class Lowerer {
     // A zero-size graph input is bound at conversion (import): it keeps a
     // 4-byte slot of the inputs buffer that no kernel reads.
     if (n == 0 && kind == BufferKind::kInputs) n = 1;
-    if (n <= 0) return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
+    // A size that is 0 at this point of a dynamic conversion (an If's empty
+    // branch result, feature segment_program) has no bytes here; its
+    // expression sizes the plan.
+    if (n < 0 || (n == 0 && !DependsOnDecided(n)))
+      return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
     if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
     Value v;
     v.tensor = t.name;
@@ -493,6 +518,7 @@ class Lowerer {
     const std::string& op = n.op_type;
     bool fold_only = false;
     if (!IsSupportedOp(n.domain, op, &fold_only)) return NodeError(n, "unsupported operator");
+    if (op == "Where" && n.HasAttr("_if_larger")) return IfSelect(n);
     if (fold_only)
       return NodeError(n, "its inputs are not compile-time constants; " + op +
                               " is computed only at conversion: export the model with a fixed input size, or bind "
@@ -551,6 +577,84 @@ class Lowerer {
     auto it = Lowerings().find(op);
     if (it == Lowerings().end()) return NodeError(n, "no lowering");
     return (this->*(it->second))(n);
+  }
+
+  // The selection of an If whose condition only the device knows and whose
+  // branches give different shapes (ir/shape_infer_int.cpp): the rows so far
+  // end a segment, the host reads the condition back and sets the decided
+  // symbol `larger`, and the next segment copies the taken branch's
+  // elements into the output (sized by `larger`: the other copy moves 0
+  // elements). Both branches ran before the cut, as for Where.
+  Status IfSelect(const Node& n) {
+    SymContext* c = SymContext::Current();
+    const int64_t larger = n.GetInt("_if_larger", -1), cond = n.GetInt("_if_cond", -1);
+    if (c == nullptr || larger < 0 || cond < 0 || static_cast<size_t>(larger) >= c->symbols().size())
+      return NodeError(n, "internal: the If selection has no decided symbols");
+    const Tensor& then_t = T(n.inputs[1]);
+    const Tensor& else_t = T(n.inputs[2]);
+    bool then_ge = true;
+    for (size_t a = 0; a < then_t.shape.size(); ++a) then_ge = then_ge && then_t.shape[a] >= else_t.shape[a];
+    OAAXVK_ASSIGN_OR_RETURN(int cv, ValueOf(n.inputs[0], n.name));
+    if (p_.values[static_cast<size_t>(cv)].kind != BufferKind::kArena) {
+      // A graph input or constant condition: one word copied into the arena,
+      // where the host reads it back.
+      Tensor ct = T(n.inputs[0]);
+      ct.name = n.name + "#cond";
+      ct.shape = {1};
+      OAAXVK_ASSIGN_OR_RETURN(int copy, NewValue(ct, BufferKind::kArena));
+      Dispatch d;
+      d.kernel = "strided_copy";
+      d.bindings = {{cv, false}, {copy, true}};
+      d.spec = {1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+      Grid1D(Dim(1), d.groups);
+      Emit(n, std::move(d), "the If condition, for the host");
+      cv = copy;
+    }
+    std::string if_name = n.name;
+    const std::string suffix = "/select";
+    if (if_name.size() > suffix.size() && if_name.compare(if_name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      if_name.resize(if_name.size() - suffix.size());
+    cuts_.push_back({static_cast<uint32_t>(p_.dispatches.size()), cv, cond, larger, then_ge,
+                     "the condition of If '" + if_name + "'"});
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    const Dim taken(n.GetInt("_if_larger_value", 1), c->SymbolNode(static_cast<size_t>(larger)));
+    for (int branch = 0; branch < 2; ++branch) {
+      const bool is_then = branch == 0;
+      const Tensor& src = is_then ? then_t : else_t;
+      if (!src.numel().is_symbolic() && src.numel().value() == 0) continue;  // an empty branch result: nothing to copy
+      OAAXVK_ASSIGN_OR_RETURN(int sv, ValueOf(src.name, n.name));
+      const Dim count = (is_then == then_ge ? taken : Dim(1) - taken) * src.numel();
+      Dispatch d;
+      d.kernel = "strided_copy";
+      d.bindings = {{sv, false}, {y, true}};
+      d.spec = {count, 0, 0, 1, 1, 1, 1, 1, count, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+      Grid1D(CeilDiv(count, 256), d.groups);
+      Emit(n, std::move(d), std::string(is_then ? "then" : "else") + " branch, when the device takes it");
+    }
+    return Status::Ok();
+  }
+
+  // Feature segment_program: the segments between the cuts of IfSelect and
+  // the host steps that run them (docs/bundle-format.md "Segment program").
+  void BuildControlProgram() {
+    if (cuts_.empty()) return;
+    SymContext* c = SymContext::Current();
+    ControlProgram& cp = p_.control;
+    uint32_t begin = 0;
+    for (size_t i = 0; i < cuts_.size(); ++i) {
+      const DecidedCut& k = cuts_[i];
+      cp.segments.push_back({begin, k.dispatch});
+      begin = k.dispatch;
+      cp.texts.push_back(k.text);
+      cp.reads.push_back({k.cond_value, 0, DType::kInt32, ControlReadMode::kRefuse, static_cast<uint32_t>(i)});
+      const int32_t cond = c->SymbolNode(static_cast<size_t>(k.cond_symbol));
+      const int32_t larger = k.then_larger ? cond : c->Make(SymOp::kSub, c->ConstNode(1), cond);
+      cp.steps.push_back({ControlOp::kRun, static_cast<int64_t>(i)});
+      cp.steps.push_back({ControlOp::kRead, k.cond_symbol, static_cast<int64_t>(i)});
+      cp.steps.push_back({ControlOp::kSet, k.larger_symbol, larger});
+    }
+    cp.segments.push_back({begin, static_cast<uint32_t>(p_.dispatches.size())});
+    cp.steps.push_back({ControlOp::kRun, static_cast<int64_t>(cuts_.size())});
   }
 
   Status ConvTranspose(const Node& n) {
@@ -1167,7 +1271,10 @@ class Lowerer {
     Dim off = 0;
     for (const std::string& in : n.inputs) {
       const Shape& xs = T(in).shape;
-      if (NumElements(xs) == 0) continue;
+      // An empty input copies nothing; one empty only at this point of a
+      // dynamic conversion (an If's empty branch) keeps its copy of 0
+      // elements, so every point has the same dispatches.
+      if (NumElements(xs) == 0 && !NumElements(xs).is_symbolic()) continue;
       OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(in, n.name));
       Dispatch d;
       d.kernel = "strided_copy";
@@ -1184,6 +1291,16 @@ class Lowerer {
   const LowerOptions options_;
   Program p_;
   std::map<std::string, int> alias_;
+  // Feature segment_program: each If selection decided on the device cuts
+  // the dispatches before its copies (IfSelect).
+  struct DecidedCut {
+    uint32_t dispatch = 0;   // first dispatch after the cut
+    int cond_value = -1;     // the condition, an arena int32 0 / 1
+    int64_t cond_symbol = -1, larger_symbol = -1;
+    bool then_larger = true;
+    std::string text;
+  };
+  std::vector<DecidedCut> cuts_;
   std::vector<size_t> dispatch_log_;  // dispatch index -> its p_.node_kernels entry
   std::map<int, int> f16_copy_;       // weights value -> its kWeightsF16 copy (-1: none)
 };

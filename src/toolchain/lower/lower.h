@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "toolchain/ir/graph.h"
+#include "toolchain/lower/control_program.h"
 
 namespace oaaxvk::toolchain {
 
@@ -129,6 +130,9 @@ struct Program {
   // node name -> "kernel (details)" for the conversion log, in node order;
   // dispatches with variants end in " [gpu: <kernel>, cpu: <kernel>]".
   std::vector<std::pair<std::string, std::string>> node_kernels;
+  // Feature segment_program: the dispatches as segments and the host program
+  // that runs them (control_program.h); empty = every dispatch in one run.
+  ControlProgram control;
 };
 
 // Splits n invocations of 256-wide (or `local`-wide) workgroups into

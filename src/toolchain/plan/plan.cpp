@@ -62,6 +62,25 @@ std::vector<Lifetime> ComputeLifetimes(const Program& p) {
         if (l.first < 0) l.first = static_cast<int>(d);
         l.last = static_cast<int>(d);
       }
+  // Feature segment_program: the host reads a value after the segment the
+  // control program ran last, so no later dispatch of that segment may
+  // reuse its bytes before the read.
+  const ControlProgram& cp = p.control;
+  for (size_t k = 0; k < cp.steps.size(); ++k) {
+    if (cp.steps[k].op != ControlOp::kRead || cp.steps[k].b < 0 ||
+        static_cast<size_t>(cp.steps[k].b) >= cp.reads.size())
+      continue;
+    const int v = cp.reads[static_cast<size_t>(cp.steps[k].b)].value;
+    for (size_t j = k; j-- > 0;)
+      if (cp.steps[j].op == ControlOp::kRun) {
+        const size_t seg = static_cast<size_t>(cp.steps[j].a);
+        if (v >= 0 && static_cast<size_t>(v) < lt.size() && seg < cp.segments.size()) {
+          Lifetime& l = lt[static_cast<size_t>(v)];
+          if (l.first >= 0) l.last = std::max(l.last, static_cast<int>(cp.segments[seg].second) - 1);
+        }
+        break;
+      }
+  }
   return lt;
 }
 

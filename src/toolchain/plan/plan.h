@@ -29,7 +29,11 @@ struct MemoryPlan {
 
 // [first, last] dispatch indices touching value `v` in any dispatch table
 // (first = -1 if none). The tables bind the same values except the GPU-class
-// rows' kWeightsF16 copies, so arena lifetimes hold for every table.
+// rows' kWeightsF16 copies, so arena lifetimes hold for every table. A value
+// that the segment program reads back (Program::control) lives to the end of
+// the segment run before the read. Dispatch order is the segments' order, so
+// a value live from before an If's branches to after them spans both
+// branches' rows and never shares bytes with either branch's values.
 struct Lifetime { int first = -1, last = -1; };
 std::vector<Lifetime> ComputeLifetimes(const Program& p);
 
