@@ -36,7 +36,8 @@ DEFAULT_OPSET = 14  # torch 1.13's default for torch.onnx.export
 #   [0,1], the detector normalizes and resizes inside the graph), video
 #   ([1,3,T,H,W] clip), flow (two [1,3,H,W] images in [-1,1]), tokens (int64).
 #   extra: builder kwargs (kw), opset, grad (export outside torch.no_grad()),
-#   output_names (else the exporter's), calibrate (see calibrate_batchnorm).
+#   output_names (else the exporter's), calibrate (see calibrate_batchnorm),
+#   reinit_zero (see reinit_zero_weights).
 CLS = "classification"
 MODELS = {
     "alexnet": (CLS, "imagenet", [[1, 3, 224, 224]], {}),
@@ -62,7 +63,7 @@ MODELS = {
     "convnext_tiny": (CLS, "imagenet", [[1, 3, 128, 128]], {}),
     "swin_t": (CLS, "imagenet", [[1, 3, 112, 112]], {}),
     # image_size: the class-token position embedding is sized for it.
-    "vit_b_16": (CLS, "imagenet", [[1, 3, 112, 112]], {"kw": {"image_size": 112}, "grad": True}),
+    "vit_b_16": (CLS, "imagenet", [[1, 3, 112, 112]], {"kw": {"image_size": 112}, "grad": True, "reinit_zero": True}),
     "fcn_resnet50": ("segmentation", "imagenet", [[1, 3, 128, 128]], {}),
     "deeplabv3_mobilenet_v3_large": ("segmentation", "imagenet", [[1, 3, 128, 128]], {"calibrate": True}),
     "lraspp_mobilenet_v3_large": ("segmentation", "imagenet", [[1, 3, 128, 128]], {}),
@@ -101,7 +102,7 @@ MODELS = {
     "mc3_18": ("video", "video", [[1, 3, 8, 64, 64]], {}),
     "r2plus1d_18": ("video", "video", [[1, 3, 8, 64, 64]], {}),
     # S3D ends in a fixed AvgPool3d((2, 7, 7)): 16 frames of 224 x 224 at least.
-    "s3d": ("video", "video", [[1, 3, 16, 224, 224]], {}),
+    "s3d": ("video", "video", [[1, 3, 16, 224, 224]], {"calibrate": True}),
     "raft_small": ("optical flow", "flow", [[1, 3, 128, 128], [1, 3, 128, 128]], {"opset": 16}),
     "gpt_decoder": ("language", "tokens", [[1, 32]], {"output_names": ["logits"]}),
 }
@@ -156,6 +157,18 @@ def calibrate_batchnorm(model, shape):
     model.eval()
 
 
+def reinit_zero_weights(model):
+    """Gives every weight matrix that is initialized to all zeros (ViT's
+    classification head in torchvision) seeded normal values (std 0.02):
+    with a zero head every image gives the bias, and run_model.py refuses a
+    reference whose outputs do not depend on the input."""
+    import torch
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0.0, 0.02)
+
+
 def build(name, kw):
     import torchvision.models as tvm
     if name == "gpt_decoder":
@@ -175,6 +188,8 @@ def export(name, out_dir):
     family, kind, shapes, extra = MODELS[name]
     torch.manual_seed(0)
     model = build(name, extra.get("kw", {})).eval()
+    if extra.get("reinit_zero"):
+        reinit_zero_weights(model)
     if extra.get("calibrate"):
         calibrate_batchnorm(model, shapes[0])
     opset = extra.get("opset", DEFAULT_OPSET)
