@@ -623,8 +623,10 @@ Status InferOutputs(Graph& g, Node& n) {
     OAAXVK_RETURN_IF_ERROR(need(1));
     const Shape& w = in[1]->shape;
     if (x.size() != 4 || w.size() != 4)
-      return NodeError(n, "only 2-D convolution (4-D input and weight) is supported, got input " +
-                              ShapeToString(x) + " weight " + ShapeToString(w));
+      return NodeError(n, "input " + ShapeToString(x) + " and weight " + ShapeToString(w) +
+                              " reach the 2-D convolution kernel; convolutions over 1, 2 or 3 spatial dimensions "
+                              "(input and weight of equal rank 3 to 5, their shapes known at conversion) are "
+                              "supported");
     int64_t group = n.GetInt("group", 1);
     if (group < 1 || x[1] % group != 0 || w[0] % group != 0 || w[1] * group != x[1])
       return NodeError(n, "channels " + std::to_string(x[1]) + " / weight " + ShapeToString(w) +
