@@ -586,6 +586,9 @@ struct Instance {
 
 }  // namespace
 
+// Creates a layer-free instance at the loader's version, describes every
+// physical device and prints the JSON (or the summary); see the exit status
+// at the top of the file.
 int main(int argc, char** argv) {
   CLI::App app{"oaaxvk-device-info: every Vulkan device's compute capabilities as JSON (stdout)."};
   std::string json_path;
