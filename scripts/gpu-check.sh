@@ -74,8 +74,13 @@ else
     for f in "$root"/.gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
   fi
-  if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
-    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  # The NVIDIA driver's ICD manifest lives beside the driver, outside the
+  # loader's search path: name it (the first one found) unless the caller did.
+  if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ]; then
+    icd=$(ls /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd*.json \
+             /etc/vulkan/icd.d/nvidia_icd*.json 2>/dev/null | head -1 || true)
+    [ -n "$icd" ] || icd=$(find /usr/local/nvidia /usr/share /etc -name 'nvidia_icd*.json' 2>/dev/null | head -1 || true)
+    if [ -n "$icd" ]; then export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd; fi
   fi
   work=/tmp/oaaxvk-gpu-check
   rm -rf "$work" && mkdir -p "$work"
