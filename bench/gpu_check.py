@@ -258,6 +258,7 @@ class Check:
         self.torch = None
         self.tdev = None
         self.modules = {}  # model name -> the torch module that was exported (PyTorch runs the same one)
+        self.binding_limit = None  # config.json limits.max_binding_bytes: this device's range (device mode)
 
     def tool(self, name):
         p = os.path.join(self.bin, name)
@@ -322,6 +323,14 @@ class Check:
             _, summ, _ = run([self.tool("oaaxvk-device-info"), "--summary"], timeout=60, env=self.env)
             d["summary"] = summ.strip()
             print(summ.strip(), flush=True)
+            # Bundles for this device only: one binding may cover what its
+            # maxStorageBufferRange allows (the toolchain's default is
+            # lavapipe's 128 MiB, which batch-32 activations exceed), up to 2 GiB.
+            rng = (info.get("devices") or [{}])[0].get("limits", {}).get("max_storage_buffer_range")
+            if not self.a.local and rng and rng > 2**27:
+                self.binding_limit = min(int(rng), 2**31)
+                self.r["notes"].append(f"bundles converted with config.json limits.max_binding_bytes = "
+                                       f"{self.binding_limit} (this device's maxStorageBufferRange, at most 2 GiB)")
         except (Failure, ValueError) as e:
             d["error"] = str(e)
             log(f"device summary: {e}")
@@ -329,35 +338,63 @@ class Check:
 
     # ---- runtime device tests
     def runtime_tests(self):
+        """runtime_tests, one test per process (a failing test cannot leave the
+        runtime or the driver in a state that fails the ones after it), four at
+        a time, each under a timeout."""
         t = self.r["runtime_tests"]
         if not self.budget.allows(60):
             return self.skip("runtime device tests", 60)
-        log("runtime device tests (runtime_tests)")
-        tmo = min(self.a.runtime_tests_timeout, self.budget.left() - 30)
+        log("runtime device tests (runtime_tests, one process per test)")
         start = time.time()
-        xml = os.path.join(self.work, "runtime_tests.json")
+        exe = self.tool("runtime_tests")
         try:
-            rc, out, err = run([self.tool("runtime_tests"), f"--gtest_output=json:{xml}", "--gtest_brief=1"],
-                               timeout=tmo, env=self.env, check=False)
-            with open(os.path.join(self.out, "runtime-tests.log"), "w") as f:
-                f.write(out + err)
-            t["exit_code"] = rc
-            try:
-                g = json.load(open(xml))
-                t["tests"] = g.get("tests")
-                t["failures"] = g.get("failures")
-                t["disabled"] = g.get("disabled")
-                t["skipped"] = sum(1 for s in g.get("testsuites", []) for c in s.get("testsuite", [])
-                                   if c.get("result") == "SKIPPED")
-                t["failed"] = [f"{s['name']}.{c['name']}: " + (c["failures"][0]["failure"].splitlines()[0][:300]
-                                                               if c.get("failures") else "")
-                               for s in g.get("testsuites", []) for c in s.get("testsuite", []) if c.get("failures")]
-            except (OSError, ValueError) as e:
-                t["error"] = f"no GoogleTest report ({e}); output tail: " + (err + out)[-600:]
+            _, listing, _ = run([exe, "--gtest_list_tests"], timeout=60, env=self.env)
         except Failure as e:
             t["error"] = str(e)
+            self.save()
+            return
+        names, suite = [], None
+        for line in listing.splitlines():
+            if not line.strip() or line.startswith(" " * 4):
+                continue
+            if not line.startswith(" "):
+                suite = line.split()[0]
+            elif suite:
+                names.append(suite + line.split()[0])
+        deadline = start + min(self.a.runtime_tests_timeout, self.budget.left() - 30)
+
+        def one(name):
+            left = deadline - time.time()
+            if left < 5:
+                return name, "not run", "time budget"
+            try:
+                rc, out, err = run([exe, f"--gtest_filter={name}"], timeout=min(120, left), env=self.env, check=False)
+            except Failure as e:
+                return name, "failed", str(e)
+            text = out + err
+            if rc == 0:
+                return name, "skipped" if "[  SKIPPED ]" in text else "passed", ""
+            lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("[")]
+            return name, "failed", " | ".join(lines[:4])[:400]
+
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(one, names))
+        counts = {}
+        for _, outcome, _ in results:
+            counts[outcome] = counts.get(outcome, 0) + 1
+        t["tests"] = len(results)
+        t["passed"] = counts.get("passed", 0)
+        t["failures"] = counts.get("failed", 0)
+        t["skipped"] = counts.get("skipped", 0)
+        t["not_run"] = counts.get("not run", 0)
+        t["failed"] = [f"{n}: {why}" for n, o, why in results if o == "failed"]
+        with open(os.path.join(self.out, "runtime-tests.log"), "w") as f:
+            for n, o, why in results:
+                f.write(f"{n}\t{o}\t{why}\n")
         t["seconds"] = round(time.time() - start, 1)
-        log(f"runtime tests: {t.get('tests')} tests, {t.get('failures')} failures, {t['seconds']} s")
+        log(f"runtime tests: {t['passed']} passed, {t['failures']} failed, {t['skipped']} skipped, "
+            f"{t['not_run']} not run of {t['tests']} ({t['seconds']} s)")
         self.save()
 
     # ---- conformance
@@ -380,7 +417,8 @@ class Check:
             cmd += ["--filter", self.a.conformance_filter]
         start = time.time()
         try:
-            rc, out, _ = run(cmd, timeout=self.budget.left() - 15, env=self.env, check=False)
+            rc, out, _ = run(cmd, timeout=min(self.a.conformance_timeout, self.budget.left() - 15), env=self.env,
+                             check=False)
             c["exit_code"] = rc
             m = re.search(r"conformance: (\d+) passed, (\d+) failed", out)
             if m:
@@ -461,13 +499,18 @@ class Check:
         declared = {vi.name: [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
                     for vi in m.graph.input}
         shapes = {n: s for n, _, s in inputs if declared.get(n) != s}
-        src = onnx_path
+        config = {}
         if shapes:
+            config["input_shapes"] = shapes
+        if self.binding_limit:
+            config["limits"] = {"max_binding_bytes": self.binding_limit}
+        src = onnx_path
+        if config:
             import zipfile
             src = out_dir + ".zip"
             with zipfile.ZipFile(src, "w", zipfile.ZIP_STORED) as z:
                 z.write(onnx_path, "model.onnx")
-                z.writestr("config.json", json.dumps({"input_shapes": shapes}))
+                z.writestr("config.json", json.dumps(config))
         if os.path.exists(out_dir):
             shutil.rmtree(out_dir)
         start = time.time()
@@ -599,6 +642,8 @@ class Check:
         model = self.modules[name].to(dev)
         xs = example_tensors(torch, inputs, dev)
         variants = ["eager_fp32"]
+        if self.a.torch_batches is not None and batch not in self.a.torch_batches:
+            return res
         if dev == "cuda":
             variants += ["eager_fp16", "cuda_graphs_fp32", "cuda_graphs_fp16"]
             if batch in self.a.compile_batches and hasattr(torch, "compile"):
@@ -767,6 +812,8 @@ class Check:
         self.save()
         if "runtime" in self.a.steps:
             self.runtime_tests()
+        if "conformance" in self.a.steps and self.a.conformance_first:
+            self.conformance()
         if "models" in self.a.steps:
             specs = model_specs(self.a.quick, self.a.local)
             for name in self.a.models or specs:
@@ -785,7 +832,7 @@ class Check:
                         self.skip(f"{entry['name']} batch {batch}", need)
                         continue
                     self.measure(entry, sp, batch, first=(i == 0))
-        if "conformance" in self.a.steps:
+        if "conformance" in self.a.steps and not self.a.conformance_first:
             self.conformance()
         self.r["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
         self.save()
@@ -827,9 +874,10 @@ def render_markdown(r):
     t = r.get("runtime_tests", {})
     c = r.get("conformance", {})
     lines += ["## Tests on the device", "",
-              f"- Runtime device tests (runtime_tests): {t.get('tests', '—')} tests, {t.get('failures', '—')} failures, "
-              f"{t.get('skipped', 0)} skipped, {t.get('seconds', '—')} s" + (f"; error: {t['error']}" if t.get("error")
-                                                                            else "")]
+              f"- Runtime device tests (runtime_tests, one process per test): {t.get('passed', '—')} passed, "
+              f"{t.get('failures', '—')} failed, {t.get('skipped', 0)} skipped, {t.get('not_run', 0)} not run "
+              f"of {t.get('tests', '—')}, {t.get('seconds', '—')} s" + (f"; error: {t['error']}" if t.get("error")
+                                                                       else "")]
     for f in t.get("failed", [])[:20]:
         lines.append(f"  - {f}")
     lines.append(f"- ONNX node tests (onnx 1.12) through toolchain + runtime: {c.get('passed', '—')} passed, "
@@ -967,12 +1015,16 @@ def main():
                    help="other kernel tables checked and timed at the first batch (default,cpu,gpu,gpu_fp16_weights)")
     p.add_argument("--conformance-filter", default=None, help="regex: only these node tests")
     p.add_argument("--runtime-tests-timeout", type=float, default=90)
+    p.add_argument("--conformance-first", action="store_true", help="the node tests before the models")
+    p.add_argument("--torch-batches", default=None, help="batches that get the PyTorch baseline (default: all)")
+    p.add_argument("--conformance-timeout", type=float, default=150, help="seconds for the node tests")
     a = p.parse_args()
     a.models = [m for m in a.models.split(",") if m] if a.models else None
     a.batches = [int(x) for x in (a.batches or ("1" if a.quick else "1,8,32")).split(",")]
     a.depths = [int(x) for x in a.depths.split(",")]
     a.compile_batches = [int(x) for x in a.compile_batches.split(",") if x]
     a.steps = set(a.steps.split(","))
+    a.torch_batches = [int(x) for x in a.torch_batches.split(",") if x] if a.torch_batches is not None else None
     a.variants = [v for v in a.variants.split(",") if v]
     if a.seconds is None:
         a.seconds = 0.2 if a.quick else 0.5

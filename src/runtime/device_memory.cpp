@@ -62,7 +62,13 @@ Status CreateIoBuffer(VkContext* ctx, VkDeviceSize size, bool is_input, bool for
                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   const VkMemoryPropertyFlags direct =
       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  // Direct mapping when device-local memory is host-visible (UMA, ReBAR, CPU drivers).
+  // Direct mapping when device-local memory is host-visible (UMA, CPU drivers,
+  // and for inputs ReBAR). An output is read by the host, so it is mapped
+  // directly only where that memory is also host-cached: a discrete GPU's
+  // resizable BAR is write-combined and uncached, and reading a few MB of it
+  // over PCIe took hundreds of ms per frame on an H200 (30 MB/s), where a copy
+  // into host-cached staging memory takes a fraction of a millisecond.
+  const VkMemoryPropertyFlags direct_needed = is_input ? direct : direct | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
   if (!force_staging) {
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     if (!CheckedRoundUp(size, 16, &bci.size))
@@ -75,8 +81,9 @@ Status CreateIoBuffer(VkContext* ctx, VkDeviceSize size, bool is_input, bool for
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev, probe, &req);
     vkDestroyBuffer(dev, probe, nullptr);
-    if (ctx->FindMemoryType(req.memoryTypeBits, direct) >= 0) {
-      OAAXVK_RETURN_IF_ERROR(CreateBuffer(ctx, size, usage, direct, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, true, what, device));
+    if (ctx->FindMemoryType(req.memoryTypeBits, direct_needed) >= 0) {
+      OAAXVK_RETURN_IF_ERROR(
+          CreateBuffer(ctx, size, usage, direct_needed, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, true, what, device));
       *host = static_cast<uint8_t*>(device->mapped);
       return Status::Ok();
     }

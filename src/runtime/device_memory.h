@@ -44,8 +44,10 @@ void DestroyBuffer(VkDevice dev, Buffer* b);
 
 // A frame's input or output buffer of `size` bytes: `*device` (bound by the
 // shaders) and the host pointer `*host` the host reads or writes. Direct when
-// device-local memory is host-visible (UMA, ReBAR, CPU drivers) and
-// `force_staging` is off: then `*host` maps `*device` and `*stage` stays
+// device-local memory is host-visible (UMA, CPU drivers; for inputs also a
+// discrete GPU's resizable BAR), for outputs also host-cached (the host reads
+// them: uncached BAR reads run at tens of MB/s), and `force_staging` is off:
+// then `*host` maps `*device` and `*stage` stays
 // empty. Otherwise `*device` is device-local and `*host` maps the
 // host-visible `*stage`, which the recorded commands copy from (inputs) or to
 // (outputs). Both buffers are the caller's to free.
