@@ -374,8 +374,10 @@ class Check:
             text = out + err
             if rc == 0:
                 return name, "skipped" if "[  SKIPPED ]" in text else "passed", ""
-            lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("[")]
-            return name, "failed", " | ".join(lines[:4])[:400]
+            lines = [ln for ln in text.splitlines()
+                     if ln.strip() and not ln.startswith("[") and not ln.startswith("Note: Google Test filter")]
+            how = f"killed by signal {-rc}" if rc < 0 else f"exit {rc}"
+            return name, "failed", (how + ": " + " | ".join(lines[:4]))[:400]
 
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=4) as pool:
@@ -1017,7 +1019,7 @@ def main():
     p.add_argument("--runtime-tests-timeout", type=float, default=90)
     p.add_argument("--conformance-first", action="store_true", help="the node tests before the models")
     p.add_argument("--torch-batches", default=None, help="batches that get the PyTorch baseline (default: all)")
-    p.add_argument("--conformance-timeout", type=float, default=150, help="seconds for the node tests")
+    p.add_argument("--conformance-timeout", type=float, default=200, help="seconds for the node tests")
     a = p.parse_args()
     a.models = [m for m in a.models.split(",") if m] if a.models else None
     a.batches = [int(x) for x in (a.batches or ("1" if a.quick else "1,8,32")).split(",")]

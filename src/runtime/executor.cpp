@@ -157,7 +157,11 @@ Status Executor::Init() {
                                  bundle_.path.c_str(), bundle_.model_name.c_str(), bundle_.producer.c_str(),
                                  bundle_.inputs.size(), bundle_.outputs.size(), bundle_.kernels.size(),
                                  bundle_.dispatches.size(), pipelines_->count(), slots_.size(),
-                                 !slots_.empty() && slots_[0].staged ? ", staged I/O" : "",
+                                 slots_.empty() ? ""
+                                 : slots_[0].in_staged && slots_[0].out_staged ? ", staged I/O"
+                                 : slots_[0].out_staged                        ? ", staged outputs"
+                                 : slots_[0].in_staged                         ? ", staged inputs"
+                                                                               : "",
                                  !weights_f16_.buffers.empty() ? ", fp16 weight copies uploaded" : "",
                                  profiler_.enabled() ? ", profiling every dispatch" : "", ms_since(t0), upload_ms,
                                  pipelines_ms, slots_ms, warmup_ms));
@@ -187,7 +191,8 @@ Status Executor::CreateSlots() {
   config.weights = &weights_;
   config.weights_f16 = &weights_f16_;
   config.max_allocation_bytes = max_allocation_bytes_;
-  config.force_staging = options_.force_staging;
+  config.force_staging_inputs = options_.force_staging == StagingKnob::kAll;
+  config.force_staging_outputs = options_.force_staging != StagingKnob::kOff;
   config.profiling = profiler_.enabled();
   for (uint32_t f = 0; f < frames; ++f) {
     FrameSlot& s = slots_[f];

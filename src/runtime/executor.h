@@ -34,6 +34,9 @@
 
 namespace oaaxvk::runtime {
 
+// The force_staging test knob's values.
+enum class StagingKnob { kOff, kAll, kOutputs };
+
 struct ExecutorOptions {
   uint32_t frames_in_flight = 2;
   uint64_t timeout_ms = 5000;   // bound of every wait for a frame
@@ -44,7 +47,9 @@ struct ExecutorOptions {
   // ~/.cache/oaax-vulkan; "off" or "0" = none; anything else = that file.
   std::string pipeline_cache;
   std::string pipeline_cache_dir;
-  bool force_staging = false;   // test knob: staged I/O even on host-visible devices
+  // Test knob force_staging: staged I/O even on host-visible devices
+  // (1: inputs and outputs; "outputs": the outputs only, as on a discrete GPU).
+  StagingKnob force_staging = StagingKnob::kOff;
   // Run the program once on frame slot 0 (zeroed inputs) at the end of Create,
   // so that drivers which compile pipelines lazily at their first dispatch
   // (Mesa lavapipe/llvmpipe JIT-compiles compute shaders at the first launch)

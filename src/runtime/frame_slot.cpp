@@ -56,13 +56,14 @@ Status CreateFrameSlot(VkContext* ctx, const FrameSlotConfig& config, const std:
                                                bundle.buffer_bytes[kArena], config.max_allocation_bytes, nullptr,
                                                "arena", &s.arena)
                              .WithContext(where));
-  OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(ctx, bundle.buffer_bytes[kInputs], true, config.force_staging,
+  OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(ctx, bundle.buffer_bytes[kInputs], true, config.force_staging_inputs,
                                         "inputs buffer", &s.in, &s.in_stage, &s.host_in)
                              .WithContext(where));
-  OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(ctx, bundle.buffer_bytes[kOutputs], false, config.force_staging,
+  OAAXVK_RETURN_IF_ERROR(CreateIoBuffer(ctx, bundle.buffer_bytes[kOutputs], false, config.force_staging_outputs,
                                         "outputs buffer", &s.out, &s.out_stage, &s.host_out)
                              .WithContext(where));
-  s.staged = s.in_stage.buffer != VK_NULL_HANDLE || s.out_stage.buffer != VK_NULL_HANDLE;
+  s.in_staged = s.in_stage.buffer != VK_NULL_HANDLE;
+  s.out_staged = s.out_stage.buffer != VK_NULL_HANDLE;
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateFence(dev, &fci, nullptr, &s.fence), "vkCreateFence").WithContext(where));
   if (config.profiling && nd > 0) {

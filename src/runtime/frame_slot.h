@@ -25,7 +25,10 @@ namespace oaaxvk::runtime {
 struct FrameSlot {
   BlockedBuffer arena;  // several VkBuffers when over the allocation limit
   Buffer in, out, in_stage, out_stage;
-  bool staged = false;  // I/O goes through in_stage / out_stage
+  // Each direction is staged on its own: on a discrete GPU with a resizable
+  // BAR the inputs are mapped directly and the outputs staged.
+  bool in_staged = false;   // inputs go through in_stage (copied to `in` at the frame's start)
+  bool out_staged = false;  // outputs go through out_stage (copied from `out` at the frame's end)
   std::vector<VkDescriptorSet> sets;  // by dispatch (set 0)
   // Feature parameter_buffer: the frame's parameter buffer (host-visible
   // uniform buffer of kParamSlots words, written before each submit) and the
@@ -68,7 +71,8 @@ struct FrameSlotConfig {
   // The most bytes one VkBuffer may take (the arena is cut between its
   // bindings beyond it): min(maxMemoryAllocationSize, the largest heap).
   uint64_t max_allocation_bytes = UINT64_MAX;
-  bool force_staging = false;
+  bool force_staging_inputs = false;   // test knob (force_staging): staged even where direct mapping works
+  bool force_staging_outputs = false;
   bool profiling = false;  // a timestamp query pool per slot
 };
 

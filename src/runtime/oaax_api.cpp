@@ -169,8 +169,13 @@ Status Initialize(int length, const char** keys, const void** values) {
     } else if (known("shape_cache_size")) {
       OAAXVK_ASSIGN_OR_RETURN(uint64_t v, ParseUnsigned(key, value, 1, 1024));
       eopts.shape_cache_size = static_cast<uint32_t>(v);
-    } else if (known("force_staging")) {  // undocumented test knob
-      OAAXVK_ASSIGN_OR_RETURN(eopts.force_staging, ParseBool(key, value));
+    } else if (known("force_staging")) {  // undocumented test knob: 0, 1 or "outputs"
+      if (strcmp(value, "outputs") == 0) {
+        eopts.force_staging = StagingKnob::kOutputs;
+      } else {
+        OAAXVK_ASSIGN_OR_RETURN(bool all, ParseBool(key, value));
+        eopts.force_staging = all ? StagingKnob::kAll : StagingKnob::kOff;
+      }
     }
   }
   OAAXVK_RETURN_IF_ERROR(ConfigureLog(level, log_file));

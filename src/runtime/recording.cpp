@@ -222,7 +222,7 @@ Status Recorder::RecordCommands(FrameSlot* s, VkCommandBuffer cmd, const ShapeIn
     vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
   };
   // Host writes of the inputs → shader reads (through a staging copy when needed).
-  if (s->staged) {
+  if (s->in_staged) {
     barrier(VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_TRANSFER_READ_BIT);
     VkBufferCopy region{0, 0, s->in.size};
@@ -263,7 +263,7 @@ Status Recorder::RecordCommands(FrameSlot* s, VkCommandBuffer cmd, const ShapeIn
     if (queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, q + 1);
   }
   // Shader writes of the outputs → host reads.
-  if (s->staged) {
+  if (s->out_staged) {
     barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_TRANSFER_READ_BIT);
     VkBufferCopy region{0, 0, s->out.size};

@@ -274,6 +274,18 @@ TEST_F(Runtime, StagedIoMatchesCpuReference) {
   for (uint32_t seed = 1; seed <= 3; ++seed) RunAffineOnce(127, w, b, seed);
 }
 
+// A discrete GPU with a resizable BAR maps the inputs directly and stages the
+// outputs (host-cached memory for the host's reads): each direction's copy is
+// recorded on its own, with two frames in flight.
+TEST_F(Runtime, StagedOutputsWithDirectInputsMatchCpuReference) {
+  ASSERT_EQ(Init({{"force_staging", "outputs"}, {"frames_in_flight", "2"}}), 0) << g_api->error();
+  std::vector<float> w, b;
+  LoadAffine(127, &w, &b);
+  for (uint32_t seed = 1; seed <= 4; ++seed) RunAffineOnce(127, w, b, seed);
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+  ExpectError(Init({{"force_staging", "inputs"}}), {"force_staging"});
+}
+
 TEST_F(Runtime, TwoInputsTwoOutputsByNameInAnyOrder) {
   const uint32_t n = 1000;
   ASSERT_EQ(Init(), 0) << g_api->error();
@@ -700,7 +712,8 @@ BundleSpec AffineReluWithCpuVariant(uint32_t n, const std::vector<float>& w, con
 bool RuntimeDeviceIsCpu() {
   const std::string v = g_api->version();
   const std::string name = v.substr(v.find('(') + 1, v.rfind(')') - v.find('(') - 1);
-  VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  VkInstanceCreateInfo ici{};
+  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   VkInstance instance = VK_NULL_HANDLE;
   if (vkCreateInstance(&ici, nullptr, &instance) != VK_SUCCESS) return false;
   uint32_t count = 0;
