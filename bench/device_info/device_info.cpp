@@ -216,69 +216,64 @@ std::set<std::string> device_extensions(VkPhysicalDevice device) {
   return names;
 }
 
-// The NV cooperative matrix shapes in the common JSON form. The function is
-// fetched from the instance because the loader does not export extension
-// entry points; an absent entry point (a loader that does not know the
-// extension) yields an empty list.
-Json nv_cooperative_matrix_properties(VkInstance instance, VkPhysicalDevice device) {
-  auto fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+// The cooperative-matrix shapes a query entry point lists (the NV or the KHR
+// one: the same two-call enumeration over different structures), each turned
+// into JSON by `to_json`. The entry point is fetched from the instance
+// because the loader does not export extension functions; an absent one (a
+// loader that does not know the extension) yields an empty list.
+template <typename Props, typename Fn, typename ToJson>
+Json cooperative_matrix_shapes(VkInstance instance, VkPhysicalDevice device, const char* entry, Props blank,
+                               ToJson to_json) {
+  auto fn = reinterpret_cast<Fn>(vkGetInstanceProcAddr(instance, entry));
   Json list = Json::array();
   if (fn == nullptr) return list;
   uint32_t count = 0;
-  std::vector<VkCooperativeMatrixPropertiesNV> props;
+  std::vector<Props> props;
   VkResult result;
   do {
-    check(fn(device, &count, nullptr), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
-    props.assign(count, VkCooperativeMatrixPropertiesNV{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    check(fn(device, &count, nullptr), entry);
+    props.assign(count, blank);
     result = fn(device, &count, props.data());
-    check(result, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+    check(result, entry);
   } while (result == VK_INCOMPLETE);
-  for (uint32_t i = 0; i < count; ++i) {
-    const auto& p = props[i];
-    list.push_back(Json{{"m", p.MSize},
-                        {"n", p.NSize},
-                        {"k", p.KSize},
-                        {"a", component_type_name(p.AType)},
-                        {"b", component_type_name(p.BType)},
-                        {"c", component_type_name(p.CType)},
-                        {"d", component_type_name(p.DType)},
-                        {"scope", scope_name(p.scope)}});
-  }
+  for (uint32_t i = 0; i < count; ++i) list.push_back(to_json(props[i]));
   return list;
 }
 
-// The KHR cooperative matrix shapes, same form as the NV ones plus
-// saturating_accumulation (the KHR structure has it; "d" is its ResultType).
+// One shape in the common JSON form: sizes, component types ("d" is the
+// result type, named DType by NV and ResultType by KHR) and scope.
+template <typename Props, typename ComponentType>
+Json shape_json(const Props& p, ComponentType result) {
+  return Json{{"m", p.MSize},
+              {"n", p.NSize},
+              {"k", p.KSize},
+              {"a", component_type_name(p.AType)},
+              {"b", component_type_name(p.BType)},
+              {"c", component_type_name(p.CType)},
+              {"d", component_type_name(result)},
+              {"scope", scope_name(p.scope)}};
+}
+
+// The NV shapes in the common JSON form.
+Json nv_cooperative_matrix_properties(VkInstance instance, VkPhysicalDevice device) {
+  VkCooperativeMatrixPropertiesNV blank{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+  return cooperative_matrix_shapes<VkCooperativeMatrixPropertiesNV, PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      instance, device, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", blank,
+      [](const VkCooperativeMatrixPropertiesNV& p) { return shape_json(p, p.DType); });
+}
+
+// The KHR shapes, same form as the NV ones plus saturating_accumulation (the
+// KHR structure has it; "d" is its ResultType).
 Json khr_cooperative_matrix_properties(VkInstance instance, VkPhysicalDevice device) {
-  auto fn = reinterpret_cast<GetCooperativeMatrixPropertiesKhrFn>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-  Json list = Json::array();
-  if (fn == nullptr) return list;
-  uint32_t count = 0;
-  std::vector<CooperativeMatrixPropertiesKhr> props;
-  VkResult result;
-  do {
-    check(fn(device, &count, nullptr), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
-    CooperativeMatrixPropertiesKhr blank{};
-    blank.sType = kStypeCooperativeMatrixPropertiesKhr;
-    props.assign(count, blank);
-    result = fn(device, &count, props.data());
-    check(result, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
-  } while (result == VK_INCOMPLETE);
-  for (uint32_t i = 0; i < count; ++i) {
-    const auto& p = props[i];
-    list.push_back(Json{{"m", p.MSize},
-                        {"n", p.NSize},
-                        {"k", p.KSize},
-                        {"a", component_type_name(p.AType)},
-                        {"b", component_type_name(p.BType)},
-                        {"c", component_type_name(p.CType)},
-                        {"d", component_type_name(p.ResultType)},
-                        {"scope", scope_name(p.scope)},
-                        {"saturating_accumulation", p.saturatingAccumulation == VK_TRUE}});
-  }
-  return list;
+  CooperativeMatrixPropertiesKhr blank{};
+  blank.sType = kStypeCooperativeMatrixPropertiesKhr;
+  return cooperative_matrix_shapes<CooperativeMatrixPropertiesKhr, GetCooperativeMatrixPropertiesKhrFn>(
+      instance, device, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", blank,
+      [](const CooperativeMatrixPropertiesKhr& p) {
+        Json j = shape_json(p, p.ResultType);
+        j["saturating_accumulation"] = p.saturatingAccumulation == VK_TRUE;
+        return j;
+      });
 }
 
 // Everything reported for one physical device. `instance_api` is the
