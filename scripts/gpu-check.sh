@@ -49,7 +49,9 @@ if [ "$local" = 1 ]; then
     ln -s "$build/$b" "$kit/bin/$b"
   done
   # Without the device summary program the report says so and goes on.
-  [ -e "$build/oaaxvk-device-info" ] && ln -s "$build/oaaxvk-device-info" "$kit/bin/oaaxvk-device-info"
+  for b in oaaxvk-device-info oaaxvk-roofline; do
+    if [ -e "$build/$b" ]; then ln -s "$build/$b" "$kit/bin/$b"; fi
+  done
   ln -s "$build/tests/conformance/oaaxvk_conformance" "$kit/bin/oaaxvk_conformance"
   ln -s "$build/tests/runtime/runtime_tests" "$kit/bin/runtime_tests"
   ln -s "$build/tests/conformance/node_tests/node" "$kit/data/node_tests"
