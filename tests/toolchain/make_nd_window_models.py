@@ -139,6 +139,43 @@ def main():
         manifest.append({"name": k, "dtype": "float32", "shape": v, "file": f"{i}.bin"})
     json.dump(manifest, open(os.path.join(out, "in", "manifest.json"), "w"))
     cubic_model(out, rng)
+    chunk_model(out, rng)
+
+
+# The binding limit chunk_model's bundle is converted with (config.json
+# limits.max_binding_bytes): above every tensor but the 3-D convolutions'
+# stacked depth slices, so each of them is taken in 2 or 3 output-depth chunks.
+CHUNK_LIMIT = 20480
+
+
+def chunk_model(out, rng):
+    """nd_conv3d_chunks.onnx: 3-D convolutions whose stacked depth slices
+    (KD x the input) exceed CHUNK_LIMIT bytes, with depth stride, dilation,
+    groups and pads; inputs in OUT_DIR/chunk_in, the limit in
+    OUT_DIR/chunk_config.json."""
+    x = rng.standard_normal([1, 4, 11, 10, 9]).astype(np.float32)
+    convs = [((6, 2, 3, 3, 3), dict(group=2, strides=[2, 1, 1], dilations=[2, 1, 1], pads=[1, 1, 0, 2, 1, 1])),
+             ((3, 4, 2, 2, 2), {}),
+             ((2, 4, 4, 1, 1), {})]
+    nodes, inits, outputs = [], [], []
+    for i, (wshape, attrs) in enumerate(convs):
+        inits.append(numpy_helper.from_array(rng.standard_normal(wshape).astype(np.float32), f"chunk_w{i}"))
+        inits.append(numpy_helper.from_array(rng.standard_normal(wshape[0]).astype(np.float32), f"chunk_b{i}"))
+        name = f"conv3d_chunks{i}"
+        nodes.append(helper.make_node("Conv", ["x", f"chunk_w{i}", f"chunk_b{i}"], [name], name=name, **attrs))
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    graph = helper.make_graph(nodes, "nd_conv3d_chunks", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "nd_conv3d_chunks.onnx"))
+    os.makedirs(os.path.join(out, "chunk_in"), exist_ok=True)
+    x.tofile(os.path.join(out, "chunk_in", "0.bin"))
+    json.dump([{"name": "x", "dtype": "float32", "shape": list(x.shape), "file": "0.bin"}],
+              open(os.path.join(out, "chunk_in", "manifest.json"), "w"))
+    json.dump({"limits": {"max_binding_bytes": CHUNK_LIMIT}}, open(os.path.join(out, "chunk_config.json"), "w"))
 
 
 def cubic_model(out, rng):

@@ -25,7 +25,12 @@ trap 'rm -rf "$tmp"' EXIT
 "$py" "$root/tests/toolchain/make_nd_window_models.py" "$tmp"
 "$build/oaax-vulkan-toolchain" "$tmp/nd_windows.onnx" "$tmp/bundle" > "$tmp/toolchain.log"
 "$build/oaax-vulkan-toolchain" "$tmp/nd_resize_cubic.onnx" "$tmp/cubic_bundle" > "$tmp/cubic_toolchain.log"
+# 3-D convolutions over a small binding limit: taken in output-depth chunks.
+(cd "$tmp" && mkdir chunk_archive && cp nd_conv3d_chunks.onnx chunk_archive/model.onnx &&
+ cp chunk_config.json chunk_archive/config.json && tar -czf chunks.tar.gz -C chunk_archive model.onnx config.json)
+"$build/oaax-vulkan-toolchain" "$tmp/chunks.tar.gz" "$tmp/chunk_bundle" > "$tmp/chunk_toolchain.log"
 NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/nd_windows.onnx" "$tmp/in" "$tmp/ort" >/dev/null
+NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/nd_conv3d_chunks.onnx" "$tmp/chunk_in" "$tmp/chunk_ort" >/dev/null
 fail=0 ran=0
 for drv in $drivers; do
   if [ "$drv" = swiftshader ]; then
@@ -39,12 +44,15 @@ for drv in $drivers; do
   ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
   "$build/oaax-run" --model "$tmp/cubic_bundle/model.oinf" --inputs "$tmp/cubic_in" --outputs "$tmp/$drv-cubic" \
     --arg validation=1 >/dev/null
-  "$py" - "$tmp/ort" "$tmp/$drv" "$drv" "$tmp/cubic_ref" "$tmp/$drv-cubic" <<'PY' || fail=1
+  ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+  "$build/oaax-run" --model "$tmp/chunk_bundle/model.oinf" --inputs "$tmp/chunk_in" --outputs "$tmp/$drv-chunks" \
+    --arg validation=1 >/dev/null
+  "$py" - "$tmp/ort" "$tmp/$drv" "$drv" "$tmp/cubic_ref" "$tmp/$drv-cubic" "$tmp/chunk_ort" "$tmp/$drv-chunks" <<'PY' || fail=1
 import json, sys
 import numpy as np
-ref_dir, got_dir, drv, cubic_ref_dir, cubic_got_dir = sys.argv[1:6]
+ref_dir, got_dir, drv, cubic_ref_dir, cubic_got_dir, chunk_ref_dir, chunk_got_dir = sys.argv[1:8]
 pairs = []
-for rd, gd in ((ref_dir, got_dir), (cubic_ref_dir, cubic_got_dir)):
+for rd, gd in ((ref_dir, got_dir), (cubic_ref_dir, cubic_got_dir), (chunk_ref_dir, chunk_got_dir)):
     ref = json.load(open(f"{rd}/manifest.json"))
     got = json.load(open(f"{gd}/manifest.json"))
     assert [r["name"] for r in ref] == [g["name"] for g in got], (ref, got)
@@ -66,7 +74,8 @@ for ref_dir, r, got_dir, g in pairs:
     err = float(np.max(np.abs(a - b) / (1 + np.abs(a))))
     if not err <= 1e-5:
         bad.append(f"{r['name']}: relative error {err:.3g}")
-print(f"{drv}: {len(pairs) - len(bad)}/{len(pairs)} outputs match ONNX Runtime (cubic Resize: the ONNX reference)")
+print(f"{drv}: {len(pairs) - len(bad)}/{len(pairs)} outputs match ONNX Runtime (cubic Resize: the ONNX reference; "
+      f"3-D convolutions in depth chunks included)")
 if bad:
     sys.exit(f"{drv}: " + "; ".join(bad))
 PY

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "toolchain/ir/limits.h"
 #include "toolchain/ir/not_constant.h"
 #include "toolchain/passes/decompose_builder.h"
 
@@ -383,61 +384,95 @@ Status Conv3d(Graph& g, const Node& n, Builder& b, const Shape& xs, const Shape&
       xd = b.Out(p);
     }
   }
-  std::vector<std::string> cols;
-  for (int64_t kd = 0; kd < KD; ++kd) {
-    const std::string t = "kd" + Str(kd);
-    std::string s = xd;
-    const Dim start = kd * dl[0], end = start + (OD - 1) * st[0] + 1;
-    if (g.opset < 10 && (kd * dl[0] != 0 || st[0] != 1 || !SameDim(OD, Dp))) {
-      // Slice before opset 10 has no steps (nor inputs): a Gather of the depths.
-      if (OD.is_symbolic())
-        return NodeUnimplemented(n, "a symbolic depth needs opset >= 10 (Slice with steps); got input " +
-                                        ShapeToString(xs));
-      std::vector<int64_t> depths;
-      for (int64_t od = 0; od < OD.value(); ++od) depths.push_back(kd * dl[0] + od * st[0]);
-      Node& gather = b.Add("Gather", {xd, b.AddConst(MakeConstI64("", {OD.value()}, depths), t + "_indices")},
-                           t + "_depths");
-      gather.SetInt("axis", 1);
-      s = b.Out(gather);
-    } else if (kd * dl[0] != 0 || st[0] != 1 || !SameDim(end, Dp)) {
-      s = b.Op("Slice", {xd, b.ConstI64(t + "_start", {start}), b.ConstI64(t + "_end", {end}),
-                         b.ConstI64(t + "_axis", {1}), b.ConstI64(t + "_step", {st[0]})},
-               t + "_depths");
-    }
-    cols.push_back(KD > 1 && group > 1 ? b.Reshape(s, {N * OD, group, C / group, H, W}, t + "_groups") : s);
-  }
-  std::string x2;
-  if (KD == 1) {
-    x2 = b.Reshape(cols[0], {N * OD, C, H, W}, "x_2d");
-  } else {
-    Node& cat = b.Add("Concat", cols, "x_im2col_depth");
-    cat.SetInt("axis", 2);  // C of [N, OD, C, H, W], or C/g of [N*OD, g, C/g, H, W]
-    x2 = b.Reshape(b.Out(cat), {N * OD, KD * C, H, W}, "x_2d");
-  }
   // [M, C/g, KD, KH, KW] -> [M, KD * C/g, KH, KW] (folded for a constant weight).
-  std::string w2 = KD == 1 ? b.Reshape(n.inputs[1], {M, Cg, KH, KW}, "w_2d")
-                           : b.Reshape(b.Transpose(n.inputs[1], {0, 2, 1, 3, 4}, "w_kd_major"), {M, KD * Cg, KH, KW},
-                                       "w_2d");
-  std::vector<std::string> ins = {x2, w2};
-  if (HasInput(n, 2)) ins.push_back(n.inputs[2]);
-  Node& conv = b.Add("Conv", ins, "conv_2d");
-  conv.SetInts("kernel_shape", {KH, KW});
-  conv.SetInts("strides", {st[1], st[2]});
-  conv.SetInts("dilations", {dl[1], dl[2]});
-  conv.SetInt("group", group);
-  if (ap == "NOTSET") {
-    conv.SetInts("pads", {pd[1], pd[2], pd[4], pd[5]});
-  } else {
-    conv.SetString("auto_pad", ap);
-  }
-  const std::string y2 = b.Out(conv);
+  const std::string w2 = KD == 1 ? b.Reshape(n.inputs[1], {M, Cg, KH, KW}, "w_2d")
+                                 : b.Reshape(b.Transpose(n.inputs[1], {0, 2, 1, 3, 4}, "w_kd_major"),
+                                             {M, KD * Cg, KH, KW}, "w_2d");
   auto out_size = [&](const Dim& in, int i) {
     if (same) return CeilDiv(in, Dim(st[i]));
     return FloorDiv(in + (pd[i] + pd[i + 3] - ((i == 1 ? KH : KW) - 1) * dl[i] - 1), Dim(st[i])) + 1;
   };
   const Dim OH = out_size(H, 1), OW = out_size(W, 2);
-  // [N*OD, M, OH, OW] -> [N, OD, M, OH, OW] -> [N, M, OD, OH, OW]
-  std::string y5 = b.Reshape(y2, {N, OD, M, OH, OW}, "y_ndchw");
+  // Output depths [od0, od0 + OD_c) as [N, OD_c, M, OH, OW]: the KD depth
+  // slices stacked on the channel axis, then the 2-D Conv. `tag` names the
+  // chunk's tensors ("" for the whole depth).
+  auto depth_chunk = [&](const Dim& od0, const Dim& odc, const std::string& tag) -> StatusOr<std::string> {
+    std::vector<std::string> cols;
+    const bool whole = tag.empty();
+    for (int64_t kd = 0; kd < KD; ++kd) {
+      const std::string t = tag + "kd" + Str(kd);
+      std::string s = xd;
+      const Dim start = od0 * st[0] + kd * dl[0], end = start + (odc - 1) * st[0] + 1;
+      if (g.opset < 10 && (kd * dl[0] != 0 || st[0] != 1 || !SameDim(odc, Dp))) {
+        // Slice before opset 10 has no steps (nor inputs): a Gather of the depths.
+        if (odc.is_symbolic())
+          return NodeUnimplemented(n, "a symbolic depth needs opset >= 10 (Slice with steps); got input " +
+                                          ShapeToString(xs));
+        std::vector<int64_t> depths;
+        for (int64_t od = 0; od < odc.value(); ++od) depths.push_back(kd * dl[0] + od * st[0]);
+        Node& gather = b.Add("Gather", {xd, b.AddConst(MakeConstI64("", {odc.value()}, depths), t + "_indices")},
+                             t + "_depths");
+        gather.SetInt("axis", 1);
+        s = b.Out(gather);
+      } else if (!whole || kd * dl[0] != 0 || st[0] != 1 || !SameDim(end, Dp)) {
+        s = b.Op("Slice", {xd, b.ConstI64(t + "_start", {start}), b.ConstI64(t + "_end", {end}),
+                           b.ConstI64(t + "_axis", {1}), b.ConstI64(t + "_step", {st[0]})},
+                 t + "_depths");
+      }
+      cols.push_back(KD > 1 && group > 1 ? b.Reshape(s, {N * odc, group, C / group, H, W}, t + "_groups") : s);
+    }
+    std::string x2;
+    if (KD == 1) {
+      x2 = b.Reshape(cols[0], {N * odc, C, H, W}, tag + "x_2d");
+    } else {
+      Node& cat = b.Add("Concat", cols, tag + "x_im2col_depth");
+      cat.SetInt("axis", 2);  // C of [N, OD, C, H, W], or C/g of [N*OD, g, C/g, H, W]
+      x2 = b.Reshape(b.Out(cat), {N * odc, KD * C, H, W}, tag + "x_2d");
+    }
+    std::vector<std::string> ins = {x2, w2};
+    if (HasInput(n, 2)) ins.push_back(n.inputs[2]);
+    Node& conv = b.Add("Conv", ins, tag + "conv_2d");
+    conv.SetInts("kernel_shape", {KH, KW});
+    conv.SetInts("strides", {st[1], st[2]});
+    conv.SetInts("dilations", {dl[1], dl[2]});
+    conv.SetInt("group", group);
+    if (ap == "NOTSET") {
+      conv.SetInts("pads", {pd[1], pd[2], pd[4], pd[5]});
+    } else {
+      conv.SetString("auto_pad", ap);
+    }
+    // [N*OD_c, M, OH, OW] -> [N, OD_c, M, OH, OW]
+    return b.Reshape(b.Out(conv), {N, odc, M, OH, OW}, tag + "y_ndchw");
+  };
+  // The stacked slices are KD times the input's bytes: over one binding
+  // (limits.max_binding_bytes), the output depths are taken in chunks whose
+  // stacks each fit, and the chunks' outputs concatenated (static sizes,
+  // opset >= 10; otherwise the memory plan names the tensor and the limit).
+  const uint64_t limit = CurrentLimits().max_binding_bytes;
+  int64_t chunks = 1;
+  if (KD > 1 && g.opset >= 10 && !N.is_symbolic() && !OD.is_symbolic() && !H.is_symbolic() && !W.is_symbolic()) {
+    const double bytes = 4.0 * static_cast<double>(N.value()) * static_cast<double>(OD.value()) *
+                         static_cast<double>(KD * C) * static_cast<double>(H.value()) * static_cast<double>(W.value());
+    if (bytes > static_cast<double>(limit)) {
+      chunks = std::min<int64_t>(OD.value(), static_cast<int64_t>(std::ceil(bytes / static_cast<double>(limit))));
+    }
+  }
+  std::string y5;
+  if (chunks <= 1) {
+    OAAXVK_ASSIGN_OR_RETURN(y5, depth_chunk(Dim(0), OD, ""));
+  } else {
+    const int64_t per = (OD.value() + chunks - 1) / chunks;
+    std::vector<std::string> parts;
+    for (int64_t od0 = 0; od0 < OD.value(); od0 += per) {
+      const int64_t odc = std::min(per, OD.value() - od0);
+      OAAXVK_ASSIGN_OR_RETURN(std::string part, depth_chunk(Dim(od0), Dim(odc), "od" + Str(od0) + "_"));
+      parts.push_back(part);
+    }
+    Node& cat = b.Add("Concat", parts, "y_depth_chunks");
+    cat.SetInt("axis", 1);
+    y5 = b.Out(cat);
+  }
+  // [N, OD, M, OH, OW] -> [N, M, OD, OH, OW]
   Node& ty = b.Add("Transpose", {y5}, "y_ncdhw", n.outputs[0]);
   ty.SetInts("perm", {0, 2, 1, 3, 4});
   return Status::Ok();
