@@ -148,6 +148,36 @@ TEST(Passes, FoldedIntegerArithmeticWrapsLikeOnnxRuntime) {
   EXPECT_EQ(ints("bi64"), (std::vector<int64_t>{1, 0, 1}));
 }
 
+// A tensor with no elements has one value: a node whose outputs all have
+// static zero-element shapes folds to empty constants whatever its inputs (a
+// run-time x here), Concat drops empty inputs, and an empty graph output is
+// a slot nothing writes (no dispatch for it).
+TEST(Passes, EmptyResultsFoldAndConcatDropsEmptyInputs) {
+  Graph g;
+  g.opset = 14;
+  AddInput(g, "x", {2, 3});
+  g.tensors["none"] = MakeConstF32("none", {0, 3}, {});
+  g.tensors["starts"] = MakeConstI64("starts", {1}, {1});
+  g.tensors["ends"] = MakeConstI64("ends", {1}, {1});
+  g.tensors["axes"] = MakeConstI64("axes", {1}, {0});
+  AddNode(g, "Slice", "nothing", {"x", "starts", "ends", "axes"}, {"x_empty"});  // [0, 3] from a run-time x
+  AddNode(g, "Relu", "relu", {"x_empty"}, {"relu_empty"});
+  AddNode(g, "Concat", "cat", {"none", "x", "relu_empty"}, {"y"}).SetInt("axis", 0);
+  AddOutput(g, "y");
+  AddOutput(g, "relu_empty");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  ASSERT_EQ(g.nodes.size(), 1u) << "only the Concat runs";
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x"}));
+  const Tensor* e = g.FindTensor("relu_empty");
+  ASSERT_TRUE(e && e->is_const && e->data.empty());
+  StatusOr<Program> p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p->outputs.size(), 2u);
+  EXPECT_EQ(ShapeToString(p->outputs[1].shape), "[0, 3]");
+  for (const Dispatch& d : p->dispatches) EXPECT_NE(d.node, "relu_empty") << "nothing writes the empty output";
+}
+
 // Int64 values are int32 on the device; a Cast from float to an int64 graph
 // output converts from the float itself, so values beyond int32 (3e9) keep
 // all 64 bits (the convert kernel: SRC float32, DST and SEM int64).

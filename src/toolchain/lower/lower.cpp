@@ -151,6 +151,21 @@ class Lowerer {
     for (size_t i = 0; i < g_.outputs.size(); ++i) {
       const GraphIO& io = g_.outputs[i];
       Tensor t = *g_.FindTensor(io.tensor);
+      const bool static_empty = t.has_shape && std::any_of(t.shape.begin(), t.shape.end(), [](const Dim& d) {
+                                  return !d.is_symbolic() && d.value() == 0;
+                                });
+      if (static_empty) {
+        // An output with no elements (static): a 4-byte slot of the outputs
+        // buffer that nothing writes; the host gets its shape and no data.
+        OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kOutputs));
+        claimed.resize(p_.values.size(), false);
+        p_.values[v].io_index = static_cast<int>(i);
+        claimed[v] = true;
+        p_.outputs.push_back({io.name, t.dtype, t.shape, v, Dim(0)});
+        p_.outputs.back().count_for = io.count_for;
+        p_.outputs.back().count_axis = io.count_axis;
+        continue;
+      }
       OAAXVK_ASSIGN_OR_RETURN(int src, ValueOf(io.tensor, "graph output '" + io.name + "'"));
       // Feature value_symbols: an output whose shape is computed from input
       // values is a view (a Reshape / Squeeze / Unsqueeze chain); its
@@ -406,9 +421,10 @@ class Lowerer {
                            "uint16/uint8, bool)");
     if (!t.has_shape) return InvalidArgument("tensor '" + t.name + "' has no static shape");
     Dim n = t.numel();
-    // A zero-size graph input is bound at conversion (import): it keeps a
-    // 4-byte slot of the inputs buffer that no kernel reads.
-    if (n == 0 && kind == BufferKind::kInputs) n = 1;
+    // A zero-size graph input is bound at conversion (import), and a
+    // zero-size graph output is an empty constant: each keeps a 4-byte slot
+    // of its I/O buffer that no kernel reads or writes.
+    if (n == 0 && (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)) n = 1;
     // A size that is 0 at this point of a dynamic conversion (an If's empty
     // branch result, feature segment_program) has no bytes here; its
     // expression sizes the plan.

@@ -49,6 +49,34 @@ std::vector<float> AsFloats(const Tensor& t) {
 
 }  // namespace
 
+namespace {
+
+// Whether tensor `name` has a static shape with no elements.
+bool IsStaticEmpty(const Graph& g, const std::string& name) {
+  const Tensor* t = g.FindTensor(name);
+  if (!t || !t->has_shape) return false;
+  for (const Dim& d : t->shape)
+    if (!d.is_symbolic() && d.value() == 0) return true;
+  return false;
+}
+
+// A tensor with no elements has one possible value: a node whose outputs all
+// have static zero-element shapes folds to empty constants, whatever its
+// inputs (a Trilu of a [3, 0, 5] input, a Split into [0] pieces, a
+// ConstantOfShape of [0]); nothing runs for it on the device.
+bool FoldsToEmpty(const Graph& g, const Node& n) {
+  bool any = false;
+  for (const std::string& o : n.outputs) {
+    if (o.empty()) continue;
+    const Tensor* t = g.FindTensor(o);
+    if (!t || t->dtype == DType::kUndefined || !IsStaticEmpty(g, o)) return false;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
 Status FoldConstants(Graph& g, PassResult* r) {
   Scope s(g, r, "constant folding");
   std::vector<bool> dead(g.nodes.size(), false);
@@ -56,6 +84,28 @@ Status FoldConstants(Graph& g, PassResult* r) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
     OAAXVK_RETURN_IF_ERROR(InferNodeShapes(g, n));
+    if (FoldsToEmpty(g, n)) {
+      for (const std::string& o : n.outputs) {
+        if (o.empty()) continue;
+        Tensor& t = g.tensors[o];
+        t.is_const = true;
+        t.data.clear();
+      }
+      dead[i] = true;
+      ++folded_by_op[n.op_type + " (empty result)"];
+      continue;
+    }
+    // Concat ignores inputs with no elements (they are empty constants).
+    if (n.op_type == "Concat" && n.inputs.size() > 1) {
+      std::vector<std::string> kept;
+      for (const std::string& in : n.inputs)
+        if (!IsStaticEmpty(g, in)) kept.push_back(in);
+      if (!kept.empty() && kept.size() < n.inputs.size()) {
+        r->details.push_back("Concat '" + n.name + "': " + std::to_string(n.inputs.size() - kept.size()) +
+                             " input(s) with no elements dropped");
+        n.inputs = kept;
+      }
+    }
     if (!CanEvaluate(g, n)) continue;
     OAAXVK_ASSIGN_OR_RETURN(bool small, FitsFoldingLimit(g, n));
     if (!small) {
