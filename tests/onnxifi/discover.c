@@ -62,7 +62,14 @@ int main(int argc, char** argv) {
     printf("backend %zu: %s on %s\n", i, name, device);
     if (!id && strcmp(name, "oaax-vulkan") == 0) id = ids[i];
   }
-  if (!id) { fprintf(stderr, "no oaax-vulkan backend among %zu\n", count); return 1; }
+  if (!id) {
+    fprintf(stderr,
+            "no oaax-vulkan backend among the %zu backend(s) %s offers: install the backend for it "
+            "(sudo install -m 644 build/libonnxifi-vulkan.so /usr/lib/libonnxifi-vulkan.so) or pass the "
+            "backend library itself as LIBRARY (build/libonnxifi-vulkan.so)\n",
+            count, path);
+    return 1;
+  }
 
   /* 2. compatibility: SUCCESS only for a model the backend runs */
   CHECK(onnxGetBackendCompatibility(id, (size_t)size, model));
