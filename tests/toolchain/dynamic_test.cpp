@@ -299,6 +299,12 @@ TEST(DynamicCheck, AcceptsTrackedSizesAndNamesTheFieldThatLostItsExpression) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("node 'relu'"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("N=3"), std::string::npos) << st.message();
+  // In user terms: the bundle holds a constant where the model follows N; the
+  // remedy is fixed sizes (a narrower range would not help).
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.message();
+  EXPECT_NE(st.message().find("holds it as the constant"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("\"input_shapes\""), std::string::npos) << st.message();
+  EXPECT_EQ(st.message().find("narrow"), std::string::npos) << st.message();
   EXPECT_TRUE(BoundBufferSizes(&c, canon).ok());
   for (const Value& v : c.values) EXPECT_EQ(v.capacity, 0u) << v.tensor;  // grows with N: planned at N = 8
 }

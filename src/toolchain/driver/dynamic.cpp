@@ -1,6 +1,7 @@
 #include "toolchain/driver/dynamic.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -409,15 +410,40 @@ class Checker {
     }
     const bool same = bits32 ? static_cast<uint32_t>(want) == static_cast<uint32_t>(got) : want == got;
     if (same) return Status::Ok();
-    const std::string expr = c.is_symbolic() ? ctx_.ToString(c.expr()) : "a constant";
-    return Unimplemented(StrFormat(
-        "dynamic shapes: %s is %lld when the model is compiled at %s, but the bundle's size expression (%s) gives "
-        "%lld there: this operator, or the shape computation feeding it (a size computed in float arithmetic, "
+    const std::string at = PointToString(ctx_.symbols(), point_);
+    if (!c.is_symbolic()) {
+      // The bundle holds one number where the model computes another at
+      // other sizes: nothing in the bundle follows the symbols there.
+      return InvalidArgument(StrFormat(
+          "dynamic shapes: %s is %s when the model is compiled at %s, but the bundle holds it as the constant %s "
+          "(its value at the ranges' reference sizes): this value follows the input's size in the model, through "
+          "a computation the toolchain evaluates only at fixed sizes (float arithmetic such as a Resize scale "
+          "derived from fixed output `sizes`, or floor(float(H) * scale)). A model whose output size is fixed in "
+          "the export (e.g. Resize `sizes` given as numbers) does not follow a dynamic input size anyway. Convert "
+          "with fixed sizes in config.json \"input_shapes\" (one bundle per size), or export the model with its "
+          "sizes computed from the input's shape",
+          what.c_str(), ShowValue(got, bits32).c_str(), at.c_str(), ShowValue(want, bits32).c_str()));
+    }
+    return InvalidArgument(StrFormat(
+        "dynamic shapes: %s is %s when the model is compiled at %s, but the bundle's size expression (%s) gives "
+        "%s there: this operator, or the shape computation feeding it (a size computed in float arithmetic, "
         "e.g. floor(float(H) * scale), has no size expression), does not carry that size symbolically; bind the "
-        "dimension to a number in config.json \"input_shapes\" (or export the model with a fixed input size) or "
-        "narrow its range",
-        what.c_str(), static_cast<long long>(got), PointToString(ctx_.symbols(), point_).c_str(), expr.c_str(),
-        static_cast<long long>(want)));
+        "dimension to a number in config.json \"input_shapes\" (or export the model with a fixed input size)",
+        what.c_str(), ShowValue(got, bits32).c_str(), at.c_str(), ctx_.ToString(c.expr()).c_str(),
+        ShowValue(want, bits32).c_str()));
+  }
+
+  // A field's value for a message: the number, or for a 32-bit field (a
+  // specialization value, possibly a float's bits) the float it encodes too.
+  static std::string ShowValue(int64_t v, bool bits32) {
+    if (!bits32) return std::to_string(v);
+    const uint32_t u = static_cast<uint32_t>(v);
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    const bool plausible_float =
+        std::isfinite(f) && (u & 0x7f800000u) != 0 && std::fabs(f) < 1e9f && std::fabs(f) >= 1e-6f;
+    if (!plausible_float) return std::to_string(static_cast<int32_t>(u));
+    return StrFormat("%d (as a float: %g)", static_cast<int32_t>(u), static_cast<double>(f));
   }
 
  private:
