@@ -1090,7 +1090,7 @@ def main():
     p.add_argument("--depths", default="1,2,4", help="comma-separated depths (default 1,2,4)")
     p.add_argument("--compile-batches", default="32", help="batches that get torch.compile (default 32)")
     p.add_argument("--steps", default="roofline,runtime,models,conformance")
-    p.add_argument("--variants", default="default,gpu_fp16_weights",
+    p.add_argument("--variants", default="cpu,gpu_fp16_weights",
                    help="other kernel tables checked and timed at the first batch (default,cpu,gpu,gpu_fp16_weights)")
     p.add_argument("--conformance-filter", default=None, help="regex: only these node tests")
     p.add_argument("--runtime-tests-timeout", type=float, default=90)
