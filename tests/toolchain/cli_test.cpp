@@ -183,6 +183,22 @@ TEST(Cli, SuccessSummaryAndInspectShowInputsOutputsAndRanges) {
   EXPECT_NE(full.find("io.input.0.shape: ndarray<i64>[2] = { 1, 64 }\n"), std::string::npos);
 }
 
+// Output sizes that are long expressions of the symbols show their range and the symbols.
+TEST(Cli, SuccessSummaryShowsTheRangeOfAComputedOutputSize) {
+  std::string dir = OutDir("conv_pool");
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+  WriteText(dir + "/config.json", R"({"dimensions": {"N": {"min": 1, "max": 4},
+      "H": {"min": 32, "max": 256, "multiple_of": 32}, "W": {"min": 32, "max": 256, "multiple_of": 32}}})");
+  std::string so, se;
+  ASSERT_EQ(RunCliCapture("--config " + dir + "/config.json " + M("conv_pool.onnx") + " " + dir + "/out", &so, &se), 0)
+      << so << se;
+  // H = 32: conv 16, pool ceil((16 - 3) / 2) + 1 = 8; H = 256: 128, then 64.
+  EXPECT_NE(so.find("input  'x'  float32 [N∈1..4, 3, H∈32..256 step 32, W∈32..256 step 32]\n"
+                    "output 'y'  float32 [N, 4, 8..64 (H), 8..64 (W)]\n"),
+            std::string::npos)
+      << so;
+}
+
 // An output whose shape stays fixed while an input is dynamic gets a warning.
 TEST(Cli, SuccessSummaryWarnsOfAFixedOutput) {
   std::string dir = OutDir("fixed_output");

@@ -1,5 +1,6 @@
 #include "bundle_summary.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -14,9 +15,10 @@ using oinf::ValueType;
 // Shape-program opcodes (docs/bundle-format.md, "Shape program").
 enum Op : int64_t { kConst = 0, kSymbol, kAdd, kSub, kMul, kFloorDiv, kCeilDiv, kMod, kMin, kMax, kEq, kLt };
 
-// An expression longer than this is shown as "?" with its maximum: the user
-// needs to see that the dimension varies, not the whole shape program.
-constexpr size_t kMaxExprChars = 40;
+// An expression longer than this is shown by its values at the smallest and
+// the largest shape and the symbols it depends on ("8..64 (H)"): the user
+// needs to see how the dimension varies, not the whole shape program.
+constexpr size_t kMaxExprChars = 32;
 
 std::string DTypeName(uint32_t code) {
   switch (code) {
@@ -152,7 +154,17 @@ StatusOr<Summary> Read(const oinf::File& f) {
       case kSymbol:
         if (in[1] >= 0 && static_cast<uint64_t>(in[1]) < s.symbols.size()) r = s.symbols[static_cast<size_t>(in[1])].name;
         break;
-      case kAdd: r = binary(" + "); break;
+      case kAdd: {
+        int64_t o[3] = {-1, 0, 0};
+        if (in[2] >= 0 && static_cast<uint64_t>(in[2]) < k) instr(static_cast<uint64_t>(in[2]), o);
+        if (o[0] == kConst && o[1] < 0) {  // "H - 1", not "H + -1"
+          const std::string a = operand(in[1]);
+          r = a.empty() ? a : a + " - " + std::to_string(-o[1]);
+        } else {
+          r = binary(" + ");
+        }
+        break;
+      }
       case kSub: r = binary(" - "); break;
       case kMul: r = binary("*"); break;
       case kFloorDiv: { const std::string b = binary("/"); r = b.empty() ? b : "⌊" + b + "⌋"; break; }
@@ -166,6 +178,74 @@ StatusOr<Summary> Read(const oinf::File& f) {
     memo[k] = r;
     return r;
   };
+  // The value of instruction k with every symbol at `at` (its min or max);
+  // false where the program cannot be evaluated there (a divisor <= 0, an
+  // overflow, a symbol of another kind).
+  std::map<std::pair<uint64_t, bool>, std::pair<bool, int64_t>> values;
+  std::function<bool(uint64_t, bool, int64_t*, int)> eval = [&](uint64_t k, bool at_max, int64_t* v, int depth) -> bool {
+    if (k >= K || depth > 256) return false;
+    if (auto it = values.find({k, at_max}); it != values.end()) {
+      *v = it->second.second;
+      return it->second.first;
+    }
+    int64_t in[3];
+    instr(k, in);
+    int64_t a = 0, b = 0;
+    auto operands = [&](bool two) {
+      if (in[1] < 0 || static_cast<uint64_t>(in[1]) >= k || !eval(static_cast<uint64_t>(in[1]), at_max, &a, depth + 1))
+        return false;
+      return !two || (in[2] >= 0 && static_cast<uint64_t>(in[2]) < k &&
+                      eval(static_cast<uint64_t>(in[2]), at_max, &b, depth + 1));
+    };
+    bool ok = true;
+    int64_t r = 0;
+    switch (in[0]) {
+      case kConst: r = in[1]; break;
+      case kSymbol:
+        ok = in[1] >= 0 && static_cast<uint64_t>(in[1]) < s.symbols.size();
+        if (ok) r = at_max ? s.symbols[static_cast<size_t>(in[1])].max : s.symbols[static_cast<size_t>(in[1])].min;
+        break;
+      case kAdd: ok = operands(true) && !__builtin_add_overflow(a, b, &r); break;
+      case kSub: ok = operands(true) && !__builtin_sub_overflow(a, b, &r); break;
+      case kMul: ok = operands(true) && !__builtin_mul_overflow(a, b, &r); break;
+      case kFloorDiv: ok = operands(true) && b > 0; if (ok) r = a / b - ((a % b != 0) && (a < 0)); break;
+      case kCeilDiv: ok = operands(true) && b > 0; if (ok) r = a / b + ((a % b != 0) && (a > 0)); break;
+      case kMod: ok = operands(true) && b > 0; if (ok) r = ((a % b) + b) % b; break;
+      case kMin: ok = operands(true); r = std::min(a, b); break;
+      case kMax: ok = operands(true); r = std::max(a, b); break;
+      case kEq: ok = operands(true); r = a == b; break;
+      case kLt: ok = operands(true); r = a < b; break;
+      default: ok = false; break;
+    }
+    values[{k, at_max}] = {ok, r};
+    *v = r;
+    return ok;
+  };
+  // The symbols instruction k reads, "H, W".
+  std::function<void(uint64_t, std::vector<bool>*, int)> uses = [&](uint64_t k, std::vector<bool>* used, int depth) {
+    if (k >= K || depth > 256) return;
+    int64_t in[3];
+    instr(k, in);
+    if (in[0] == kConst) return;
+    if (in[0] == kSymbol) {
+      if (in[1] >= 0 && static_cast<uint64_t>(in[1]) < used->size()) (*used)[static_cast<size_t>(in[1])] = true;
+      return;
+    }
+    for (int j = 1; j <= 2; ++j)
+      if (in[j] >= 0 && static_cast<uint64_t>(in[j]) < k) uses(static_cast<uint64_t>(in[j]), used, depth + 1);
+  };
+  auto long_expr = [&](uint64_t k, int64_t stored_max) {
+    int64_t lo = 0, hi = 0;
+    std::string text = eval(k, false, &lo, 0) && eval(k, true, &hi, 0)
+                           ? std::to_string(std::min(lo, hi)) + ".." + std::to_string(std::max(lo, hi))
+                           : "?≤" + std::to_string(stored_max);
+    std::vector<bool> used(s.symbols.size(), false);
+    uses(k, &used, 0);
+    std::string names;
+    for (size_t j = 0; j < used.size(); ++j)
+      if (used[j]) names += (names.empty() ? "" : ", ") + s.symbols[j].name;
+    return names.empty() ? text : text + " (" + names + ")";
+  };
   for (uint64_t row = 0; row < refs->dims[0]; ++row) {
     uint32_t ref[4];
     std::memcpy(ref, refs->data.data + 16 * row, 16);
@@ -175,7 +255,7 @@ StatusOr<Summary> Read(const oinf::File& f) {
       return err("'shape.refs' row " + std::to_string(row) + " names no dimension or instruction");
     Io& io = list[ref[1]];
     std::string e = render(ref[3], 0);
-    io.dims[ref[2]] = e.empty() ? "?≤" + std::to_string(io.max_shape[ref[2]]) : e;
+    io.dims[ref[2]] = e.empty() ? long_expr(ref[3], io.max_shape[ref[2]]) : e;
     io.symbolic[ref[2]] = true;
   }
   return s;
