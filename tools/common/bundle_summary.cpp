@@ -118,6 +118,18 @@ StatusOr<Summary> Read(const oinf::File& f) {
       (side == 0 ? s.inputs : s.outputs).push_back(std::move(io));
     }
   }
+  // Feature data_dependent_outputs: a hidden int32 [1] output holds the
+  // extent of another output along one axis, which the device decides.
+  for (size_t j = 0; j < s.outputs.size(); ++j) {
+    const std::string p = "io.output." + std::to_string(j) + ".";
+    uint32_t of = 0, axis = 0;
+    if (!Scalar(f, p + "count_for", &of)) continue;
+    if (!Scalar(f, p + "count_axis", &axis) || of >= s.outputs.size() || axis >= s.outputs[of].dims.size())
+      return err("'" + p + "count_for' / 'count_axis' name no output axis");
+    s.outputs[j].hidden = true;
+    s.outputs[of].dims[axis] = "≤" + std::to_string(s.outputs[of].max_shape[axis]) + " (data-dependent)";
+    s.outputs[of].symbolic[axis] = true;
+  }
   // Dimensions an expression drives: shape.refs rows of kind 2 (input) and 3
   // (output) name an instruction of shape.program, rendered in the symbols.
   const oinf::Tensor* prog = f.FindTensor("shape.program");
@@ -254,6 +266,7 @@ StatusOr<Summary> Read(const oinf::File& f) {
     if (ref[1] >= list.size() || ref[2] >= list[ref[1]].dims.size() || ref[3] >= K)
       return err("'shape.refs' row " + std::to_string(row) + " names no dimension or instruction");
     Io& io = list[ref[1]];
+    if (io.symbolic[ref[2]]) continue;  // a data-dependent extent says more than its bound
     std::string e = render(ref[3], 0);
     io.dims[ref[2]] = e.empty() ? long_expr(ref[3], io.max_shape[ref[2]]) : e;
     io.symbolic[ref[2]] = true;
@@ -282,10 +295,12 @@ std::string IoText(const Summary& s) {
   std::vector<bool> shown;
   size_t width = 0;
   for (const auto* list : {&s.inputs, &s.outputs})
-    for (const Io& io : *list) width = std::max(width, io.name.size() + 2);
+    for (const Io& io : *list)
+      if (!io.hidden) width = std::max(width, io.name.size() + 2);
   std::string out;
   for (int side = 0; side < 2; ++side)
     for (const Io& io : side == 0 ? s.inputs : s.outputs) {
+      if (io.hidden) continue;
       std::string name = "'" + io.name + "'";
       name.resize(std::max(width, name.size()), ' ');
       out += (side == 0 ? "input  " : "output ") + name + "  " + io.dtype + " " + ShapeText(s, io, &shown) + "\n";
@@ -312,6 +327,7 @@ std::vector<std::string> FixedOutputWarnings(const Summary& s) {
   }
   if (dynamic_inputs.empty()) return w;
   for (const Io& io : s.outputs) {
+    if (io.hidden) continue;
     bool fixed = true;
     for (bool b : io.symbolic) fixed = fixed && !b;
     if (!fixed) continue;

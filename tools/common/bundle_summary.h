@@ -29,6 +29,7 @@ struct Io {
   std::vector<int64_t> max_shape;    // io.*.shape: the shape with every symbol at its maximum
   std::vector<std::string> dims;     // per dimension: the number, or the expression of the symbols ("N", "⌈H/32⌉")
   std::vector<bool> symbolic;        // per dimension: an expression of the symbols drives it
+  bool hidden = false;               // the extent output of another output (count_for): the host never sees it
 };
 
 struct Summary {
