@@ -199,6 +199,18 @@ TEST(Cli, SuccessSummaryShowsTheRangeOfAComputedOutputSize) {
       << so;
 }
 
+// An extent only the device knows (NonZero): the bound, without the hidden extent output.
+TEST(Cli, SuccessSummaryShowsADataDependentExtent) {
+  std::string dir = OutDir("nonzero");
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+  WriteText(dir + "/m.onnx", oaaxvk::toolchain::EncodeTinyModel({{"NonZero", "nz", {"x"}, {"y"}}}, {{"x", 1, {4}}},
+                                                                 {{"y", 7, {1, -1}}}, 13));
+  std::string so, se;
+  ASSERT_EQ(RunCliCapture(dir + "/m.onnx " + dir + "/out", &so, &se), 0) << so << se;
+  EXPECT_NE(so.find("input  'x'  float32 [4]\noutput 'y'  int64 [1, ≤4 (data-dependent)]\n"), std::string::npos) << so;
+  EXPECT_EQ(so.find("#extent"), std::string::npos) << so;
+}
+
 // An output whose shape stays fixed while an input is dynamic gets a warning.
 TEST(Cli, SuccessSummaryWarnsOfAFixedOutput) {
   std::string dir = OutDir("fixed_output");
