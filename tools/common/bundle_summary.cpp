@@ -58,14 +58,6 @@ bool IsBundle(const oinf::File& f) {
   return m && m->type == ValueType::kString && m->string_value == "oaax-vulkan-bundle";
 }
 
-bool LooksLikeText(const uint8_t* data, uint64_t n) {
-  const std::string_view s(reinterpret_cast<const char*>(data), n);
-  if (!oinf::IsValidUtf8(s)) return false;
-  for (unsigned char c : s)
-    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) return false;
-  return true;
-}
-
 StatusOr<Summary> Read(const oinf::File& f) {
   if (!IsBundle(f)) return InvalidArgument("not an oaax-vulkan bundle (metadata 'format' is not \"oaax-vulkan-bundle\")");
   auto err = [](const std::string& what) { return DataLoss("bundle metadata " + what); };

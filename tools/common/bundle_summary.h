@@ -60,11 +60,6 @@ std::string IoText(const Summary& s);
 // its shape and what usually causes it. Empty for a static bundle.
 std::vector<std::string> FixedOutputWarnings(const Summary& s);
 
-// A rank-1 u8 metadata array that holds text: valid UTF-8 without control
-// characters other than tab and newline (bundles store every name and text
-// this way).
-bool LooksLikeText(const uint8_t* data, uint64_t n);
-
 }  // namespace oaaxvk::bundle_summary
 
 #endif  // OAAXVK_TOOLS_COMMON_BUNDLE_SUMMARY_H_

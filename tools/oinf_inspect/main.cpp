@@ -55,13 +55,16 @@ int main(int argc, char** argv) {
   if (bundle) {
     auto s = oaaxvk::bundle_summary::Read(*file);
     if (!s.ok()) {
-      std::fprintf(stderr, "oinf-inspect: %s: %s\n", path.c_str(), s.status().message().c_str());
-      return 1;
+      // A valid OINF file whose bundle entries are broken: the full view
+      // still shows what is there (the runtime names the entry at load).
+      std::fprintf(stderr, "oinf-inspect: %s: no summary: %s\n", path.c_str(), s.status().message().c_str());
+      if (summary) return 1;
+    } else {
+      const std::string text = SummaryText(*s);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      if (summary) return 0;
+      std::fputs("\n", stdout);
     }
-    const std::string text = SummaryText(*s);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    if (summary) return 0;
-    std::fputs("\n", stdout);
   } else if (summary) {
     std::fprintf(stderr, "oinf-inspect: %s is an OINF file but not an oaax-vulkan bundle (model.oinf): --summary "
                          "has nothing to summarize; run without --summary for its contents\n", path.c_str());
