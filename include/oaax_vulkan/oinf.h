@@ -252,6 +252,16 @@ std::string MakeOinfName(std::string_view name);
 // tools/python/verify_oinf.py's output.
 std::string RenderText(const File& file);
 
+// Choices of RenderText beyond the shared view (the default options give it).
+struct RenderOptions {
+  // Rank-1 u8 metadata arrays holding valid UTF-8 without control characters
+  // print as a quoted string (`ndarray<u8>[5] = "input"`, '"', '\\', tab and
+  // newline escaped) instead of their bytes: for files whose format stores
+  // text that way (an oaax-vulkan bundle's names).
+  bool text_arrays = false;
+};
+std::string RenderText(const File& file, const RenderOptions& options);
+
 // ---- little helpers shared by tools and tests ----
 
 // IEEE half → float (exact).

@@ -205,9 +205,27 @@ std::string BitsText(const BitsetView& b) {
   return s;
 }
 
+// A rank-1 u8 array as a quoted string, or "" when it is not text.
+std::string QuotedText(const NdArrayView& a) {
+  if (a.element_type != ValueType::kU8 || a.dims.size() != 1) return "";
+  const std::string_view s(reinterpret_cast<const char*>(a.data.data), a.data.size);
+  if (!IsValidUtf8(s)) return "";
+  std::string q = "\"";
+  for (unsigned char c : s) {
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) return "";
+    if (c == '"' || c == '\\') q += '\\';
+    if (c == '\t') q += "\\t";
+    else if (c == '\n') q += "\\n";
+    else q += static_cast<char>(c);
+  }
+  return q + "\"";
+}
+
 }  // namespace
 
-std::string RenderText(const File& file) {
+std::string RenderText(const File& file) { return RenderText(file, RenderOptions()); }
+
+std::string RenderText(const File& file, const RenderOptions& options) {
   std::string out;
   for (const SizeVar& sv : file.sizevars()) out += std::string(sv.name) + " := " + std::to_string(sv.value) + "\n";
   if (!file.sizevars().empty()) out += "\n";
@@ -221,8 +239,9 @@ std::string RenderText(const File& file) {
         break;
       case ValueType::kNdArray: {
         const NdArrayView& a = m.ndarray;
-        out += std::string("ndarray<") + ValueTypeName(a.element_type) + ">[" + DimsText(a.dims) +
-               "] = " + Preview(Elements(a.element_type, a.data.data), a.dims, a.numel) + "\n";
+        const std::string text = options.text_arrays ? QuotedText(a) : "";
+        out += std::string("ndarray<") + ValueTypeName(a.element_type) + ">[" + DimsText(a.dims) + "] = " +
+               (text.empty() ? Preview(Elements(a.element_type, a.data.data), a.dims, a.numel) : text) + "\n";
         break;
       }
       default:

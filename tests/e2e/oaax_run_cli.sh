@@ -33,6 +33,18 @@ np.save(f"{d}/x37.npy", rng.uniform(-2, 2, (1, 37)).astype(np.float32))
 np.save(f"{d}/x101.npy", rng.uniform(-2, 2, (1, 101)).astype(np.float32))
 open(f"{d}/garbage.npy", "wb").write(b"hello, not numpy")
 open(f"{d}/model.txt", "w").write("not a model\n")
+open(f"{d}/model.onnx", "wb").write(b"\x08\x07")  # the start of an ONNX ModelProto
+# A bundle the runtime rejects at load (oaax-run reads only its I/O): the
+# first kernel's SPIR-V magic number zeroed.
+b = bytearray(open(f"{d}/affine.oinf", "rb").read())
+i = b.find(bytes([0x03, 0x02, 0x23, 0x07]))
+assert i > 0
+b[i:i + 4] = bytes(4)
+open(f"{d}/broken.oinf", "wb").write(b)
+# A valid OINF file of another format.
+b = open(f"{d}/affine.oinf", "rb").read()
+assert b.count(b"oaax-vulkan-bundle") == 1
+open(f"{d}/plain.oinf", "wb").write(b.replace(b"oaax-vulkan-bundle", b"another-format-xyz"))
 PY
 
 # expect_error NAME EXIT_CODE FRAGMENT -- ARGS...: oaax-run exits with EXIT_CODE and stderr holds FRAGMENT.
@@ -72,8 +84,9 @@ fi
 # Same seed, same outputs; text report with percentiles.
 if "$run" --model "$tmp/affine.oinf" --seed 9 --output-dir "$tmp/rand2" --quiet >"$tmp/text.txt" 2>"$tmp/err.txt" &&
    cmp -s "$tmp/rand/y.npy" "$tmp/rand2/y.npy" && grep -q "latency ms   p50 .* p90 .* p99" "$tmp/text.txt" &&
-   grep -q "throughput" "$tmp/text.txt" && grep -q "loaded in" "$tmp/text.txt"; then
-  echo "ok: seeded random inputs are reproducible; text report"
+   grep -q "throughput   .* inferences/s$" "$tmp/text.txt" && grep -q "loaded in" "$tmp/text.txt" &&
+   grep -q "^inferences   1 timed (+0 warm-up), depth 1, " "$tmp/text.txt" && ! grep -q "items/s" "$tmp/text.txt"; then
+  echo "ok: seeded random inputs are reproducible; text report at the default depth 1, no items/s for batch 1"
 else
   fail "seeded rerun / text report: $(cat "$tmp/err.txt" "$tmp/text.txt")"
 fi
@@ -138,6 +151,7 @@ import json, sys, numpy as np
 d = sys.argv[1]
 r = json.load(open(f"{d}/dmax.json"))
 assert r["inputs"][0]["shape"] == [1, 100] and r["outputs"][0]["shape"] == [1, 100], r
+assert r["depth"] == 1 and r["batch"] == 1 and r["items_per_s"] == r["throughput_per_s"], r
 r = json.load(open(f"{d}/d37.json"))
 assert r["inputs"] == [{"name": "x", "dtype": "float32", "shape": [1, 37], "source": "random(seed 0)"}], r["inputs"]
 assert r["outputs"][0]["shape"] == [1, 37], r["outputs"]
@@ -154,15 +168,54 @@ else
   fail "dynamic shapes: $(cat "$tmp/err.txt")"
 fi
 
+# A batch (the first input's first dimension): items/s beside inferences/s,
+# in the text and the JSON report; an output directory ending in '/' gives
+# clean file paths.
+if "$run" --model "$tmp/dynrows.oinf" --shape x=8,16 --iterations 4 --output-dir "$tmp/rows/" --quiet \
+     >"$tmp/rows.txt" 2>"$tmp/err.txt" &&
+   "$run" --model "$tmp/dynrows.oinf" --shape x=8,16 --iterations 4 --depth 2 --json --quiet >"$tmp/rows.json" \
+     2>"$tmp/err.txt" &&
+   grep -q "^throughput   .* inferences/s, .* items/s (batch 8: the first dimension of input 'x')$" "$tmp/rows.txt" &&
+   grep -qF -- "-> $tmp/rows/y.npy" "$tmp/rows.txt" && ! grep -qF "//" "$tmp/rows.txt" &&
+   "$py" -c "
+import json
+r = json.load(open('$tmp/rows.json'))
+assert r['depth'] == 2 and r['batch'] == 8, r
+assert abs(r['items_per_s'] - 8 * r['throughput_per_s']) <= 1e-6 * r['items_per_s'], r"; then
+  echo "ok: items/s for a batch of 8; clean output paths"
+else
+  fail "items/s or output paths: $(cat "$tmp/err.txt" "$tmp/rows.txt")"
+fi
+
+# --help: every argument of the OAAX Vulkan runtime (force_staging is an
+# undocumented test knob), one line each, and what depth 1 measures.
+"$run" --help >"$tmp/help.txt" 2>&1
+missing=""
+for key in device frames_in_flight receive_timeout_ms log_level log_file validation pipeline_cache \
+           pipeline_cache_dir load_warmup profile kernel_variant fp16_weights shape_cache_size; do
+  grep -q "^  $key=" "$tmp/help.txt" || missing="$missing $key"
+done
+if [ -z "$missing" ] && grep -q "default 1: latency" "$tmp/help.txt"; then
+  echo "ok: --help lists every runtime argument"
+else
+  fail "--help lacks runtime argument(s):$missing: $(cat "$tmp/help.txt")"
+fi
+
 # ---- errors ----
 expect_error "missing runtime library" 1 "cannot load runtime library '$tmp/nope.so'" -- \
   --runtime "$tmp/nope.so" --model "$tmp/affine.oinf"
 expect_error "library lacking OAAX symbols" 1 "missing symbol(s) runtime_initialization_with_args, runtime_model_loading, send_input" -- \
   --runtime "$fake" --model "$tmp/affine.oinf"
-expect_error "model rejected by the runtime" 1 "runtime_model_loading('$tmp/model.txt') failed: the runtime rejects the model" -- \
+expect_error "model rejected by the runtime" 1 "runtime_model_loading('$tmp/broken.oinf') failed: the runtime rejects the model" -- \
+  --model "$tmp/broken.oinf"
+expect_error "an ONNX file" 1 "model '$tmp/model.onnx': this is an ONNX file: convert it first with oaax-vulkan-toolchain $tmp/model.onnx out/ and run out/model.oinf" -- \
+  --model "$tmp/model.onnx"
+expect_error "an ONNX file with inputs" 1 "this is an ONNX file: convert it first" -- \
+  --model "$tmp/model.onnx" --input "x=$tmp/x.npy"
+expect_error "another file" 1 "model '$tmp/model.txt': not an oaax-vulkan bundle" -- \
   --model "$tmp/model.txt" --input "x=$tmp/x.npy"
-expect_error "non-bundle model without inputs" 1 "give every input with --input NAME=FILE.npy" -- \
-  --model "$tmp/model.txt"
+expect_error "an OINF file that is not a bundle" 1 "an OINF file but not an oaax-vulkan bundle" -- \
+  --model "$tmp/plain.oinf"
 expect_error "missing model file" 1 "model '$tmp/missing.oinf'" -- --model "$tmp/missing.oinf"
 expect_error "unknown input name" 1 "--input 'z': the model has no input of that name; its inputs are 'x'" -- \
   --model "$tmp/affine.oinf" --input "z=$tmp/x.npy"
@@ -198,7 +251,7 @@ expect_error "--shape with --input" 1 "--shape 'x': the input is given with --in
   --model "$tmp/dyn.oinf" --input "x=$tmp/x37.npy" --shape x=1,10
 expect_error ".npy outside the range" 1 "input 'x': $tmp/x101.npy has dimension 1 (K) = 101, outside K's range [1, 100]" -- \
   --model "$tmp/dyn.oinf" --input "x=$tmp/x101.npy"
-expect_error "--shape for a non-bundle model" 1 "the model is not an oaax-vulkan bundle, so oaax-run cannot generate its inputs" -- \
+expect_error "--shape for a non-bundle model" 1 "not an oaax-vulkan bundle" -- \
   --model "$tmp/model.txt" --input "x=$tmp/x.npy" --shape z=1
 
 echo "oaax_run_cli: $failures failure(s)"

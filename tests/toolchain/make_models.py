@@ -84,6 +84,19 @@ def dynamic(out):
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "dynamic.onnx"))
 
 
+def conv_pool(out):
+    """Conv stride 2 + MaxPool ceil_mode on x [N, 3, H, W]: output sizes are long
+    expressions of H and W (the CLI summary shows their ranges)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c"], ["y"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                              ceil_mode=1)]
+    graph = helper.make_graph(nodes, "conv_pool",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, "OH", "OW"])],
+                              [numpy_helper.from_array(f32(4, 3, 3, 3), "w")])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "conv_pool.onnx"))
+
+
 def passthrough(out):
     """Output = Identity(input) and a UTF-8 name: needs a copy dispatch."""
     nodes = [helper.make_node("Identity", ["入力:0"], ["out/put"], name="id")]
@@ -143,5 +156,6 @@ if __name__ == "__main__":
     external(out, "external_escape.onnx", "../w.bin")
     external(out, "external_abs.onnx", "/etc/passwd")
     make_hostile_models.write_all(out)
+    conv_pool(out)
     with open(os.path.join(out, "garbage.onnx"), "wb") as f:
         f.write(b"\xff\xfe this is not a protobuf \x00\x01" * 7)

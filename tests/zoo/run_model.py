@@ -47,8 +47,8 @@ def first_error_line(text):
 
 def conversion_error(bundle):
     """The toolchain's reason for a failed conversion: the last entry of
-    bundle/conversion-log.json carries it as "Technical Error" (the console
-    only says "Conversion Failed")."""
+    bundle/conversion-log.json carries it as "Technical Error" (the text the
+    console prints on stderr, without the progress lines around it)."""
     try:
         log = json.load(open(os.path.join(bundle, "conversion-log.json")))
         data = log[-1].get("Data", {})

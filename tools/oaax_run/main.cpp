@@ -9,6 +9,11 @@
 //            [--warmup N] [--depth K] [--seed S] [--arg KEY=VALUE ...]
 //            [--json] [--quiet]
 //
+// Latency is measured at depth 1 by default (one inference in flight, so no
+// queueing counts in it); throughput runs ask for more with --depth. For a
+// batched model (the first input's first dimension > 1) the report gives
+// items/s beside inferences/s.
+//
 // Manifest mode (the form tools/reference/ort_run.js reads and writes), kept
 // for the model tests: --inputs DIR (DIR/manifest.json: [{"name", "dtype",
 // "shape", "file"}] with raw little-endian data in DIR/<file>) and
@@ -18,6 +23,9 @@
 // from the model file when it is an oaax-vulkan bundle (io.input.<i>.* in
 // docs/bundle-format.md), which also lets every --input file be checked before
 // the runtime is touched; for other model formats every input must be given.
+// The OAAX Vulkan runtime runs only bundles: given it and any other file (an
+// .onnx above all), oaax-run says how to convert the model instead of passing
+// the file on.
 // For a bundle compiled for a range of shapes (feature dynamic_shapes) the
 // random inputs take the maximum shape unless --shape picks another, and
 // every given shape is checked against the symbols' ranges.
@@ -55,6 +63,42 @@ using oaaxvk::Status;
 using oaaxvk::StatusOr;
 using oaaxvk::npy::DType;
 using Clock = std::chrono::steady_clock;
+
+// runtime_name() of this project's runtime: the one that runs only bundles.
+constexpr const char* kVulkanRuntimeName = "OAAX Vulkan Runtime";
+
+// The --help footer: every argument the OAAX Vulkan runtime takes (its
+// runtime_initialization_with_args keys, docs/runtime.md "Arguments"); other
+// OAAX runtimes ignore keys they do not know.
+constexpr const char* kRuntimeArgs = R"(
+Runtime arguments of the OAAX Vulkan runtime (--arg KEY=VALUE; docs/runtime.md "Arguments"):
+  device=NAME|INDEX        the Vulkan device: an index or a case-insensitive name substring
+                           (default: the best device found)
+  frames_in_flight=N       1-16 frame slots, inferences the runtime holds at once (default 2)
+  receive_timeout_ms=MS    how long receive_output waits for a frame, 0 = poll (runtime default
+                           5000; oaax-run passes 300000 unless given)
+  log_level=L              0 trace ... 6 off (default 3); 2 (info) logs the device, the load
+                           summary and the warm-up time, 1 (debug) every dispatch
+  log_file=PATH            append the log there (default stderr)
+  validation=0|1           Vulkan validation layer; any message fails runtime_destruction (default 0)
+  pipeline_cache=auto|off|FILE
+                           persistent pipeline cache: auto = one file per bundle and device in
+                           pipeline_cache_dir, off = none, else that file (default auto)
+  pipeline_cache_dir=DIR   directory of the auto cache files (default $XDG_CACHE_HOME/oaax-vulkan)
+  load_warmup=0|1          run every pipeline once at load, so the first inference is not slow
+                           (default 1)
+  profile=0|1              per-dispatch GPU timestamps, logged at info level (log_level=2) (default 0)
+  kernel_variant=auto|default|gpu|cpu
+                           which dispatch table of the bundle runs (default auto: by device type)
+  fp16_weights=0|1         let GPU rows read binary16 weight copies (fp32 accumulation) (default 0)
+  shape_cache_size=N       1-1024 command buffers per frame slot kept for a dynamic-shape bundle,
+                           one per input shape (default 8)
+
+Latency is measured at --depth 1 (one inference in flight); throughput runs raise --depth
+(e.g. 4) so the device never waits for the host. A batched model (first input's first
+dimension > 1) reports items/s beside inferences/s. The model is a model.oinf written by
+oaax-vulkan-toolchain (an .onnx file must be converted first). See docs/runtime.md, "oaax-run".
+)";
 
 double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
@@ -286,6 +330,54 @@ StatusOr<bool> ReadBundleInputs(const std::string& path, ModelInputs* model) {
   return true;
 }
 
+bool EndsWithCI(const std::string& s, const std::string& suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (size_t i = 0; i < suffix.size(); ++i)
+    if (tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
+  return true;
+}
+
+// Why `path` (not an oaax-vulkan bundle) cannot run on the OAAX Vulkan
+// runtime, and how to get a bundle from it.
+std::string NotABundleMessage(const std::string& path) {
+  const std::string convert = "convert it first with oaax-vulkan-toolchain " + path +
+                              " out/ and run out/model.oinf (oaax-run --model out/model.oinf)";
+  if (EndsWithCI(path, ".onnx")) return "model '" + path + "': this is an ONNX file: " + convert;
+  if (EndsWithCI(path, ".zip") || EndsWithCI(path, ".tar.gz") || EndsWithCI(path, ".tgz"))
+    return "model '" + path + "': this is a model archive for the toolchain: " + convert;
+  char magic[5] = {};
+  std::ifstream f(path, std::ios::binary);
+  f.read(magic, sizeof magic);
+  const bool oinf = f.gcount() == 5 && memcmp(magic, "OINF", 5) == 0;
+  if (oinf) {
+    auto file = oaaxvk::oinf::File::Open(path);
+    if (!file.ok())
+      return "model '" + path + "': a damaged OINF file: " + file.status().message() +
+             "; convert the model again with oaax-vulkan-toolchain";
+    return "model '" + path + "': an OINF file but not an oaax-vulkan bundle (its metadata 'format' is not "
+           "\"oaax-vulkan-bundle\"); the OAAX Vulkan runtime runs the model.oinf that oaax-vulkan-toolchain writes";
+  }
+  return "model '" + path + "': not an oaax-vulkan bundle (model.oinf, starting with \"OINF\"): the OAAX Vulkan "
+         "runtime runs only the bundles oaax-vulkan-toolchain writes; for an ONNX model, convert it first with "
+         "oaax-vulkan-toolchain model.onnx out/ and run out/model.oinf";
+}
+
+// The runtime library's name (runtime_name() needs no initialization), ""
+// when it cannot be loaded: the load reports that later with its reason.
+std::string RuntimeName(const std::string& path) {
+  Api probe;
+  if (!LoadApi(path, &probe).ok()) return "";
+  const std::string name = probe.name ? probe.name() : "";
+  dlclose(probe.handle);
+  return name;
+}
+
+// "dir/name.npy" without a doubled '/' when `dir` ends with one.
+std::string JoinPath(const std::string& dir, const std::string& file) {
+  if (dir.empty()) return file;
+  return dir.back() == '/' ? dir + file : dir + "/" + file;
+}
+
 // Checks `shape` (from `source`) against input `d` of a bundle: its rank, its
 // static dimensions, and each symbolic dimension's range, multiple and value
 // (*values: the symbols' values so far, -1 = not yet known; *where: what set
@@ -490,7 +582,7 @@ StatusOr<std::vector<Tensor>> ReadManifest(const std::string& dir) {
       t.dtype = oaaxvk::npy::FindDType(dtype);
       if (!t.dtype) return oaaxvk::InvalidArgument(path + ": input '" + t.name + "': unsupported dtype " + dtype);
       t.shape = e.at("shape").get<std::vector<uint64_t>>();
-      t.source = dir + "/" + file;
+      t.source = JoinPath(dir, file);
       uint64_t numel = 1;
       for (uint64_t s : t.shape) numel *= s;
       std::ifstream f(t.source, std::ios::binary);
@@ -575,7 +667,7 @@ int main(int argc, char** argv) {
   CLI::App app{"oaax-run: run and benchmark a model through any OAAX runtime library."};
   std::string runtime = DefaultRuntime(), model, output_dir, in_dir, out_dir;
   std::vector<std::string> input_specs, shape_specs, args;
-  uint64_t iterations = 1, warmup = 0, depth = 2, seed = 0;
+  uint64_t iterations = 1, warmup = 0, depth = 1, seed = 0;
   bool json = false, quiet = false;
   app.add_option("--runtime", runtime, "OAAX runtime shared library (default: libRuntimeLibrary.so beside oaax-run)");
   app.add_option("--model", model, "model file for the runtime (model.oinf)")->required();
@@ -586,15 +678,18 @@ int main(int argc, char** argv) {
   app.add_option("--output-dir", output_dir, "write the last iteration's outputs here as <name>.npy");
   app.add_option("--iterations", iterations, "timed inferences (default 1)")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   app.add_option("--warmup", warmup, "untimed inferences before the timed ones (default 0)");
-  app.add_option("--depth", depth, "inputs kept in flight (default 2)")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  app.add_option("--depth", depth,
+                 "inputs kept in flight (default 1: latency without queueing; throughput runs raise it, e.g. 4)")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   app.add_option("--seed", seed, "seed of the random inputs (default 0)");
-  app.add_option("--arg", args, "runtime argument KEY=VALUE (repeatable), e.g. --arg device=llvmpipe");
+  app.add_option("--arg", args, "runtime argument KEY=VALUE (repeatable), e.g. --arg device=llvmpipe; the OAAX "
+                               "Vulkan runtime's keys are listed below");
   app.add_flag("--json", json, "print a machine-readable JSON report on stdout");
   app.add_flag("--quiet", quiet, "no progress lines on stderr");
   auto* inputs_opt = app.add_option("--inputs", in_dir, "manifest mode: directory with manifest.json and raw inputs");
   app.add_option("--outputs", out_dir, "manifest mode: directory for manifest.json and raw outputs");
   inputs_opt->excludes(app.get_option("--input"));
   inputs_opt->excludes(app.get_option("--shape"));
+  app.footer(kRuntimeArgs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -621,6 +716,7 @@ int main(int argc, char** argv) {
       ModelInputs desc;
       StatusOr<bool> have = ReadBundleInputs(model, &desc);
       if (!have.ok()) return Error("model '" + model + "': " + have.status().message());
+      if (!have.value() && RuntimeName(runtime) == kVulkanRuntimeName) return Error(NotABundleMessage(model));
       r = BuildInputs(input_specs, shape_specs, have.value(), desc, seed);
     }
     if (!r.ok()) return Error(r.status().message());
@@ -731,7 +827,7 @@ int main(int argc, char** argv) {
       used.insert(stem);
       std::error_code ec;
       std::filesystem::create_directories(output_dir, ec);
-      const std::string path = output_dir + "/" + stem + ".npy";
+      const std::string path = JoinPath(output_dir, stem + ".npy");
       if (Status s = oaaxvk::npy::Write(path, *t.dtype, t.shape, t.data.data(), t.data.size()); !s.ok())
         return Error("output '" + t.name + "': " + s.message());
       o["file"] = path;
@@ -743,6 +839,10 @@ int main(int argc, char** argv) {
   const Summary lat = Summarize(latency_ms), host = Summarize(host_ms), snd = Summarize(send_ms),
                 rcv = Summarize(receive_ms);
   const double throughput = timed_s > 0 ? static_cast<double>(iterations) / timed_s : 0.0;
+  // Items per inference: the first dimension of the first input (a batch),
+  // 1 for a scalar first input or none.
+  const uint64_t batch = !inputs.empty() && !inputs[0].shape.empty() ? inputs[0].shape[0] : 1;
+  const double items_per_s = throughput * static_cast<double>(batch);
   if (json) {
     nlohmann::json in_json = nlohmann::json::array();
     for (const Tensor& t : inputs)
@@ -756,6 +856,8 @@ int main(int argc, char** argv) {
         {"load_ms", load_ms},
         {"latency_ms", ToJson(lat)},
         {"throughput_per_s", throughput},
+        {"batch", batch},
+        {"items_per_s", items_per_s},
         {"timed_wall_s", timed_s},
         {"host_overhead_ms", ToJson(host)},
         {"send_input_ms", ToJson(snd)},
@@ -771,12 +873,16 @@ int main(int argc, char** argv) {
       printf("input        %s %s %s <- %s\n", t.name.c_str(), t.dtype->name, DimsString(t.shape).c_str(), t.source.c_str());
     for (const auto& o : out_json)
       printf("output       %s %s %s%s\n", o["name"].get<std::string>().c_str(), o["dtype"].get<std::string>().c_str(),
-             o["shape"].dump().c_str(), o.contains("file") ? (" -> " + o["file"].get<std::string>()).c_str() : "");
+             DimsString(o["shape"].get<std::vector<uint64_t>>()).c_str(), o.contains("file") ? (" -> " + o["file"].get<std::string>()).c_str() : "");
     printf("inferences   %llu timed (+%llu warm-up), depth %llu, %.3f s\n", static_cast<unsigned long long>(iterations),
            static_cast<unsigned long long>(warmup), static_cast<unsigned long long>(depth), timed_s);
     printf("latency ms   p50 %.3f  p90 %.3f  p99 %.3f  (min %.3f, mean %.3f, max %.3f)\n", lat.p50, lat.p90, lat.p99,
            lat.min, lat.mean, lat.max);
-    printf("throughput   %.2f inferences/s\n", throughput);
+    if (batch != 1)
+      printf("throughput   %.2f inferences/s, %.2f items/s (batch %llu: the first dimension of input '%s')\n",
+             throughput, items_per_s, static_cast<unsigned long long>(batch), inputs[0].name.c_str());
+    else
+      printf("throughput   %.2f inferences/s\n", throughput);
     printf("host ms      %.4f mean per inference (building inputs + handling outputs); send_input %.4f, "
            "receive_output %.4f (waits included)\n",
            host.mean, snd.mean, rcv.mean);

@@ -101,6 +101,28 @@ std::string HumanError(const Status& s) {
   }
 }
 
+// Where to look next for a class of failure; the technical error names the
+// entry (node, input, limit) itself.
+std::string Hint(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+      return "check the path: the input is a .onnx file, or a .zip / .tar.gz holding model.onnx (and config.json)";
+    case StatusCode::kDataLoss:
+      return "give an ONNX model as torch.onnx.export or tf2onnx write it; python3 -c \"import onnx; "
+             "onnx.checker.check_model('model.onnx')\" tells whether a file is valid ONNX";
+    case StatusCode::kUnimplemented:
+      return "docs/toolchain.md (\"Operators\") lists what is supported; re-export the model without the operator "
+             "(another opset, or a replacement in the model's code), or fix the input shapes with config.json";
+    case StatusCode::kResourceExhausted:
+      return "use a smaller input shape, or raise the named limit in config.json \"limits\" (oaax-vulkan-toolchain "
+             "--help lists them)";
+    case StatusCode::kInvalidArgument:
+      return "the message names the node or input and the config.json key that fixes it (oaax-vulkan-toolchain "
+             "--help lists the keys)";
+    default: return "";
+  }
+}
+
 Status MakeDirs(const std::string& path) {
   std::string cur;
   size_t pos = 0;
@@ -222,7 +244,11 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log,
 }
 
 int RunConversion(const std::string& input_path, const std::string& output_dir,
-                  const std::function<void(const std::string&)>& console, const std::string& config_path) {
+                  const std::function<void(const std::string&)>& console, const std::string& config_path,
+                  ConversionOutcome* outcome) {
+  ConversionOutcome unused;
+  if (outcome == nullptr) outcome = &unused;
+  *outcome = ConversionOutcome();
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   json log = json::array();
@@ -236,11 +262,18 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
   auto write_log = [&]() -> bool {
     if (!dir_status.ok()) return false;
     std::string text = log.dump(2) + "\n";
-    return WriteBytes(output_dir + "/conversion-log.json", text.data(), text.size()).ok();
+    if (!WriteBytes(output_dir + "/conversion-log.json", text.data(), text.size()).ok()) return false;
+    outcome->log_path = output_dir + "/conversion-log.json";
+    return true;
   };
   auto fail = [&](const Status& s) {
-    add("Conversion Failed", {{"Human Error", HumanError(s)}, {"Technical Error", s.ToString()},
-                              {"Elapsed ms", ms()}});
+    outcome->ok = false;
+    outcome->human_error = HumanError(s);
+    outcome->technical_error = s.ToString();
+    outcome->hint = Hint(s);
+    outcome->elapsed_ms = ms();
+    add("Conversion Failed", {{"Human Error", outcome->human_error}, {"Technical Error", outcome->technical_error},
+                              {"Elapsed ms", outcome->elapsed_ms}});
     if (!write_log() && console) console("could not write conversion-log.json in '" + output_dir + "'");
     return 1;
   };
@@ -514,8 +547,15 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
                                   {"Elapsed ms", ms()}});
     if (!write_log()) {
       if (console) console("could not write conversion-log.json");
+      outcome->human_error = "The output directory cannot be written.";
+      outcome->technical_error = "cannot write '" + output_dir + "/conversion-log.json' (model.oinf was written)";
       return 1;
     }
+    outcome->ok = true;
+    outcome->bundle_path = out;
+    outcome->bundle_bytes = r->bundle.size();
+    outcome->dispatches = r->summary.dispatches;
+    outcome->elapsed_ms = ms();
     return 0;
   } catch (const std::bad_alloc&) {
     return fail(ResourceExhausted("out of memory while converting (after step '" + LastStep(log) +

@@ -42,14 +42,30 @@ StatusOr<CompileResult> CompileGraph(Graph g, const LogSink& log = nullptr,
                                      const LowerOptions& lower_options = {}, bool dynamic = false,
                                      bool lower_only = false);
 
+// What a conversion ended with, for the console: the failure's two texts
+// (also the last conversion-log.json entry) or the success's facts.
+struct ConversionOutcome {
+  bool ok = false;
+  std::string human_error;      // failure: the class of problem, in plain words
+  std::string technical_error;  // failure: what, where and how to fix (Status::ToString())
+  std::string hint;             // failure: where to look next for this class of problem (console only)
+  std::string log_path;         // <output_dir>/conversion-log.json ("" when it could not be written)
+  std::string bundle_path;      // success: <output_dir>/model.oinf
+  uint64_t bundle_bytes = 0;    // success: its size in bytes
+  uint64_t dispatches = 0;      // success: dispatches of the program
+  double elapsed_ms = 0;        // wall time of the whole conversion
+};
+
 // Full CLI conversion of a .onnx file or a .zip/.tar.gz archive (model.onnx +
 // optional config.json, see toolchain/input/archive.h): writes <output_dir>/model.oinf and
 // <output_dir>/conversion-log.json (also on failure). Returns the exit code
 // (0 success, 1 conversion failure). `console` gets progress lines.
 // `config_path`: optional config.json given with `--config FILE` (an error
 // when the input is an archive that carries its own config.json).
+// `outcome` (optional) receives what the conversion ended with.
 int RunConversion(const std::string& input_path, const std::string& output_dir,
-                  const std::function<void(const std::string&)>& console, const std::string& config_path = "");
+                  const std::function<void(const std::string&)>& console, const std::string& config_path = "",
+                  ConversionOutcome* outcome = nullptr);
 
 // Lower-case hex SHA-256 of a file ("" when unreadable).
 std::string Sha256File(const std::string& path);
