@@ -15,17 +15,21 @@
 //     within ~1e-7 of the true value for |x| up to ~1e5.
 // A test build defines FM_EMULATE_GPU_DIV to make the raw division a
 // reciprocal that is one ULP off (FM_NO_DIV_CORRECTION: and to skip the
-// correction), showing that the helpers keep the exact answer where a GPU's
+// correction, the kernels as a plain `/` would be), showing that the helpers keep the exact answer where a GPU's
 // division does not (docs/kernels.md, "Numerics on GPUs").
 #ifndef OAAXVK_EXACT_MATH_GLSL
 #define OAAXVK_EXACT_MATH_GLSL
 
 #ifdef FM_EMULATE_GPU_DIV
-// 1 / y one ULP toward zero, then a rounded product: a division as a GPU may
-// compute it. IEEE special cases as the true division.
+// 1 / y moved by FM_GPU_DIV_ULPS ULP (default 1: away from zero; -1: toward
+// zero), then a rounded product: a division as a GPU may compute it. IEEE
+// special cases as the true division.
+#ifndef FM_GPU_DIV_ULPS
+#define FM_GPU_DIV_ULPS 1
+#endif
 float fm_raw_div(float x, float y) {
   if (y == 0.0 || isinf(y) || isnan(y) || isinf(x) || isnan(x) || x == 0.0) return x / y;
-  precise const float inv = uintBitsToFloat(floatBitsToUint(1.0 / y) - 1u);
+  precise const float inv = uintBitsToFloat(uint(int(floatBitsToUint(1.0 / y)) + (FM_GPU_DIV_ULPS)));
   precise const float q = x * inv;
   return q;
 }

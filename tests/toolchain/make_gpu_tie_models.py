@@ -13,8 +13,8 @@ short-range sin/cos would give a different answer from ONNX Runtime
                align_corners 3 -> 5 with round_prefer_ceil
   nms_ties     NonMaxSuppression with the IoU of two boxes exactly at the
                threshold (1/3 and 1/4, run-time iou_threshold): kept, as in ORT
-  subnormals   NonZero, Unique (sorted, all outputs), ArgMax / ArgMin and TopK
-               on subnormals beside +0.0 and -0.0
+  subnormals   NonZero, Unique (sorted, all outputs), ArgMax / ArgMin, TopK and
+               Cast to bool on subnormals beside +0.0 and -0.0
   sincos       Sin and Cos at 1000, 1e4, -1e4, 3.14159274 and others (outputs
                named *_approx: compared to 1e-6, the rest bit for bit)
   det_singular Det of singular 3x3 and 4x4 integer matrices (exactly 0)
@@ -124,13 +124,14 @@ def main():
              h.make_node("ArgMax", ["xs"], ["argmax"], axis=0, keepdims=0),
              h.make_node("ArgMin", ["xs"], ["argmin"], axis=0, keepdims=0),
              h.make_node("TopK", ["x", "k"], ["topk_v", "topk_i"], largest=1, sorted=1),
-             h.make_node("TopK", ["x", "k"], ["bottomk_v", "bottomk_i"], largest=0, sorted=1)]
+             h.make_node("TopK", ["x", "k"], ["bottomk_v", "bottomk_i"], largest=0, sorted=1),
+             h.make_node("Cast", ["x"], ["cast_bool"], to=T.BOOL)]
     inits = [nh.from_array(np.array([4], np.int64), "k")]
     xs = np.array([0.0, -0.0, 1e-40, 3e-40, 2e-40, -1e-40, -4e-40], np.float32)
     lines.append(save(out, "subnormals", nodes, [("x", F32, [10]), ("xs", F32, [7])],
                       [("nonzero", I64), ("uniq", F32), ("uniq_first", I64), ("uniq_inverse", I64),
                        ("uniq_counts", I64), ("argmax", I64), ("argmin", I64), ("topk_v", F32), ("topk_i", I64),
-                       ("bottomk_v", F32), ("bottomk_i", I64)], inits=inits, sets=[("s0", [v, xs])]))
+                       ("bottomk_v", F32), ("bottomk_i", I64), ("cast_bool", T.BOOL)], inits=inits, sets=[("s0", [v, xs])]))
 
     # Sin / Cos outside [-pi, pi].
     x = np.array([1000, 1e4, -1e4, 3.14159274, -3.14159274, 0, 1, -1000, 100, 12345.678, 6.2831855, 0.5],
