@@ -11,8 +11,8 @@
 //     inf / inf = NaN) in every range.
 //   fmod_exact(x, y): C fmod (sign of x), exact for all finite x and y.
 //   sin_reduced / cos_reduced: the argument reduced to [-pi/4, pi/4] by
-//     multiples of pi/2 (Cody-Waite, pi/2 in three parts), then polynomials:
-//     within ~1e-7 of the true value for |x| up to ~1e5.
+//     multiples of pi/2 (Cody-Waite, pi/2 in four parts), then polynomials:
+//     within ~2e-7 of the true value for |x| up to 1e5.
 // A test build defines FM_EMULATE_GPU_DIV to make the raw division a
 // reciprocal that is one ULP off (FM_NO_DIV_CORRECTION: and to skip the
 // correction, the kernels as a plain `/` would be), showing that the helpers keep the exact answer where a GPU's
@@ -85,17 +85,18 @@ float fmod_exact(float x, float y) {
   return r == 0u ? uintBitsToFloat(sign) : uintBitsToFloat(floatBitsToUint(ldexp(float(r), ey - 150)) | sign);
 }
 
-// x - k * pi / 2 for k = round(x * 2 / pi), pi / 2 split into three floats
-// with 8 and 12 significant bits and the rest, so that k times each of the
-// first two is exact and each subtraction is exact or rounds a value below
-// pi / 4 (Cody-Waite).
+// x - k * pi / 2 for k = round(x * 2 / pi), pi / 2 split into four floats,
+// the first three with 8 significant bits, so that k times each is exact for
+// |k| < 2^16 and each subtraction is exact or rounds a value below pi / 4
+// (Cody-Waite).
 float fm_reduce_half_pi(float x, out int quadrant) {
   precise const float k = roundEven(x * 0.63661975);
   precise const float r1 = x - k * 1.5703125;
-  precise const float r2 = r1 - k * 4.838705062866211e-4;
-  precise const float r3 = r2 - k * -4.3711388286737929e-8;
+  precise const float r2 = r1 - k * 4.84466552734375e-4;
+  precise const float r3 = r2 - k * -6.407499313354492e-7;
+  precise const float r4 = r3 - k * 9.92093629470503e-10;
   quadrant = int(k) & 3;  // two's complement: also for k < 0
-  return r3;
+  return r4;
 }
 // Minimax polynomials on [-pi/4, pi/4] (absolute error below 1e-7).
 float fm_sin_poly(float r) {
