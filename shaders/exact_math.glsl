@@ -10,9 +10,10 @@
 //     IEEE results for zeros, infinities and NaN (x / 0 = +-inf, 0 / 0 = NaN,
 //     inf / inf = NaN) in every range.
 //   fmod_exact(x, y): C fmod (sign of x), exact for all finite x and y.
-//   sin_reduced / cos_reduced: the argument reduced to [-pi/4, pi/4] by
+//   sin_reduced / cos_reduced / tan_reduced: the argument reduced to [-pi/4, pi/4] by
 //     multiples of pi/2 (Cody-Waite, pi/2 in four parts), then polynomials:
-//     within ~2e-7 of the true value for |x| up to 1e5.
+//     sin and cos within ~2e-7 of the true value for |x| up to 1e5, tan
+//     within ~2e-7 relative to 1 + |tan x|.
 // A test build defines FM_EMULATE_GPU_DIV to make the raw division a
 // reciprocal that is one ULP off (FM_NO_DIV_CORRECTION: and to skip the
 // correction, the kernels as a plain `/` would be), showing that the helpers keep the exact answer where a GPU's
@@ -122,5 +123,13 @@ float cos_reduced(float x) {
   const float r = fm_reduce_half_pi(x, q);
   const float v = (q & 1) == 0 ? fm_cos_poly(r) : fm_sin_poly(r);
   return (q == 1 || q == 2) ? -v : v;
+}
+// tan(r + q pi / 2) is tan(r) for even q and -1 / tan(r) for odd q.
+float tan_reduced(float x) {
+  if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
+  int q;
+  const float r = fm_reduce_half_pi(x, q);
+  const float s = fm_sin_poly(r), c = fm_cos_poly(r);
+  return (q & 1) == 0 ? div_rn(s, c) : -div_rn(c, s);
 }
 #endif

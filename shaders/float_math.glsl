@@ -50,7 +50,7 @@ float apply_float_math(float v, uint act, float a, float b) {
   if (act == ACT_SIGN) return sign(v);
   if (act == ACT_SIN) return sin_reduced(v);
   if (act == ACT_COS) return cos_reduced(v);
-  if (act == ACT_TAN) return tan(v);
+  if (act == ACT_TAN) return tan_reduced(v);
   if (act == ACT_ASIN) return abs(v) > 1.0 ? fm_nan() : asin(v);
   if (act == ACT_ACOS) return abs(v) > 1.0 ? fm_nan() : acos(v);
   if (act == ACT_ATAN) return atan(v);

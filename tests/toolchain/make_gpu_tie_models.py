@@ -15,8 +15,9 @@ short-range sin/cos would give a different answer from ONNX Runtime
                threshold (1/3 and 1/4, run-time iou_threshold): kept, as in ORT
   subnormals   NonZero, Unique (sorted, all outputs), ArgMax / ArgMin, TopK and
                Cast to bool on subnormals beside +0.0 and -0.0
-  sincos       Sin and Cos at 1000, 1e4, -1e4, 3.14159274 and others (outputs
-               named *_approx: compared to 1e-6, the rest bit for bit)
+  sincos       Sin, Cos and Tan at 1000, 1e4, -1e4, 3.14159274 and others
+               (outputs named *_approx: compared to 1e-6 relative to 1 + |ref|,
+               the rest bit for bit)
   det_singular Det of singular 3x3 and 4x4 integer matrices (exactly 0)
 
 OUT_DIR/<model>/model.onnx and OUT_DIR/<model>/<set>/ (manifest.json + raw
@@ -136,8 +137,10 @@ def main():
     # Sin / Cos outside [-pi, pi].
     x = np.array([1000, 1e4, -1e4, 3.14159274, -3.14159274, 0, 1, -1000, 100, 12345.678, 6.2831855, 0.5],
                  np.float32)
-    nodes = [h.make_node("Sin", ["x"], ["sin_approx"]), h.make_node("Cos", ["x"], ["cos_approx"])]
-    lines.append(save(out, "sincos", nodes, [("x", F32, [len(x)])], [("sin_approx", F32), ("cos_approx", F32)],
+    nodes = [h.make_node("Sin", ["x"], ["sin_approx"]), h.make_node("Cos", ["x"], ["cos_approx"]),
+             h.make_node("Tan", ["x"], ["tan_approx"])]
+    lines.append(save(out, "sincos", nodes, [("x", F32, [len(x)])],
+                      [("sin_approx", F32), ("cos_approx", F32), ("tan_approx", F32)],
                       sets=[("s0", [x])]))
 
     # Det of singular integer matrices.
