@@ -10,14 +10,15 @@
 //     IEEE results for zeros, infinities and NaN (x / 0 = +-inf, 0 / 0 = NaN,
 //     inf / inf = NaN) in every range.
 //   fmod_exact(x, y): C fmod (sign of x), exact for all finite x and y.
-//   sin_reduced / cos_reduced / tan_reduced: the argument reduced to [-pi/4, pi/4] by
-//     multiples of pi/2 (Cody-Waite, pi/2 in four parts), then polynomials:
-//     sin and cos within ~2e-7 of the true value for |x| up to 1e5, tan
-//     within ~2e-7 relative to 1 + |tan x|.
+//   sin_reduced / cos_reduced / tan_reduced: the argument reduced to
+//     [-pi/4, pi/4] by multiples of pi/2 (Cody-Waite, pi/2 in four parts),
+//     then polynomials: sin and cos within ~2e-7 of the true value for |x|
+//     up to 1e5, tan within ~2e-7 relative to 1 + |tan x|.
 // A test build defines FM_EMULATE_GPU_DIV to make the raw division a
 // reciprocal that is one ULP off (FM_NO_DIV_CORRECTION: and to skip the
-// correction, the kernels as a plain `/` would be), showing that the helpers keep the exact answer where a GPU's
-// division does not (docs/kernels.md, "Numerics on GPUs").
+// correction, the kernels as a plain `/` would be), showing that the helpers
+// keep the exact answer where a GPU's division does not
+// (tests/toolchain/gpu_div_emulation.sh; docs/kernels.md, "Numerics on GPUs").
 #ifndef OAAXVK_EXACT_MATH_GLSL
 #define OAAXVK_EXACT_MATH_GLSL
 
@@ -96,7 +97,7 @@ float fm_reduce_half_pi(float x, out int quadrant) {
   precise const float r2 = r1 - k * 4.84466552734375e-4;
   precise const float r3 = r2 - k * -6.407499313354492e-7;
   precise const float r4 = r3 - k * 9.92093629470503e-10;
-  quadrant = int(k) & 3;  // two's complement: also for k < 0
+  quadrant = int(mod(k, 4.0));  // in [0, 3] also for k < 0 or beyond int range
   return r4;
 }
 // Minimax polynomials on [-pi/4, pi/4] (absolute error below 1e-7).
@@ -107,7 +108,8 @@ float fm_sin_poly(float r) {
 }
 float fm_cos_poly(float r) {
   precise const float r2 = r * r;
-  precise const float c = 1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3 + r2 * 2.443315711809948e-5));
+  precise const float c =
+      1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3 + r2 * 2.443315711809948e-5));
   return c;
 }
 float sin_reduced(float x) {
