@@ -24,6 +24,7 @@ layout(constant_id = 6) const uint PARTS = 1;         // invocations per output
 layout(constant_id = 7) const uint IN_PARTIALS = 0;   // 1: X holds (value, index) pairs
 layout(constant_id = 8) const uint OUT_PARTIALS = 0;  // 1: Y receives (value, index) pairs
 #include "common.glsl"
+#include "float_order.glsl"
 
 // Whether (cv, ci) replaces the best so far (bv, bi).
 bool better(uint cv, int ci, uint bv, int bi) {
@@ -35,8 +36,11 @@ bool better(uint cv, int ci, uint bv, int bi) {
     // holds it only until any other value comes.
     if (isnan(c)) return ci == 0 || (isnan(b) && bi != 0);
     if (isnan(b)) return bi != 0;
-    if (c == b) return tie_wins;
-    return IS_MAX == 1u ? c > b : c < b;
+    // Order keys, not float comparisons: subnormals keep their order where
+    // a driver flushes them.
+    const uint kc = f_order_key(cv), kb = f_order_key(bv);
+    if (kc == kb) return tie_wins;
+    return IS_MAX == 1u ? kc > kb : kc < kb;
   }
   int c = int(cv), b = int(bv);
   if (c == b) return tie_wins;

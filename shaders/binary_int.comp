@@ -73,7 +73,7 @@ uint fop(float x, float y) {
   if (OP == OP_LE) return x <= y ? 1u : 0u;
   if (OP == OP_GT) return x > y ? 1u : 0u;
   if (OP == OP_GE) return x >= y ? 1u : 0u;
-  if (OP == OP_FMOD) return floatBitsToUint(y == 0.0 ? uintBitsToFloat(0x7fc00000u) : x - y * trunc(x / y));
+  if (OP == OP_FMOD) return floatBitsToUint(fmod_exact(x, y));
   return 0u;
 }
 

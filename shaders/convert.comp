@@ -27,6 +27,7 @@ layout(constant_id = 1) const uint SRC = 1;  // storage dtype of X
 layout(constant_id = 2) const uint DST = 1;  // storage dtype of Y
 layout(constant_id = 3) const uint SEM = 1;  // semantic target dtype
 #include "common.glsl"
+#include "float_order.glsl"
 
 bool is_float_dt(uint t) { return t == 1u || t == 11u || t == 10u || t == 16u; }
 
@@ -148,7 +149,8 @@ uint convert(bool isf, float f, int v) {
     if (SEM == 16u) return f32_to_bf16(b) << 16;
     return b;
   }
-  if (SEM == 9u) return (isf ? f != 0.0 : v != 0) ? 1u : 0u;
+  // On the bits: a subnormal is true where a driver flushes it in comparisons.
+  if (SEM == 9u) return (isf ? !f_is_zero(floatBitsToUint(f)) : v != 0) ? 1u : 0u;
   int t = v;
   if (isf) {
     // As ONNX Runtime on x86-64: 64-bit targets and uint32 convert through

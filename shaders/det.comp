@@ -8,6 +8,7 @@ layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
 layout(constant_id = 0) const uint BATCH = 1;
 layout(constant_id = 1) const uint N = 1;
+#include "exact_math.glsl"
 
 void main() {
   uint m = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 64u + gl_LocalInvocationID.x;
@@ -30,9 +31,17 @@ void main() {
     }
     float piv = a[c * N + c];
     det *= piv;
+    // Rounded as ONNX Runtime's elimination is (a correctly rounded factor,
+    // then a product and a difference each rounded; `precise` forbids the
+    // fma a driver may form): a fused update leaves a nonzero residue where
+    // a singular matrix must reach an exact zero pivot.
     for (uint r = c + 1u; r < N; ++r) {
-      float f = a[r * N + c] / piv;
-      for (uint k = c + 1u; k < N; ++k) a[r * N + k] -= f * a[c * N + k];
+      const float f = div_rn(a[r * N + c], piv);
+      for (uint k = c + 1u; k < N; ++k) {
+        precise const float p = f * a[c * N + k];
+        precise const float d = a[r * N + k] - p;
+        a[r * N + k] = d;
+      }
     }
   }
   y[m] = det;

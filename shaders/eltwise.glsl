@@ -86,7 +86,7 @@ void main() {
   if (OP == 0u) v = x + y;
   else if (OP == 1u) v = x - y;
   else if (OP == 2u) v = x * y;
-  else if (OP == 3u) v = x / y;
+  else if (OP == 3u) v = div_rn(x, y);  // correctly rounded: Floor/Ceil of an exact quotient
   else if (OP == 4u) v = onnx_pow(x, y);
   else if (OP == 5u) v = (isnan(x) || isnan(y)) ? x + y : max(x, y);
   else v = (isnan(x) || isnan(y)) ? x + y : min(x, y);

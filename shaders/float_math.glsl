@@ -27,6 +27,8 @@
 #define ACT_THRESHOLDEDRELU 37u
 #define ACT_SHRINK 38u
 
+#include "exact_math.glsl"
+
 float fm_nan() { return uintBitsToFloat(0x7fc00000u); }
 
 // erf(x): Abramowitz & Stegun 7.1.26 rational approximation, |error| <= 1.5e-7.
@@ -46,9 +48,9 @@ float apply_float_math(float v, uint act, float a, float b) {
   if (act == ACT_CEIL) return ceil(v);
   if (act == ACT_ROUND) return roundEven(v);
   if (act == ACT_SIGN) return sign(v);
-  if (act == ACT_SIN) return sin(v);
-  if (act == ACT_COS) return cos(v);
-  if (act == ACT_TAN) return tan(v);
+  if (act == ACT_SIN) return sin_reduced(v);
+  if (act == ACT_COS) return cos_reduced(v);
+  if (act == ACT_TAN) return tan_reduced(v);
   if (act == ACT_ASIN) return abs(v) > 1.0 ? fm_nan() : asin(v);
   if (act == ACT_ACOS) return abs(v) > 1.0 ? fm_nan() : acos(v);
   if (act == ACT_ATAN) return atan(v);

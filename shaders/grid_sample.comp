@@ -31,8 +31,9 @@ float reflect_coord(float v, float twice_low, float twice_high) {
   float lo = twice_low * 0.5;
   float span = (twice_high - twice_low) * 0.5;
   v = abs(v - lo);
-  float extra = mod(v, span);
-  float flips = floor(v / span);
+  // ORT's fmod and floor of the quotient, exact on any driver (v >= 0).
+  const float extra = fmod_exact(v, span);
+  const float flips = floor(div_rn(v, span));
   return mod(flips, 2.0) == 0.0 ? extra + lo : span - extra + lo;
 }
 

@@ -27,6 +27,8 @@ bool candidate(float s) { return !isnan(s) && (HAS_SCORE == 0u || s > score_t[0]
 uint selection_limit() { return HAS_MAX != 0u ? uint(clamp(max_out[0], 0, int(SLOTS))) : 0u; }
 float iou_threshold() { return HAS_IOU != 0u ? iou_t[0] : 0.0; }
 
+#include "exact_math.glsl"
+
 // Float order as unsigned order, shifted so that no score maps to 0 (the
 // "removed" key): -inf -> 0x007FFFFF + 1, +inf -> 0xFF800000 + 1.
 uint order_key(float s) {
@@ -54,7 +56,9 @@ bool suppresses(vec4 a, vec4 b, float threshold) {
   precise const float area_b = (b.z - b.x) * (b.w - b.y);
   precise const float uni = area_a + area_b - inter;
   if (area_a <= 0.0 || area_b <= 0.0 || uni <= 0.0) return false;
-  precise const float iou = inter / uni;
+  // Correctly rounded, as ORT's division: an IoU exactly at the threshold
+  // (not above it) keeps the box on every driver.
+  const float iou = div_rn(inter, uni);
   return iou > threshold;
 }
 

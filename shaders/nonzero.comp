@@ -27,7 +27,9 @@ layout(constant_id = 8) const uint DIM5 = 1;
 layout(constant_id = 9) const uint SEG_BEGIN = 0;
 layout(constant_id = 10) const uint CHUNK = 1;
 #include "chunk_scan.glsl"
-bool nonzero(uint w) { return IN_FLOAT != 0u ? uintBitsToFloat(w) != 0.0 : w != 0u; }
+#include "float_order.glsl"
+// On the bits: a subnormal is nonzero even where the driver flushes it in comparisons.
+bool nonzero(uint w) { return IN_FLOAT != 0u ? !f_is_zero(w) : w != 0u; }
 void main() {
   if (SEG_BEGIN >= N && SEG_BEGIN > 0u) return;
   const uint seg_end = min(SEG_BEGIN + 256u * CHUNK, N);

@@ -64,16 +64,21 @@ layout(constant_id = 19) const uint ROI_RANK = 4;
 #include "common.glsl"
 
 // out_n: the output length; out_len: the unrounded resized length.
+// Evaluated in ONNX Runtime's order with its roundings (correctly rounded
+// divisions, no fused multiply-adds: `precise`), so a coordinate that lands
+// exactly on .5 or on an integer picks the same nearest pixel as ORT.
 float src_coord(float o, float scale, uint in_len, uint out_n, float out_len, float roi0, float roi1) {
-  if (COORD == 1u) return o / scale;
-  if (COORD == 2u) return out_n == 1u ? 0.0 : o * float(in_len - 1u) / float(out_n - 1u);
-  if (COORD == 3u) return out_n == 1u ? 0.0 : (o + 0.5) / scale - 0.5;
-  if (COORD == 4u) return (o + 0.5) / scale;
-  if (COORD == 5u) {
-    float span = (roi1 - roi0) * float(in_len - 1u);
-    return (out_len == 1.0 ? span / 2.0 : o * span / (out_len - 1.0)) + roi0 * float(in_len - 1u);
-  }
-  return (o + 0.5) / scale - 0.5;
+  precise float c;
+  if (COORD == 1u) c = div_rn(o, scale);
+  else if (COORD == 2u) c = out_n == 1u ? 0.0 : div_rn(o * float(in_len - 1u), float(out_n - 1u));
+  else if (COORD == 3u) c = out_n == 1u ? 0.0 : div_rn(o + 0.5, scale) - 0.5;
+  else if (COORD == 4u) c = div_rn(o + 0.5, scale);
+  else if (COORD == 5u) {
+    precise const float start = roi0 * float(in_len - 1u);
+    c = out_len == 1.0 ? (roi1 - roi0) * float(in_len - 1u) / 2.0 + start
+                       : div_rn(o * (roi1 - roi0) * float(in_len - 1u), out_len - 1.0) + start;
+  } else c = div_rn(o + 0.5, scale) - 0.5;
+  return c;
 }
 
 int nearest_index(float c, uint len) {
@@ -117,7 +122,7 @@ void main() {
   const float sh = scales[SCALE_H_INDEX], sw = scales[SCALE_H_INDEX + 1u];
   const float len_h = float(IH) * sh, len_w = float(IW) * sw;
 #else
-  const float sh = SH != 0.0 ? SH : float(OH) / float(IH), sw = SW != 0.0 ? SW : float(OW) / float(IW);
+  const float sh = SH != 0.0 ? SH : div_rn(float(OH), float(IH)), sw = SW != 0.0 ? SW : div_rn(float(OW), float(IW));
   const float len_h = LEN_H != 0.0 ? LEN_H : float(OH), len_w = LEN_W != 0.0 ? LEN_W : float(OW);
 #endif
 #ifdef ROI_BINDING

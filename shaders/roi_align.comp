@@ -35,20 +35,23 @@ void main() {
   uint r = i / (OW * OH * C);
   int bi = clamp(batch_index[r], 0, int(N) - 1);
   float off = HALF_PIXEL != 0u ? 0.5 : 0.0;
-  float x1 = rois[r * 4u] * SPATIAL_SCALE - off, y1 = rois[r * 4u + 1u] * SPATIAL_SCALE - off;
-  float x2 = rois[r * 4u + 2u] * SPATIAL_SCALE - off, y2 = rois[r * 4u + 3u] * SPATIAL_SCALE - off;
-  float rw = x2 - x1, rh = y2 - y1;
+  // Sample positions in ONNX Runtime's order and roundings (correctly
+  // rounded divisions, no fused multiply-adds), so that the grid size (a
+  // ceiled quotient) and samples on pixel boundaries match it on any driver.
+  precise const float x1 = rois[r * 4u] * SPATIAL_SCALE - off, y1 = rois[r * 4u + 1u] * SPATIAL_SCALE - off;
+  precise const float x2 = rois[r * 4u + 2u] * SPATIAL_SCALE - off, y2 = rois[r * 4u + 3u] * SPATIAL_SCALE - off;
+  precise float rw = x2 - x1, rh = y2 - y1;
   if (HALF_PIXEL == 0u) { rw = max(rw, 1.0); rh = max(rh, 1.0); }
-  float bh = rh / float(OH), bw = rw / float(OW);
-  uint gh = SAMPLING_RATIO > 0u ? SAMPLING_RATIO : uint(ceil(rh / float(OH)));
-  uint gw = SAMPLING_RATIO > 0u ? SAMPLING_RATIO : uint(ceil(rw / float(OW)));
+  const float bh = div_rn(rh, float(OH)), bw = div_rn(rw, float(OW));
+  uint gh = SAMPLING_RATIO > 0u ? SAMPLING_RATIO : uint(ceil(bh));
+  uint gw = SAMPLING_RATIO > 0u ? SAMPLING_RATIO : uint(ceil(bw));
   uint base = (uint(bi) * C + c) * H * W;
   float acc = 0.0;
   bool first = true;
   for (uint iy = 0u; iy < gh; ++iy) {
-    float sy = y1 + float(ph) * bh + (float(iy) + 0.5) * bh / float(gh);
+    precise const float sy = y1 + float(ph) * bh + div_rn((float(iy) + 0.5) * bh, float(gh));
     for (uint ix = 0u; ix < gw; ++ix) {
-      float sx = x1 + float(pw) * bw + (float(ix) + 0.5) * bw / float(gw);
+      precise const float sx = x1 + float(pw) * bw + div_rn((float(ix) + 0.5) * bw, float(gw));
       vec4 w = vec4(0.0);
       uint yl = 0u, yh = 0u, xl = 0u, xh = 0u;
       if (!(sy < -1.0 || sy > float(H) || sx < -1.0 || sx > float(W))) {

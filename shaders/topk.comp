@@ -17,13 +17,16 @@ layout(constant_id = 3) const uint K = 1;
 layout(constant_id = 4) const uint LARGEST = 1;
 layout(constant_id = 5) const uint IN_FLOAT = 1;
 #include "common.glsl"
+#include "float_order.glsl"
 // True when word a (at index ia) comes before word b (at index ib).
 bool before(uint a, uint ia, uint b, uint ib) {
   int cmp;  // -1: a < b, 0 equal, 1: a > b
   if (IN_FLOAT != 0u) {
-    float fa = uintBitsToFloat(a), fb = uintBitsToFloat(b);
-    bool na = isnan(fa), nb = isnan(fb);
-    cmp = na ? (nb ? 0 : 1) : nb ? -1 : fa < fb ? -1 : fa > fb ? 1 : 0;
+    // Order keys, not float comparisons: subnormals keep their order where
+    // a driver flushes them.
+    const bool na = f_is_nan(a), nb = f_is_nan(b);
+    const uint ka = f_order_key(a), kb = f_order_key(b);
+    cmp = na ? (nb ? 0 : 1) : nb ? -1 : ka < kb ? -1 : ka > kb ? 1 : 0;
   } else {
     int sa = int(a), sb = int(b);
     cmp = sa < sb ? -1 : sa > sb ? 1 : 0;

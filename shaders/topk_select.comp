@@ -57,13 +57,13 @@ layout(constant_id = 13) const uint NBLOCKS = 1;  // rank: ceil(KMAX / BLOCK)
 #define KTAKE min(PARAM_U(K_SC), L)
 #define PER 16u  // positions per invocation in the histogram and gather phases
 
+#include "float_order.glsl"
 uint key_high(uint w) {
   uint k;
   if (IN_FLOAT != 0u) {
-    const float f = uintBitsToFloat(w);
-    if (isnan(f)) k = 0xFFFFFFFFu;
-    else if (f == 0.0) k = 0x80000000u;  // -0 == +0
-    else k = (w & 0x80000000u) != 0u ? ~w : (w | 0x80000000u);
+    // On the bits (float_order.glsl): subnormals keep their order where a
+    // driver flushes them in comparisons; -0 == +0.
+    k = f_is_nan(w) ? 0xFFFFFFFFu : f_order_key(w);
   } else {
     k = w ^ 0x80000000u;
   }

@@ -34,6 +34,7 @@ layout(constant_id = 3) const uint IN_FLOAT = 1;
 layout(constant_id = 4) const uint SORTED = 1;
 #include "chunk_scan.glsl"
 
+#include "float_order.glsl"
 uint word(uint o, uint i, uint k) { return x[(o * L + i) * INNER + k]; }
 
 // -1, 0 or 1 as slice a is below, equal to or above slice b.
@@ -42,9 +43,12 @@ int compare(uint a, uint b) {
     for (uint k = 0u; k < INNER; ++k) {
       const uint wa = word(o, a, k), wb = word(o, b, k);
       if (IN_FLOAT != 0u) {
-        const float fa = uintBitsToFloat(wa), fb = uintBitsToFloat(wb);
-        if (fa < fb) return -1;
-        if (fa > fb) return 1;
+        // NaN orders with nothing (as a float comparison); the rest by their
+        // order keys, so subnormals stay distinct on drivers that flush them.
+        if (f_is_nan(wa) || f_is_nan(wb)) continue;
+        const uint ka = f_order_key(wa), kb = f_order_key(wb);
+        if (ka < kb) return -1;
+        if (ka > kb) return 1;
       } else {
         if (int(wa) < int(wb)) return -1;
         if (int(wa) > int(wb)) return 1;

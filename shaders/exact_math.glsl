@@ -1,0 +1,137 @@
+// Float arithmetic that gives the IEEE-754 answer on any Vulkan driver.
+// Vulkan lets a driver compute x / y as x * (1 / y) (2.5 ULP), fuse a * b + c
+// into one fma, leave fma() unfused, and compute sin/cos to an absolute 2^-11
+// inside [-pi, pi] only. Its additions, subtractions and multiplications are
+// correctly rounded, and `precise` (SPIR-V NoContraction) keeps them from
+// being fused or reordered, so the helpers below are built from those alone:
+//   div_rn(x, y): the correctly rounded quotient (the residual x - q * y
+//     computed exactly with Dekker's product, then one correction step) for
+//     |x|, |y|, |x / y| in [2^-100, 2^100]; outside that the driver's quotient.
+//     IEEE results for zeros, infinities and NaN (x / 0 = +-inf, 0 / 0 = NaN,
+//     inf / inf = NaN) in every range.
+//   fmod_exact(x, y): C fmod (sign of x), exact for all finite x and y.
+//   sin_reduced / cos_reduced / tan_reduced: the argument reduced to
+//     [-pi/4, pi/4] by multiples of pi/2 (Cody-Waite, pi/2 in four parts),
+//     then polynomials: sin and cos within ~2e-7 of the true value for |x|
+//     up to 1e5, tan within ~2e-7 relative to 1 + |tan x|.
+// A test build defines FM_EMULATE_GPU_DIV to make the raw division a
+// reciprocal that is one ULP off (FM_NO_DIV_CORRECTION: and to skip the
+// correction, the kernels as a plain `/` would be), showing that the helpers
+// keep the exact answer where a GPU's division does not
+// (tests/toolchain/gpu_div_emulation.sh; docs/kernels.md, "Numerics on GPUs").
+#ifndef OAAXVK_EXACT_MATH_GLSL
+#define OAAXVK_EXACT_MATH_GLSL
+
+#ifdef FM_EMULATE_GPU_DIV
+// 1 / y moved by FM_GPU_DIV_ULPS ULP (default 1: away from zero; -1: toward
+// zero), then a rounded product: a division as a GPU may compute it. IEEE
+// special cases as the true division.
+#ifndef FM_GPU_DIV_ULPS
+#define FM_GPU_DIV_ULPS 1
+#endif
+float fm_raw_div(float x, float y) {
+  if (y == 0.0 || isinf(y) || isnan(y) || isinf(x) || isnan(x) || x == 0.0) return x / y;
+  precise const float inv = uintBitsToFloat(uint(int(floatBitsToUint(1.0 / y)) + (FM_GPU_DIV_ULPS)));
+  precise const float q = x * inv;
+  return q;
+}
+#else
+float fm_raw_div(float x, float y) { return x / y; }
+#endif
+
+// a * b = p + e exactly (Dekker; Veltkamp split into 12-bit halves).
+void fm_two_prod(float a, float b, out float p, out float e) {
+  precise const float ca = 4097.0 * a, cb = 4097.0 * b;
+  precise const float ah = ca - (ca - a), bh = cb - (cb - b);
+  precise const float al = a - ah, bl = b - bh;
+  precise const float pp = a * b;
+  precise const float ee = ((ah * bh - pp) + ah * bl + al * bh) + al * bl;
+  p = pp;
+  e = ee;
+}
+
+bool fm_in_range(float v) { return abs(v) >= 7.8886091e-31 && abs(v) <= 1.2676506e30; }  // 2^-100, 2^100
+
+float div_rn(float x, float y) {
+  const float q = fm_raw_div(x, y);
+#ifdef FM_NO_DIV_CORRECTION
+  return q;
+#else
+  if (!(fm_in_range(x) && fm_in_range(y) && fm_in_range(q))) return q;
+  float p, e;
+  fm_two_prod(q, y, p, e);
+  precise const float r = (x - p) - e;  // x - p is exact: p is within a few ULP of x
+  precise const float c = q + r * fm_raw_div(1.0, y);
+  return c;
+#endif
+}
+
+// C fmod, exact for all finite x and y (the result has the sign of x): the
+// significands' remainder by binary long division, one doubling and
+// conditional subtraction per exponent step of x above y (at most 254),
+// integer arithmetic only, then scaled back by y's exponent (exact: the
+// remainder is a multiple of y's unit in the last place).
+float fmod_exact(float x, float y) {
+  if (y == 0.0 || isnan(x) || isnan(y) || isinf(x)) return uintBitsToFloat(0x7fc00000u);
+  const uint bx = floatBitsToUint(x) & 0x7fffffffu, by = floatBitsToUint(y) & 0x7fffffffu;
+  if (isinf(y) || bx < by) return x;
+  const int ex = max(int(bx >> 23u), 1), ey = max(int(by >> 23u), 1);
+  const uint mx = (bx & 0x7fffffu) | (bx >= 0x800000u ? 0x800000u : 0u);
+  const uint my = (by & 0x7fffffu) | (by >= 0x800000u ? 0x800000u : 0u);
+  uint r = mx % my;
+  for (int e = ey; e < ex; ++e) {
+    r <<= 1u;
+    if (r >= my) r -= my;
+  }
+  const uint sign = floatBitsToUint(x) & 0x80000000u;
+  return r == 0u ? uintBitsToFloat(sign) : uintBitsToFloat(floatBitsToUint(ldexp(float(r), ey - 150)) | sign);
+}
+
+// x - k * pi / 2 for k = round(x * 2 / pi), pi / 2 split into four floats,
+// the first three with 8 significant bits, so that k times each is exact for
+// |k| < 2^16 and each subtraction is exact or rounds a value below pi / 4
+// (Cody-Waite).
+float fm_reduce_half_pi(float x, out int quadrant) {
+  precise const float k = roundEven(x * 0.63661975);
+  precise const float r1 = x - k * 1.5703125;
+  precise const float r2 = r1 - k * 4.84466552734375e-4;
+  precise const float r3 = r2 - k * -6.407499313354492e-7;
+  precise const float r4 = r3 - k * 9.92093629470503e-10;
+  quadrant = int(mod(k, 4.0));  // in [0, 3] also for k < 0 or beyond int range
+  return r4;
+}
+// Minimax polynomials on [-pi/4, pi/4] (absolute error below 1e-7).
+float fm_sin_poly(float r) {
+  precise const float r2 = r * r;
+  precise const float s = r + r * r2 * (-1.6666654611e-1 + r2 * (8.3321608736e-3 + r2 * -1.9515295891e-4));
+  return s;
+}
+float fm_cos_poly(float r) {
+  precise const float r2 = r * r;
+  precise const float c =
+      1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3 + r2 * 2.443315711809948e-5));
+  return c;
+}
+float sin_reduced(float x) {
+  if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
+  int q;
+  const float r = fm_reduce_half_pi(x, q);
+  const float v = (q & 1) == 0 ? fm_sin_poly(r) : fm_cos_poly(r);
+  return q >= 2 ? -v : v;
+}
+float cos_reduced(float x) {
+  if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
+  int q;
+  const float r = fm_reduce_half_pi(x, q);
+  const float v = (q & 1) == 0 ? fm_cos_poly(r) : fm_sin_poly(r);
+  return (q == 1 || q == 2) ? -v : v;
+}
+// tan(r + q pi / 2) is tan(r) for even q and -1 / tan(r) for odd q.
+float tan_reduced(float x) {
+  if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
+  int q;
+  const float r = fm_reduce_half_pi(x, q);
+  const float s = fm_sin_poly(r), c = fm_cos_poly(r);
+  return (q & 1) == 0 ? div_rn(s, c) : -div_rn(c, s);
+}
+#endif
