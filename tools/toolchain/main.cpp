@@ -72,6 +72,7 @@ void PrintSummary(const oaaxvk::toolchain::ConversionOutcome& o) {
     return;
   }
   std::fputs(oaaxvk::bundle_summary::IoText(*s).c_str(), stdout);
+  for (const std::string& n : o.notes) std::printf("note: %s\n", n.c_str());
   for (const std::string& w : oaaxvk::bundle_summary::FixedOutputWarnings(*s)) std::printf("warning: %s\n", w.c_str());
   std::printf("Run it: oaax-run --model %s   (inspect: oinf-inspect --summary %s)\n", o.bundle_path.c_str(),
               o.bundle_path.c_str());

@@ -258,12 +258,16 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     log.push_back({{"Message", m}, {"Data", std::move(d)}});
   };
   auto ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+  // "out/" and "out" name the same directory; paths shown to the user have one '/'.
+  std::string dir = output_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const std::string log_path = dir + "/conversion-log.json";
   Status dir_status = MakeDirs(output_dir);
   auto write_log = [&]() -> bool {
     if (!dir_status.ok()) return false;
     std::string text = log.dump(2) + "\n";
-    if (!WriteBytes(output_dir + "/conversion-log.json", text.data(), text.size()).ok()) return false;
-    outcome->log_path = output_dir + "/conversion-log.json";
+    if (!WriteBytes(log_path, text.data(), text.size()).ok()) return false;
+    outcome->log_path = log_path;
     return true;
   };
   auto fail = [&](const Status& s) {
@@ -465,6 +469,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     add("Model imported", {{"SHA-256", Sha256File(input_path)}, {"Model SHA-256", Sha256File(in->model_path)}, {"IR version", rep.ir_version}, {"Opset", rep.opset},
                            {"Producer", rep.producer}, {"ONNX nodes", rep.onnx_nodes}, {"Inputs", inputs},
                            {"Outputs", outputs}, {"Notes", rep.notes}, {"Elapsed ms", ms()}});
+    outcome->notes = rep.notes;
     LowerOptions lopt;
     lopt.fp16_weights = in->config.fp16_weights;
     StatusOr<CompileResult> r = CompileGraph(
@@ -531,7 +536,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
                              {"Elapsed ms", ms()}});
     }
     if (!r.ok()) return fail(r.status());
-    std::string out = output_dir + "/model.oinf";
+    std::string out = dir + "/model.oinf";
     Status ws = WriteBytes(out, r->bundle.data(), r->bundle.size());
     if (!ws.ok()) return fail(ws);
     add("Successful Conversion", {{"MIME type", kBundleMimeType},
@@ -548,7 +553,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     if (!write_log()) {
       if (console) console("could not write conversion-log.json");
       outcome->human_error = "The output directory cannot be written.";
-      outcome->technical_error = "cannot write '" + output_dir + "/conversion-log.json' (model.oinf was written)";
+      outcome->technical_error = "cannot write '" + log_path + "' (model.oinf was written)";
       return 1;
     }
     outcome->ok = true;

@@ -54,6 +54,9 @@ struct ConversionOutcome {
   uint64_t bundle_bytes = 0;    // success: its size in bytes
   uint64_t dispatches = 0;      // success: dispatches of the program
   double elapsed_ms = 0;        // wall time of the whole conversion
+  // Import notes (also in the log's "Model imported" entry): what the
+  // toolchain decided for the user, e.g. a symbolic batch dimension set to 1.
+  std::vector<std::string> notes;
 };
 
 // Full CLI conversion of a .onnx file or a .zip/.tar.gz archive (model.onnx +

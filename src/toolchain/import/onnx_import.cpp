@@ -631,8 +631,13 @@ Status BindInputShapes(onnx::ModelProto& model, const ImportOptions& options, Im
       }
       std::string sym = d->has_dim_param() ? "'" + d->dim_param() + "'" : "(unknown)";
       if (i == 0) {
+        const std::string example =
+            d->has_dim_param() ? "{\"dimensions\": {\"" + d->dim_param() + "\": {\"min\": 1, \"max\": 8}}}"
+                               : "{\"input_shapes\": {\"" + vi.name() + "\": [8, ...]}}";
         d->set_dim_value(1);
-        report->notes.push_back("graph input '" + vi.name() + "': symbolic batch dimension " + sym + " set to 1");
+        report->notes.push_back("graph input '" + vi.name() + "': symbolic batch dimension " + sym +
+                                " set to 1 (for other batches give it a range or a size in config.json, e.g. " +
+                                example + ")");
         continue;
       }
       return InvalidArgument(StrFormat(
