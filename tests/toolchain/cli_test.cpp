@@ -1,5 +1,7 @@
 // Runs the oaax-vulkan-toolchain executable and checks exit codes and logs.
 #include <gtest/gtest.h>
+#include <cstdio>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -41,8 +43,12 @@ int RunCli(const std::string& args) {
 }
 
 // Runs `program args`, capturing stdout and stderr; returns the exit code.
+// The capture files are this process's own (ctest runs the Cli tests as
+// separate processes, several at a time).
 int RunCapture(const std::string& program, const std::string& args, std::string* out, std::string* err) {
-  const std::string base = std::string(OAAXVK_TC_MODELS) + "/../cli_out/capture";
+  static int calls = 0;
+  const std::string base = std::string(OAAXVK_TC_MODELS) + "/../cli_out/capture-" + std::to_string(getpid()) + "-" +
+                           std::to_string(calls++);
   std::system(("mkdir -p '" + std::string(OAAXVK_TC_MODELS) + "/../cli_out'").c_str());
   int rc = std::system((program + " " + args + " >'" + base + ".out' 2>'" + base + ".err'").c_str());
   auto slurp = [](const std::string& path) {
@@ -53,6 +59,8 @@ int RunCapture(const std::string& program, const std::string& args, std::string*
   };
   *out = slurp(base + ".out");
   *err = slurp(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
