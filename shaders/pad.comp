@@ -46,10 +46,13 @@ void main() {
     if (c < 0 || c >= n) {
       if (MODE == 0u) { y[i] = HAS_VALUE != 0u ? value[0] : VALUE_BITS; return; }
       if (MODE == 1u && n > 1) {
-        int period = 2 * (n - 1);
-        c = c % period;
-        if (c < 0) c += period;
-        if (c >= n) c = period - c;
+        // Reflection is even (c and -c read the same element) and periodic
+        // in 2(n - 1): fold |c| with an unsigned remainder. GLSL leaves % of
+        // a negative int undefined, and drivers differ (one NVIDIA driver
+        // computes it as if the operand were unsigned).
+        uint period = 2u * uint(n - 1);
+        uint a = uint(abs(c)) % period;
+        c = int(a >= uint(n) ? period - a : a);
       } else {
         c = clamp(c, 0, n - 1);
       }
