@@ -138,6 +138,34 @@ else
   fail "manifest mode: $(cat "$tmp/err.txt")"
 fi
 
+# Several input sets on one loaded model: each set's outputs in its own
+# directory, a rejected set (wrong shape) named by its directory while the
+# sets after it still run, exit status 1.
+mkdir -p "$tmp/man_bad" "$tmp/man_in2"
+"$py" -c "
+import json, numpy as np
+np.load('$tmp/x12.npy').tofile('$tmp/man_bad/0.bin')
+json.dump([{'name': 'x', 'dtype': 'float32', 'shape': [1, 12], 'file': '0.bin'}], open('$tmp/man_bad/manifest.json', 'w'))
+(-np.load('$tmp/x.npy')).tofile('$tmp/man_in2/0.bin')
+json.dump([{'name': 'x', 'dtype': 'float32', 'shape': [1, 13], 'file': '0.bin'}], open('$tmp/man_in2/manifest.json', 'w'))"
+"$run" --model "$tmp/affine.oinf" --inputs "$tmp/man_in" --outputs "$tmp/sets_0" --inputs "$tmp/man_bad" \
+  --outputs "$tmp/sets_1" --inputs "$tmp/man_in2" --outputs "$tmp/sets_2" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ $rc = 1 ] && grep -qF "input set 2 of 3 ('$tmp/man_bad'): send_input failed" "$tmp/err.txt" &&
+   grep -qF "shape [1, 12], the model expects [1, 13]" "$tmp/err.txt" && [ ! -e "$tmp/sets_1" ] &&
+   "$py" -c "
+import json, numpy as np
+y0 = np.fromfile('$tmp/sets_0/0.bin', dtype=np.float32)
+assert np.array_equal(y0, np.load('$tmp/given/y.npy').reshape(-1)), y0
+x2 = -np.load('$tmp/x.npy').reshape(-1)
+y2 = np.fromfile('$tmp/sets_2/0.bin', dtype=np.float32)
+assert json.load(open('$tmp/sets_2/manifest.json'))[0]['shape'] == [1, 13]
+assert not np.array_equal(y2, y0)"; then
+  echo "ok: several input sets (one rejected, the others run)"
+else
+  fail "several input sets: exit $rc: $(cat "$tmp/err.txt")"
+fi
+
 # Dynamic shapes (bundle feature dynamic_shapes): random inputs at the maximum
 # shape by default, at the --shape given, a shared symbol filled in for the
 # other input; a .npy input of any valid shape; outputs at the actual shape.
@@ -235,6 +263,10 @@ expect_error "runtime argument rejected" 1 "runtime_initialization_with_args fai
 expect_error "malformed --arg" 2 "is not KEY=VALUE" -- --model "$tmp/affine.oinf" --arg novalue
 expect_error "--input with --inputs" 2 "excludes" -- --model "$tmp/affine.oinf" --input "x=$tmp/x.npy" --inputs "$tmp/man_in"
 expect_error "zero iterations" 2 "iterations" -- --model "$tmp/affine.oinf" --iterations 0
+expect_error "--outputs count" 2 "1 --outputs for 2 --inputs" -- --model "$tmp/affine.oinf" --inputs "$tmp/man_in" \
+  --inputs "$tmp/man_in2" --outputs "$tmp/o1"
+expect_error "several sets with --iterations" 2 "apply to a single input set" -- --model "$tmp/affine.oinf" \
+  --inputs "$tmp/man_in" --inputs "$tmp/man_in2" --iterations 5
 expect_error "--shape outside the range" 1 "input 'x': --shape has dimension 1 (K) = 101, outside K's range [1, 100]" -- \
   --model "$tmp/dyn.oinf" --shape x=1,101
 expect_error "--shape static dimension" 1 "input 'x': --shape has shape [2, 10], the model expects [1, K]" -- \

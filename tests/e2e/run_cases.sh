@@ -10,13 +10,16 @@
 #   ROOT/third_party/swiftshader/vk_swiftshader_icd.json. Returns 1 (after a
 #   note) when that file is missing.
 # e2e_run_cases DRIVER TMP BUILD
-#   runs BUILD/oaax-run (validation layer on) for every line "MODEL DIR
-#   [EXPECTED-MESSAGE]" of TMP/cases.txt, with the bundle
+#   runs the lines "MODEL DIR [EXPECTED-MESSAGE]" of TMP/cases.txt through
+#   BUILD/oaax-run (validation layer on), one process per MODEL with every
+#   one of its input sets in order (oaax-run --inputs repeated: one model
+#   load, as a host serving many requests would), with the bundle
 #   TMP/MODEL/bundle/model.oinf (a model without one is passed over), the
 #   inputs TMP/MODEL/DIR and the outputs into TMP/MODEL/DRIVER-DIR. A line
-#   without a message must run (exit 0, no validation-layer message); one
-#   with a message must fail with that text in the log. Returns 1 when any
-#   line fails, naming it.
+#   without a message must run (its outputs written, no error for its set,
+#   no validation-layer message in the process); one with a message must be
+#   rejected with that text in oaax-run's error line for its set. Returns 1
+#   when any line fails, naming it.
 # e2e_convert PYTHON BUILD TMP [MESSAGE]
 #   converts TMP/MODEL/model.onnx (with TMP/MODEL/config.json when there is
 #   one) into TMP/MODEL/bundle for every MODEL of
@@ -43,26 +46,45 @@ e2e_use_driver() {
 }
 
 e2e_run_cases() {
-  local drv=$1 tmp=$2 build=$3 failed=0 m dir msg rc
+  local drv=$1 tmp=$2 build=$3 failed=0 m dir msg rc log set_line
+  local -a models=()
   while read -r m dir msg; do
+    [[ " ${models[*]} " == *" $m "* ]] || models+=("$m")
+  done < "$tmp/cases.txt"
+  for m in "${models[@]}"; do
     [ -f "$tmp/$m/bundle/model.oinf" ] || continue
-    rc=0
+    local -a sets=()
+    while read -r mm dir msg; do
+      [ "$mm" = "$m" ] || continue
+      rm -rf "${tmp:?}/$m/$drv-$dir"
+      sets+=(--inputs "$tmp/$m/$dir" --outputs "$tmp/$m/$drv-$dir")
+    done < "$tmp/cases.txt"
+    log="$tmp/$m/$drv.log" rc=0
     # LeakSanitizer: see classifier.sh (the loader dlcloses the drivers).
     ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-    "$build/oaax-run" --model "$tmp/$m/bundle/model.oinf" --inputs "$tmp/$m/$dir" \
-      --outputs "$tmp/$m/$drv-$dir" --arg validation=1 < /dev/null > "$tmp/log" 2>&1 || rc=$?
-    if [ -z "$msg" ] && [ $rc -ne 0 ]; then
-      echo "FAIL $drv: $m $dir: oaax-run exited $rc"; cat "$tmp/log"; failed=1
-    elif [ -z "$msg" ] && grep -q "VUID-\|Validation Error" "$tmp/log"; then
-      echo "FAIL $drv: $m $dir: validation layer message"; cat "$tmp/log"; failed=1
-    elif [ -n "$msg" ] && [ $rc -eq 0 ]; then
-      echo "FAIL $drv: $m $dir: invalid values accepted"; failed=1
-    elif [ -n "$msg" ] && ! grep -qF -- "$msg" "$tmp/log"; then
-      echo "FAIL $drv: $m $dir: no message \"$msg\""; cat "$tmp/log"; failed=1
-    elif [ -n "$msg" ]; then
-      echo "$drv: $m $dir rejected: $(grep -m1 -oF -- "$msg" "$tmp/log")"
+    "$build/oaax-run" --model "$tmp/$m/bundle/model.oinf" "${sets[@]}" --arg validation=1 \
+      < /dev/null > "$log" 2>&1 || rc=$?
+    if [ $rc -gt 1 ]; then
+      echo "FAIL $drv: $m: oaax-run exited $rc"; cat "$log"; failed=1; continue
     fi
-  done < "$tmp/cases.txt"
+    while read -r mm dir msg; do
+      [ "$mm" = "$m" ] || continue
+      set_line=$(grep -F "('$tmp/$m/$dir'): " "$log" | grep -v ' ms -> ' || true)
+      if [ -z "$msg" ] && [ -n "$set_line" ]; then
+        echo "FAIL $drv: $m $dir: $set_line"; failed=1
+      elif [ -z "$msg" ] && [ ! -f "$tmp/$m/$drv-$dir/manifest.json" ]; then
+        echo "FAIL $drv: $m $dir: no outputs written"; cat "$log"; failed=1
+      elif [ -z "$msg" ] && grep -q "VUID-\|Validation Error" "$log"; then
+        echo "FAIL $drv: $m $dir: validation layer message"; cat "$log"; failed=1
+      elif [ -n "$msg" ] && [ -z "$set_line" ]; then
+        echo "FAIL $drv: $m $dir: invalid values accepted"; failed=1
+      elif [ -n "$msg" ] && ! grep -qF -- "$msg" <<< "$set_line"; then
+        echo "FAIL $drv: $m $dir: no message \"$msg\" in: $set_line"; failed=1
+      elif [ -n "$msg" ]; then
+        echo "$drv: $m $dir rejected: $msg"
+      fi
+    done < "$tmp/cases.txt"
+  done
   return $failed
 }
 

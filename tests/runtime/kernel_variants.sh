@@ -15,6 +15,12 @@
 #            fp16-weight rows keep their default rows (the log says why), the
 #            subgroup rows run, results float32,
 #   auto     (lavapipe only) the cpu table on these CPU-type devices.
+# The cpu table on SwiftShader (about a minute of pipeline creation: its
+# compiler takes ~1 s per CPU-class conv pipeline) is its own part, PART =
+# swiftshader-cpu (ctest runtime.kernel_variants.swiftshader_cpu, label slow:
+# README "Tests"); the default part runs everything else. The CPU-class
+# kernels also run on SwiftShader in the test command through the classifier
+# model (e2e.classifier_vs_onnxruntime, kernel_variant=auto).
 # default, cpu and auto must match the NumPy reference of the float32 model,
 # |diff| <= 1e-5 * (1 + |ref|) per element. gpu on lavapipe (16-bit storage and
 # subgroup arithmetic: every GPU row runs) must match the reference with
@@ -24,9 +30,10 @@
 # rows keep their default rows, and then match the float32 reference at 1e-5
 # (its subgroup rows run). The gpu table also runs on lavapipe with subgroups
 # of 4 to 128. A bad kernel_variant value must be rejected by name.
-# usage: kernel_variants.sh PYTHON REPO_ROOT BUILD_DIR
+# usage: kernel_variants.sh PYTHON REPO_ROOT BUILD_DIR [swiftshader-cpu]
 set -euo pipefail
-py=$1 root=$2 build=$3
+py=$1 root=$2 build=$3 part=${4:-main}
+case "$part" in main|swiftshader-cpu) ;; *) echo "kernel_variants.sh: unknown part '$part'" >&2; exit 2 ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$py" "$root/tests/runtime/make_variant_models.py" "$tmp"
@@ -102,15 +109,17 @@ expect_kept() {
     echo "FAIL: $2: rows keep their default kernel for '$4':"; cat "$1"; fail=1
   fi
 }
-for drv in lavapipe swiftshader; do
+drivers="lavapipe swiftshader"; [ "$part" = swiftshader-cpu ] && drivers=swiftshader
+for drv in $drivers; do
   if [ "$drv" = swiftshader ]; then
     [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ] || { echo "swiftshader: not installed, skipped"; continue; }
     export VK_ICD_FILENAMES="$root/third_party/swiftshader/vk_swiftshader_icd.json"
   fi
   # auto on SwiftShader would run the cpu table again (both drivers are CPU
   # devices, which lavapipe's auto run already checks); SwiftShader compiles
-  # each conv pipeline in about a second, so it runs default, gpu and cpu only.
-  variants="default gpu gpu_fp32 cpu auto"; [ "$drv" = swiftshader ] && variants="default gpu cpu"
+  # each conv pipeline in about a second, so its cpu run is the separate part.
+  variants="default gpu gpu_fp32 cpu auto"; [ "$drv" = swiftshader ] && variants="default gpu"
+  [ "$part" = swiftshader-cpu ] && variants=cpu
   for variant in $variants; do
     log="$tmp/$drv-$variant.log"
     args=(--arg kernel_variant=${variant%_fp32})
@@ -142,6 +151,7 @@ for drv in lavapipe swiftshader; do
   done
 done
 unset VK_ICD_FILENAMES
+[ "$part" = main ] || exit $fail
 # softmax_sg / reduce_mean_sg for any subgroup size: lavapipe's subgroup size
 # is its SIMD width / 32 (LP_NATIVE_VECTOR_WIDTH), so the gpu table also runs
 # with subgroups of 2, 4, 16, 32, 64 and 128 (larger than the 64-wide

@@ -17,7 +17,11 @@
 // Manifest mode (the form tools/reference/ort_run.js reads and writes), kept
 // for the model tests: --inputs DIR (DIR/manifest.json: [{"name", "dtype",
 // "shape", "file"}] with raw little-endian data in DIR/<file>) and
-// --outputs DIR (the outputs in the same form).
+// --outputs DIR (the outputs in the same form). Several --inputs (each with
+// its --outputs, in the same order) run one inference per input set on the
+// one loaded model, in order, so many sets cost one model load: a set the
+// runtime rejects is reported (naming its directory) and the others still
+// run; the exit status is 1 when any set failed.
 //
 // Random inputs need the model's input names, dtypes and shapes: they are read
 // from the model file when it is an oaax-vulkan bundle (io.input.<i>.* in
@@ -661,11 +665,56 @@ int Error(const std::string& message) {
   return 1;
 }
 
+// Several --inputs: one inference per set, in order, on the loaded model;
+// set i's outputs go to out_dirs[i] (when given). A set the runtime rejects
+// (send_input or receive_output failing) is reported by its directory and
+// the next set still runs. Returns 0 when every set ran, else 1.
+int RunInputSets(const Api& api, const std::vector<std::vector<Tensor>>& sets, const std::vector<std::string>& in_dirs,
+                 const std::vector<std::string>& out_dirs, bool quiet) {
+  int rc = 0;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const std::string where = "input set " + std::to_string(i + 1) + " of " + std::to_string(sets.size()) + " ('" +
+                              in_dirs[i] + "')";
+    tensors_struct* t = ToStruct(sets[i]);
+    if (!t) return Error(where + ": out of host memory building the inputs");
+    const auto t0 = Clock::now();
+    if (api.send(t) != 0) {
+      oaaxvk::FreeTensors(t);  // on failure the caller still owns the inputs
+      rc = Error(where + ": send_input failed: " + api.error());
+      continue;
+    }
+    tensors_struct* out = nullptr;
+    if (api.receive(&out) != 0) {
+      rc = Error(where + ": receive_output failed: " + api.error());
+      continue;
+    }
+    const double ms = MsSince(t0);
+    StatusOr<std::vector<Tensor>> o = FromStruct(out);
+    oaaxvk::FreeTensors(out);
+    if (!o.ok()) {
+      rc = Error(where + ": " + o.status().message());
+      continue;
+    }
+    if (!out_dirs.empty()) {
+      if (Status s = WriteManifest(out_dirs[i], o.value()); !s.ok()) {
+        rc = Error(where + ": " + s.message());
+        continue;
+      }
+    }
+    if (!quiet) {
+      fprintf(stderr, "oaax-run: %s: %.3f ms%s%s\n", where.c_str(), ms, out_dirs.empty() ? "" : " -> ",
+              out_dirs.empty() ? "" : out_dirs[i].c_str());
+    }
+  }
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"oaax-run: run and benchmark a model through any OAAX runtime library."};
-  std::string runtime = DefaultRuntime(), model, output_dir, in_dir, out_dir;
+  std::string runtime = DefaultRuntime(), model, output_dir;
+  std::vector<std::string> in_dirs, out_dirs;
   std::vector<std::string> input_specs, shape_specs, args;
   uint64_t iterations = 1, warmup = 0, depth = 1, seed = 0;
   bool json = false, quiet = false;
@@ -685,8 +734,11 @@ int main(int argc, char** argv) {
                                "Vulkan runtime's keys are listed below");
   app.add_flag("--json", json, "print a machine-readable JSON report on stdout");
   app.add_flag("--quiet", quiet, "no progress lines on stderr");
-  auto* inputs_opt = app.add_option("--inputs", in_dir, "manifest mode: directory with manifest.json and raw inputs");
-  app.add_option("--outputs", out_dir, "manifest mode: directory for manifest.json and raw outputs");
+  auto* inputs_opt = app.add_option("--inputs", in_dirs,
+                                    "manifest mode: directory with manifest.json and raw inputs (repeatable: one "
+                                    "inference per input set on the one loaded model)");
+  app.add_option("--outputs", out_dirs,
+                 "manifest mode: directory for manifest.json and raw outputs (repeatable: one per --inputs, in order)");
   inputs_opt->excludes(app.get_option("--input"));
   inputs_opt->excludes(app.get_option("--shape"));
   app.footer(kRuntimeArgs);
@@ -694,6 +746,18 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (out_dirs.size() > std::max<size_t>(in_dirs.size(), 1) ||
+      (in_dirs.size() > 1 && !out_dirs.empty() && out_dirs.size() != in_dirs.size())) {
+    fprintf(stderr, "oaax-run: %zu --outputs for %zu --inputs: give one output directory per input set, in the same "
+                    "order (or none)\n", out_dirs.size(), in_dirs.size());
+    return 2;
+  }
+  const bool several_sets = in_dirs.size() > 1;
+  if (several_sets && (iterations != 1 || warmup != 0 || depth != 1 || json || !output_dir.empty())) {
+    fprintf(stderr, "oaax-run: several --inputs run one inference per input set and write each set's outputs to its "
+                    "--outputs; --iterations, --warmup, --depth, --json and --output-dir apply to a single input set\n");
+    return 2;
   }
   std::vector<std::string> keys, values;
   for (const std::string& a : args) {
@@ -708,10 +772,16 @@ int main(int argc, char** argv) {
 
   // ---- inputs: validated before the runtime is touched ----
   std::vector<Tensor> inputs;
-  {
+  std::vector<std::vector<Tensor>> sets;  // several --inputs: every set, read before the runtime is touched
+  for (size_t i = 0; several_sets && i < in_dirs.size(); ++i) {
+    StatusOr<std::vector<Tensor>> r = ReadManifest(in_dirs[i]);
+    if (!r.ok()) return Error(r.status().message());
+    sets.push_back(std::move(r).value());
+  }
+  if (!several_sets) {
     StatusOr<std::vector<Tensor>> r = std::vector<Tensor>();
-    if (!in_dir.empty()) {
-      r = ReadManifest(in_dir);
+    if (!in_dirs.empty()) {
+      r = ReadManifest(in_dirs[0]);
     } else {
       ModelInputs desc;
       StatusOr<bool> have = ReadBundleInputs(model, &desc);
@@ -752,6 +822,13 @@ int main(int argc, char** argv) {
   if (api.load(model.c_str()) != 0)
     return fail("runtime_model_loading('" + model + "') failed: the runtime rejects the model: " + api.error());
   const double load_ms = MsSince(load_start);
+  if (several_sets) {
+    if (!quiet) fprintf(stderr, "oaax-run: model loaded in %.1f ms\n", load_ms);
+    rc = RunInputSets(api, sets, in_dirs, out_dirs, quiet);
+    if (api.destroy() != 0) rc = Error(std::string("runtime_destruction failed: ") + api.error());
+    dlclose(api.handle);
+    return rc;
+  }
 
   // ---- run: warmup + iterations, at most `depth` in flight ----
   const uint64_t total = warmup + iterations;
@@ -814,8 +891,8 @@ int main(int argc, char** argv) {
 
   // ---- outputs ----
   nlohmann::json out_json = nlohmann::json::array();
-  if (!out_dir.empty()) {
-    if (Status s = WriteManifest(out_dir, last_outputs); !s.ok()) return Error(s.message());
+  if (!out_dirs.empty()) {
+    if (Status s = WriteManifest(out_dirs[0], last_outputs); !s.ok()) return Error(s.message());
   }
   std::set<std::string> used;
   for (size_t i = 0; i < last_outputs.size(); ++i) {
