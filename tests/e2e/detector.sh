@@ -151,20 +151,25 @@ PY
 for drv in lavapipe swiftshader; do
   e2e_use_driver "$drv" "$root" || break
   for v in $variants; do
+    # Every image of the variant on one loaded bundle (oaax-run with several
+    # input sets).
+    sets=()
     while read -r img; do
       # SwiftShader: three runs (see the header).
       case "$drv $v $img" in "swiftshader nms imageTextN"|"swiftshader nms gray"|"swiftshader gather page"|lavapipe*) ;; *) continue ;; esac
-      rc=0
-      # LeakSanitizer: see classifier.sh (the loader dlcloses the drivers).
-      ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-      "$build/oaax-run" --model "$tmp/$v/bundle/model.oinf" --inputs "$tmp/in/$img" --outputs "$tmp/$v/$drv-$img" \
-        --arg validation=1 < /dev/null > "$tmp/log" 2>&1 || rc=$?
-      if [ $rc -ne 0 ]; then
-        echo "FAIL $drv: $v $img: oaax-run exited $rc"; cat "$tmp/log"; fail=1
-      elif grep -q "VUID-\|Validation Error" "$tmp/log"; then
-        echo "FAIL $drv: $v $img: validation layer message"; cat "$tmp/log"; fail=1
-      fi
+      sets+=(--inputs "$tmp/in/$img" --outputs "$tmp/$v/$drv-$img")
     done < "$tmp/images.txt"
+    [ ${#sets[@]} -gt 0 ] || continue
+    rc=0
+    # LeakSanitizer: see classifier.sh (the loader dlcloses the drivers).
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+    "$build/oaax-run" --model "$tmp/$v/bundle/model.oinf" "${sets[@]}" \
+      --arg validation=1 < /dev/null > "$tmp/log" 2>&1 || rc=$?
+    if [ $rc -ne 0 ]; then
+      echo "FAIL $drv: $v: oaax-run exited $rc"; cat "$tmp/log"; fail=1
+    elif grep -q "VUID-\|Validation Error" "$tmp/log"; then
+      echo "FAIL $drv: $v: validation layer message"; cat "$tmp/log"; fail=1
+    fi
   done
   "$py" - "$tmp" "$drv" "$variants" <<'PY' || fail=1
 import json, os, sys
