@@ -7,6 +7,8 @@ the pinned ONNX library's):
     mean_axis1   ReduceMean-18, axes [1] as an initializer input, keepdims 1
     mean_last0   ReduceMean-18, axes [-1, 0] as an input, keepdims 0
     max_default  ReduceMax-18 without axes: every axis, keepdims 1
+    l2_02        ReduceL2-18, axes [0, 2] as an input, keepdims 1
+    lse_2        ReduceLogSumExp-18, axes [2] as an input, keepdims 0
     split_a/b/c  Split-18 on axis 2 with num_outputs 3: 5 = 2 + 2 + 1 (the
                  last chunk is smaller), each output through a Relu
   refused_pad18.onnx  Pad-18 (a definition the toolchain does not lower:
@@ -42,6 +44,8 @@ def main():
         helper.make_node("ReduceMean", ["x", "axes1"], ["mean_axis1"], name="mean_axis1", keepdims=1),
         helper.make_node("ReduceMean", ["x", "axes_last0"], ["mean_last0"], name="mean_last0", keepdims=0),
         helper.make_node("ReduceMax", ["x"], ["max_default"], name="max_default", keepdims=1),
+        helper.make_node("ReduceL2", ["x", "axes02"], ["l2_02"], name="l2_02", keepdims=1),
+        helper.make_node("ReduceLogSumExp", ["x", "axes2"], ["lse_2"], name="lse_2", keepdims=0),
         helper.make_node("Split", ["x"], ["sa", "sb", "sc"], name="split", axis=2, num_outputs=3),
         helper.make_node("Relu", ["sa"], ["split_a"], name="relu_a"),
         helper.make_node("Relu", ["sb"], ["split_b"], name="relu_b"),
@@ -50,11 +54,13 @@ def main():
     outputs = [helper.make_tensor_value_info("mean_axis1", f, [2, 1, 5]),
                helper.make_tensor_value_info("mean_last0", f, [6]),
                helper.make_tensor_value_info("max_default", f, [1, 1, 1]),
+               helper.make_tensor_value_info("l2_02", f, [1, 6, 1]),
+               helper.make_tensor_value_info("lse_2", f, [2, 6]),
                helper.make_tensor_value_info("split_a", f, [2, 6, 2]),
                helper.make_tensor_value_info("split_b", f, [2, 6, 2]),
                helper.make_tensor_value_info("split_c", f, [2, 6, 1])]
     graph = helper.make_graph(nodes, "opset18_mix", [helper.make_tensor_value_info("x", f, [2, 6, 5])], outputs,
-                              [i64("axes1", [1]), i64("axes_last0", [-1, 0])])
+                              [i64("axes1", [1]), i64("axes_last0", [-1, 0]), i64("axes02", [0, 2]), i64("axes2", [2])])
     save(graph, os.path.join(out, "opset18_mix.onnx"))
     x = rng.standard_normal((2, 6, 5)).astype(np.float32)
     x.tofile(os.path.join(out, "in", "0.bin"))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Operator forms of ai.onnx opset 18 (make_opset18_models.py: ReduceMean with
-# `axes` as an input, ReduceMax without axes, Split with `num_outputs` and an
+# Operator forms of ai.onnx opset 18 (make_opset18_models.py: ReduceMean,
+# ReduceL2 and ReduceLogSumExp with `axes` as an input, ReduceMax without
+# axes, Split with `num_outputs` and an
 # uneven last chunk) compiled by oaax-vulkan-toolchain and run by oaax-run on
 # lavapipe match ONNX Runtime: |diff| <= 1e-5 * (1 + |ref|) per element; and a
 # newer definition the toolchain does not lower (Pad-18 with `axes`) is
