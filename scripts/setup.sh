@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package oaax-vulkan needs to build, test and run.
 # Idempotent: prints nothing and installs nothing when everything is present.
+# Then builds the pinned ONNX C++ libraries once (scripts/build-onnx.sh).
 # Usable as root or through sudo. Also fetches the SwiftShader ICD (from
 # Debian's chromium-common) into third_party/swiftshader/ when missing.
 set -euo pipefail
@@ -56,4 +57,13 @@ if [ ! -f "$ss_dir/vk_swiftshader_icd.json" ] || [ ! -f "$ss_dir/libvk_swiftshad
   # resolves relative paths against the manifest directory only for some versions).
   sed "s#\"library_path\": *\"[^\"]*\"#\"library_path\": \"$ss_dir/libvk_swiftshader.so\"#" \
     "$tmp/x/usr/lib/chromium/vk_swiftshader_icd.json" > "$ss_dir/vk_swiftshader_icd.json"
+fi
+
+# The pinned upstream ONNX C++ libraries (scripts/onnx-version), built once
+# into a cache outside the clone (see scripts/build-onnx.sh). Under sudo the
+# cache belongs to the invoking user, who configures and builds the project.
+if [ "$(id -u)" -eq 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
+  sudo -u "$SUDO_USER" -H ${OAAXVK_DEPS_DIR:+OAAXVK_DEPS_DIR="$OAAXVK_DEPS_DIR"} bash "$here/scripts/build-onnx.sh"
+else
+  bash "$here/scripts/build-onnx.sh"
 fi

@@ -55,7 +55,7 @@
 
 #include "oaax_vulkan/interface.h"
 #include "oaax_vulkan/tensors_util.h"
-#include "onnx/onnx-data_pb.h"
+#include "onnx/onnx-data.pb.h"  // TensorProto sequences (upstream installs no _pb.h wrapper for it)
 #include "onnx/onnx_pb.h"
 
 extern char** environ;

@@ -1,6 +1,6 @@
-// Checks that run before ONNX shape inference, for inputs that make Debian's
-// libonnx 1.12 read out of bounds or through a null pointer instead of
-// failing (found by tests/fuzz/onnx_import_fuzzer): convolution and pooling
+// Checks that run before ONNX shape inference, for inputs that make ONNX's
+// shape inference (Debian's libonnx 1.12 at least; kept for every linked
+// release) read out of bounds or through a null pointer instead of failing (found by tests/fuzz/onnx_import_fuzzer): convolution and pooling
 // nodes whose weight rank, input rank and window attributes disagree
 // (onnx::convPoolShapeInference indexes `dilations` and `strides` by the
 // weight's spatial rank, and dereferences the weight's type unchecked).

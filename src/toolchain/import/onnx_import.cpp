@@ -1,7 +1,9 @@
 #include "toolchain/import/onnx_import.h"
 
 #include "toolchain/import/control_flow.h"
+#include "toolchain/import/function_defaults.h"
 #include "toolchain/import/onnx_guards.h"
+#include "toolchain/import/opset_forms.h"
 
 #include <sys/stat.h>
 
@@ -740,7 +742,9 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
   OAAXVK_RETURN_IF_ERROR(ValidateDeclaredShapes(model.graph()));
   OAAXVK_RETURN_IF_ERROR(CheckOpsets(model));
   OAAXVK_RETURN_IF_ERROR(CheckOperatorSupport(model));
+  OAAXVK_RETURN_IF_ERROR(CheckLoweredOperatorVersions(model));
   OAAXVK_RETURN_IF_ERROR(InlineExternalData(model, model_dir, options));
+  SpellOutFunctionDefaults(model);
   const std::set<std::string> undeclared = UndeclaredOutputs(model.graph());
   OAAXVK_RETURN_IF_ERROR(CheckModel(model, undeclared));
   OAAXVK_RETURN_IF_ERROR(BindInputShapes(model, options, report));

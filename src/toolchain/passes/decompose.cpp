@@ -171,8 +171,21 @@ Status Split(Graph& g, const Node& n, Builder& b) {
     split = s->AsInts();
   } else if (n.HasAttr("split")) {
     split = n.GetInts("split", {});
+  } else if (n.HasAttr("num_outputs")) {
+    // Split-18: chunks of ceil(dim / num_outputs), the last one smaller when
+    // the axis does not divide evenly.
+    const int64_t k = n.GetInt("num_outputs", 0);
+    if (k != outs)
+      return NodeInvalid(n, "num_outputs is " + std::to_string(k) + " but the node has " + std::to_string(outs) +
+                                " outputs");
+    if (k < 1) return NodeInvalid(n, "num_outputs is " + std::to_string(k) + "; it must be at least 1");
+    const int64_t chunk = (dim + k - 1) / k;
+    if (dim - chunk * (k - 1) < 1)
+      return NodeInvalid(n, "dimension " + std::to_string(dim) + " cannot be split into " + std::to_string(k) +
+                                " chunks of " + std::to_string(chunk) + " with a non-empty last chunk");
+    split.assign(static_cast<size_t>(k), chunk);
+    split.back() = dim - chunk * (k - 1);
   } else {
-    if (n.HasAttr("num_outputs")) return NodeUnimplemented(n, "attribute num_outputs is not supported");
     if (outs == 0 || dim % outs != 0)
       return NodeInvalid(n, "dimension " + std::to_string(dim) + " cannot be split equally into " +
                                 std::to_string(outs) + " outputs");

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Builds models of the operator forms that changed in ai.onnx opset 18,
+written with opset_import 18 by hand (the helper of Debian's onnx 1.12 knows
+opset 17 at most, so its checker is not run here; the toolchain's checker is
+the pinned ONNX library's):
+  opset18_mix.onnx  (x: [2, 6, 5], and its input in the manifest dir in/)
+    mean_axis1   ReduceMean-18, axes [1] as an initializer input, keepdims 1
+    mean_last0   ReduceMean-18, axes [-1, 0] as an input, keepdims 0
+    max_default  ReduceMax-18 without axes: every axis, keepdims 1
+    l2_02        ReduceL2-18, axes [0, 2] as an input, keepdims 1
+    lse_2        ReduceLogSumExp-18, axes [2] as an input, keepdims 0
+    split_a/b/c  Split-18 on axis 2 with num_outputs 3: 5 = 2 + 2 + 1 (the
+                 last chunk is smaller), each output through a Relu
+  refused_pad18.onnx  Pad-18 (a definition the toolchain does not lower:
+                 the new `axes` input); the toolchain must refuse it.
+
+usage: make_opset18_models.py OUT_DIR
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(graph, path):
+    model = helper.make_model(graph, producer_name="make_opset18_models.py")
+    del model.opset_import[:]
+    model.opset_import.append(helper.make_opsetid("", 18))
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(os.path.join(out, "in"), exist_ok=True)
+    rng = np.random.default_rng(18)
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+    f = TensorProto.FLOAT
+
+    nodes = [
+        helper.make_node("ReduceMean", ["x", "axes1"], ["mean_axis1"], name="mean_axis1", keepdims=1),
+        helper.make_node("ReduceMean", ["x", "axes_last0"], ["mean_last0"], name="mean_last0", keepdims=0),
+        helper.make_node("ReduceMax", ["x"], ["max_default"], name="max_default", keepdims=1),
+        helper.make_node("ReduceL2", ["x", "axes02"], ["l2_02"], name="l2_02", keepdims=1),
+        helper.make_node("ReduceLogSumExp", ["x", "axes2"], ["lse_2"], name="lse_2", keepdims=0),
+        helper.make_node("Split", ["x"], ["sa", "sb", "sc"], name="split", axis=2, num_outputs=3),
+        helper.make_node("Relu", ["sa"], ["split_a"], name="relu_a"),
+        helper.make_node("Relu", ["sb"], ["split_b"], name="relu_b"),
+        helper.make_node("Relu", ["sc"], ["split_c"], name="relu_c"),
+    ]
+    outputs = [helper.make_tensor_value_info("mean_axis1", f, [2, 1, 5]),
+               helper.make_tensor_value_info("mean_last0", f, [6]),
+               helper.make_tensor_value_info("max_default", f, [1, 1, 1]),
+               helper.make_tensor_value_info("l2_02", f, [1, 6, 1]),
+               helper.make_tensor_value_info("lse_2", f, [2, 6]),
+               helper.make_tensor_value_info("split_a", f, [2, 6, 2]),
+               helper.make_tensor_value_info("split_b", f, [2, 6, 2]),
+               helper.make_tensor_value_info("split_c", f, [2, 6, 1])]
+    graph = helper.make_graph(nodes, "opset18_mix", [helper.make_tensor_value_info("x", f, [2, 6, 5])], outputs,
+                              [i64("axes1", [1]), i64("axes_last0", [-1, 0]), i64("axes02", [0, 2]), i64("axes2", [2])])
+    save(graph, os.path.join(out, "opset18_mix.onnx"))
+    x = rng.standard_normal((2, 6, 5)).astype(np.float32)
+    x.tofile(os.path.join(out, "in", "0.bin"))
+    with open(os.path.join(out, "in", "manifest.json"), "w") as fh:
+        json.dump([{"name": "x", "dtype": "float32", "shape": [2, 6, 5], "file": "0.bin"}], fh)
+
+    pad = helper.make_node("Pad", ["x", "pads", "", "pad_axes"], ["y"], name="pad18", mode="constant")
+    graph = helper.make_graph([pad], "refused_pad18", [helper.make_tensor_value_info("x", f, [2, 6, 5])],
+                              [helper.make_tensor_value_info("y", f, [2, 6, 7])],
+                              [i64("pads", [1, 1]), i64("pad_axes", [2])])
+    save(graph, os.path.join(out, "refused_pad18.onnx"))
+
+
+if __name__ == "__main__":
+    main()

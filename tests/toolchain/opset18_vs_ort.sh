@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Operator forms of ai.onnx opset 18 (make_opset18_models.py: ReduceMean,
+# ReduceL2 and ReduceLogSumExp with `axes` as an input, ReduceMax without
+# axes, Split with `num_outputs` and an
+# uneven last chunk) compiled by oaax-vulkan-toolchain and run by oaax-run on
+# lavapipe match ONNX Runtime: |diff| <= 1e-5 * (1 + |ref|) per element; and a
+# newer definition the toolchain does not lower (Pad-18 with `axes`) is
+# refused with a message naming the node and the opset to re-export with.
+# Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh).
+# usage: opset18_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR
+set -euo pipefail
+py=$1 root=$2 build=$3
+nm="$root/third_party/cache/node/node_modules"
+if [ ! -d "$nm/onnxruntime-node" ]; then
+  echo "SKIP: ONNX Runtime missing; run scripts/fetch-reference.sh"; exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$py" "$root/tests/toolchain/make_opset18_models.py" "$tmp"
+
+if "$build/oaax-vulkan-toolchain" "$tmp/refused_pad18.onnx" "$tmp/refused" > "$tmp/refused.log" 2>&1; then
+  echo "FAIL: the toolchain converted Pad-18, whose axes input it does not lower"; exit 1
+fi
+grep -q "node 'pad18' (Pad, opset 18: the Pad-18 definition)" "$tmp/refused.log" \
+  || { cat "$tmp/refused.log"; echo "FAIL: the Pad-18 refusal does not name the node and definition"; exit 1; }
+grep -q "re-export the model with opset 17 or lower" "$tmp/refused.log" \
+  || { cat "$tmp/refused.log"; echo "FAIL: the Pad-18 refusal does not say how to fix it"; exit 1; }
+
+"$build/oaax-vulkan-toolchain" "$tmp/opset18_mix.onnx" "$tmp/bundle" > "$tmp/toolchain.log"
+NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/opset18_mix.onnx" "$tmp/in" "$tmp/ort" >/dev/null
+# See tests/e2e/classifier.sh for why leak checking is off in this process.
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+"$build/oaax-run" --model "$tmp/bundle/model.oinf" --inputs "$tmp/in" --outputs "$tmp/got" --arg validation=1 >/dev/null
+"$py" - "$tmp/ort" "$tmp/got" <<'PY'
+import json, sys
+import numpy as np
+ref_dir, got_dir = sys.argv[1:3]
+ref = json.load(open(f"{ref_dir}/manifest.json"))
+got = json.load(open(f"{got_dir}/manifest.json"))
+assert [r["name"] for r in ref] == [g["name"] for g in got], (ref, got)
+bad = []
+for r, g in zip(ref, got):
+    a = np.fromfile(f"{ref_dir}/{r['file']}", dtype=np.float32)
+    b = np.fromfile(f"{got_dir}/{g['file']}", dtype=np.float32)
+    if r["shape"] != g["shape"] or a.shape != b.shape:
+        bad.append(f"{r['name']}: shape {g['shape']} != {r['shape']}")
+        continue
+    err = float(np.max(np.abs(a - b) / (1 + np.abs(a))))
+    if not err <= 1e-5:
+        bad.append(f"{r['name']}: relative error {err:.3g}")
+print(f"lavapipe: {len(ref) - len(bad)}/{len(ref)} opset-18 outputs match ONNX Runtime")
+if bad:
+    sys.exit("; ".join(bad))
+PY
