@@ -7,8 +7,10 @@
 #include <numeric>
 #include <set>
 
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/shape_infer_float.h"
 #include "toolchain/ir/shape_infer_int.h"
+#include "toolchain/passes/passes.h"
 
 namespace oaaxvk::toolchain {
 
@@ -187,6 +189,38 @@ StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g) {
       y.decided = true;
       out.push_back(std::move(y));
     }
+  }
+  return out;
+}
+
+std::vector<DecidedExtent> FindDecidedExtents(const Graph& g) {
+  std::vector<DecidedExtent> out;
+  bool any = false;  // the passes run only for a model with such an operator
+  for (const Node& n : g.nodes)
+    any = any || n.op_type == "NonZero" || n.op_type == "Compress" || n.op_type == "NonMaxSuppression";
+  if (!any) return out;
+  // One more run of the passes per extent found; a model has few.
+  for (size_t round = 0; round < 64; ++round) {
+    Graph copy = g;
+    for (const DecidedExtent& e : out)
+      for (Node& n : copy.nodes)
+        if (n.name == e.node) n.SetInt("_decided_extent", -1);
+    ExtentRefusalRecorder recorder;
+    StatusOr<std::vector<PassResult>> passes = RunDefaultPipeline(copy);
+    if (passes.ok() || recorder.refused().empty()) break;
+    const RefusedExtent& r = recorder.refused().back();
+    if (r.producer.empty() || r.planned <= 0) break;
+    bool known = false, convertible = false;
+    for (const DecidedExtent& e : out) known = known || e.node == r.producer || e.symbol.name == r.extent;
+    for (const Node& n : g.nodes)
+      convertible = convertible || (n.name == r.producer && (n.op_type == "NonZero" || n.op_type == "Compress" ||
+                                                             n.op_type == "NonMaxSuppression"));
+    if (known || !convertible) break;
+    DecidedExtent e;
+    e.node = r.producer;
+    e.symbol = Symbol(r.extent, 0, r.planned, 1);
+    e.symbol.decided = true;
+    out.push_back(std::move(e));
   }
   return out;
 }

@@ -62,6 +62,28 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config);
 // `g` is the model imported at the maximum.
 StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g);
 
+// A data-dependent extent read back into a decided symbol: the symbol
+// (named after the extent tensor, range [0, the planned largest extent])
+// and the node writing the extent (NonZero, Compress or NonMaxSuppression;
+// its name in the imported graph), which the driver gives the attributes
+// _decided_extent (the symbol's index) and _decided_value (its value at the
+// point compiled; ir/extent.h DecidedExtentDim).
+struct DecidedExtent {
+  std::string node;
+  Symbol symbol;
+};
+
+// The data-dependent extents that reach a reader that does not keep them
+// (Shape, Size, a reduction or Slice along the axis, ...; ir/extent.h
+// PropagateExtent): the passes run on a copy of `g` (the model imported at
+// the maximum), and each refusal names an extent that becomes a decided
+// symbol (the node's output then has that extent at its planned largest
+// value) until the passes go through. Extents that readers keep are left
+// alone (no read-back). Stops, returning what it found, at another error or
+// at a refusal it cannot turn into a symbol (an extent written by another
+// operator, or one already converted): the compilation reports it.
+std::vector<DecidedExtent> FindDecidedExtents(const Graph& g);
+
 // Appends `decided` (FindDecidedSymbols) to `symbols` and to every point of
 // `points` at their maximum (each If's larger branch), and adds the first
 // two points (the maximum, and the minimum of the other symbols) with every

@@ -12,6 +12,10 @@
 #ifndef OAAXVK_TOOLCHAIN_IR_EXTENT_H_
 #define OAAXVK_TOOLCHAIN_IR_EXTENT_H_
 
+#include <string>
+#include <vector>
+
+#include "toolchain/ir/dim.h"
 #include "toolchain/ir/graph.h"
 
 namespace oaaxvk::toolchain {
@@ -31,6 +35,51 @@ namespace oaaxvk::toolchain {
 //     Unsqueeze that keep the axis with the same elements before and after it.
 // Nodes without such an input are left alone.
 Status PropagateExtent(Graph& g, const Node& n);
+
+// A refusal of PropagateExtent: the extent tensor, the node writing it
+// (empty when no node does) and the planned extent of that node's output 0
+// along its data-dependent axis (0 when not static).
+struct RefusedExtent {
+  std::string extent, producer;
+  int64_t planned = 0;
+};
+
+// While alive, every refusal of PropagateExtent on this thread is appended
+// to refused() (the last one is the refusal a failing pass returned). Used
+// by the driver to find the extents that must become decided symbols
+// (driver/dynamic.h FindDecidedExtents). Scopes nest; not shared between
+// threads.
+class ExtentRefusalRecorder {
+ public:
+  ExtentRefusalRecorder();
+  ~ExtentRefusalRecorder();
+  ExtentRefusalRecorder(const ExtentRefusalRecorder&) = delete;
+  ExtentRefusalRecorder& operator=(const ExtentRefusalRecorder&) = delete;
+  const std::vector<RefusedExtent>& refused() const { return refused_; }
+
+ private:
+  std::vector<RefusedExtent> refused_;
+  std::vector<RefusedExtent>* outer_;
+};
+
+// The extent of a data-dependent operator's output (NonZero, Compress,
+// NonMaxSuppression) that the driver turned into a decided symbol (node
+// attributes _decided_extent: the symbol's index in SymContext::Current(),
+// _decided_value: its value at the point being compiled; set by the
+// driver, docs/toolchain.md "Data-dependent extents"): that symbol, read
+// back from the extent tensor between segments. `planned` (the largest
+// extent) when the node has no such attribute, the index is -1 (the
+// driver's search for such extents) or no SymContext holds the decided
+// symbol; the lowering refuses a node with the attribute whose extent is
+// not a decided symbol.
+Dim DecidedExtentDim(const Node& n, const Dim& planned);
+
+// Whether `d` is an expression of a decided symbol (SymContext::Current()).
+// Such a size is 0 at the start of every frame (a decided symbol starts at
+// its minimum until the segment program sets it), so a guard on it would
+// fail there; an extent read back may be 0, and a size built from it
+// (a Range, a ConstantOfShape of that length) may be empty.
+bool ReadsDecidedSymbol(const Dim& d);
 
 // Adds, for every graph output with a data-dependent extent that has none
 // yet, the hidden graph output "<name>#extent" (GraphIO::count_for /

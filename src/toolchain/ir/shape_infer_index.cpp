@@ -1,4 +1,6 @@
 #include "toolchain/ir/shape_infer_index.h"
+
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/not_constant.h"
 
 #include <algorithm>
@@ -313,9 +315,14 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     Dim slots = x[1];
     if (n.HasAttr("_slots")) slots = Min(slots, Dim(n.GetInt("_slots", 0)));
     slots = Max(slots, Dim(1));
-    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, DType::kInt64, {pairs * slots, Dim(3)}));
-    g.tensors[n.outputs[0]].data_dependent_axis = 0;
-    g.tensors[n.outputs[0]].extent = n.outputs[1];
+    // An extent the driver turned into a decided symbol (extent.h
+    // DecidedExtentDim) is the output's dimension; otherwise it is planned
+    // at the largest result and carried along (data_dependent_axis).
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, DType::kInt64, {DecidedExtentDim(n, pairs * slots), Dim(3)}));
+    if (!n.HasAttr("_decided_extent")) {
+      g.tensors[n.outputs[0]].data_dependent_axis = 0;
+      g.tensors[n.outputs[0]].extent = n.outputs[1];
+    }
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 1, DType::kInt32, {Dim(1)}));
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 2, DType::kInt32, {pairs, slots}));
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 3, DType::kInt32, {pairs}));
@@ -345,9 +352,15 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
         s = {NumElements(x)};
       }
     }
-    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, odt, s));
-    g.tensors[n.outputs[0]].data_dependent_axis = a;
-    g.tensors[n.outputs[0]].extent = n.outputs[1];
+    n.SetInt("_extent_axis", a);
+    if (n.HasAttr("_decided_extent")) {  // a decided symbol (extent.h DecidedExtentDim)
+      s[static_cast<size_t>(a)] = DecidedExtentDim(n, s[static_cast<size_t>(a)]);
+      OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, odt, s));
+    } else {
+      OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, odt, s));
+      g.tensors[n.outputs[0]].data_dependent_axis = a;
+      g.tensors[n.outputs[0]].extent = n.outputs[1];
+    }
     return SetOutputK(g, n, 1, DType::kInt32, {1});
   }
   if (op == "Pad") {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/not_constant.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_int.h"
@@ -591,8 +592,11 @@ Status Range(Graph& g, const Node& n, Builder& b) {
     OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Eq(d, Dim(0))).Node(c), "Range '" + n.name + "': delta is 0"));
     const Dim up = CeilDiv(l - s, Max(d, Dim(1))), down = CeilDiv(s - l, Max(Dim(0) - d, Dim(1)));
     const Dim len = Max(Select(Lt(Dim(0), d), up, down), Dim(0));
-    OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(len, Dim(1))).Node(c),
-                                       "Range '" + n.name + "': the range is empty (empty outputs are not supported)"));
+    // A length built from an extent read back (a decided symbol) may be 0:
+    // the iota then has no elements (ir/extent.h ReadsDecidedSymbol).
+    if (!ReadsDecidedSymbol(len))
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(len, Dim(1))).Node(c),
+                                         "Range '" + n.name + "': the range is empty (empty outputs are not supported)"));
     const std::string k = b.RunTimeIota(len, dt, false, "k");
     const std::string acc = b.Op("Add", {b.Op("Mul", {k, n.inputs[2]}, "steps"), n.inputs[0]}, "range");
     Finish(g, b, acc, n.outputs[0], n.name);
