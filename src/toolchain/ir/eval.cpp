@@ -1,4 +1,5 @@
 #include "toolchain/ir/eval.h"
+#include "toolchain/ir/extent.h"
 
 #include <algorithm>
 #include <cmath>
@@ -65,7 +66,11 @@ bool CanEvaluate(const Graph& g, const Node& n) {
     const bool carried =
         (k == 0 && (op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
                     (op == "Cast" && int_out) || ((op == "Gather" || op == "Slice") && t->shape.size() == 1))) ||
-        (op == "Concat" && int_out && y->shape.size() == 1);
+        (op == "Concat" && int_out && y->shape.size() == 1) ||
+        // Integer arithmetic on extents read back (decided symbols, not input
+        // values) folds into expressions (eval_symbolic.cpp): Min(extent, C).
+        (int_out && !AnyReadsInputValue(t->sym) &&
+         (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min"));
     if (!carried) return false;
   }
   return true;

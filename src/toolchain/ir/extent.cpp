@@ -191,7 +191,11 @@ Dim DecidedExtentDim(const Node& n, const Dim& planned) {
   return Dim(n.GetInt("_decided_value", 0), c->SymbolNode(static_cast<size_t>(k)));
 }
 
-bool ReadsDecidedSymbol(const Dim& d) {
+namespace {
+
+// Whether `d` reads a symbol for which `pick` is true.
+template <typename Pick>
+bool ReadsSymbol(const Dim& d, Pick pick) {
   const SymContext* c = SymContext::Current();
   if (c == nullptr || !d.is_symbolic()) return false;
   std::vector<int64_t> todo = {d.expr()};
@@ -202,10 +206,28 @@ bool ReadsDecidedSymbol(const Dim& d) {
     if (e < 0 || static_cast<size_t>(e) >= c->nodes().size() || !seen.insert(e).second) continue;
     const SymNode& n = c->nodes()[static_cast<size_t>(e)];
     if (n.op == SymOp::kSymbol && n.a >= 0 && static_cast<size_t>(n.a) < c->symbols().size() &&
-        c->symbols()[static_cast<size_t>(n.a)].decided)
+        pick(c->symbols()[static_cast<size_t>(n.a)]))
       return true;
     if (n.op != SymOp::kSymbol && n.op != SymOp::kConst) todo.insert(todo.end(), {n.a, n.b});
   }
+  return false;
+}
+
+}  // namespace
+
+bool ReadsDecidedSymbol(const Dim& d) {
+  return ReadsSymbol(d, [](const Symbol& y) { return y.decided; });
+}
+
+bool AnyReadsInputValue(const std::vector<Dim>& v) {
+  for (const Dim& d : v)
+    if (ReadsSymbol(d, [](const Symbol& y) { return y.is_value(); })) return true;
+  return false;
+}
+
+bool AnyReadsDecidedSymbol(const std::vector<Dim>& v) {
+  for (const Dim& d : v)
+    if (ReadsDecidedSymbol(d)) return true;
   return false;
 }
 

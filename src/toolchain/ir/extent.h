@@ -80,6 +80,13 @@ Dim DecidedExtentDim(const Node& n, const Dim& planned);
 // fail there; an extent read back may be 0, and a size built from it
 // (a Range, a ConstantOfShape of that length) may be empty.
 bool ReadsDecidedSymbol(const Dim& d);
+// Whether any of `v` (a constant's Tensor::sym) reads a decided symbol: a
+// value only the segment program knows, which kernels take as a run-time
+// value (a TopK K, a Range bound) while shape arithmetic on it still folds.
+bool AnyReadsDecidedSymbol(const std::vector<Dim>& v);
+// Whether any of `v` reads a run-time value symbol of a graph input
+// (Symbol::is_value).
+bool AnyReadsInputValue(const std::vector<Dim>& v);
 
 // Adds, for every graph output with a data-dependent extent that has none
 // yet, the hidden graph output "<name>#extent" (GraphIO::count_for /

@@ -215,7 +215,7 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
   }
   if (op == "TopK") {
     if (const Tensor* kt = g.opset >= 10 && n.inputs.size() > 1 ? g.FindTensor(n.inputs[1]) : nullptr;
-        kt != nullptr && kt->is_const && AnyDependsOnValue(kt->sym)) {
+        kt != nullptr && kt->is_const && (AnyDependsOnValue(kt->sym) || AnyReadsDecidedSymbol(kt->sym))) {
       // K is read at run time (feature value_symbols): the outputs' axis
       // extent is K; a guard keeps it within the input's extent.
       if (kt->sym.size() != 1) return IdxError(n, "K must hold exactly one value");
@@ -226,7 +226,10 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
       OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(x[axis], k)).Node(c),
                                          "TopK '" + n.name + "': K exceeds the extent of axis " + std::to_string(axis) +
                                              " of the input " + ShapeToString(x)));
-      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(k, Dim(1))).Node(c), "TopK '" + n.name + "': K must be at least 1"));
+      // K built from an extent read back (Min(extent, C)) is 0 for an
+      // empty input, and at the start of every frame (ir/extent.h).
+      if (!ReadsDecidedSymbol(k))
+        OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(k, Dim(1))).Node(c), "TopK '" + n.name + "': K must be at least 1"));
       n.SetInt("_axis", axis);
       n.SetInt("_k_by_value", 1);
       Shape s = x;

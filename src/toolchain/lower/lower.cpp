@@ -424,7 +424,10 @@ class Lowerer {
     // A zero-size graph input is bound at conversion (import), and a
     // zero-size graph output is an empty constant: each keeps a 4-byte slot
     // of its I/O buffer that no kernel reads or writes.
-    if (n == 0 && (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)) n = 1;
+    // An output sized by an extent read back (a decided symbol) keeps that
+    // slot at every extent, 0 included, with its expression.
+    if ((kind == BufferKind::kInputs || kind == BufferKind::kOutputs) && DependsOnDecided(n)) n = Max(n, Dim(1));
+    else if (n == 0 && (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)) n = 1;
     // A size that is 0 at this point of a dynamic conversion (an If's empty
     // branch result, feature segment_program) has no bytes here; its
     // expression sizes the plan.

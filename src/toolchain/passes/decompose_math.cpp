@@ -582,7 +582,9 @@ Status Range(Graph& g, const Node& n, Builder& b) {
   const DType dt = float_run_time ? start->dtype : v[0]->dtype;
   const bool integer = !IsFloatLike(dt);
   if (float_run_time ||
-      (integer && (AnyDependsOnValue(v[0]->sym) || AnyDependsOnValue(v[1]->sym) || AnyDependsOnValue(v[2]->sym)))) {
+      (integer && (AnyDependsOnValue(v[0]->sym) || AnyDependsOnValue(v[1]->sym) || AnyDependsOnValue(v[2]->sym) ||
+                   AnyReadsDecidedSymbol(v[0]->sym) || AnyReadsDecidedSymbol(v[1]->sym) ||
+                   AnyReadsDecidedSymbol(v[2]->sym)))) {
     // Bounds read at run time (feature value_symbols): the length is an
     // expression of them, the elements start + k * delta are computed on the
     // device (start and delta reach the kernels as data, lower.cpp).
