@@ -14,7 +14,9 @@
 #                      TopK(s, K) and a Gather of the boxes by its indices;
 #   concat_extents     Concat along the extent axis of two Compress results
 #                      (x rows where a > 0, x rows where b > 0), and
-#                      its Shape.
+#                      its Shape;
+#   nonzero_nonzero    NonZero of a NonZero result;
+#   nonzero_shape_only the Shape of a NonZero result, the only reader.
 # Each runs with inputs that give a zero, a middle and the full extent
 # (zero-size outputs come back with 0 bytes), on lavapipe and SwiftShader
 # through libRuntimeLibrary.so (oaax-run, validation layer on). Exit 77
@@ -58,8 +60,10 @@ def mixed(shape, frac):
     """Positive at about `frac` of the positions, else negative."""
     x = rng.uniform(0.5, 2.0, shape).astype(np.float32)
     return np.where(rng.random(shape) < frac, x, -x).astype(np.float32)
-def three(shape):  # zero, middle and full extent
+def three(shape):  # zero, middle and full extent of x > 0
     return [-np.abs(mixed(shape, 0)), mixed(shape, 0.5), np.abs(mixed(shape, 1))]
+def zeros3(shape):  # zero, middle and full extent of NonZero(x)
+    return [np.zeros(shape, np.float32), np.maximum(mixed(shape, 0.5), 0), np.abs(mixed(shape, 1))]
 
 add("nonzero_shape",
     [h.make_node("Greater", ["x", "t"], ["m"], name="gt"),
@@ -106,6 +110,15 @@ add("concat_extents",
                   (mixed([5], 0.5), mixed([5], 0.5)), (-np.abs(mixed([5], 0)), mixed([5], 0.5)),
                   (np.abs(mixed([5], 1)), np.abs(mixed([5], 1)))]],
     [f32("t", 0.0)])
+
+# NonZero of a NonZero result, and the Shape of a NonZero result alone (the
+# NonZero still runs: its extent sizes the output).
+add("nonzero_nonzero",
+    [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("NonZero", ["nz"], ["y"], name="nz2")],
+    [("x", F, [3, 4])], [("y", I64, [2, "m"])], [{"x": x} for x in zeros3([3, 4])])
+add("nonzero_shape_only",
+    [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("Shape", ["nz"], ["y"], name="shape")],
+    [("x", F, [3, 4])], [("y", I64, [2])], [{"x": x} for x in zeros3([3, 4])])
 
 with open(f"{out}/cases.txt", "w") as cases:
     for name, (ins, sets) in models.items():
