@@ -449,7 +449,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     // check point, and their sizes reach only kernels whose lowering derived
     // them on purpose (Dispatch::value_sizes). Values named in "input_values"
     // (ResolveSymbols) are sampled like dimensions instead.
-    std::vector<Symbol> value_syms, decided_syms;
+    std::vector<Symbol> value_syms, decided_syms, extent_syms;
     {
       std::vector<int64_t> max_point;
       for (const Symbol& y : *symbols) max_point.push_back(y.max);
@@ -462,7 +462,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       decided_syms = std::move(*decided);
       for (DecidedExtent& e : FindDecidedExtents(*scan)) {
         extent_nodes[e.symbol.name] = e.node;
-        decided_syms.push_back(std::move(e.symbol));
+        extent_syms.push_back(std::move(e.symbol));
       }
       Status scaled = ScaleFloatValueSymbols(*scan, &*symbols);
       if (!scaled.ok()) return fail(scaled);
@@ -473,7 +473,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       symbols->push_back(y);
       for (std::vector<int64_t>& pt : points) pt.push_back(y.max);
     }
-    AddDecidedSymbols(decided_syms, &*symbols, &points);
+    AddDecidedSymbols(decided_syms, &*symbols, &points, extent_syms);
     const bool dynamic = !symbols->empty();
     SymContext ctx(*symbols);  // the canonical (maximum) program's expressions
     std::unique_ptr<SymScope> scope;

@@ -68,9 +68,11 @@ bool CanEvaluate(const Graph& g, const Node& n) {
                     (op == "Cast" && int_out) || ((op == "Gather" || op == "Slice") && t->shape.size() == 1))) ||
         (op == "Concat" && int_out && y->shape.size() == 1) ||
         // Integer arithmetic on extents read back (decided symbols, not input
-        // values) folds into expressions (eval_symbolic.cpp): Min(extent, C).
+        // values) folds into expressions (eval_symbolic.cpp): Min(extent, C),
+        // or ReduceMin(Concat(C, extent)) as PyTorch exports min(C, n).
         (int_out && !AnyReadsInputValue(t->sym) &&
-         (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min"));
+         (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
+          op == "ReduceMin" || op == "ReduceMax" || op == "ReduceSum" || op == "ReduceProd"));
     if (!carried) return false;
   }
   return true;

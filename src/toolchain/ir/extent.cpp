@@ -36,6 +36,7 @@ Dim Product(const Shape& s, int64_t from, int64_t to) {
 }
 
 thread_local std::vector<RefusedExtent>* g_recorder = nullptr;
+thread_local bool g_keep_going = false;
 
 Status Refuse(const Graph& g, const Node& n, const std::string& in, const Tensor& t, const std::string& why) {
   if (g_recorder != nullptr) {
@@ -51,6 +52,7 @@ Status Refuse(const Graph& g, const Node& n, const std::string& in, const Tensor
         r.planned = y->shape[static_cast<size_t>(y->data_dependent_axis)].value();
     }
     g_recorder->push_back(std::move(r));
+    if (g_keep_going) return Status::Ok();
   }
   return Unimplemented("node '" + n.name + "' (" + n.op_type + "): input '" + in + "' has an extent along axis " +
                        std::to_string(t.data_dependent_axis) +
@@ -179,8 +181,14 @@ Status PropagateExtent(Graph& g, const Node& n) {
   return Refuse(g, n, in0, x, op + " is not a reader that keeps it");
 }
 
-ExtentRefusalRecorder::ExtentRefusalRecorder() : outer_(g_recorder) { g_recorder = &refused_; }
-ExtentRefusalRecorder::~ExtentRefusalRecorder() { g_recorder = outer_; }
+ExtentRefusalRecorder::ExtentRefusalRecorder(bool keep_going) : outer_(g_recorder), outer_keep_going_(g_keep_going) {
+  g_recorder = &refused_;
+  g_keep_going = keep_going;
+}
+ExtentRefusalRecorder::~ExtentRefusalRecorder() {
+  g_recorder = outer_;
+  g_keep_going = outer_keep_going_;
+}
 
 Dim DecidedExtentDim(const Node& n, const Dim& planned) {
   SymContext* c = SymContext::Current();

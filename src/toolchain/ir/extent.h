@@ -45,13 +45,16 @@ struct RefusedExtent {
 };
 
 // While alive, every refusal of PropagateExtent on this thread is appended
-// to refused() (the last one is the refusal a failing pass returned). Used
+// to refused() (the last one is the refusal a failing pass returned; with
+// keep_going, PropagateExtent records it and succeeds instead, leaving the
+// reader's outputs without an extent, so one run of the passes sees every
+// refusal; such a graph is for this search only, never compiled). Used
 // by the driver to find the extents that must become decided symbols
 // (driver/dynamic.h FindDecidedExtents). Scopes nest; not shared between
 // threads.
 class ExtentRefusalRecorder {
  public:
-  ExtentRefusalRecorder();
+  explicit ExtentRefusalRecorder(bool keep_going = false);
   ~ExtentRefusalRecorder();
   ExtentRefusalRecorder(const ExtentRefusalRecorder&) = delete;
   ExtentRefusalRecorder& operator=(const ExtentRefusalRecorder&) = delete;
@@ -60,6 +63,7 @@ class ExtentRefusalRecorder {
  private:
   std::vector<RefusedExtent> refused_;
   std::vector<RefusedExtent>* outer_;
+  bool outer_keep_going_;
 };
 
 // The extent of a data-dependent operator's output (NonZero, Compress,
