@@ -8,7 +8,10 @@
 // Operators that work position by position along that axis read such a
 // tensor as if it had its planned extent: the rows past the extent hold
 // values nobody returns, and the result has the same extent along the
-// corresponding axis. Every other reader is refused at conversion.
+// corresponding axis. Every other reader is refused here; the conversion
+// driver then turns the extent into a decided symbol read back from the
+// device (DecidedExtentDim, driver/dynamic.h FindDecidedExtents), so that
+// the reader sees a symbolic dimension instead.
 #ifndef OAAXVK_TOOLCHAIN_IR_EXTENT_H_
 #define OAAXVK_TOOLCHAIN_IR_EXTENT_H_
 
