@@ -16,7 +16,10 @@
 #                      (x rows where a > 0, x rows where b > 0), and
 #                      its Shape;
 #   nonzero_nonzero    NonZero of a NonZero result;
-#   nonzero_shape_only the Shape of a NonZero result, the only reader.
+#   nonzero_shape_only the Shape of a NonZero result, the only reader;
+#   dynamic_nonzero    NonZero of an [N, 4] input, N in 1..6 (config.json),
+#                      its Shape and its Concat with itself along the
+#                      extent axis, at N = 1, 3 and 6.
 # Each runs with inputs that give a zero, a middle and the full extent
 # (zero-size outputs come back with 0 bytes), on lavapipe and SwiftShader
 # through libRuntimeLibrary.so (oaax-run, validation layer on). Exit 77
@@ -120,6 +123,16 @@ add("nonzero_shape_only",
     [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("Shape", ["nz"], ["y"], name="shape")],
     [("x", F, [3, 4])], [("y", I64, [2])], [{"x": x} for x in zeros3([3, 4])])
 
+# A dynamic-shape model (N in 1..6): NonZero of an [N, 4] input lays its
+# result out at N * 4 columns, which the copy at the extent read back
+# follows at every N.
+add("dynamic_nonzero",
+    [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("Shape", ["nz"], ["s"], name="shape"),
+     h.make_node("Concat", ["nz", "nz"], ["y"], name="concat", axis=1)],
+    [("x", F, ["N", 4])], [("y", I64, [2, "m"]), ("s", I64, [2])],
+    [{"x": x} for n in (1, 3, 6) for x in zeros3([n, 4])])
+json.dump({"dimensions": {"N": {"min": 1, "max": 6}}}, open(f"{out}/dynamic_nonzero/config.json", "w"))
+
 with open(f"{out}/cases.txt", "w") as cases:
     for name, (ins, sets) in models.items():
         for k, v in enumerate(sets):
@@ -128,9 +141,9 @@ with open(f"{out}/cases.txt", "w") as cases:
             manifest = []
             for i, (n, t, s) in enumerate(ins):
                 a = np.ascontiguousarray(v[n])
-                assert list(a.shape) == s, (name, n, a.shape)
+                assert len(a.shape) == len(s), (name, n, a.shape)
                 a.tofile(f"{d}/{i}.bin")
-                manifest.append({"name": n, "dtype": a.dtype.name, "shape": s, "file": f"{i}.bin"})
+                manifest.append({"name": n, "dtype": a.dtype.name, "shape": list(a.shape), "file": f"{i}.bin"})
             json.dump(manifest, open(f"{d}/manifest.json", "w"))
             cases.write(f"{name} in{k}\n")
 open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")

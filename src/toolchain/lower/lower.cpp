@@ -674,9 +674,20 @@ class Lowerer {
       return NodeError(n, "internal: the extent of output '" + n.outputs[0] +
                               "' was marked for a read-back, but it is not a decided symbol here (only the "
                               "conversion driver compiles such a node)");
+    // The planned extent at this point (the kernels' layout): NonZero's
+    // element count, Compress's axis (or element count), NonMaxSuppression's
+    // pairs x slots (its per-pair selections output).
+    const Tensor& x = T(n.inputs.at(0));
+    Dim planned_extent = x.numel();
+    if (n.op_type == "Compress" && n.HasAttr("axis")) planned_extent = x.shape.at(static_cast<size_t>(axis));
+    if (n.op_type == "NonMaxSuppression") {
+      if (n.outputs.size() < 3) return NodeError(n, "internal: the selections output is missing");
+      const Shape& sel = T(n.outputs[2]).shape;
+      planned_extent = sel.at(0) * sel.at(1);
+    }
     Tensor planned = y;
     planned.name = n.outputs[0] + "#planned";
-    planned.shape[static_cast<size_t>(axis)] = Dim(c->symbols()[static_cast<size_t>(k)].max);
+    planned.shape[static_cast<size_t>(axis)] = planned_extent;
     OAAXVK_ASSIGN_OR_RETURN(int pv, NewValue(planned, BufferKind::kArena));
     alias_[n.outputs[0]] = pv;
     OAAXVK_ASSIGN_OR_RETURN(IndexLowering xl, LowerIndexNode(g_, n));
