@@ -17,6 +17,8 @@
 #                      its Shape;
 #   nonzero_nonzero    NonZero of a NonZero result;
 #   nonzero_shape_only the Shape of a NonZero result, the only reader;
+#   nms_of_selected    NonMaxSuppression of the boxes and scores above a
+#                      threshold (one NonZero gathers both);
 #   dynamic_nonzero    NonZero of an [N, 4] input, N in 1..6 (config.json),
 #                      its Shape and its Concat with itself along the
 #                      extent axis, at N = 1, 3 and 6.
@@ -122,6 +124,22 @@ add("nonzero_nonzero",
 add("nonzero_shape_only",
     [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("Shape", ["nz"], ["y"], name="shape")],
     [("x", F, [3, 4])], [("y", I64, [2])], [{"x": x} for x in zeros3([3, 4])])
+
+# NonMaxSuppression of the boxes and scores above a threshold (one NonZero
+# gathers both, so both counts are its extent; a zero count gives no boxes).
+add("nms_of_selected",
+    [h.make_node("Greater", ["scores", "t"], ["keep"], name="gt"),
+     h.make_node("NonZero", ["keep"], ["nz"], name="nz"),
+     h.make_node("Squeeze", ["nz", "axes0"], ["idx"], name="idx"),
+     h.make_node("Gather", ["boxes", "idx"], ["b"], name="gboxes", axis=0),
+     h.make_node("Gather", ["scores", "idx"], ["sc"], name="gscores", axis=0),
+     h.make_node("Unsqueeze", ["b", "axes0"], ["b3"], name="b3"),
+     h.make_node("Unsqueeze", ["sc", "axes01"], ["s3"], name="s3"),
+     h.make_node("NonMaxSuppression", ["b3", "s3", "maxk", "iou"], ["sel"], name="nms")],
+    [("boxes", F, [6, 4]), ("scores", F, [6])], [("sel", I64, ["k", 3])],
+    [{"boxes": np.sort(rng.uniform(0, 10, (6, 4)).astype(np.float32).reshape(6, 2, 2), axis=1).reshape(6, 4),
+      "scores": sc} for sc in three([6])],
+    [f32("t", 0.0), i64("axes0", [0]), i64("axes01", [0, 1]), i64("maxk", [10]), f32("iou", [0.5])])
 
 # A dynamic-shape model (N in 1..6): NonZero of an [N, 4] input lays its
 # result out at N * 4 columns, which the copy at the extent read back
