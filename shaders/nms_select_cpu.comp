@@ -43,7 +43,7 @@ void main() {
   score_base = g * N;
   const uint base = g * N, box_base = b * N * 4u;
   uint n = 0u;
-  bool filled_all = false;
+  bool filled_all = N == 0u;  // no boxes (an extent read back as 0): nothing to fill
   if (limit > 0u)
     for (uint j = 0u; j < N; ++j) {
       if (candidate(scores[score_base + j])) key[base + n++] = j;

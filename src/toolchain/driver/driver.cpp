@@ -329,6 +329,9 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
                           {"fp16 weights", in->config.fp16_weights}});
     StatusOr<std::vector<Symbol>> symbols = ResolveSymbols(in->config);
     if (!symbols.ok()) return fail(symbols.status());
+    // Decided symbols of data-dependent extents (FindDecidedExtents): symbol
+    // name -> the node writing the extent.
+    std::map<std::string, std::string> extent_nodes;
     // Imports the model with every symbol at its value in `point`; the graph
     // inputs' symbolic dimensions become Dims of `ctx` (nullptr: static).
     auto import_at = [&](const std::vector<int64_t>& point, SymContext* ctx, ImportReport* rep) -> StatusOr<Graph> {
@@ -419,6 +422,21 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
         used.insert(y.name);
         used.insert((*symbols)[k - 1].name);
       }
+      // A data-dependent extent read back into a decided symbol: its node's
+      // output takes the symbol as its extent (ir/extent.h DecidedExtentDim).
+      for (size_t k = 0; k < symbols->size(); ++k) {
+        const auto it = extent_nodes.find((*symbols)[k].name);
+        if (!(*symbols)[k].decided || it == extent_nodes.end()) continue;
+        bool found = false;
+        for (Node& n : g.nodes)
+          if (n.name == it->second) {
+            n.SetInt("_decided_extent", static_cast<int64_t>(k));
+            n.SetInt("_decided_value", point[k]);
+            found = true;
+          }
+        if (!found) return Internal("dynamic shapes: no node '" + it->second + "' writes the extent '" + it->first + "'");
+        used.insert(it->first);
+      }
       for (const Symbol& s : *symbols)
         if (!s.is_value() && !used.count(s.name))
           return InvalidArgument("config.json: dimensions['" + s.name +
@@ -431,7 +449,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     // check point, and their sizes reach only kernels whose lowering derived
     // them on purpose (Dispatch::value_sizes). Values named in "input_values"
     // (ResolveSymbols) are sampled like dimensions instead.
-    std::vector<Symbol> value_syms, decided_syms;
+    std::vector<Symbol> value_syms, decided_syms, extent_syms;
     {
       std::vector<int64_t> max_point;
       for (const Symbol& y : *symbols) max_point.push_back(y.max);
@@ -442,6 +460,10 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       StatusOr<std::vector<Symbol>> decided = FindDecidedSymbols(*scan);
       if (!decided.ok()) return fail(decided.status());
       decided_syms = std::move(*decided);
+      for (DecidedExtent& e : FindDecidedExtents(*scan)) {
+        extent_nodes[e.symbol.name] = e.node;
+        extent_syms.push_back(std::move(e.symbol));
+      }
       Status scaled = ScaleFloatValueSymbols(*scan, &*symbols);
       if (!scaled.ok()) return fail(scaled);
     }
@@ -451,7 +473,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       symbols->push_back(y);
       for (std::vector<int64_t>& pt : points) pt.push_back(y.max);
     }
-    AddDecidedSymbols(decided_syms, &*symbols, &points);
+    AddDecidedSymbols(decided_syms, &*symbols, &points, extent_syms);
     const bool dynamic = !symbols->empty();
     SymContext ctx(*symbols);  // the canonical (maximum) program's expressions
     std::unique_ptr<SymScope> scope;

@@ -7,8 +7,10 @@
 #include <numeric>
 #include <set>
 
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/shape_infer_float.h"
 #include "toolchain/ir/shape_infer_int.h"
+#include "toolchain/passes/passes.h"
 
 namespace oaaxvk::toolchain {
 
@@ -191,21 +193,60 @@ StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g) {
   return out;
 }
 
-void AddDecidedSymbols(const std::vector<Symbol>& decided, std::vector<Symbol>* symbols,
-                       std::vector<std::vector<int64_t>>* points) {
-  if (decided.empty()) return;
-  const size_t base_points = points->size();
-  for (const Symbol& y : decided) {
-    symbols->push_back(y);
-    for (std::vector<int64_t>& pt : *points) pt.push_back(y.max);
+std::vector<DecidedExtent> FindDecidedExtents(const Graph& g) {
+  std::vector<DecidedExtent> out;
+  bool any = false;  // the passes run only for a model with such an operator
+  for (const Node& n : g.nodes)
+    any = any || n.op_type == "NonZero" || n.op_type == "Compress" || n.op_type == "NonMaxSuppression";
+  if (!any) return out;
+  // The passes go on past each refusal (the reader's outputs then carry no
+  // extent), so one run finds every extent that a reader refuses; a refusal
+  // of a tensor derived from a converted extent shows in the next run.
+  for (size_t round = 0; round < 8; ++round) {
+    Graph copy = g;
+    for (const DecidedExtent& e : out)
+      for (Node& n : copy.nodes)
+        if (n.name == e.node) n.SetInt("_decided_extent", -1);
+    ExtentRefusalRecorder recorder(/*keep_going=*/true);
+    (void)RunDefaultPipeline(copy);
+    bool added = false;
+    for (const RefusedExtent& r : recorder.refused()) {
+      if (r.producer.empty() || r.planned <= 0) continue;
+      bool known = false, convertible = false;
+      for (const DecidedExtent& e : out) known = known || e.node == r.producer || e.symbol.name == r.extent;
+      for (const Node& n : g.nodes)
+        convertible = convertible || (n.name == r.producer && (n.op_type == "NonZero" || n.op_type == "Compress" ||
+                                                               n.op_type == "NonMaxSuppression"));
+      if (known || !convertible) continue;
+      DecidedExtent e;
+      e.node = r.producer;
+      e.symbol = Symbol(r.extent, 0, r.planned, 1);
+      e.symbol.decided = true;
+      out.push_back(std::move(e));
+      added = true;
+    }
+    if (!added) break;  // (the passes may still fail on something else: the compilation reports it)
   }
-  const size_t first = symbols->size() - decided.size();
+  return out;
+}
+
+void AddDecidedSymbols(const std::vector<Symbol>& decided, std::vector<Symbol>* symbols,
+                       std::vector<std::vector<int64_t>>* points, const std::vector<Symbol>& extents) {
+  if (decided.empty() && extents.empty()) return;
+  const size_t base_points = points->size();
+  for (const std::vector<Symbol>* list : {&decided, &extents})
+    for (const Symbol& y : *list) {
+      symbols->push_back(y);
+      for (std::vector<int64_t>& pt : *points) pt.push_back(y.max);
+    }
+  const size_t first = symbols->size() - decided.size() - extents.size();
   auto add = [&](std::vector<int64_t> pt) {
     if (std::find(points->begin(), points->end(), pt) == points->end()) points->push_back(std::move(pt));
   };
   for (size_t k = 0; k < std::min<size_t>(base_points, 2); ++k) {
     std::vector<int64_t> pt = (*points)[k];
-    for (size_t j = 0; j < decided.size(); ++j) pt[first + j] = decided[j].min;
+    for (size_t j = 0; j < decided.size() + extents.size(); ++j)
+      pt[first + j] = j < decided.size() ? decided[j].min : extents[j - decided.size()].min;
     add(pt);
   }
   // With several Ifs, each one's smaller branch alone (at the maximum of the

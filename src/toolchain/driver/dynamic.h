@@ -62,6 +62,28 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config);
 // `g` is the model imported at the maximum.
 StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g);
 
+// A data-dependent extent read back into a decided symbol: the symbol
+// (named after the extent tensor, range [0, the planned largest extent])
+// and the node writing the extent (NonZero, Compress or NonMaxSuppression;
+// its name in the imported graph), which the driver gives the attributes
+// _decided_extent (the symbol's index) and _decided_value (its value at the
+// point compiled; ir/extent.h DecidedExtentDim).
+struct DecidedExtent {
+  std::string node;
+  Symbol symbol;
+};
+
+// The data-dependent extents that reach a reader that does not keep them
+// (Shape, Size, a reduction or Slice along the axis, ...; ir/extent.h
+// PropagateExtent): the passes run on a copy of `g` (the model imported at
+// the maximum) past every refusal, each naming an extent that becomes a
+// decided symbol (the node's output then has that extent at its planned
+// largest value), again until no new one shows (at most 8 runs). Extents
+// that readers keep are left alone (no read-back). Refusals it cannot turn
+// into a symbol (an extent written by another operator, Unique) and other
+// errors are left to the compilation, which reports them.
+std::vector<DecidedExtent> FindDecidedExtents(const Graph& g);
+
 // Appends `decided` (FindDecidedSymbols) to `symbols` and to every point of
 // `points` at their maximum (each If's larger branch), and adds the first
 // two points (the maximum, and the minimum of the other symbols) with every
@@ -69,8 +91,12 @@ StatusOr<std::vector<Symbol>> FindDecidedSymbols(const Graph& g);
 // have a zero extent), and with several Ifs the maximum with one If's
 // symbols at their minimum for each, so the conversion checks every
 // expression both ways.
+// `extents` (FindDecidedExtents' symbols) are appended after `decided`,
+// at their maximum at every point and at their minimum (0) wherever the
+// decided symbols are at theirs; a model may have many (a detector: one
+// NonZero per class), so they get no points of their own.
 void AddDecidedSymbols(const std::vector<Symbol>& decided, std::vector<Symbol>* symbols,
-                       std::vector<std::vector<int64_t>>* points);
+                       std::vector<std::vector<int64_t>>* points, const std::vector<Symbol>& extents = {});
 
 // The points a dynamic conversion compiles at, first the maximum of every
 // symbol, then the minimum, each symbol at its minimum with the others at

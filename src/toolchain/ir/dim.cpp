@@ -337,8 +337,11 @@ bool SymContext::DependsOnValue(int32_t e, bool unsampled_only) const {
     seen[k] = 1;
     const SymNode& n = nodes_[k];
     if (n.op == SymOp::kSymbol) {
-      if (n.a >= 0 && static_cast<size_t>(n.a) < symbols_.size() && symbols_[n.a].is_value() &&
-          !(unsampled_only && symbols_[n.a].sampled))
+      // A decided symbol (an extent read back from the device) is a run-time
+      // value too, sampled like a dimension.
+      if (n.a >= 0 && static_cast<size_t>(n.a) < symbols_.size() &&
+          ((symbols_[n.a].is_value() && !(unsampled_only && symbols_[n.a].sampled)) ||
+           (symbols_[n.a].decided && !unsampled_only)))
         return true;
     } else if (n.op != SymOp::kConst) {
       stack.push_back(static_cast<int32_t>(n.a));

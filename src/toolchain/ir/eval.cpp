@@ -1,4 +1,5 @@
 #include "toolchain/ir/eval.h"
+#include "toolchain/ir/extent.h"
 
 #include <algorithm>
 #include <cmath>
@@ -65,7 +66,13 @@ bool CanEvaluate(const Graph& g, const Node& n) {
     const bool carried =
         (k == 0 && (op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
                     (op == "Cast" && int_out) || ((op == "Gather" || op == "Slice") && t->shape.size() == 1))) ||
-        (op == "Concat" && int_out && y->shape.size() == 1);
+        (op == "Concat" && int_out && y->shape.size() == 1) ||
+        // Integer arithmetic on extents read back (decided symbols, not input
+        // values) folds into expressions (eval_symbolic.cpp): Min(extent, C),
+        // or ReduceMin(Concat(C, extent)) as PyTorch exports min(C, n).
+        (int_out && !AnyReadsInputValue(t->sym) &&
+         (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
+          op == "ReduceMin" || op == "ReduceMax" || op == "ReduceSum" || op == "ReduceProd"));
     if (!carried) return false;
   }
   return true;
@@ -143,7 +150,12 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     const Tensor* t = n.inputs[k].empty() ? nullptr : g.FindTensor(n.inputs[k]);
     if (t == nullptr || (!AnyDependsOnValue(t->sym) && !AnyDependsOnValue(t->shape))) continue;
-    const bool carried = !outs.empty() && AnyDependsOnValue(outs[0].sym) && (k == 0 || n.op_type == "Concat");
+    // Gather / Slice of a 1-D shape carry each element they pick exactly
+    // (PropagateSymbols), also when the picked ones read no run-time value.
+    const bool picked = k == 0 && (n.op_type == "Gather" || n.op_type == "Slice") && t->shape.size() == 1 &&
+                        t->sym.size() == static_cast<size_t>(t->numel().value());
+    const bool carried =
+        picked || (!outs.empty() && AnyDependsOnValue(outs[0].sym) && (k == 0 || n.op_type == "Concat"));
     if (!carried)
       return Unimplemented("node '" + n.name + "' (" + n.op_type + "): input '" + n.inputs[k] +
                            "' is computed from a run-time input value, which this operator cannot carry at "

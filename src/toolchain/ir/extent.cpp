@@ -35,7 +35,25 @@ Dim Product(const Shape& s, int64_t from, int64_t to) {
   return p;
 }
 
-Status Refuse(const Node& n, const std::string& in, const Tensor& t, const std::string& why) {
+thread_local std::vector<RefusedExtent>* g_recorder = nullptr;
+thread_local bool g_keep_going = false;
+
+Status Refuse(const Graph& g, const Node& n, const std::string& in, const Tensor& t, const std::string& why) {
+  if (g_recorder != nullptr) {
+    RefusedExtent r;
+    r.extent = t.extent;
+    const int p = g.Producer(t.extent);
+    if (p >= 0) {
+      const Node& m = g.nodes[static_cast<size_t>(p)];
+      r.producer = m.name;
+      const Tensor* y = m.outputs.empty() ? nullptr : g.FindTensor(m.outputs[0]);
+      if (y != nullptr && y->data_dependent_axis >= 0 && y->data_dependent_axis < Rank(*y) &&
+          !y->shape[static_cast<size_t>(y->data_dependent_axis)].is_symbolic())
+        r.planned = y->shape[static_cast<size_t>(y->data_dependent_axis)].value();
+    }
+    g_recorder->push_back(std::move(r));
+    if (g_keep_going) return Status::Ok();
+  }
   return Unimplemented("node '" + n.name + "' (" + n.op_type + "): input '" + in + "' has an extent along axis " +
                        std::to_string(t.data_dependent_axis) +
                        " that only the device knows (computed by the operator writing '" + t.extent + "'); " + why +
@@ -70,7 +88,7 @@ Status PropagateExtent(Graph& g, const Node& n) {
     const Tensor* t = n.inputs[k].empty() ? nullptr : g.FindTensor(n.inputs[k]);
     if (!t || t->data_dependent_axis < 0) continue;
     if (!extent.empty() && t->extent != extent)
-      return Refuse(n, n.inputs[k], *t, "another input has a different data-dependent extent ('" + extent + "')");
+      return Refuse(g, n, n.inputs[k], *t, "another input has a different data-dependent extent ('" + extent + "')");
     extent = t->extent;
     dd.push_back(k);
   }
@@ -89,7 +107,7 @@ Status PropagateExtent(Graph& g, const Node& n) {
     return Status::Ok();
   };
   const Tensor* y = n.outputs.empty() || n.outputs[0].empty() ? nullptr : g.FindTensor(n.outputs[0]);
-  if (!y || !y->has_shape) return Refuse(n, in0, x, "its output has no inferred shape");
+  if (!y || !y->has_shape) return Refuse(g, n, in0, x, "its output has no inferred shape");
   const int64_t ry = Rank(*y);
 
   if (ElementwiseOps().count(op)) {
@@ -97,7 +115,7 @@ Status PropagateExtent(Graph& g, const Node& n) {
     for (size_t k : dd) {
       const Tensor& t = *g.FindTensor(n.inputs[k]);
       const int64_t bk = t.data_dependent_axis + ry - Rank(t);
-      if (b >= 0 && bk != b) return Refuse(n, n.inputs[k], t, "another input has its extent along another axis");
+      if (b >= 0 && bk != b) return Refuse(g, n, n.inputs[k], t, "another input has its extent along another axis");
       b = bk;
     }
     for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -105,7 +123,7 @@ Status PropagateExtent(Graph& g, const Node& n) {
       if (!t || t->data_dependent_axis >= 0) continue;
       const int64_t j = b - (ry - Rank(*t));
       if (j >= 0 && (t->shape[j].is_symbolic() || t->shape[j].value() != 1))
-        return Refuse(n, in0, x, "input '" + n.inputs[k] + "' does not broadcast along that axis (extent " +
+        return Refuse(g, n, in0, x, "input '" + n.inputs[k] + "' does not broadcast along that axis (extent " +
                                      std::to_string(t->shape[j].value()) + ", must be 1)");
     }
     return set_all(b);
@@ -113,27 +131,27 @@ Status PropagateExtent(Graph& g, const Node& n) {
   if (op == "Gather" || op == "GatherElements" || op == "GatherND") {
     const Tensor& data = *g.FindTensor(n.inputs.at(0));
     const int64_t r = Rank(data);
-    if (dd.size() != 1) return Refuse(n, in0, x, "both data and indices have such an extent");
+    if (dd.size() != 1) return Refuse(g, n, in0, x, "both data and indices have such an extent");
     if (op == "GatherND") {
       if (dd[0] != 1 || n.GetInt("batch_dims", 0) != 0 || a >= Rank(x) - 1)
-        return Refuse(n, in0, x, "GatherND keeps it only for indices (batch_dims 0) along an axis before the last");
+        return Refuse(g, n, in0, x, "GatherND keeps it only for indices (batch_dims 0) along an axis before the last");
       return set_all(a);
     }
     int64_t axis = n.GetInt("axis", 0);
     if (axis < 0) axis += r;
     if (op == "GatherElements") {
-      if (dd[0] != 1) return Refuse(n, in0, x, "GatherElements keeps it only for the indices");
+      if (dd[0] != 1) return Refuse(g, n, in0, x, "GatherElements keeps it only for the indices");
       return set_all(a);
     }
     if (dd[0] == 1) return set_all(axis + a);  // Gather: indices' axes replace data's `axis`
-    if (a == axis) return Refuse(n, in0, x, "it gathers along that axis");
+    if (a == axis) return Refuse(g, n, in0, x, "it gathers along that axis");
     return set_all(a < axis ? a : a + Rank(*g.FindTensor(n.inputs.at(1))) - 1);
   }
   if (op == "Slice") {
     const std::vector<int64_t> st = n.GetInts("_starts", {}), sp = n.GetInts("_steps", {});
     if (static_cast<int64_t>(st.size()) != Rank(x) || static_cast<int64_t>(sp.size()) != Rank(x) || st[a] != 0 ||
         sp[a] != 1 || !SameDim(y->shape[a], x.shape[a]))
-      return Refuse(n, in0, x, "the slice does not keep that axis whole");
+      return Refuse(g, n, in0, x, "the slice does not keep that axis whole");
     return set_all(a);
   }
   if (op == "Concat") {
@@ -142,9 +160,9 @@ Status PropagateExtent(Graph& g, const Node& n) {
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const Tensor* t = n.inputs[k].empty() ? nullptr : g.FindTensor(n.inputs[k]);
       if (t && (t->data_dependent_axis != a || Rank(*t) != ry))
-        return Refuse(n, in0, x, "input '" + n.inputs[k] + "' does not have the same extent along the same axis");
+        return Refuse(g, n, in0, x, "input '" + n.inputs[k] + "' does not have the same extent along the same axis");
     }
-    if (axis == a) return Refuse(n, in0, x, "it concatenates along that axis");
+    if (axis == a) return Refuse(g, n, in0, x, "it concatenates along that axis");
     return set_all(a);
   }
   if (op == "Transpose") {
@@ -153,14 +171,72 @@ Status PropagateExtent(Graph& g, const Node& n) {
       for (int64_t i = ry - 1; i >= 0; --i) perm.push_back(i);
     for (int64_t b = 0; b < static_cast<int64_t>(perm.size()); ++b)
       if (perm[b] == a) return set_all(b);
-    return Refuse(n, in0, x, "the permutation does not name that axis");
+    return Refuse(g, n, in0, x, "the permutation does not name that axis");
   }
   if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") && dd[0] == 0) {
     const int64_t b = ReshapedAxis(x.shape, a, y->shape);
-    if (b < 0) return Refuse(n, in0, x, "the new shape " + ShapeToString(y->shape) + " does not keep that axis");
+    if (b < 0) return Refuse(g, n, in0, x, "the new shape " + ShapeToString(y->shape) + " does not keep that axis");
     return set_all(b);
   }
-  return Refuse(n, in0, x, op + " is not a reader that keeps it");
+  return Refuse(g, n, in0, x, op + " is not a reader that keeps it");
+}
+
+ExtentRefusalRecorder::ExtentRefusalRecorder(bool keep_going) : outer_(g_recorder), outer_keep_going_(g_keep_going) {
+  g_recorder = &refused_;
+  g_keep_going = keep_going;
+}
+ExtentRefusalRecorder::~ExtentRefusalRecorder() {
+  g_recorder = outer_;
+  g_keep_going = outer_keep_going_;
+}
+
+Dim DecidedExtentDim(const Node& n, const Dim& planned) {
+  SymContext* c = SymContext::Current();
+  const int64_t k = n.GetInt("_decided_extent", -1);
+  if (c == nullptr || k < 0 || static_cast<size_t>(k) >= c->symbols().size() ||
+      !c->symbols()[static_cast<size_t>(k)].decided)
+    return planned;
+  return Dim(n.GetInt("_decided_value", 0), c->SymbolNode(static_cast<size_t>(k)));
+}
+
+namespace {
+
+// Whether `d` reads a symbol for which `pick` is true.
+template <typename Pick>
+bool ReadsSymbol(const Dim& d, Pick pick) {
+  const SymContext* c = SymContext::Current();
+  if (c == nullptr || !d.is_symbolic()) return false;
+  std::vector<int64_t> todo = {d.expr()};
+  std::set<int64_t> seen;
+  while (!todo.empty()) {
+    const int64_t e = todo.back();
+    todo.pop_back();
+    if (e < 0 || static_cast<size_t>(e) >= c->nodes().size() || !seen.insert(e).second) continue;
+    const SymNode& n = c->nodes()[static_cast<size_t>(e)];
+    if (n.op == SymOp::kSymbol && n.a >= 0 && static_cast<size_t>(n.a) < c->symbols().size() &&
+        pick(c->symbols()[static_cast<size_t>(n.a)]))
+      return true;
+    if (n.op != SymOp::kSymbol && n.op != SymOp::kConst) todo.insert(todo.end(), {n.a, n.b});
+  }
+  return false;
+}
+
+}  // namespace
+
+bool ReadsDecidedSymbol(const Dim& d) {
+  return ReadsSymbol(d, [](const Symbol& y) { return y.decided; });
+}
+
+bool AnyReadsInputValue(const std::vector<Dim>& v) {
+  for (const Dim& d : v)
+    if (ReadsSymbol(d, [](const Symbol& y) { return y.is_value(); })) return true;
+  return false;
+}
+
+bool AnyReadsDecidedSymbol(const std::vector<Dim>& v) {
+  for (const Dim& d : v)
+    if (ReadsDecidedSymbol(d)) return true;
+  return false;
 }
 
 void AddExtentOutputs(Graph& g) {

@@ -1,4 +1,6 @@
 #include "toolchain/ir/shape_infer_index.h"
+
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/not_constant.h"
 
 #include <algorithm>
@@ -213,7 +215,7 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
   }
   if (op == "TopK") {
     if (const Tensor* kt = g.opset >= 10 && n.inputs.size() > 1 ? g.FindTensor(n.inputs[1]) : nullptr;
-        kt != nullptr && kt->is_const && AnyDependsOnValue(kt->sym)) {
+        kt != nullptr && kt->is_const && (AnyDependsOnValue(kt->sym) || AnyReadsDecidedSymbol(kt->sym))) {
       // K is read at run time (feature value_symbols): the outputs' axis
       // extent is K; a guard keeps it within the input's extent.
       if (kt->sym.size() != 1) return IdxError(n, "K must hold exactly one value");
@@ -224,7 +226,10 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
       OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(x[axis], k)).Node(c),
                                          "TopK '" + n.name + "': K exceeds the extent of axis " + std::to_string(axis) +
                                              " of the input " + ShapeToString(x)));
-      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(k, Dim(1))).Node(c), "TopK '" + n.name + "': K must be at least 1"));
+      // K built from an extent read back (Min(extent, C)) is 0 for an
+      // empty input, and at the start of every frame (ir/extent.h).
+      if (!ReadsDecidedSymbol(k))
+        OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(k, Dim(1))).Node(c), "TopK '" + n.name + "': K must be at least 1"));
       n.SetInt("_axis", axis);
       n.SetInt("_k_by_value", 1);
       Shape s = x;
@@ -313,9 +318,14 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     Dim slots = x[1];
     if (n.HasAttr("_slots")) slots = Min(slots, Dim(n.GetInt("_slots", 0)));
     slots = Max(slots, Dim(1));
-    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, DType::kInt64, {pairs * slots, Dim(3)}));
-    g.tensors[n.outputs[0]].data_dependent_axis = 0;
-    g.tensors[n.outputs[0]].extent = n.outputs[1];
+    // An extent the driver turned into a decided symbol (extent.h
+    // DecidedExtentDim) is the output's dimension; otherwise it is planned
+    // at the largest result and carried along (data_dependent_axis).
+    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, DType::kInt64, {DecidedExtentDim(n, pairs * slots), Dim(3)}));
+    if (!n.HasAttr("_decided_extent")) {
+      g.tensors[n.outputs[0]].data_dependent_axis = 0;
+      g.tensors[n.outputs[0]].extent = n.outputs[1];
+    }
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 1, DType::kInt32, {Dim(1)}));
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 2, DType::kInt32, {pairs, slots}));
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 3, DType::kInt32, {pairs}));
@@ -345,9 +355,15 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
         s = {NumElements(x)};
       }
     }
-    OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, odt, s));
-    g.tensors[n.outputs[0]].data_dependent_axis = a;
-    g.tensors[n.outputs[0]].extent = n.outputs[1];
+    n.SetInt("_extent_axis", a);
+    if (n.HasAttr("_decided_extent")) {  // a decided symbol (extent.h DecidedExtentDim)
+      s[static_cast<size_t>(a)] = DecidedExtentDim(n, s[static_cast<size_t>(a)]);
+      OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, odt, s));
+    } else {
+      OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, odt, s));
+      g.tensors[n.outputs[0]].data_dependent_axis = a;
+      g.tensors[n.outputs[0]].extent = n.outputs[1];
+    }
     return SetOutputK(g, n, 1, DType::kInt32, {1});
   }
   if (op == "Pad") {

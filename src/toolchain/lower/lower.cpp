@@ -424,7 +424,10 @@ class Lowerer {
     // A zero-size graph input is bound at conversion (import), and a
     // zero-size graph output is an empty constant: each keeps a 4-byte slot
     // of its I/O buffer that no kernel reads or writes.
-    if (n == 0 && (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)) n = 1;
+    // An output sized by an extent read back (a decided symbol) keeps that
+    // slot at every extent, 0 included, with its expression.
+    if ((kind == BufferKind::kInputs || kind == BufferKind::kOutputs) && DependsOnDecided(n)) n = Max(n, Dim(1));
+    else if (n == 0 && (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)) n = 1;
     // A size that is 0 at this point of a dynamic conversion (an If's empty
     // branch result, feature segment_program) has no bytes here; its
     // expression sizes the plan.
@@ -535,6 +538,7 @@ class Lowerer {
     bool fold_only = false;
     if (!IsSupportedOp(n.domain, op, &fold_only)) return NodeError(n, "unsupported operator");
     if (op == "Where" && n.HasAttr("_if_larger")) return IfSelect(n);
+    if (n.HasAttr("_decided_extent")) return DecidedExtent(n);
     if (fold_only)
       return NodeError(n, "its inputs are not compile-time constants; " + op +
                               " is computed only at conversion: export the model with a fixed input size, or bind "
@@ -650,6 +654,64 @@ class Lowerer {
     return Status::Ok();
   }
 
+  // A NonZero / Compress / NonMaxSuppression whose extent the driver turned
+  // into a decided symbol (ir/extent.h DecidedExtentDim, docs/toolchain.md
+  // "Data-dependent extents"): the operator writes its planned largest
+  // result into a scratch value, the rows so far end a segment, the host
+  // reads the extent back into the symbol (clamped to [0, the planned
+  // extent]), and the next segment copies the result into the output,
+  // dense at that extent (the rows of a NonZero [rank, n] or of a Compress
+  // along an inner axis lie at the planned stride in the scratch).
+  Status DecidedExtent(const Node& n) {
+    SymContext* c = SymContext::Current();
+    const int64_t k = n.GetInt("_decided_extent", -1);
+    const int64_t axis = n.op_type == "NonMaxSuppression" ? 0 : n.GetInt("_extent_axis", -1);
+    if (n.outputs.size() < 2 || n.outputs[1].empty() || axis < 0)
+      return NodeError(n, "internal: the data-dependent extent has no extent output or axis");
+    const Tensor& y = T(n.outputs[0]);
+    if (c == nullptr || k < 0 || static_cast<size_t>(k) >= c->symbols().size() ||
+        static_cast<size_t>(axis) >= y.shape.size() || !DependsOnDecided(y.shape[static_cast<size_t>(axis)]))
+      return NodeError(n, "internal: the extent of output '" + n.outputs[0] +
+                              "' was marked for a read-back, but it is not a decided symbol here (only the "
+                              "conversion driver compiles such a node)");
+    // The planned extent at this point (the kernels' layout): NonZero's
+    // element count, Compress's axis (or element count), NonMaxSuppression's
+    // pairs x slots (its per-pair selections output).
+    const Tensor& x = T(n.inputs.at(0));
+    Dim planned_extent = x.numel();
+    if (n.op_type == "Compress" && n.HasAttr("axis")) planned_extent = x.shape.at(static_cast<size_t>(axis));
+    if (n.op_type == "NonMaxSuppression") {
+      if (n.outputs.size() < 3) return NodeError(n, "internal: the selections output is missing");
+      const Shape& sel = T(n.outputs[2]).shape;
+      planned_extent = sel.at(0) * sel.at(1);
+    }
+    Tensor planned = y;
+    planned.name = n.outputs[0] + "#planned";
+    planned.shape[static_cast<size_t>(axis)] = planned_extent;
+    OAAXVK_ASSIGN_OR_RETURN(int pv, NewValue(planned, BufferKind::kArena));
+    alias_[n.outputs[0]] = pv;
+    OAAXVK_ASSIGN_OR_RETURN(IndexLowering xl, LowerIndexNode(g_, n));
+    if (!xl.handled) return NodeError(n, "internal: no device lowering for a data-dependent extent");
+    OAAXVK_RETURN_IF_ERROR(EmitIndex(n, xl));
+    alias_.erase(n.outputs[0]);
+    OAAXVK_ASSIGN_OR_RETURN(int ev, ValueOf(n.outputs[1], n.name));
+    DecidedCut cut;
+    cut.dispatch = static_cast<uint32_t>(p_.dispatches.size());
+    cut.cond_value = ev;
+    cut.cond_symbol = k;
+    cut.clamp = true;
+    cut.text = "the extent '" + n.outputs[1] + "' of " + n.op_type + " '" + n.name + "'";
+    cuts_.push_back(std::move(cut));
+    OAAXVK_ASSIGN_OR_RETURN(int yv, Out(n));
+    Dispatch d;
+    d.kernel = "strided_copy";
+    d.bindings = {{pv, false}, {yv, true}};
+    d.spec = CopySpec(y.shape, DenseStrides(planned.shape), DenseStrides(y.shape), 0, 0);
+    Grid1D(CeilDiv(NumElements(y.shape), 256), d.groups);  // at least one group (a zero extent)
+    Emit(n, std::move(d), "the result at the extent read back");
+    return Status::Ok();
+  }
+
   // Feature segment_program: the segments between the cuts of IfSelect and
   // the host steps that run them (docs/bundle-format.md "Segment program").
   void BuildControlProgram() {
@@ -662,11 +724,13 @@ class Lowerer {
       cp.segments.push_back({begin, k.dispatch});
       begin = k.dispatch;
       cp.texts.push_back(k.text);
-      cp.reads.push_back({k.cond_value, 0, DType::kInt32, ControlReadMode::kRefuse, static_cast<uint32_t>(i)});
-      const int32_t cond = c->SymbolNode(static_cast<size_t>(k.cond_symbol));
-      const int32_t larger = k.then_larger ? cond : c->Make(SymOp::kSub, c->ConstNode(1), cond);
+      cp.reads.push_back({k.cond_value, 0, DType::kInt32, k.clamp ? ControlReadMode::kClamp : ControlReadMode::kRefuse,
+                          static_cast<uint32_t>(i)});
       cp.steps.push_back({ControlOp::kRun, static_cast<int64_t>(i)});
       cp.steps.push_back({ControlOp::kRead, k.cond_symbol, static_cast<int64_t>(i)});
+      if (k.larger_symbol < 0) continue;  // an extent: the read sets the symbol itself
+      const int32_t cond = c->SymbolNode(static_cast<size_t>(k.cond_symbol));
+      const int32_t larger = k.then_larger ? cond : c->Make(SymOp::kSub, c->ConstNode(1), cond);
       cp.steps.push_back({ControlOp::kSet, k.larger_symbol, larger});
     }
     cp.segments.push_back({begin, static_cast<uint32_t>(p_.dispatches.size())});
@@ -1308,13 +1372,15 @@ class Lowerer {
   Program p_;
   std::map<std::string, int> alias_;
   // Feature segment_program: each If selection decided on the device cuts
-  // the dispatches before its copies (IfSelect).
+  // the dispatches before its copies (IfSelect), and each extent read back
+  // into a decided symbol before the copy of its result (DecidedExtent).
   struct DecidedCut {
     uint32_t dispatch = 0;   // first dispatch after the cut
-    int cond_value = -1;     // the condition, an arena int32 0 / 1
-    int64_t cond_symbol = -1, larger_symbol = -1;
+    int cond_value = -1;     // the value read: an If condition (int32 0 / 1) or an extent (int32)
+    int64_t cond_symbol = -1, larger_symbol = -1;  // larger_symbol -1: an extent, set by the read alone
     bool then_larger = true;
     std::string text;
+    bool clamp = false;  // an extent: clamped into the symbol's range (ControlReadMode::kClamp)
   };
   std::vector<DecidedCut> cuts_;
   std::vector<size_t> dispatch_log_;  // dispatch index -> its p_.node_kernels entry

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_index.h"
 #include "toolchain/ir/shape_infer_int.h"
@@ -284,7 +285,9 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
   } else if (op == "GatherND" || op == "ScatterND") {
     const Tensor& ind = *g.FindTensor(n.inputs.at(1));
     const Shape& is = ind.shape;
-    if (ind.numel() == 0) return LErr(n, "empty indices '" + ind.name + "' are not supported");
+    // Indices sized by an extent read back (ir/extent.h) may be empty.
+    if (ind.numel() == 0 && !ReadsDecidedSymbol(ind.numel()))
+      return LErr(n, "empty indices '" + ind.name + "' are not supported");
     int64_t b = op == "GatherND" ? n.GetInt("batch_dims", 0) : 0;
     int64_t K = is.back();
     if (K > 6) return LErr(n, "index tuples longer than 6 are not supported");
@@ -303,7 +306,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       ks6.assign(6, 0);
       for (int64_t t = K - 1; t >= 0; --t) { ks6[t] = s; s *= kd[t]; }
       d.kernel = "gather_nd";
-      d.spec = {U(y.numel()), U(K), U(tuples / batch), U(slice), U(kprod * slice)};
+      d.spec = {U(y.numel()), U(K), FloorDiv(ind.numel(), Dim(K * batch)), U(slice), U(kprod * slice)};
       Push(&d.spec, ToDims(kd6));
       Push(&d.spec, ToDims(ks6));
       d.detail = StrFormat("batch_dims=%lld K=%lld", static_cast<long long>(b), static_cast<long long>(K));

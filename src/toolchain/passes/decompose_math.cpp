@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/not_constant.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_int.h"
@@ -581,7 +582,9 @@ Status Range(Graph& g, const Node& n, Builder& b) {
   const DType dt = float_run_time ? start->dtype : v[0]->dtype;
   const bool integer = !IsFloatLike(dt);
   if (float_run_time ||
-      (integer && (AnyDependsOnValue(v[0]->sym) || AnyDependsOnValue(v[1]->sym) || AnyDependsOnValue(v[2]->sym)))) {
+      (integer && (AnyDependsOnValue(v[0]->sym) || AnyDependsOnValue(v[1]->sym) || AnyDependsOnValue(v[2]->sym) ||
+                   AnyReadsDecidedSymbol(v[0]->sym) || AnyReadsDecidedSymbol(v[1]->sym) ||
+                   AnyReadsDecidedSymbol(v[2]->sym)))) {
     // Bounds read at run time (feature value_symbols): the length is an
     // expression of them, the elements start + k * delta are computed on the
     // device (start and delta reach the kernels as data, lower.cpp).
@@ -591,8 +594,11 @@ Status Range(Graph& g, const Node& n, Builder& b) {
     OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Eq(d, Dim(0))).Node(c), "Range '" + n.name + "': delta is 0"));
     const Dim up = CeilDiv(l - s, Max(d, Dim(1))), down = CeilDiv(s - l, Max(Dim(0) - d, Dim(1)));
     const Dim len = Max(Select(Lt(Dim(0), d), up, down), Dim(0));
-    OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(len, Dim(1))).Node(c),
-                                       "Range '" + n.name + "': the range is empty (empty outputs are not supported)"));
+    // A length built from an extent read back (a decided symbol) may be 0:
+    // the iota then has no elements (ir/extent.h ReadsDecidedSymbol).
+    if (!ReadsDecidedSymbol(len))
+      OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(len, Dim(1))).Node(c),
+                                         "Range '" + n.name + "': the range is empty (empty outputs are not supported)"));
     const std::string k = b.RunTimeIota(len, dt, false, "k");
     const std::string acc = b.Op("Add", {b.Op("Mul", {k, n.inputs[2]}, "steps"), n.inputs[0]}, "range");
     Finish(g, b, acc, n.outputs[0], n.name);

@@ -647,7 +647,9 @@ Status EliminateDeadCode(Graph& g, PassResult* r) {
   std::vector<bool> dead(g.nodes.size(), true);
   for (int i = static_cast<int>(g.nodes.size()) - 1; i >= 0; --i) {
     const Node& n = g.nodes[i];
-    bool used = false;
+    // A node whose extent is read back into a decided symbol (ir/extent.h)
+    // sizes later values even when nobody reads its result.
+    bool used = n.HasAttr("_decided_extent");
     for (const std::string& o : n.outputs) used |= !o.empty() && live.count(o);
     if (!used) { r->details.push_back("removed unused " + n.op_type + " '" + n.name + "'"); continue; }
     dead[i] = false;

@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# End to end, data-dependent extents read back into decided symbols
+# (docs/toolchain.md "Data-dependent extents", ir/extent.h
+# DecidedExtentDim): a NonZero / Compress result read by a node that does
+# not keep its extent ends a segment, the host reads the extent back, and
+# the rest of the program is sized by it. Models (opset 13), compared with
+# ONNX Runtime:
+#   nonzero_shape      NonZero(x > t) -> Shape -> the count n builds a
+#                      ConstantOfShape [n], a Range(0, n) and a Reshape of
+#                      the indices to [n, 2];
+#   topk_min           the torchvision detection post-processing pattern:
+#                      s = GatherND(scores, Transpose(NonZero(scores > t)))
+#                      (the scores above t), K = Min(Shape(s)[0], 3),
+#                      TopK(s, K) and a Gather of the boxes by its indices;
+#   concat_extents     Concat along the extent axis of two Compress results
+#                      (x rows where a > 0, x rows where b > 0), and
+#                      its Shape;
+#   nonzero_nonzero    NonZero of a NonZero result;
+#   nonzero_shape_only the Shape of a NonZero result, the only reader;
+#   nms_of_selected    NonMaxSuppression of the boxes and scores above a
+#                      threshold (one NonZero gathers both);
+#   dynamic_nonzero    NonZero of an [N, 4] input, N in 1..6 (config.json),
+#                      its Shape and its Concat with itself along the
+#                      extent axis, at N = 1, 3 and 6.
+# Each runs with inputs that give a zero, a middle and the full extent
+# (zero-size outputs come back with 0 bytes), on lavapipe and SwiftShader
+# through libRuntimeLibrary.so (oaax-run, validation layer on). Exit 77
+# (skip) without numpy / onnx or the reference tools
+# (scripts/fetch-reference.sh).
+# usage: decided_extents.sh PYTHON REPO_ROOT BUILD_DIR
+set -euo pipefail
+py=$1 root=$2 build=$3
+node_modules="$root/third_party/cache/node/node_modules"
+if [ ! -d "$node_modules/onnxruntime-node" ] || ! command -v node >/dev/null; then
+  echo "SKIP: reference tools missing; run scripts/fetch-reference.sh"; exit 77
+fi
+. "$root/tests/e2e/run_cases.sh"
+e2e_setup "$py"
+# Models and one input directory per value set. cases.txt: "MODEL DIR";
+# models.txt the models to convert.
+"$py" - "$tmp" <<'PY'
+import json, os, sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h
+out = sys.argv[1]
+rng = np.random.default_rng(11)
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+models = {}  # name: (inputs [(name, type, shape)], [value sets {input: array}])
+def add(name, nodes, ins, outs, sets, inits=()):
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info(*i) for i in ins],
+                     [h.make_tensor_value_info(*o) for o in outs], list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    os.makedirs(f"{out}/{name}")
+    onnx.save(m, f"{out}/{name}/model.onnx")
+    models[name] = (ins, sets)
+def i64(name, v, shape=None):
+    v = np.asarray(v, np.int64)
+    return h.make_tensor(name, I64, list(v.shape) if shape is None else shape, v.ravel().tolist())
+def f32(name, v):
+    v = np.asarray(v, np.float32)
+    return h.make_tensor(name, F, list(v.shape), v.ravel().tolist())
+def mixed(shape, frac):
+    """Positive at about `frac` of the positions, else negative."""
+    x = rng.uniform(0.5, 2.0, shape).astype(np.float32)
+    return np.where(rng.random(shape) < frac, x, -x).astype(np.float32)
+def three(shape):  # zero, middle and full extent of x > 0
+    return [-np.abs(mixed(shape, 0)), mixed(shape, 0.5), np.abs(mixed(shape, 1))]
+def zeros3(shape):  # zero, middle and full extent of NonZero(x)
+    return [np.zeros(shape, np.float32), np.maximum(mixed(shape, 0.5), 0), np.abs(mixed(shape, 1))]
+
+add("nonzero_shape",
+    [h.make_node("Greater", ["x", "t"], ["m"], name="gt"),
+     h.make_node("NonZero", ["m"], ["nz"], name="nz"),
+     h.make_node("Shape", ["nz"], ["s"], name="shape"),
+     h.make_node("Slice", ["s", "one", "two"], ["n"], name="count"),
+     h.make_node("ConstantOfShape", ["n"], ["ones"], name="cos", value=f32("v", [1.5])),
+     h.make_node("Squeeze", ["n"], ["n0"], name="squeeze"),
+     h.make_node("Range", ["zero", "n0", "step"], ["r"], name="range"),
+     h.make_node("Cast", ["r"], ["rf"], name="cast", to=F),
+     h.make_node("Add", ["ones", "rf"], ["y"], name="add"),
+     h.make_node("Concat", ["n", "two"], ["shp"], name="shp", axis=0),
+     h.make_node("Transpose", ["nz"], ["nzt"], name="nzt"),
+     h.make_node("Reshape", ["nzt", "shp"], ["pairs"], name="reshape")],
+    [("x", F, [3, 4])], [("y", F, ["n"]), ("pairs", I64, ["n", 2]), ("n", I64, [1])],
+    [{"x": x} for x in three([3, 4])],
+    [f32("t", 0.0), i64("one", [1]), i64("two", [2]), i64("zero", 0, []), i64("step", 1, [])])
+
+add("topk_min",
+    [h.make_node("Greater", ["scores", "t"], ["m"], name="gt"),
+     h.make_node("NonZero", ["m"], ["nz"], name="nz"),
+     h.make_node("Transpose", ["nz"], ["idx"], name="idx"),
+     h.make_node("GatherND", ["scores", "idx"], ["s"], name="above"),
+     h.make_node("Shape", ["s"], ["ss"], name="shape"),
+     h.make_node("Min", ["ss", "cap"], ["k"], name="k"),
+     h.make_node("TopK", ["s", "k"], ["top", "order"], name="topk"),
+     h.make_node("Gather", ["boxes", "order"], ["picked"], name="pick", axis=0)],
+    [("scores", F, [8]), ("boxes", F, [8, 4])], [("top", F, ["k"]), ("picked", F, ["k", 4])],
+    [{"scores": s, "boxes": rng.standard_normal((8, 4)).astype(np.float32)}
+     for s in [-np.abs(mixed([8], 0)), np.array([0.9, -1, 0.3, 1.7, -0.2, 0.5, -3, 1.1], np.float32),
+               np.array([-1, 0.4, -1, -1, -1, -1, 2.5, -1], np.float32), np.abs(mixed([8], 1))]],
+    [f32("t", 0.0), i64("cap", [3])])
+
+add("concat_extents",
+    [h.make_node("Greater", ["a", "t"], ["ma"], name="gta"),
+     h.make_node("Greater", ["b", "t"], ["mb"], name="gtb"),
+     h.make_node("Compress", ["x", "ma"], ["ca"], name="ca", axis=0),
+     h.make_node("Compress", ["x", "mb"], ["cb"], name="cb", axis=0),
+     h.make_node("Concat", ["ca", "cb"], ["y"], name="concat", axis=0),
+     h.make_node("Shape", ["y"], ["total"], name="total")],
+    [("x", F, [5, 3]), ("a", F, [5]), ("b", F, [5])], [("y", F, ["k", 3]), ("total", I64, [2])],
+    [{"x": rng.standard_normal((5, 3)).astype(np.float32), "a": a, "b": b}
+     for a, b in [(-np.abs(mixed([5], 0)), -np.abs(mixed([5], 0))),
+                  (mixed([5], 0.5), mixed([5], 0.5)), (-np.abs(mixed([5], 0)), mixed([5], 0.5)),
+                  (np.abs(mixed([5], 1)), np.abs(mixed([5], 1)))]],
+    [f32("t", 0.0)])
+
+# NonZero of a NonZero result, and the Shape of a NonZero result alone (the
+# NonZero still runs: its extent sizes the output).
+add("nonzero_nonzero",
+    [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("NonZero", ["nz"], ["y"], name="nz2")],
+    [("x", F, [3, 4])], [("y", I64, [2, "m"])], [{"x": x} for x in zeros3([3, 4])])
+add("nonzero_shape_only",
+    [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("Shape", ["nz"], ["y"], name="shape")],
+    [("x", F, [3, 4])], [("y", I64, [2])], [{"x": x} for x in zeros3([3, 4])])
+
+# NonMaxSuppression of the boxes and scores above a threshold (one NonZero
+# gathers both, so both counts are its extent; a zero count gives no boxes).
+add("nms_of_selected",
+    [h.make_node("Greater", ["scores", "t"], ["keep"], name="gt"),
+     h.make_node("NonZero", ["keep"], ["nz"], name="nz"),
+     h.make_node("Squeeze", ["nz", "axes0"], ["idx"], name="idx"),
+     h.make_node("Gather", ["boxes", "idx"], ["b"], name="gboxes", axis=0),
+     h.make_node("Gather", ["scores", "idx"], ["sc"], name="gscores", axis=0),
+     h.make_node("Unsqueeze", ["b", "axes0"], ["b3"], name="b3"),
+     h.make_node("Unsqueeze", ["sc", "axes01"], ["s3"], name="s3"),
+     h.make_node("NonMaxSuppression", ["b3", "s3", "maxk", "iou"], ["sel"], name="nms")],
+    [("boxes", F, [6, 4]), ("scores", F, [6])], [("sel", I64, ["k", 3])],
+    [{"boxes": np.sort(rng.uniform(0, 10, (6, 4)).astype(np.float32).reshape(6, 2, 2), axis=1).reshape(6, 4),
+      "scores": sc} for sc in three([6])],
+    [f32("t", 0.0), i64("axes0", [0]), i64("axes01", [0, 1]), i64("maxk", [10]), f32("iou", [0.5])])
+
+# A dynamic-shape model (N in 1..6): NonZero of an [N, 4] input lays its
+# result out at N * 4 columns, which the copy at the extent read back
+# follows at every N.
+add("dynamic_nonzero",
+    [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("Shape", ["nz"], ["s"], name="shape"),
+     h.make_node("Concat", ["nz", "nz"], ["y"], name="concat", axis=1)],
+    [("x", F, ["N", 4])], [("y", I64, [2, "m"]), ("s", I64, [2])],
+    [{"x": x} for n in (1, 3, 6) for x in zeros3([n, 4])])
+json.dump({"dimensions": {"N": {"min": 1, "max": 6}}}, open(f"{out}/dynamic_nonzero/config.json", "w"))
+
+with open(f"{out}/cases.txt", "w") as cases:
+    for name, (ins, sets) in models.items():
+        for k, v in enumerate(sets):
+            d = f"{out}/{name}/in{k}"
+            os.makedirs(d)
+            manifest = []
+            for i, (n, t, s) in enumerate(ins):
+                a = np.ascontiguousarray(v[n])
+                assert len(a.shape) == len(s), (name, n, a.shape)
+                a.tofile(f"{d}/{i}.bin")
+                manifest.append({"name": n, "dtype": a.dtype.name, "shape": list(a.shape), "file": f"{i}.bin"})
+            json.dump(manifest, open(f"{d}/manifest.json", "w"))
+            cases.write(f"{name} in{k}\n")
+open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")
+PY
+fail=0
+# Conversion.
+e2e_convert "$py" "$build" "$tmp" || fail=1
+# ONNX Runtime: the reference. One node process for every case (a session
+# per model), writing what tools/reference/ort_run.js writes:
+# TMP/MODEL/ort-DIR/manifest.json and the raw outputs, or
+# TMP/MODEL/ort-DIR/error.txt.
+NODE_PATH="$node_modules" node - "$tmp" <<'JS' || { echo "FAIL: the ONNX Runtime runs"; fail=1; }
+const fs = require('fs');
+const ort = require('onnxruntime-node');
+const ARRAYS = { float32: Float32Array, int64: BigInt64Array, bool: Uint8Array };
+(async () => {
+  const tmp = process.argv[2];
+  const sessions = {};
+  for (const line of fs.readFileSync(`${tmp}/cases.txt`, 'utf8').split('\n').filter((l) => l)) {
+    const [m, d] = line.split(' ');
+    const out = `${tmp}/${m}/ort-${d}`;
+    fs.mkdirSync(out, { recursive: true });
+    try {
+      sessions[m] = sessions[m] || await ort.InferenceSession.create(`${tmp}/${m}/model.onnx`);
+      const feeds = {};
+      for (const t of JSON.parse(fs.readFileSync(`${tmp}/${m}/${d}/manifest.json`, 'utf8'))) {
+        const b = fs.readFileSync(`${tmp}/${m}/${d}/${t.file}`);
+        const copy = new Uint8Array(b.byteLength);
+        copy.set(b);
+        const A = ARRAYS[t.dtype];
+        feeds[t.name] = new ort.Tensor(t.dtype, new A(copy.buffer, 0, copy.byteLength / A.BYTES_PER_ELEMENT), t.shape);
+      }
+      const r = await sessions[m].run(feeds);
+      const manifest = sessions[m].outputNames.map((name, i) => {
+        const x = r[name].data;
+        fs.writeFileSync(`${out}/${i}.bin`, Buffer.from(x.buffer, x.byteOffset, x.byteLength));
+        return { name, dtype: r[name].type, shape: r[name].dims.map(Number), file: `${i}.bin` };
+      });
+      fs.writeFileSync(`${out}/manifest.json`, JSON.stringify(manifest));
+    } catch (e) {
+      fs.writeFileSync(`${out}/error.txt`, e.message);
+    }
+  }
+})().catch((e) => { console.error(e); process.exit(1); });
+JS
+while read -r m d; do
+  if [ -f "$tmp/$m/ort-$d/error.txt" ]; then
+    echo "FAIL: ONNX Runtime failed on $m $d: $(cat "$tmp/$m/ort-$d/error.txt")"; fail=1
+  fi
+done < "$tmp/cases.txt"
+for drv in lavapipe swiftshader; do
+  e2e_use_driver "$drv" "$root" || break
+  e2e_run_cases "$drv" "$tmp" "$build" || fail=1
+  "$py" - "$tmp" "$drv" <<'PY' || fail=1
+import json, os, sys
+import numpy as np
+tmp, drv = sys.argv[1:3]
+bad = 0
+for line in open(f"{tmp}/cases.txt"):
+    m, d = line.split()
+    if not os.path.exists(f"{tmp}/{m}/bundle/model.oinf") or not os.path.exists(f"{tmp}/{m}/ort-{d}/manifest.json"):
+        continue
+    ref = json.load(open(f"{tmp}/{m}/ort-{d}/manifest.json"))
+    od = f"{tmp}/{m}/{drv}-{d}"
+    if not os.path.exists(f"{od}/manifest.json"):
+        print(f"FAIL {drv}: {m} {d}: no output"); bad = 1; continue
+    got = json.load(open(f"{od}/manifest.json"))
+    if [e["name"] for e in got] != [e["name"] for e in ref]:
+        print(f"FAIL {drv}: {m} {d}: outputs {[e['name'] for e in got]}, ONNX Runtime {[e['name'] for e in ref]}")
+        bad = 1; continue
+    report = []
+    for g, r in zip(got, ref):
+        want = np.fromfile(f"{tmp}/{m}/ort-{d}/{r['file']}", dtype=r["dtype"]).reshape(r["shape"])
+        size = os.path.getsize(f"{od}/{g['file']}")
+        if g["dtype"] != r["dtype"] or list(g["shape"]) != list(r["shape"]) or size != want.nbytes:
+            print(f"FAIL {drv}: {m} {d}: {g['name']} {g['dtype']}{g['shape']} in {size} bytes, ONNX Runtime "
+                  f"{r['dtype']}{r['shape']} in {want.nbytes}"); bad = 1; continue
+        y = np.fromfile(f"{od}/{g['file']}", dtype=g["dtype"]).reshape(g["shape"])
+        ok = np.allclose(y, want, rtol=1e-5, atol=1e-5) if want.dtype.kind == "f" else np.array_equal(y, want)
+        if not ok:
+            print(f"FAIL {drv}: {m} {d}: {g['name']} {g['dtype']}{list(y.shape)}: got {y.tolist()}, "
+                  f"ONNX Runtime {want.tolist()}"); bad = 1; continue
+        err = float(np.max(np.abs(y.astype(np.float64) - want))) if want.size else 0.0
+        report.append(f"{g['name']} {g['dtype']}{list(y.shape)} (max |diff| {err:.2g})")
+    if len(report) == len(ref):
+        print(f"{drv}: {m} {d}: " + ", ".join(report) + " match ONNX Runtime")
+sys.exit(bad)
+PY
+done
+exit $fail
