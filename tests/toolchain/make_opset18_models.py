@@ -11,6 +11,9 @@ the pinned ONNX library's):
     lse_2        ReduceLogSumExp-18, axes [2] as an input, keepdims 0
     split_a/b/c  Split-18 on axis 2 with num_outputs 3: 5 = 2 + 2 + 1 (the
                  last chunk is smaller), each output through a Relu
+  opset23_mix.onnx  (x: [1, 3, 8, 8], input in in23/), opset 23, IR 11:
+                 Conv-22 -> Transpose-23 -> Reshape-23 -> Unsqueeze-23 ->
+                 Identity-23 -> Cast-23 (y), and Shape-23 -> Cast-23 (sf)
   refused_pad18.onnx  Pad-18 (a definition the toolchain does not lower:
                  the new `axes` input); the toolchain must refuse it.
 
@@ -25,11 +28,11 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def save(graph, path):
+def save(graph, path, opset=18, ir_version=8):
     model = helper.make_model(graph, producer_name="make_opset18_models.py")
     del model.opset_import[:]
-    model.opset_import.append(helper.make_opsetid("", 18))
-    model.ir_version = 8
+    model.opset_import.append(helper.make_opsetid("", opset))
+    model.ir_version = ir_version
     onnx.save(model, path)
 
 
@@ -66,6 +69,27 @@ def main():
     x.tofile(os.path.join(out, "in", "0.bin"))
     with open(os.path.join(out, "in", "manifest.json"), "w") as fh:
         json.dump([{"name": "x", "dtype": "float32", "shape": [2, 6, 5], "file": "0.bin"}], fh)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv22", pads=[1, 1, 1, 1]),
+        helper.make_node("Transpose", ["c"], ["t"], name="transpose23", perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", ["t", "shape"], ["r"], name="reshape23"),
+        helper.make_node("Unsqueeze", ["r", "axes0"], ["u"], name="unsqueeze23"),
+        helper.make_node("Identity", ["u"], ["i"], name="identity23"),
+        helper.make_node("Shape", ["i"], ["s"], name="shape23"),
+        helper.make_node("Cast", ["s"], ["sf"], name="cast23_shape", to=f),
+        helper.make_node("Cast", ["i"], ["y"], name="cast23", to=f),
+    ]
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    graph = helper.make_graph(nodes, "opset23_mix", [helper.make_tensor_value_info("x", f, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", f, [1, 1, 64, 4]),
+                               helper.make_tensor_value_info("sf", f, [4])],
+                              [w, i64("shape", [1, 64, 4]), i64("axes0", [0])])
+    save(graph, os.path.join(out, "opset23_mix.onnx"), opset=23, ir_version=11)
+    os.makedirs(os.path.join(out, "in23"), exist_ok=True)
+    rng.standard_normal((1, 3, 8, 8)).astype(np.float32).tofile(os.path.join(out, "in23", "0.bin"))
+    with open(os.path.join(out, "in23", "manifest.json"), "w") as fh:
+        json.dump([{"name": "x", "dtype": "float32", "shape": [1, 3, 8, 8], "file": "0.bin"}], fh)
 
     pad = helper.make_node("Pad", ["x", "pads", "", "pad_axes"], ["y"], name="pad18", mode="constant")
     graph = helper.make_graph([pad], "refused_pad18", [helper.make_tensor_value_info("x", f, [2, 6, 5])],

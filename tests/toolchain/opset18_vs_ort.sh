@@ -2,7 +2,10 @@
 # Operator forms of ai.onnx opset 18 (make_opset18_models.py: ReduceMean,
 # ReduceL2 and ReduceLogSumExp with `axes` as an input, ReduceMax without
 # axes, Split with `num_outputs` and an
-# uneven last chunk) compiled by oaax-vulkan-toolchain and run by oaax-run on
+# uneven last chunk; and an opset-23 model of definitions newer than opset 17
+# that only admit more types or, Cast, add float8 saturation: Conv-22,
+# Transpose / Reshape / Unsqueeze / Identity / Shape / Cast-23) compiled by
+# oaax-vulkan-toolchain and run by oaax-run on
 # lavapipe match ONNX Runtime: |diff| <= 1e-5 * (1 + |ref|) per element; and a
 # newer definition the toolchain does not lower (Pad-18 with `axes`) is
 # refused with a message naming the node and the opset to re-export with.
@@ -26,15 +29,16 @@ grep -q "node 'pad18' (Pad, opset 18: the Pad-18 definition)" "$tmp/refused.log"
 grep -q "re-export the model with opset 17 or lower" "$tmp/refused.log" \
   || { cat "$tmp/refused.log"; echo "FAIL: the Pad-18 refusal does not say how to fix it"; exit 1; }
 
-"$build/oaax-vulkan-toolchain" "$tmp/opset18_mix.onnx" "$tmp/bundle" > "$tmp/toolchain.log"
-NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/opset18_mix.onnx" "$tmp/in" "$tmp/ort" >/dev/null
+check() {  # MODEL INPUT_DIR
+"$build/oaax-vulkan-toolchain" "$tmp/$1.onnx" "$tmp/$1.bundle" > "$tmp/toolchain.log"
+NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/$1.onnx" "$tmp/$2" "$tmp/$1.ort" >/dev/null
 # See tests/e2e/classifier.sh for why leak checking is off in this process.
 ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-"$build/oaax-run" --model "$tmp/bundle/model.oinf" --inputs "$tmp/in" --outputs "$tmp/got" --arg validation=1 >/dev/null
-"$py" - "$tmp/ort" "$tmp/got" <<'PY'
+"$build/oaax-run" --model "$tmp/$1.bundle/model.oinf" --inputs "$tmp/$2" --outputs "$tmp/$1.got" --arg validation=1 >/dev/null
+"$py" - "$tmp/$1.ort" "$tmp/$1.got" "$1" <<'PY'
 import json, sys
 import numpy as np
-ref_dir, got_dir = sys.argv[1:3]
+ref_dir, got_dir, what = sys.argv[1:4]
 ref = json.load(open(f"{ref_dir}/manifest.json"))
 got = json.load(open(f"{got_dir}/manifest.json"))
 assert [r["name"] for r in ref] == [g["name"] for g in got], (ref, got)
@@ -48,7 +52,10 @@ for r, g in zip(ref, got):
     err = float(np.max(np.abs(a - b) / (1 + np.abs(a))))
     if not err <= 1e-5:
         bad.append(f"{r['name']}: relative error {err:.3g}")
-print(f"lavapipe: {len(ref) - len(bad)}/{len(ref)} opset-18 outputs match ONNX Runtime")
+print(f"lavapipe: {what}: {len(ref) - len(bad)}/{len(ref)} outputs match ONNX Runtime")
 if bad:
     sys.exit("; ".join(bad))
 PY
+}
+check opset18_mix in
+check opset23_mix in23

@@ -1,5 +1,6 @@
 #include "toolchain/import/opset_forms.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,19 +14,67 @@ namespace {
 // Definitions newer than kLoweredOnnxOpset that the lowering implements:
 // op type -> the since_version of that definition. Each entry names what
 // changed and where the toolchain handles it.
-const std::map<std::string, int>& LoweredNewerForms() {
-  static const std::map<std::string, int> k = {
+const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
+  static const std::map<std::string, std::vector<int>> k = {
       // Opset 18 moved `axes` of every reduction from an attribute to an
       // optional input, as ReduceSum-13 already had it; the reduction shape
       // inference and lowering read either (shape_infer_float.cpp).
-      {"ReduceL1", 18}, {"ReduceL2", 18}, {"ReduceLogSum", 18}, {"ReduceLogSumExp", 18},
-      {"ReduceMax", 18}, {"ReduceMean", 18}, {"ReduceMin", 18}, {"ReduceProd", 18},
-      {"ReduceSumSquare", 18},
+      {"ReduceL1", {18}}, {"ReduceL2", {18}}, {"ReduceLogSum", {18}}, {"ReduceLogSumExp", {18}},
+      {"ReduceMax", {18}}, {"ReduceMean", {18}}, {"ReduceMin", {18}}, {"ReduceProd", {18}},
+      {"ReduceSumSquare", {18}},
       // Split-18 added `num_outputs` (equal chunks, the last one smaller);
       // passes/decompose.cpp turns it into split sizes.
-      {"Split", 18},
+      {"Split", {18}},
+      // ScatterElements-18 / ScatterND-18 added the reductions max and min,
+      // which the scatter kernels implement (shape_infer_index.cpp Reduction).
+      {"ScatterElements", {18}}, {"ScatterND", {18}},
+      // Cast / CastLike-19, 21, 23, 24 added `saturate` (for conversions to
+      // float8 only) and the float8, int4, float4 types; between the types
+      // the IR has (every other one is refused at import) they convert as
+      // Cast-13.
+      {"Cast", {19, 21, 23, 24}}, {"CastLike", {19, 21, 23, 24}},
   };
   return k;
+}
+
+// Definitions newer than kLoweredOnnxOpset that only admit more element
+// types (bfloat16 in opset 22; float8, int4 and float4 in 19 / 21 / 23 / 24):
+// their attributes, inputs and outputs are those of the definition before,
+// so a node is lowered as that one. An element type the IR does not have
+// (float8, int4, float4) is refused at import with the list of supported
+// types, whichever the operator. TypeOnlyNewerVersions() is checked against
+// the linked library by tests/toolchain/opset_forms_test.cpp (also their
+// descriptions, which tell a new attribute value or a changed rule: MaxPool-22
+// says how ceil_mode treats windows starting in the padding, so it is not
+// here).
+const std::map<std::string, std::vector<int>>& TypeOnlyForms() {
+  static const std::map<std::string, std::vector<int>> k = {
+      {"Acos", {22}}, {"Acosh", {22}}, {"Asin", {22}}, {"Asinh", {22}}, {"Atan", {22}}, {"Atanh", {22}},
+      {"Bernoulli", {22}}, {"Constant", {19, 21, 23, 24}}, {"ConstantOfShape", {20, 21, 23, 24}},
+      {"Conv", {22}}, {"ConvTranspose", {22}}, {"Cos", {22}}, {"Cosh", {22}}, {"Det", {22}},
+      {"Dropout", {22}}, {"Elu", {22}}, {"Equal", {19}}, {"EyeLike", {22}}, {"Flatten", {21, 23, 24}},
+      {"GRU", {22}}, {"GlobalAveragePool", {22}}, {"GlobalLpPool", {22}}, {"GlobalMaxPool", {22}},
+      {"HardSigmoid", {22}}, {"HardSwish", {22}}, {"Identity", {19, 21, 23, 24}}, {"If", {19, 21, 23, 24}},
+      {"InstanceNormalization", {22}}, {"IsInf", {20}}, {"IsNaN", {20}}, {"LSTM", {22}},
+      {"Loop", {19, 21, 23, 24}}, {"LpNormalization", {22}}, {"MaxRoiPool", {22}},
+      {"MaxUnpool", {22}}, {"Multinomial", {22}}, {"NegativeLogLikelihoodLoss", {22}}, {"RNN", {22}},
+      {"RandomNormal", {22}}, {"RandomNormalLike", {22}}, {"RandomUniform", {22}}, {"RandomUniformLike", {22}},
+      {"Reshape", {19, 21, 23, 24}}, {"RoiAlign", {22}}, {"Round", {22}}, {"Scan", {19, 21, 23, 24}},
+      {"Selu", {22}}, {"Shape", {19, 21, 23, 24}}, {"Sin", {22}}, {"Sinh", {22}}, {"Size", {19, 21, 23, 24}},
+      {"Softplus", {22}}, {"Softsign", {22}}, {"SplitToSequence", {24}}, {"Squeeze", {21, 23, 24}},
+      {"Tan", {22}}, {"ThresholdedRelu", {22}}, {"TopK", {24}}, {"Transpose", {21, 23, 24}},
+      {"Unsqueeze", {21, 23, 24}},
+  };
+  return k;
+}
+
+bool Listed(const std::map<std::string, std::vector<int>>& forms, const std::string& op, int since) {
+  auto it = forms.find(op);
+  return it != forms.end() && std::find(it->second.begin(), it->second.end(), since) != it->second.end();
+}
+
+bool Lowered(const std::string& op, int since) {
+  return Listed(LoweredNewerForms(), op, since) || Listed(TypeOnlyForms(), op, since);
 }
 
 int DefaultDomainOpset(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports, int fallback) {
@@ -41,8 +90,7 @@ void CheckGraph(const onnx::GraphProto& g, int opset, const std::string& where, 
     if (n.domain().empty() || n.domain() == "ai.onnx") {
       const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
       if (s && s->SinceVersion() > kLoweredOnnxOpset) {
-        auto it = LoweredNewerForms().find(n.op_type());
-        if (it == LoweredNewerForms().end() || it->second != s->SinceVersion())
+        if (!Lowered(n.op_type(), s->SinceVersion()))
           refused->push_back("node '" + node + "' (" + n.op_type() + ", opset " + std::to_string(opset) + ": the " +
                              n.op_type() + "-" + std::to_string(s->SinceVersion()) + " definition)");
       }
@@ -56,6 +104,13 @@ void CheckGraph(const onnx::GraphProto& g, int opset, const std::string& where, 
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, int>> TypeOnlyNewerVersions() {
+  std::vector<std::pair<std::string, int>> v;
+  for (const auto& [op, versions] : TypeOnlyForms())
+    for (int since : versions) v.emplace_back(op, since);
+  return v;
+}
 
 Status CheckLoweredOperatorVersions(const onnx::ModelProto& model) {
   const int opset = DefaultDomainOpset(model.opset_import(), 1);
@@ -71,7 +126,8 @@ Status CheckLoweredOperatorVersions(const onnx::ModelProto& model) {
                   " node(s) use an operator definition newer than the toolchain lowers: ";
   for (size_t i = 0; i < refused.size(); ++i) m += (i ? "; " : "") + refused[i];
   m += ". The toolchain lowers every ai.onnx operator as defined up to opset " + std::to_string(kLoweredOnnxOpset) +
-       " (and the newer forms of ReduceL1/L2/LogSum/LogSumExp/Max/Mean/Min/Prod/SumSquare-18 and Split-18); "
+       " (and the newer forms of ReduceL1/L2/LogSum/LogSumExp/Max/Mean/Min/Prod/SumSquare-18, Split-18, "
+       "ScatterElements/ScatterND-18, Cast/CastLike-19 to 24, and every newer definition that only admits more element types); "
        "re-export the model with opset " + std::to_string(kLoweredOnnxOpset) + " or lower";
   return Unimplemented(m);
 }

@@ -7,6 +7,10 @@
 #ifndef OAAXVK_TOOLCHAIN_IMPORT_OPSET_FORMS_H_
 #define OAAXVK_TOOLCHAIN_IMPORT_OPSET_FORMS_H_
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "oaax_vulkan/status.h"
 
 namespace onnx {
@@ -28,6 +32,11 @@ constexpr int kLoweredOnnxOpset = 17;
 // opset that works otherwise. Nodes whose operator the linked ONNX library
 // does not define are left to the checker.
 Status CheckLoweredOperatorVersions(const onnx::ModelProto& model);
+
+// The newer definitions (op type, since_version) lowered as the definition
+// before them because they only admit more element types (same attributes,
+// inputs and outputs). For tests that check each against the linked library.
+std::vector<std::pair<std::string, int>> TypeOnlyNewerVersions();
 
 }  // namespace oaaxvk::toolchain
 
