@@ -128,3 +128,101 @@ e2e_convert() {
   done < "$tmp/refused.txt"
   return $failed
 }
+
+# e2e_check_against_ort PYTHON ROOT BUILD TMP NODE_MODULES
+#   converts every model of TMP/models.txt (e2e_convert), runs every line
+#   "MODEL DIR" of TMP/cases.txt through ONNX Runtime (one node process, a
+#   session per model; TMP/MODEL/ort-DIR) and through the bundle on lavapipe
+#   and SwiftShader (e2e_run_cases), and compares each output with ONNX
+#   Runtime's: the same names, dtype, shape and byte size, floats within
+#   rtol = atol = 1e-5, everything else exactly. Returns 1 when anything
+#   fails, naming it.
+e2e_check_against_ort() {
+  local py=$1 root=$2 build=$3 tmp=$4 node_modules=$5 fail m d drv
+  fail=0
+  # Conversion.
+  e2e_convert "$py" "$build" "$tmp" || fail=1
+  # ONNX Runtime: the reference. One node process for every case (a session
+  # per model), writing what tools/reference/ort_run.js writes:
+  # TMP/MODEL/ort-DIR/manifest.json and the raw outputs, or
+  # TMP/MODEL/ort-DIR/error.txt.
+  NODE_PATH="$node_modules" node - "$tmp" <<'JS' || { echo "FAIL: the ONNX Runtime runs"; fail=1; }
+const fs = require('fs');
+const ort = require('onnxruntime-node');
+const ARRAYS = { float32: Float32Array, int64: BigInt64Array, bool: Uint8Array };
+(async () => {
+  const tmp = process.argv[2];
+  const sessions = {};
+  for (const line of fs.readFileSync(`${tmp}/cases.txt`, 'utf8').split('\n').filter((l) => l)) {
+    const [m, d] = line.split(' ');
+    const out = `${tmp}/${m}/ort-${d}`;
+    fs.mkdirSync(out, { recursive: true });
+    try {
+      sessions[m] = sessions[m] || await ort.InferenceSession.create(`${tmp}/${m}/model.onnx`);
+      const feeds = {};
+      for (const t of JSON.parse(fs.readFileSync(`${tmp}/${m}/${d}/manifest.json`, 'utf8'))) {
+        const b = fs.readFileSync(`${tmp}/${m}/${d}/${t.file}`);
+        const copy = new Uint8Array(b.byteLength);
+        copy.set(b);
+        const A = ARRAYS[t.dtype];
+        feeds[t.name] = new ort.Tensor(t.dtype, new A(copy.buffer, 0, copy.byteLength / A.BYTES_PER_ELEMENT), t.shape);
+      }
+      const r = await sessions[m].run(feeds);
+      const manifest = sessions[m].outputNames.map((name, i) => {
+        const x = r[name].data;
+        fs.writeFileSync(`${out}/${i}.bin`, Buffer.from(x.buffer, x.byteOffset, x.byteLength));
+        return { name, dtype: r[name].type, shape: r[name].dims.map(Number), file: `${i}.bin` };
+      });
+      fs.writeFileSync(`${out}/manifest.json`, JSON.stringify(manifest));
+    } catch (e) {
+      fs.writeFileSync(`${out}/error.txt`, e.message);
+    }
+  }
+})().catch((e) => { console.error(e); process.exit(1); });
+JS
+  while read -r m d; do
+    if [ -f "$tmp/$m/ort-$d/error.txt" ]; then
+      echo "FAIL: ONNX Runtime failed on $m $d: $(cat "$tmp/$m/ort-$d/error.txt")"; fail=1
+    fi
+  done < "$tmp/cases.txt"
+  for drv in lavapipe swiftshader; do
+    e2e_use_driver "$drv" "$root" || break
+    e2e_run_cases "$drv" "$tmp" "$build" || fail=1
+    "$py" - "$tmp" "$drv" <<'PY' || fail=1
+import json, os, sys
+import numpy as np
+tmp, drv = sys.argv[1:3]
+bad = 0
+for line in open(f"{tmp}/cases.txt"):
+    m, d = line.split()
+    if not os.path.exists(f"{tmp}/{m}/bundle/model.oinf") or not os.path.exists(f"{tmp}/{m}/ort-{d}/manifest.json"):
+        continue
+    ref = json.load(open(f"{tmp}/{m}/ort-{d}/manifest.json"))
+    od = f"{tmp}/{m}/{drv}-{d}"
+    if not os.path.exists(f"{od}/manifest.json"):
+        print(f"FAIL {drv}: {m} {d}: no output"); bad = 1; continue
+    got = json.load(open(f"{od}/manifest.json"))
+    if [e["name"] for e in got] != [e["name"] for e in ref]:
+        print(f"FAIL {drv}: {m} {d}: outputs {[e['name'] for e in got]}, ONNX Runtime {[e['name'] for e in ref]}")
+        bad = 1; continue
+    report = []
+    for g, r in zip(got, ref):
+        want = np.fromfile(f"{tmp}/{m}/ort-{d}/{r['file']}", dtype=r["dtype"]).reshape(r["shape"])
+        size = os.path.getsize(f"{od}/{g['file']}")
+        if g["dtype"] != r["dtype"] or list(g["shape"]) != list(r["shape"]) or size != want.nbytes:
+            print(f"FAIL {drv}: {m} {d}: {g['name']} {g['dtype']}{g['shape']} in {size} bytes, ONNX Runtime "
+                  f"{r['dtype']}{r['shape']} in {want.nbytes}"); bad = 1; continue
+        y = np.fromfile(f"{od}/{g['file']}", dtype=g["dtype"]).reshape(g["shape"])
+        ok = np.allclose(y, want, rtol=1e-5, atol=1e-5) if want.dtype.kind == "f" else np.array_equal(y, want)
+        if not ok:
+            print(f"FAIL {drv}: {m} {d}: {g['name']} {g['dtype']}{list(y.shape)}: got {y.tolist()}, "
+                  f"ONNX Runtime {want.tolist()}"); bad = 1; continue
+        err = float(np.max(np.abs(y.astype(np.float64) - want))) if want.size else 0.0
+        report.append(f"{g['name']} {g['dtype']}{list(y.shape)} (max |diff| {err:.2g})")
+    if len(report) == len(ref):
+        print(f"{drv}: {m} {d}: " + ", ".join(report) + " match ONNX Runtime")
+sys.exit(bad)
+PY
+  done
+  return $fail
+}
