@@ -15,7 +15,7 @@ PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers vulkan-tools vulkan-validationlayers
   glslang-tools spirv-tools
   libonnx-dev libonnxifi libonnx-testdata libprotobuf-dev protobuf-compiler
-  python3-onnx python3-numpy python3-pil
+  python3-onnx python3-numpy python3-pil python3-pip
   nlohmann-json3-dev libcli11-dev libarchive-dev libspng-dev libjpeg62-turbo-dev
   python3-torch python3-torchvision gnuplot-nox
 )

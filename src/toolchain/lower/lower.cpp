@@ -7,6 +7,7 @@
 #include <numeric>
 #include <limits>
 
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_float.h"
 #include "toolchain/ir/shape_infer_int.h"
@@ -52,26 +53,6 @@ uint32_t FBits(float f) {
 }
 
 constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
-
-// Whether `d` is an expression of a decided symbol (an If's branch taken on
-// the device, feature segment_program).
-bool DependsOnDecided(const Dim& d) {
-  const SymContext* c = SymContext::Current();
-  if (c == nullptr || !d.is_symbolic()) return false;
-  std::vector<int64_t> todo = {d.expr()};
-  std::set<int64_t> seen;
-  while (!todo.empty()) {
-    const int64_t e = todo.back();
-    todo.pop_back();
-    if (e < 0 || static_cast<size_t>(e) >= c->nodes().size() || !seen.insert(e).second) continue;
-    const SymNode& n = c->nodes()[static_cast<size_t>(e)];
-    if (n.op == SymOp::kSymbol && n.a >= 0 && static_cast<size_t>(n.a) < c->symbols().size() &&
-        c->symbols()[static_cast<size_t>(n.a)].decided)
-      return true;
-    if (n.op != SymOp::kSymbol && n.op != SymOp::kConst) todo.insert(todo.end(), {n.a, n.b});
-  }
-  return false;
-}
 
 // CPU-class kernel variants (bundle feature kernel_variants): register block
 // per invocation (rows x columns) and local size. Must match
@@ -426,12 +407,12 @@ class Lowerer {
     // of its I/O buffer that no kernel reads or writes.
     // An output sized by an extent read back (a decided symbol) keeps that
     // slot at every extent, 0 included, with its expression.
-    if ((kind == BufferKind::kInputs || kind == BufferKind::kOutputs) && DependsOnDecided(n)) n = Max(n, Dim(1));
+    if ((kind == BufferKind::kInputs || kind == BufferKind::kOutputs) && ReadsDecidedSymbol(n)) n = Max(n, Dim(1));
     else if (n == 0 && (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)) n = 1;
     // A size that is 0 at this point of a dynamic conversion (an If's empty
     // branch result, feature segment_program) has no bytes here; its
     // expression sizes the plan.
-    if (n < 0 || (n == 0 && !DependsOnDecided(n)))
+    if (n < 0 || (n == 0 && !ReadsDecidedSymbol(n)))
       return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
     if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
     Value v;
@@ -670,7 +651,7 @@ class Lowerer {
       return NodeError(n, "internal: the data-dependent extent has no extent output or axis");
     const Tensor& y = T(n.outputs[0]);
     if (c == nullptr || k < 0 || static_cast<size_t>(k) >= c->symbols().size() ||
-        static_cast<size_t>(axis) >= y.shape.size() || !DependsOnDecided(y.shape[static_cast<size_t>(axis)]))
+        static_cast<size_t>(axis) >= y.shape.size() || !ReadsDecidedSymbol(y.shape[static_cast<size_t>(axis)]))
       return NodeError(n, "internal: the extent of output '" + n.outputs[0] +
                               "' was marked for a read-back, but it is not a decided symbol here (only the "
                               "conversion driver compiles such a node)");
