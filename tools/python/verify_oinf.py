@@ -569,8 +569,40 @@ def _type_name(tag: int) -> str:
     return _META_TYPE_NAMES[tag]
 
 
-def render(parsed: OinfFile) -> str:
-    """Return the human-readable view defined in docs/oinf-format.md."""
+BUNDLE_FORMAT = "oaax-vulkan-bundle"
+
+
+def is_bundle(parsed: OinfFile) -> bool:
+    """True when metadata ``format`` is the string "oaax-vulkan-bundle" (a model.oinf)."""
+    return any(m.key == "format" and m.value_type == STRING and m.value == BUNDLE_FORMAT
+               for m in parsed.metadata)
+
+
+def _quoted_text(etype: int, dims: Sequence[int], arr: np.ndarray) -> Optional[str]:
+    """A rank-1 u8 array that holds UTF-8 text without control characters
+    (tab and newline allowed) as a quoted string, backslash, quote, tab and
+    newline escaped C-style, else None: the rule of oinf-inspect's RenderOptions::text_arrays."""
+    if etype != 5 or len(dims) != 1:
+        return None
+    raw = arr.tobytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if any((b < 0x20 and b not in (0x09, 0x0A)) or b == 0x7F for b in raw):
+        return None
+    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t").replace("\n", "\\n")
+    return f'"{out}"'
+
+
+def render(parsed: OinfFile, text_arrays: Optional[bool] = None) -> str:
+    """Return the human-readable view defined in docs/oinf-format.md.
+
+    ``text_arrays``: print rank-1 u8 metadata arrays that hold text as quoted
+    strings (an oaax-vulkan bundle stores every name and text that way);
+    None (the default) turns it on for bundles only, as oinf-inspect does."""
+    if text_arrays is None:
+        text_arrays = is_bundle(parsed)
     lines: List[str] = []
     for s in parsed.sizevars:
         lines.append(f"{s.name} := {s.value}")
@@ -595,7 +627,9 @@ def render(parsed: OinfFile) -> str:
             lines.append(f"{m.key}: bitset[{len(m.value)}] = {bits}")
         elif t == NDARRAY:
             etype, dims, arr = m.value
-            lines.append(f"{m.key}: ndarray<{_TYPES[etype][0]}>{_dims_str(dims)} = {_preview(etype, dims, arr)}")
+            text = _quoted_text(etype, dims, arr) if text_arrays else None
+            shown = text if text is not None else _preview(etype, dims, arr)
+            lines.append(f"{m.key}: ndarray<{_TYPES[etype][0]}>{_dims_str(dims)} = {shown}")
     if parsed.metadata:
         lines.append("")
     for t in parsed.tensors:
