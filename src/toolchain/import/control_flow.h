@@ -20,8 +20,12 @@
 //          one, and a body that passes its condition through unchanged or
 //          returns a constant true); the scan outputs stack the iterations.
 //          A trip count read at run time with a range unrolls to the
-//          range's maximum, masked (see InlineControlFlow); any other
-//          run-time trip count or condition is refused naming the node.
+//          range's maximum, masked (see InlineControlFlow). Any other
+//          Loop (a trip count or condition only the device knows, a body
+//          that computes its condition, no trip count) is inlined once
+//          between placeholder nodes that ir/loop_nodes.h turns into
+//          _LoopBegin / _LoopEnd: it runs on the device, its body a
+//          segment run once per iteration.
 //
 // Sequences and optionals are compiled away in the same pass: each is a
 // list of tensor names known at conversion. SequenceEmpty / Construct /
