@@ -19,7 +19,8 @@
 #                   iterations run, 9 fail the frame naming the Loop;
 #   nonzero_trip    the detector pattern: one iteration per NonZero result,
 #                   each gathering its box by the iteration number (0, 1
-#                   and 4 iterations).
+#                   and 4 iterations); the cap is the NonZero's planned
+#                   extent (6), which the conversion log's symbols show.
 # Exit 77 (skip) without numpy / onnx or the reference tools
 # (scripts/fetch-reference.sh).
 # usage: device_loop.sh PYTHON REPO_ROOT BUILD_DIR
@@ -212,6 +213,17 @@ open(f"{out}/models.txt", "w").write("\n".join(m for m in models if not only or 
 PY
 fail=0
 e2e_check_against_ort "$py" "$root" "$build" "$tmp" "$node_modules" || fail=1
+# The NonZero count's cap is its planned largest value (6 scores), not
+# max_loop_iterations.
+"$py" - "$tmp" <<'PY' || fail=1
+import json, sys
+log = json.load(open(f"{sys.argv[1]}/nonzero_trip/bundle/conversion-log.json"))
+syms = [s for e in log if e["Message"] == "Dynamic shapes" for s in e["Data"]["Symbols"]]
+caps = {s["Name"]: s["Max"] for s in syms}
+if caps.get("per_box/trip_count") != 6 or caps.get("per_box/iterations") != 6:
+    print(f"FAIL: nonzero_trip: the loop's symbols are {caps}, expected a cap of 6"); sys.exit(1)
+print("nonzero_trip: the loop's cap is the NonZero's planned extent, 6")
+PY
 # Over the cap: the frame fails, naming the Loop and the cap.
 printf '%s\n' "capped in0" "capped in1 the trip count of Loop 'loop_capped' (at most 8 iterations" > "$tmp/cases.txt"
 for drv in lavapipe swiftshader; do

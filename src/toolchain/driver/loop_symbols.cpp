@@ -1,8 +1,12 @@
 #include "toolchain/driver/loop_symbols.h"
 
 #include <algorithm>
+#include <map>
 
+#include "toolchain/ir/extent.h"
 #include "toolchain/ir/limits.h"
+#include "toolchain/ir/shape_infer_int.h"
+#include "toolchain/passes/passes.h"
 
 namespace oaaxvk::toolchain {
 
@@ -10,16 +14,47 @@ namespace {
 const char* const kSuffixes[3] = {"/trip_count", "/iterations", "/cond"};
 }  // namespace
 
+namespace {
+
+// The trip count of _LoopBegin `n` of `g` when it is a single integer
+// constant there; -1 otherwise.
+int64_t ConstantTrip(const Graph& g, const Node& n) {
+  const Tensor* m = n.inputs.empty() || n.inputs[0].empty() ? nullptr : g.FindTensor(n.inputs[0]);
+  if (m == nullptr || !m->is_const || !m->sym.empty() || !(m->numel() == 1) || IsFloatLike(m->dtype)) return -1;
+  return std::max<int64_t>(0, m->AsInts()[0]);
+}
+
+}  // namespace
+
 std::vector<Symbol> FindDecidedLoops(const Graph& g) {
   std::vector<Symbol> out;
+  // Trip counts that fold to a constant once the passes ran, with every
+  // data-dependent extent at its planned largest value (a detector's
+  // count of detections): their largest value (one run of the passes, only
+  // for a model with such a loop).
+  std::map<std::string, int64_t> folded;
+  bool any = false;
+  for (const Node& n : g.nodes) any = any || (n.op_type == "_LoopBegin" && !n.inputs.empty() &&
+                                              !n.inputs[0].empty() && ConstantTrip(g, n) < 0);
+  if (any) {
+    Graph copy = g;
+    ExtentRefusalRecorder recorder(/*keep_going=*/true);
+    // A later refusal does not undo the folding before it (the compilation
+    // reports that refusal).
+    (void)RunDefaultPipeline(copy);
+    for (const Node& n : copy.nodes)
+      if (n.op_type == "_LoopBegin" && ConstantTrip(copy, n) >= 0)
+        folded[n.GetString("_loop", n.name)] = ConstantTrip(copy, n);
+  }
   for (const Node& n : g.nodes) {
     if (n.op_type != "_LoopBegin") continue;
     const std::string loop = n.GetString("_loop", n.name);
     int64_t cap = static_cast<int64_t>(std::min<uint64_t>(CurrentLimits().max_loop_iterations, INT32_MAX));
     // A constant trip count (the body may end the loop earlier) is the cap.
-    const Tensor* m = n.inputs.empty() || n.inputs[0].empty() ? nullptr : g.FindTensor(n.inputs[0]);
-    if (m != nullptr && m->is_const && m->sym.empty() && m->numel() == 1)
-      cap = std::clamp<int64_t>(m->AsInts()[0], 0, cap);
+    const int64_t trip = ConstantTrip(g, n);
+    if (trip >= 0) cap = std::min(trip, cap);
+    auto f = folded.find(loop);
+    if (trip < 0 && f != folded.end()) cap = std::min(f->second, cap);
     for (int k = 0; k < 3; ++k) {
       Symbol y(loop + kSuffixes[k], 0, k == 2 ? 1 : cap, 1);
       y.decided = true;

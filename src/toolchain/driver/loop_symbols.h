@@ -7,8 +7,13 @@
 //                             iteration t, the number run after the loop;
 //                             the scan outputs' leading extent;
 //   "l/cond"        [0, 1]    the loop condition (read back).
-// cap: a constant trip count when the loop has one (a body that may end the
-// loop early), else config.json "limits" "max_loop_iterations".
+// cap: the trip count when it is a constant (a body that may end the loop
+// early), or when it folds to one once the passes ran on the model with
+// every data-dependent extent at its planned largest value (a count of
+// detections: its largest value), at most config.json "limits"
+// "max_loop_iterations", which is the cap of any other trip count. A trip
+// count that would exceed its cap at run time fails the frame naming the
+// Loop.
 #ifndef OAAXVK_TOOLCHAIN_DRIVER_LOOP_SYMBOLS_H_
 #define OAAXVK_TOOLCHAIN_DRIVER_LOOP_SYMBOLS_H_
 
