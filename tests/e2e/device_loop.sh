@@ -12,6 +12,10 @@
 #   cond_exit       a body that ends the loop by its condition (trip count
 #                   20; the limit ends it before the first iteration's end,
 #                   after a few, or never);
+#   while_loop      a `while` loop as PyTorch exports one (the largest int64
+#                   as its trip count, a computed condition), cap 16: 1, 4
+#                   and 9 iterations run, a condition still true after
+#                   the 16th fails the frame naming the Loop;
 #   state_as_slice  a body returning a loop-carried value as its scan slice
 #                   (the value before the update, as the Range function
 #                   does) and swapping two loop-carried values;
@@ -118,6 +122,19 @@ add("cond_exit",
      for l in (-1.0, 5.0, 40.0, 1e9)],
     [i64("n", 20, []), h.make_tensor("go", B, [], [1])])
 
+# A `while` loop as PyTorch exports one: the largest int64 as the trip
+# count, the body computing its condition (the cap is max_loop_iterations,
+# 16 here: a condition still true after the 16th iteration fails the frame).
+add("while_loop",
+    [h.make_node("Loop", ["n", "go", "s0"], ["s_final", "stack"], name="while",
+                 body=body_scale([h.make_node("ReduceSum", ["s_next"], ["total"], keepdims=0),
+                                  h.make_node("Less", ["total", "limit"], ["cond_next"])], "cond_next"))],
+    [("x", F, [3]), ("s0", F, [3]), ("limit", F, [])], [("s_final", F, [3]), ("stack", F, ["k", 3])],
+    [{"x": np.array([0.25, 0.5, 0.5], np.float32), "s0": np.zeros(3, np.float32), "limit": np.array(l, np.float32)}
+     for l in (-1.0, 5.0, 16.5, 1e9)],
+    [i64("n", 2**63 - 1, []), h.make_tensor("go", B, [], [1])],
+    config={"limits": {"max_loop_iterations": 16}})
+
 # The body returns a loop-carried value itself as its scan slice (the
 # Range function's pattern: the slice is the value before the update) and
 # swaps two loop-carried values.
@@ -206,7 +223,7 @@ with open(f"{out}/cases.txt", "w") as cases:
                 a.tofile(f"{d}/{i}.bin")
                 manifest.append({"name": n, "dtype": a.dtype.name, "shape": list(a.shape), "file": f"{i}.bin"})
             json.dump(manifest, open(f"{d}/manifest.json", "w"))
-            if name == "capped" and k == 1: continue  # over the cap: checked by its message
+            if (name, k) in (("capped", 1), ("while_loop", 3)): continue  # over the cap: checked by its message
             cases.write(f"{name} in{k}\n")
 open(f"{out}/refused.txt", "w").write("".join(f"{m} {t}\n" for m, t in refused.items() if not only or m in only.split(",")))
 open(f"{out}/models.txt", "w").write("\n".join(m for m in models if not only or m in only.split(",")) + "\n")
@@ -215,6 +232,7 @@ fail=0
 e2e_check_against_ort "$py" "$root" "$build" "$tmp" "$node_modules" || fail=1
 # The NonZero count's cap is its planned largest value (6 scores), not
 # max_loop_iterations.
+[ -n "${DEVICE_LOOP_ONLY:-}" ] && [ ! -f "$tmp/nonzero_trip/bundle/conversion-log.json" ] ||
 "$py" - "$tmp" <<'PY' || fail=1
 import json, sys
 log = json.load(open(f"{sys.argv[1]}/nonzero_trip/bundle/conversion-log.json"))
@@ -225,7 +243,8 @@ if caps.get("per_box/trip_count") != 6 or caps.get("per_box/iterations") != 6:
 print("nonzero_trip: the loop's cap is the NonZero's planned extent, 6")
 PY
 # Over the cap: the frame fails, naming the Loop and the cap.
-printf '%s\n' "capped in0" "capped in1 the trip count of Loop 'loop_capped' (at most 8 iterations" > "$tmp/cases.txt"
+printf '%s\n' "capped in0" "capped in1 the trip count of Loop 'loop_capped' (at most 8 iterations" \
+  "while_loop in0" "while_loop in3 Loop 'while': more than 16 iterations" > "$tmp/cases.txt"
 for drv in lavapipe swiftshader; do
   e2e_use_driver "$drv" "$root" || break
   e2e_run_cases "$drv" "$tmp" "$build" || fail=1
