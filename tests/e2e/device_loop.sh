@@ -12,6 +12,8 @@
 #   cond_exit       a body that ends the loop by its condition (trip count
 #                   20; the limit ends it before the first iteration's end,
 #                   after a few, or never);
+#   cond_input      the loop condition a graph input (false: no iteration,
+#                   true: the constant trip count, 5);
 #   while_loop      a `while` loop as PyTorch exports one (the largest int64
 #                   as its trip count, a computed condition), cap 16: 1, 4
 #                   and 9 iterations run, a condition still true after
@@ -121,6 +123,15 @@ add("cond_exit",
     [{"x": np.array([1, 2, 3], np.float32), "s0": np.zeros(3, np.float32), "limit": np.array(l, np.float32)}
      for l in (-1.0, 5.0, 40.0, 1e9)],
     [i64("n", 20, []), h.make_tensor("go", B, [], [1])])
+
+# The loop condition a graph input (false: no iteration) and the trip
+# count a constant.
+add("cond_input",
+    [h.make_node("Loop", ["n", "go", "s0"], ["s_final", "stack"], name="loop", body=body_scale())],
+    [("go", B, []), ("x", F, [3]), ("s0", F, [3])], [("s_final", F, [3]), ("stack", F, ["k", 3])],
+    [{"go": np.array(g), "x": rng.standard_normal(3).astype(np.float32),
+      "s0": rng.standard_normal(3).astype(np.float32)} for g in (False, True)],
+    [i64("n", 5, [])])
 
 # A `while` loop as PyTorch exports one: the largest int64 as the trip
 # count, the body computing its condition (the cap is max_loop_iterations,
