@@ -12,6 +12,9 @@
 #   cond_exit       a body that ends the loop by its condition (trip count
 #                   20; the limit ends it before the first iteration's end,
 #                   after a few, or never);
+#   dynamic_after   later nodes (Mul, Shape, ReduceSum) reading the scan
+#                   output, sized by the iterations run (1, 3 and 5), and
+#                   loop-carried values of a symbolic dimension N in 1..4;
 #   cond_input      the loop condition a graph input (false: no iteration,
 #                   true: the constant trip count, 5);
 #   while_loop      a `while` loop as PyTorch exports one (the largest int64
@@ -123,6 +126,29 @@ add("cond_exit",
     [{"x": np.array([1, 2, 3], np.float32), "s0": np.zeros(3, np.float32), "limit": np.array(l, np.float32)}
      for l in (-1.0, 5.0, 40.0, 1e9)],
     [i64("n", 20, []), h.make_tensor("go", B, [], [1])])
+
+# Later nodes read the scan output (sized by the iterations run) and the
+# loop-carried values have a symbolic dimension N (config.json, 1..4). (At
+# zero iterations ONNX Runtime returns this scan output as [0, 0], not
+# knowing the slice's extent without running the body; the bundle returns
+# [0, N]: the zero-iteration cases are the other models'.)
+body_dyn = h.make_graph(
+    [h.make_node("Cast", ["i"], ["fi"], to=F), h.make_node("Add", ["s", "fi"], ["s_next"]),
+     h.make_node("Mul", ["s_next", "x"], ["slice"])], "body_dyn",
+    [h.make_tensor_value_info("i", I64, []), h.make_tensor_value_info("cond_in", B, []),
+     h.make_tensor_value_info("s", F, ["N"])],
+    [h.make_tensor_value_info("cond_in", B, []), h.make_tensor_value_info("s_next", F, ["N"]),
+     h.make_tensor_value_info("slice", F, ["N"])])
+add("dynamic_after",
+    [h.make_node("Loop", ["n", "", "x"], ["s_final", "stack"], name="loop", body=body_dyn),
+     h.make_node("Mul", ["stack", "two"], ["twice"], name="twice"),
+     h.make_node("Shape", ["stack"], ["stack_shape"], name="stack_shape"),
+     h.make_node("ReduceSum", ["stack", "axis1"], ["row_sums"], name="row_sums", keepdims=0)],
+    [("n", I64, []), ("x", F, ["N"])],
+    [("s_final", F, ["N"]), ("twice", F, ["k", "N"]), ("stack_shape", I64, [2]), ("row_sums", F, ["k"])],
+    [{"n": np.array(m, np.int64), "x": rng.standard_normal(k).astype(np.float32)} for m, k in ((1, 4), (3, 1), (5, 3))],
+    [f32("two", [2.0]), i64("axis1", [1])],
+    config={"dimensions": {"N": {"min": 1, "max": 4}}})
 
 # The loop condition a graph input (false: no iteration) and the trip
 # count a constant.
