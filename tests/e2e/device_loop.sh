@@ -15,6 +15,8 @@
 #   dynamic_after   later nodes (Mul, Shape, ReduceSum) reading the scan
 #                   output, sized by the iterations run (1, 3 and 5), and
 #                   loop-carried values of a symbolic dimension N in 1..4;
+#   two_loops       two device loops in a row, the second's trip count
+#                   computed from the first's result (0, 1 and 3 iterations);
 #   cond_input      the loop condition a graph input (false: no iteration,
 #                   true: the constant trip count, 5);
 #   while_loop      a `while` loop as PyTorch exports one (the largest int64
@@ -149,6 +151,21 @@ add("dynamic_after",
     [{"n": np.array(m, np.int64), "x": rng.standard_normal(k).astype(np.float32)} for m, k in ((1, 4), (3, 1), (5, 3))],
     [f32("two", [2.0]), i64("axis1", [1])],
     config={"dimensions": {"N": {"min": 1, "max": 4}}})
+
+# Two device loops in a row, the second's trip count computed from the
+# first's result (the number of its elements above 1).
+add("two_loops",
+    [h.make_node("Loop", ["n", "", "s0"], ["s_mid", "stack1"], name="first", body=body_scale()),
+     h.make_node("Greater", ["s_mid", "one"], ["above"], name="above"),
+     h.make_node("Cast", ["above"], ["abovef"], name="abovef", to=F),
+     h.make_node("ReduceSum", ["abovef"], ["mf"], name="count", keepdims=0),
+     h.make_node("Cast", ["mf"], ["m"], name="m", to=I64),
+     h.make_node("Loop", ["m", "", "s_mid"], ["s_final", "stack2"], name="second", body=body_scale())],
+    [("n", I64, []), ("x", F, [3]), ("s0", F, [3])],
+    [("s_final", F, [3]), ("stack1", F, ["k1", 3]), ("stack2", F, ["k2", 3])],
+    [{"n": np.array(m, np.int64), "x": np.array(x, np.float32), "s0": np.zeros(3, np.float32)}
+     for m, x in ((0, [1, 2, 3]), (2, [-1, 0.5, 3]), (4, [1, 2, 3]))],
+    [f32("one", [1.0])])
 
 # The loop condition a graph input (false: no iteration) and the trip
 # count a constant.
