@@ -15,6 +15,8 @@
 #   dynamic_after   later nodes (Mul, Shape, ReduceSum) reading the scan
 #                   output, sized by the iterations run (1, 3 and 5), and
 #                   loop-carried values of a symbolic dimension N in 1..4;
+#   ranged_zero     a trip count with a range holding 0 (config.json) and a
+#                   scan output: on the device, 0, 2 and 5 iterations;
 #   two_loops       two device loops in a row, the second's trip count
 #                   computed from the first's result (0, 1 and 3 iterations);
 #   cond_input      the loop condition a graph input (false: no iteration,
@@ -151,6 +153,17 @@ add("dynamic_after",
     [{"n": np.array(m, np.int64), "x": rng.standard_normal(k).astype(np.float32)} for m, k in ((1, 4), (3, 1), (5, 3))],
     [f32("two", [2.0]), i64("axis1", [1])],
     config={"dimensions": {"N": {"min": 1, "max": 4}}})
+
+# A trip count named in config.json "input_values" with a range that holds
+# 0 and scan outputs: zero iterations would leave the unrolled form without
+# a slice shape, so the loop runs on the device (set from the run-time
+# value, not read back), its cap the range's maximum.
+add("ranged_zero",
+    [h.make_node("Loop", ["n", "", "s0"], ["s_final", "stack"], name="loop", body=body_scale())],
+    [("n", I64, []), ("x", F, [3]), ("s0", F, [3])], [("s_final", F, [3]), ("stack", F, ["k", 3])],
+    [{"n": np.array(m, np.int64), "x": rng.standard_normal(3).astype(np.float32),
+      "s0": rng.standard_normal(3).astype(np.float32)} for m in (0, 2, 5)],
+    config={"input_values": {"n": ["M"]}, "dimensions": {"M": {"min": 0, "max": 5}}})
 
 # Two device loops in a row, the second's trip count computed from the
 # first's result (the number of its elements above 1).

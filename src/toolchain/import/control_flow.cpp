@@ -411,21 +411,17 @@ class Inliner {
     if (n.input(0).empty() || !stays || (!n.input(1).empty() && !cond_range && !Known(n.input(1), &c)) ||
         (!trip_range && !Known(n.input(0), &m)))
       return DeviceLoop(n, body, states, scans, out);
-    if (cond_may_stop && body.output_size() > 1 + states)
-      return Refuse(n, "the loop condition input '" + n.input(1) + "' is read at run time and may be false, which "
-                       "would give empty scan outputs (zero-size tensors are not supported); give it the range "
-                       "[1, 1]");
+    // Scan outputs that may have no iteration take their slice shape from
+    // the body, which unrolling never compiles then: such loops run on the
+    // device too (with zero iterations, a [0, ...] result).
+    if (cond_may_stop && scans > 0) return DeviceLoop(n, body, states, scans, out);
     if (trip_range) m = static_cast<double>(trip_range->second);
     const int64_t trips = c == 0 ? 0 : static_cast<int64_t>(m);
-    if (trip_range && trip_range->first < 1 && scans > 0)
-      return Refuse(n, "the trip count input '" + n.input(0) + "' is read at run time and its range holds 0, which "
-                       "would give empty scan outputs (zero-size tensors are not supported)");
+    if (scans > 0 && ((trip_range && trip_range->first < 1) || trips <= 0))
+      return DeviceLoop(n, body, states, scans, out);
     if (trips > kMaxUnrolledIterations)
       return Refuse(n, "trip count " + std::to_string(trips) + " is above the unrolling limit of " +
                        std::to_string(kMaxUnrolledIterations));
-    if (trips <= 0 && scans > 0)
-      return Refuse(n, "the loop runs no iteration, so its scan outputs are empty (zero-size tensors are not "
-                       "supported)");
     const std::string base = (n.name().empty() ? "Loop" : n.name()) + "/";
     std::vector<std::string> state(n.input().begin() + 2, n.input().end());
     std::vector<std::vector<std::string>> scanned(static_cast<size_t>(scans));
