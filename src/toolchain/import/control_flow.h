@@ -81,9 +81,9 @@ struct CompoundInputs {
 // bool; min > max otherwise). A Loop whose trip count is such a single
 // value is unrolled to the range's maximum, each iteration's state update
 // masked by iteration < trip count (Where), the scan outputs sliced to the
-// trip count; a run-time condition that the body passes through masks too
-// (with scan outputs its range must be [1, 1]: a false condition would give
-// empty scan outputs).
+// trip count; a run-time condition that the body passes through masks too.
+// With scan outputs that may see no iteration (a range holding 0 or false)
+// the Loop runs on the device instead (see Loop above).
 // `selects` receives the names of the Where nodes that select
 // a run-time If's outputs. Errors (Unimplemented / InvalidArgument) name the
 // node (or graph input) and the reason.
