@@ -6,7 +6,10 @@
 # Runtime on lavapipe and SwiftShader (oaax-run, validation layer on):
 #   trip_input      the trip count a graph input: 0, 1 and 7 iterations of
 #                   a body reading its iteration number, with a
-#                   loop-carried tensor and a scan output;
+#                   loop-carried tensor and a scan output; in the same
+#                   model a Loop whose condition is a graph input (false:
+#                   no iteration, true: 5) and one whose body reads none
+#                   of the loop's values;
 #   trip_from_data  the trip count computed on the device (the number of
 #                   positive elements of an input: 0, 1 and 6);
 #   cond_exit       a body that ends the loop by its condition (trip count
@@ -19,8 +22,6 @@
 #                   scan output: on the device, 0, 2 and 5 iterations;
 #   two_loops       two device loops in a row, the second's trip count
 #                   computed from the first's result (0, 1 and 3 iterations);
-#   cond_input      the loop condition a graph input (false: no iteration,
-#                   true: the constant trip count, 5);
 #   while_loop      a `while` loop as PyTorch exports one (the largest int64
 #                   as its trip count, a computed condition), cap 16: 1, 4
 #                   and 9 iterations run, a condition still true after
@@ -100,12 +101,27 @@ def body_scale_state():
         [h.make_tensor_value_info("cond_in", B, []), h.make_tensor_value_info("s_next", F, [3])],
         [f32("half", [0.5, 0.5, 0.5])])
 
-# Trip count a graph input: 0, 1 and many iterations.
+# Trip count a graph input: 0, 1 and many iterations. Two more Loops in the
+# same model: one whose condition is a graph input (false: no iteration,
+# true: the constant trip count 5), and one whose body reads none of the
+# loop's values (its results are computed once, before the loop, and the
+# iterations copy them: the final state is x after one iteration or more).
+invariant = h.make_graph(
+    [h.make_node("Identity", ["x"], ["x_copy"]), h.make_node("Add", ["x", "x"], ["twice"])], "invariant",
+    [h.make_tensor_value_info("i", I64, []), h.make_tensor_value_info("cond_in", B, []),
+     h.make_tensor_value_info("s", F, [3])],
+    [h.make_tensor_value_info("cond_in", B, []), h.make_tensor_value_info("x_copy", F, [3]),
+     h.make_tensor_value_info("twice", F, [3])])
 add("trip_input",
-    [h.make_node("Loop", ["n", "", "s0"], ["s_final", "stack"], name="loop", body=body_scale())],
-    [("n", I64, []), ("x", F, [3]), ("s0", F, [3])], [("s_final", F, [3]), ("stack", F, ["k", 3])],
-    [{"n": np.array(m, np.int64), "x": rng.standard_normal(3).astype(np.float32),
-      "s0": rng.standard_normal(3).astype(np.float32)} for m in (0, 1, 7)])
+    [h.make_node("Loop", ["n", "", "s0"], ["s_final", "stack"], name="loop", body=body_scale()),
+     h.make_node("Loop", ["five", "go", "s0"], ["s_go", "stack_go"], name="cond_loop", body=body_scale()),
+     h.make_node("Loop", ["n", "", "s0"], ["s_inv", "stack_inv"], name="invariant", body=invariant)],
+    [("n", I64, []), ("go", B, []), ("x", F, [3]), ("s0", F, [3])],
+    [("s_final", F, [3]), ("stack", F, ["k", 3]), ("s_go", F, [3]), ("stack_go", F, ["k2", 3]),
+     ("s_inv", F, [3]), ("stack_inv", F, ["k3", 3])],
+    [{"n": np.array(m, np.int64), "go": np.array(g), "x": rng.standard_normal(3).astype(np.float32),
+      "s0": rng.standard_normal(3).astype(np.float32)} for m, g in ((0, False), (1, True), (7, True))],
+    [i64("five", 5, [])])
 
 # Trip count computed from data: the number of positive elements of c.
 add("trip_from_data",
@@ -179,15 +195,6 @@ add("two_loops",
     [{"n": np.array(m, np.int64), "x": np.array(x, np.float32), "s0": np.zeros(3, np.float32)}
      for m, x in ((0, [1, 2, 3]), (2, [-1, 0.5, 3]), (4, [1, 2, 3]))],
     [f32("one", [1.0])])
-
-# The loop condition a graph input (false: no iteration) and the trip
-# count a constant.
-add("cond_input",
-    [h.make_node("Loop", ["n", "go", "s0"], ["s_final", "stack"], name="loop", body=body_scale())],
-    [("go", B, []), ("x", F, [3]), ("s0", F, [3])], [("s_final", F, [3]), ("stack", F, ["k", 3])],
-    [{"go": np.array(g), "x": rng.standard_normal(3).astype(np.float32),
-      "s0": rng.standard_normal(3).astype(np.float32)} for g in (False, True)],
-    [i64("n", 5, [])])
 
 # A `while` loop as PyTorch exports one: the largest int64 as the trip
 # count, the body computing its condition (the cap is max_loop_iterations,

@@ -39,7 +39,7 @@ Graph LoopGraph(const std::string& carried_op = "Mul") {
     AddNode(g, carried_op, "b2", {"b1", "inv"}, {"b2"});
   }
   {
-    Node& e = AddNode(g, "_LoopEnd", "l/end", {"c", "b2", "b1"}, {"sf", "scan"});
+    Node& e = AddNode(g, "_LoopEnd", "l/end", {"c", "b2", "b1", "c"}, {"sf", "scan"});
     e.SetString("_loop", "l");
     e.SetInt("_loop_states", 1);
   }

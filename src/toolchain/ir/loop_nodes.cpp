@@ -74,6 +74,7 @@ Status MergeLoopPlaceholders(Graph& g) {
       end.inputs.push_back(input(kSlotScan + k));
       end.outputs.push_back(output(kSlotScan + k));
     }
+    end.inputs.push_back(output(kSlotCond));  // the link to _LoopBegin
     for (Node* n : {&begin, &end}) {
       n->SetString("_loop", name);
       n->SetInt("_loop_states", states);
@@ -139,8 +140,8 @@ Status InferLoopNodeShapes(Graph& g, Node& n) {
   const Node* begin = nullptr;
   for (const Node& b : g.nodes)
     if (b.op_type == "_LoopBegin" && b.GetString("_loop", "") == loop) begin = &b;
-  if (begin == nullptr || begin->inputs.size() != 2 + states || n.inputs.size() < 1 + states ||
-      n.outputs.size() != n.inputs.size() - 1)
+  if (begin == nullptr || begin->inputs.size() != 2 + states || n.inputs.size() < 2 + states ||
+      n.outputs.size() != n.inputs.size() - 2)
     return Internal("node '" + n.name + "': malformed _LoopEnd");
   for (size_t k = 0; k < states; ++k) {
     const Tensor* entry = in(begin->inputs[2 + k]);
@@ -165,7 +166,7 @@ Status InferLoopNodeShapes(Graph& g, Node& n) {
   const int64_t sym = n.GetInt("_loop_count", -1);
   if (c != nullptr && sym >= 0 && static_cast<size_t>(sym) < c->symbols().size())
     count = Dim(n.GetInt("_loop_count_value", cap), c->SymbolNode(static_cast<size_t>(sym)));
-  for (size_t k = 1 + states; k < n.inputs.size(); ++k) {
+  for (size_t k = 1 + states; k + 1 < n.inputs.size(); ++k) {
     const Tensor* slice = in(n.inputs[k]);
     if (slice == nullptr) return LoopError(loop, "the shape of scan output '" + n.outputs[k - 1] + "' is unknown");
     if (slice->data_dependent_axis >= 0)

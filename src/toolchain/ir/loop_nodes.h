@@ -9,7 +9,10 @@
 //               outputs [iteration number (int64 []), condition (bool []),
 //                        loop-carried values as the body reads them...]
 //   _LoopEnd    inputs  [the body's condition, the body's loop-carried
-//                        results..., the body's scan slices...]
+//                        results..., the body's scan slices..., the
+//                        _LoopBegin's condition output (a link: the
+//                        _LoopBegin stays alive and reachable even when
+//                        the body reads none of its values)]
 //               outputs [the final loop-carried values..., the scan
 //                        outputs ([iterations run] + slice shape)...]
 //
