@@ -32,6 +32,11 @@ Status MergeLoopPlaceholders(Graph& g) {
     const Node& n = g.nodes[i];
     if (!n.HasAttr("_loop") || !n.HasAttr("_loop_slot") || IsLoopNode(n)) continue;
     const std::string name = n.GetString("_loop", "");
+    // Only the import writes these attributes; a model's own node carrying
+    // them is not a placeholder.
+    if ((n.op_type != "Identity" && n.op_type != "Unsqueeze") || n.inputs.empty() || n.outputs.size() != 1)
+      return InvalidArgument("node '" + n.name + "' (" + n.op_type + ") carries the attributes _loop and _loop_slot, "
+                             "which the toolchain reserves for the Loops it compiles; remove them from the model");
     auto [it, fresh] = loops.emplace(name, Parts{});
     if (fresh) it->second.first = i;
     it->second.last = i;
