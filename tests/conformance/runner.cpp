@@ -656,8 +656,10 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
   std::string bound_names, ranged_names;
   static const std::regex kNeedsConstant("input '([^']+)' is not a compile-time constant");
   // The graph input a needed constant is computed from, when the toolchain
-  // names it ("... it is computed from graph input 'x': ...").
-  static const std::regex kComputedFrom("is not a compile-time constant[^;]*; it is computed from graph input '([^']+)'");
+  // names it ("... it is computed from graph input 'x': ..."), or the first
+  // of several ("... from graph inputs 'cond', 'trip_count': ..."; the next
+  // retry names the others that are still needed).
+  static const std::regex kComputedFrom("is not a compile-time constant[^;]*; it is computed from graph inputs? '([^']+)'");
   auto needed_input = [&](const std::string& r, std::string* name) {
     std::smatch m;
     if (std::regex_search(r, m, kComputedFrom)) { *name = m[1].str(); return true; }

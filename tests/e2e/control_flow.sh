@@ -80,9 +80,7 @@
 # match ONNX Runtime's: name, dtype, shape, byte size, and values within
 # 1e-5 (relative and absolute) for float, exactly for integers.
 # Refused at conversion (exit 1, no model.oinf, conversion-log.json's last
-# entry "Conversion Failed" with the message): a Loop whose trip count is a
-# graph input ("is not a compile-time constant"), a Loop whose body computes
-# its condition from data ("may end the loop early"), an If on a run-time
+# entry "Conversion Failed" with the message): an If on a run-time
 # condition whose branches give [2,3] and [3,2] (neither holds the other; the
 # message names the selecting Where and gives the reason), a Loop with trip count 5000
 # ("above the unrolling limit of 1024"), a SequenceAt whose position is a
@@ -398,20 +396,6 @@ def simple_body(cond_node):
 pass_cond = h.make_node("Identity", ["c_in"], ["c_out"])
 one = nh.from_array(np.array(1, np.float32), "one")
 refused = [
-    (save("refuse_loop_runtime_trips",
-          [h.make_node("Loop", ["n", "", "v0"], ["v"], name="loop", body=simple_body(pass_cond))],
-          [("n", I64, []), ("v0", F, [3])], [("v", F, [3])], 13, [one]),
-     "is not a compile-time constant"),
-    (save("refuse_loop_computed_cond",
-          [h.make_node("Loop", ["n", "", "v0"], ["v"], name="loop", body=h.make_graph(
-              [h.make_node("Add", ["v_in", "one"], ["v_out"]),
-               h.make_node("ReduceSum", ["v_out"], ["total"], keepdims=0),
-               h.make_node("Less", ["total", "limit"], ["c_out"])], "body",
-              [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
-              [vi("c_out", B, []), vi("v_out", F, [3])]))],
-          [("v0", F, [3])], [("v", F, [3])], 13,
-          [one, nh.from_array(np.array(10, np.int64), "n"), nh.from_array(np.array(20, np.float32), "limit")]),
-     "may end the loop early"),
     # [2,3] and [3,2]: neither holds the other (ONNX shape inference of the
     # selecting Where fails first; the message names the node and says why)
     (save("refuse_if_shapes_transposed",

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "toolchain/driver/dynamic.h"
+#include "toolchain/driver/loop_symbols.h"
 #include "toolchain/ir/shape_infer.h"
 
 namespace oaaxvk::toolchain {
@@ -437,6 +438,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
         if (!found) return Internal("dynamic shapes: no node '" + it->second + "' writes the extent '" + it->first + "'");
         used.insert(it->first);
       }
+      OAAXVK_RETURN_IF_ERROR(AnnotateDecidedLoops(g, *symbols, point, &used));  // driver/loop_symbols.h
       for (const Symbol& s : *symbols)
         if (!s.is_value() && !used.count(s.name))
           return InvalidArgument("config.json: dimensions['" + s.name +
@@ -460,6 +462,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       StatusOr<std::vector<Symbol>> decided = FindDecidedSymbols(*scan);
       if (!decided.ok()) return fail(decided.status());
       decided_syms = std::move(*decided);
+      for (Symbol& y : FindDecidedLoops(*scan)) decided_syms.push_back(std::move(y));  // driver/loop_symbols.h
       for (DecidedExtent& e : FindDecidedExtents(*scan)) {
         extent_nodes[e.symbol.name] = e.node;
         extent_syms.push_back(std::move(e.symbol));

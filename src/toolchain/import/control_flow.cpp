@@ -393,9 +393,6 @@ class Inliner {
       return Refuse(n, "the body's inputs and outputs do not match the loop-carried values");
     const int scans = body.output_size() - 1 - states;
     double m = 0, c = 1;
-    if (n.input(0).empty())
-      return Refuse(n, "a Loop without a trip count runs until a condition only known at run time; only loops with "
-                       "a trip count known at conversion are unrolled");
     // A trip count / condition read at run time with a range: unrolled to
     // the range's maximum, masked.
     const auto trip_range = RunTimeRange(n.input(0));
@@ -403,49 +400,28 @@ class Inliner {
     // A run-time condition that may be false masks the iterations.
     const bool cond_may_stop = cond_range.has_value() && cond_range.value().first < 1;
     // The condition first: its range does not depend on the trip count's.
-    if (!n.input(1).empty() && !cond_range && !Known(n.input(1), &c))
-      return Refuse(n, "the loop condition input '" + n.input(1) + "' is not a compile-time constant; only loops "
-                       "whose condition stays true are unrolled");
-    if (!trip_range && !Known(n.input(0), &m))
-      return Refuse(n, "the trip count input '" + n.input(0) + "' is not a compile-time constant; only loops with a "
-                       "trip count known at conversion (a constant, an input bound by config.json "
-                       "\"input_values\", or a run-time value given a range there) are unrolled");
-    if (cond_may_stop && body.output_size() > 1 + states)
-      return Refuse(n, "the loop condition input '" + n.input(1) + "' is read at run time and may be false, which "
-                       "would give empty scan outputs (zero-size tensors are not supported); give it the range "
-                       "[1, 1]");
+    // The body's condition output must stay true for unrolling: its
+    // condition input passed through, or a constant true.
+    const bool stays = ConditionStaysTrue(body);
+    if (n.input(0).empty() && stays)
+      return Refuse(n, "a Loop without a trip count whose body passes its condition through runs until a condition "
+                       "only known at run time and never changes; give it a trip count");
+    // Anything else unknown at conversion runs on the device, its body
+    // compiled once (DeviceLoop).
+    if (n.input(0).empty() || !stays || (!n.input(1).empty() && !cond_range && !Known(n.input(1), &c)) ||
+        (!trip_range && !Known(n.input(0), &m)))
+      return DeviceLoop(n, body, states, scans, out);
+    // Scan outputs that may have no iteration take their slice shape from
+    // the body, which unrolling never compiles then: such loops run on the
+    // device too (with zero iterations, a [0, ...] result).
+    if (cond_may_stop && scans > 0) return DeviceLoop(n, body, states, scans, out);
     if (trip_range) m = static_cast<double>(trip_range->second);
-    // The body's condition output must stay true: its condition input passed
-    // through, or a constant true.
-    const std::string& cond_out = body.output(0).name();
-    bool stays = cond_out == body.input(1).name();
-    for (const NodeProto& b : body.node()) {
-      if (b.output_size() < 1 || b.output(0) != cond_out) continue;
-      if (b.op_type() == "Identity" && b.input_size() == 1 && b.input(0) == body.input(1).name()) stays = true;
-      if (b.op_type() == "Constant")
-        for (const auto& a : b.attribute()) {
-          double v = 0;
-          if (a.name() == "value" && a.has_t() && FirstElement(a.t(), &v) && v != 0) stays = true;
-        }
-    }
-    for (const TensorProto& t : body.initializer()) {
-      double v = 0;
-      if (t.name() == cond_out && FirstElement(t, &v) && v != 0) stays = true;
-    }
-    if (!stays)
-      return Refuse(n, "the body computes its loop condition ('" + cond_out +
-                       "'), which may end the loop early at run time; only loops whose condition stays true are "
-                       "unrolled");
     const int64_t trips = c == 0 ? 0 : static_cast<int64_t>(m);
-    if (trip_range && trip_range->first < 1 && scans > 0)
-      return Refuse(n, "the trip count input '" + n.input(0) + "' is read at run time and its range holds 0, which "
-                       "would give empty scan outputs (zero-size tensors are not supported)");
+    if (scans > 0 && ((trip_range && trip_range->first < 1) || trips <= 0))
+      return DeviceLoop(n, body, states, scans, out);
     if (trips > kMaxUnrolledIterations)
       return Refuse(n, "trip count " + std::to_string(trips) + " is above the unrolling limit of " +
                        std::to_string(kMaxUnrolledIterations));
-    if (trips <= 0 && scans > 0)
-      return Refuse(n, "the loop runs no iteration, so its scan outputs are empty (zero-size tensors are not "
-                       "supported)");
     const std::string base = (n.name().empty() ? "Loop" : n.name()) + "/";
     std::vector<std::string> state(n.input().begin() + 2, n.input().end());
     std::vector<std::vector<std::string>> scanned(static_cast<size_t>(scans));
@@ -508,6 +484,97 @@ class Inliner {
       Add(out, "Slice", {stacked[static_cast<size_t>(k)], ConstI64(base + "zero", {0}, false), ends,
                          ConstI64(base + "axis0", {0}, false)},
           n.output(states + k), base + "ran");
+    }
+    return Status::Ok();
+  }
+
+  // Whether a Loop body's condition output provably stays true: its
+  // condition input passed through (directly or by an Identity), or a
+  // constant true.
+  static bool ConditionStaysTrue(const GraphProto& body) {
+    const std::string& cond_out = body.output(0).name();
+    bool stays = cond_out == body.input(1).name();
+    for (const NodeProto& b : body.node()) {
+      if (b.output_size() < 1 || b.output(0) != cond_out) continue;
+      if (b.op_type() == "Identity" && b.input_size() == 1 && b.input(0) == body.input(1).name()) stays = true;
+      if (b.op_type() == "Constant")
+        for (const auto& a : b.attribute()) {
+          double v = 0;
+          if (a.name() == "value" && a.has_t() && FirstElement(a.t(), &v) && v != 0) stays = true;
+        }
+    }
+    for (const TensorProto& t : body.initializer()) {
+      double v = 0;
+      if (t.name() == cond_out && FirstElement(t, &v) && v != 0) stays = true;
+    }
+    return stays;
+  }
+
+  // A Loop decided on the device (docs/toolchain.md "Control flow"): the
+  // body inlined once between placeholder nodes that ir/loop_nodes.h merges
+  // into _LoopBegin / _LoopEnd after import. Placeholders are plain ONNX
+  // nodes, so ONNX shape inference types the body: Identity nodes for the
+  // trip count, the iteration number (an int64 scalar), the condition and
+  // each loop-carried value on the way in; Identity nodes for the body's
+  // condition and each carried result, and an Unsqueeze per scan output (a
+  // stack of at least one slice) on the way out. Each carries the
+  // attributes _loop (the loop's name) and _loop_slot (ir/loop_nodes.h).
+  Status DeviceLoop(const NodeProto& n, const GraphProto& body, int states, int scans, std::vector<NodeProto>* out) {
+    const std::string name = n.name().empty() ? Fresh("Loop") : n.name();
+    const std::string base = name + "/";
+    auto mark = [&](NodeProto& p, int64_t slot) {
+      onnx::AttributeProto* a = p.add_attribute();
+      a->set_name("_loop");
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(name);
+      onnx::AttributeProto* b = p.add_attribute();
+      b->set_name("_loop_slot");
+      b->set_type(onnx::AttributeProto::INT);
+      b->set_i(slot);
+    };
+    auto pass = [&](const std::string& x, const std::string& what, int64_t slot) {
+      const std::string y = Fresh(base + what);
+      mark(Add(out, "Identity", {x}, y, base + what), slot);
+      return y;
+    };
+    if (!n.input(0).empty()) pass(n.input(0), "trip_count", 0);
+    std::vector<std::string> bind;
+    bind.push_back(pass(ConstI64(base + "iteration_placeholder", {0}, true), "iteration", 1));
+    bind.push_back(pass(n.input(1).empty() ? ConstBool(base + "cond_true", true) : n.input(1), "cond_in", 2));
+    for (int k = 0; k < states; ++k) bind.push_back(pass(n.input(2 + k), "state_in", 10 + k));
+    const std::vector<std::string> outs = InlineBody(body, base + "body/", bind, out);
+    pass(outs[0], "cond_out", 1000);
+    for (int k = 0; k < states + scans; ++k) {
+      const bool scan = k >= states;
+      const std::string y = k < n.output_size() && !n.output(k).empty() ? n.output(k)
+                                                                         : Fresh(base + (scan ? "scan" : "state"));
+      const int64_t slot = scan ? 3000 + (k - states) : 2000 + k;
+      if (!scan) {
+        mark(Add(out, "Identity", {outs[static_cast<size_t>(1 + k)]}, y, base + "state_out"), slot);
+        continue;
+      }
+      // Unsqueeze into the output's own name (Unsqueeze() makes a fresh one).
+      const std::string axes = ConstI64(base + "scan_axes", {0}, false);
+      NodeProto& u = opset_ >= 13 ? Add(out, "Unsqueeze", {outs[static_cast<size_t>(1 + k)], axes}, y, base + "scan_out")
+                                  : Add(out, "Unsqueeze", {outs[static_cast<size_t>(1 + k)]}, y, base + "scan_out");
+      if (opset_ < 13) {
+        onnx::AttributeProto* a = u.add_attribute();
+        a->set_name("axes");
+        a->set_type(onnx::AttributeProto::INTS);
+        a->add_ints(0);
+      }
+      mark(u, slot);
+      // The placeholder stacks one slice; the extent the first inference
+      // gave (or a graph output declares) would contradict it: unknown.
+      auto& infos = *g_.mutable_value_info();
+      for (int j = infos.size(); j-- > 0;)
+        if (infos.Get(j).name() == y) infos.DeleteSubrange(j, 1);
+      for (onnx::ValueInfoProto& o : *g_.mutable_output())
+        if (o.name() == y && o.type().tensor_type().shape().dim_size() > 0) {
+          onnx::TensorShapeProto_Dimension* d = o.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+          d->clear_dim_value();
+          d->clear_dim_param();
+        }
     }
     return Status::Ok();
   }

@@ -20,8 +20,12 @@
 //          one, and a body that passes its condition through unchanged or
 //          returns a constant true); the scan outputs stack the iterations.
 //          A trip count read at run time with a range unrolls to the
-//          range's maximum, masked (see InlineControlFlow); any other
-//          run-time trip count or condition is refused naming the node.
+//          range's maximum, masked (see InlineControlFlow). Any other
+//          Loop (a trip count or condition only the device knows, a body
+//          that computes its condition, no trip count) is inlined once
+//          between placeholder nodes that ir/loop_nodes.h turns into
+//          _LoopBegin / _LoopEnd: it runs on the device, its body a
+//          segment run once per iteration.
 //
 // Sequences and optionals are compiled away in the same pass: each is a
 // list of tensor names known at conversion. SequenceEmpty / Construct /
@@ -77,9 +81,9 @@ struct CompoundInputs {
 // bool; min > max otherwise). A Loop whose trip count is such a single
 // value is unrolled to the range's maximum, each iteration's state update
 // masked by iteration < trip count (Where), the scan outputs sliced to the
-// trip count; a run-time condition that the body passes through masks too
-// (with scan outputs its range must be [1, 1]: a false condition would give
-// empty scan outputs).
+// trip count; a run-time condition that the body passes through masks too.
+// With scan outputs that may see no iteration (a range holding 0 or false)
+// the Loop runs on the device instead (see Loop above).
 // `selects` receives the names of the Where nodes that select
 // a run-time If's outputs. Errors (Unimplemented / InvalidArgument) name the
 // node (or graph input) and the reason.

@@ -32,6 +32,10 @@ struct ConversionLimits {
   // the devices the bundles target (lavapipe's 2^27). Larger weights are split
   // (passes/split_large.h); any other larger tensor is refused by the plan.
   uint64_t max_binding_bytes = uint64_t{1} << 27;
+  // Iterations of a Loop run on the device whose trip count has no planned
+  // maximum (ir/loop_nodes.h): its scan outputs are planned at this many
+  // slices, and a frame whose loop would run more fails naming the Loop.
+  uint64_t max_loop_iterations = 1024;
 };
 
 namespace limits_internal {

@@ -2,6 +2,7 @@
 #include "toolchain/ir/not_constant.h"
 
 #include "toolchain/ir/limits.h"
+#include "toolchain/ir/loop_nodes.h"
 
 #include "toolchain/ir/extent.h"
 #include "toolchain/ir/shape_infer_float.h"
@@ -850,7 +851,7 @@ Status InferOutputs(Graph& g, Node& n) {
 }  // namespace
 
 Status InferNodeShapes(Graph& g, Node& n) {
-  OAAXVK_RETURN_IF_ERROR(InferOutputs(g, n));
+  OAAXVK_RETURN_IF_ERROR(IsLoopNode(n) ? InferLoopNodeShapes(g, n) : InferOutputs(g, n));  // ir/loop_nodes.h
   // Sizes computed from the model are checked before anything allocates or
   // multiplies them further (ir/limits.h).
   for (const std::string& o : n.outputs) {

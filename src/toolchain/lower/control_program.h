@@ -63,6 +63,11 @@ struct ControlProgram {
   // 'if_3'"): the runtime's message when a frame fails there.
   std::vector<std::string> texts;
 
+  // The dispatches [first, second) of each device loop's body, which run
+  // once per iteration: a value live across the body's rows stays live over
+  // all of them (PlanMemory). The toolchain's own; not in the bundle.
+  std::vector<std::pair<uint32_t, uint32_t>> loop_bodies;
+
   bool empty() const { return segments.empty(); }
   // The segment holding dispatch d (segments must cover it).
   size_t SegmentOf(size_t d) const {

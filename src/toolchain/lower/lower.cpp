@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "toolchain/ir/extent.h"
+#include "toolchain/ir/loop_nodes.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_float.h"
 #include "toolchain/ir/shape_infer_int.h"
@@ -125,7 +126,30 @@ class Lowerer {
         alias_[io.tensor] = c;
       }
     }
-    for (const Node& n : g_.nodes) OAAXVK_RETURN_IF_ERROR(LowerNode(n));
+    // A Loop decided on the device (ir/loop_nodes.h): its body's nodes are
+    // lowered together at its _LoopEnd (lower_loop.inc).
+    std::vector<std::vector<size_t>> bodies;
+    std::vector<int64_t> ends;
+    OAAXVK_RETURN_IF_ERROR(FindLoopBodies(g_, &bodies, &ends));
+    std::vector<bool> in_body(g_.nodes.size(), false);
+    std::map<int64_t, size_t> begin_of_end;
+    for (size_t b = 0; b < bodies.size(); ++b) {
+      for (size_t i : bodies[b]) in_body[i] = true;
+      if (ends[b] >= 0) begin_of_end[ends[b]] = b;
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      if (in_body[i]) continue;
+      if (n.op_type == "_LoopBegin") {
+        OAAXVK_RETURN_IF_ERROR(LoopBegin(n));
+      } else if (n.op_type == "_LoopEnd") {
+        auto b = begin_of_end.find(static_cast<int64_t>(i));
+        if (b == begin_of_end.end()) return NodeError(n, "internal: no _LoopBegin reaches this _LoopEnd");
+        OAAXVK_RETURN_IF_ERROR(DeviceLoop(g_.nodes[b->second], bodies[b->second], n));
+      } else {
+        OAAXVK_RETURN_IF_ERROR(LowerNode(n));
+      }
+    }
     // Graph outputs: claim the producing value (placed in the outputs buffer)
     // when possible, else copy into a fresh output value.
     std::vector<bool> claimed(p_.values.size(), false);
@@ -199,7 +223,7 @@ class Lowerer {
       p_.outputs.back().count_for = io.count_for;
       p_.outputs.back().count_axis = io.count_axis;
     }
-    BuildControlProgram();
+    OAAXVK_RETURN_IF_ERROR(BuildControlProgram());
     AddTexelTwins();
     AddGpuVariants();
     DescribeVariants();
@@ -694,29 +718,47 @@ class Lowerer {
   }
 
   // Feature segment_program: the segments between the cuts of IfSelect and
-  // the host steps that run them (docs/bundle-format.md "Segment program").
-  void BuildControlProgram() {
-    if (cuts_.empty()) return;
+  // DecidedExtent and around the bodies of device loops, and the host steps
+  // that run them (docs/bundle-format.md "Segment program").
+  Status BuildControlProgram() {
+    if (cuts_.empty() && loops_.empty()) return Status::Ok();
     SymContext* c = SymContext::Current();
     ControlProgram& cp = p_.control;
     uint32_t begin = 0;
+    size_t next_loop = 0;
+    auto loops_before = [&](uint32_t d) {
+      for (; next_loop < loops_.size() && loops_[next_loop].begin < d; ++next_loop) {
+        const LoopCut& L = loops_[next_loop];
+        if (d < L.end)
+          return Unimplemented("node '" + L.name + "' (Loop): the body holds an If or a data-dependent extent "
+                               "decided on the device (a read-back inside the loop); a Loop run on the device "
+                               "supports neither yet (bind the values they depend on in config.json)");
+        LoopSteps(L, &begin);
+      }
+      return Status::Ok();
+    };
     for (size_t i = 0; i < cuts_.size(); ++i) {
       const DecidedCut& k = cuts_[i];
+      OAAXVK_RETURN_IF_ERROR(loops_before(k.dispatch));
+      cp.steps.push_back({ControlOp::kRun, static_cast<int64_t>(cp.segments.size())});
       cp.segments.push_back({begin, k.dispatch});
       begin = k.dispatch;
       cp.texts.push_back(k.text);
       cp.reads.push_back({k.cond_value, 0, DType::kInt32, k.clamp ? ControlReadMode::kClamp : ControlReadMode::kRefuse,
-                          static_cast<uint32_t>(i)});
-      cp.steps.push_back({ControlOp::kRun, static_cast<int64_t>(i)});
-      cp.steps.push_back({ControlOp::kRead, k.cond_symbol, static_cast<int64_t>(i)});
+                          static_cast<uint32_t>(cp.texts.size() - 1)});
+      cp.steps.push_back({ControlOp::kRead, k.cond_symbol, static_cast<int64_t>(cp.reads.size() - 1)});
       if (k.larger_symbol < 0) continue;  // an extent: the read sets the symbol itself
       const int32_t cond = c->SymbolNode(static_cast<size_t>(k.cond_symbol));
       const int32_t larger = k.then_larger ? cond : c->Make(SymOp::kSub, c->ConstNode(1), cond);
       cp.steps.push_back({ControlOp::kSet, k.larger_symbol, larger});
     }
+    OAAXVK_RETURN_IF_ERROR(loops_before(std::numeric_limits<uint32_t>::max()));
+    cp.steps.push_back({ControlOp::kRun, static_cast<int64_t>(cp.segments.size())});
     cp.segments.push_back({begin, static_cast<uint32_t>(p_.dispatches.size())});
-    cp.steps.push_back({ControlOp::kRun, static_cast<int64_t>(cuts_.size())});
+    return Status::Ok();
   }
+
+#include "toolchain/lower/lower_loop.inc"
 
   Status ConvTranspose(const Node& n) {
     const Shape& xs = T(n.inputs[0]).shape;

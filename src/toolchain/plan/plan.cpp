@@ -81,6 +81,19 @@ std::vector<Lifetime> ComputeLifetimes(const Program& p) {
         break;
       }
   }
+  // A device loop's body runs again per iteration: a value alive at some
+  // of its rows but not born and dead within them (a loop-carried buffer, a
+  // scan output, a value from before the loop that the body reads) is
+  // alive at all of them, so the next iteration still finds it.
+  for (const auto& [b, e] : cp.loop_bodies) {
+    if (e <= b) continue;
+    const int first = static_cast<int>(b), last = static_cast<int>(e) - 1;
+    for (Lifetime& l : lt) {
+      if (l.first < 0 || l.last < first || l.first > last || (l.first >= first && l.last <= last)) continue;
+      l.first = std::min(l.first, first);
+      l.last = std::max(l.last, last);
+    }
+  }
   return lt;
 }
 
