@@ -7,7 +7,7 @@
 #   default  program.dispatch only (tiled shared-memory kernels),
 #   cpu      program.dispatch.cpu (CPU-class kernels),
 #   gpu      program.dispatch.gpu with the runtime argument fp16_weights=1
-#            (conv2d_gemm_f16w / gemm_f16w reading binary16 weights,
+#            (conv2d_gemm_gpu_f16w / gemm_gpu_f16w reading binary16 weights,
 #            softmax_sg / reduce_mean_sg with subgroup reductions), each row
 #            keeping its default row on a device without the capability its
 #            kernel requires,
