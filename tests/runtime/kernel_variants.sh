@@ -41,7 +41,7 @@ trap 'rm -rf "$tmp"' EXIT
 model="$tmp/bundle/model.oinf"
 "$build/oinf-inspect" "$model" > "$tmp/inspect.txt"
 for entry in "program.dispatch.cpu: u32\[" "program.dispatch.gpu: u32\[" "weights_f16: u8\[" \
-             'requires: str = "storageBuffer16BitAccess"' 'requires: str = "subgroupArithmetic"'; do
+             'requires: str = "storageBuffer16BitAccess-sharedMemory32KiB"' 'requires: str = "subgroupArithmetic"'; do
   grep -q "$entry" "$tmp/inspect.txt" || { echo "FAIL: the bundle has no '$entry'"; exit 1; }
 done
 # Output check: check.py TMP GOT_DIR WHAT fp32|fp16 (see the header).
