@@ -27,7 +27,11 @@ layout(constant_id = GPU_TILE_ID + 2) const uint VEC_A = 0;
 layout(constant_id = GPU_TILE_ID + 3) const uint VEC_B = 0;
 const uint TK = 16u;
 const uint RM = TILE_M / 16u, RN = TILE_N / 16u;
-shared float As[2u * TK * TILE_M];  // [buffer][k][m]
+// A is kept [m][k] (a slice row of 16 contiguous words): the staging stores
+// of 32 neighbouring invocations hit 32 distinct banks, and the FMA loop's
+// reads are broadcasts (one or two rows per warp). B is kept [k][n]: the
+// reads of 16 neighbouring columns are 16 distinct banks.
+shared float As[2u * TK * TILE_M];  // [buffer][m][k]
 shared float Bs[2u * TK * TILE_N];  // [buffer][k][n]
 float acc[8][8];
 // Per-invocation staging of the next slice (at most 8 scalars or 2 vec4 per operand).
@@ -39,7 +43,7 @@ void gpu_tile_fma(uint buf, uint tx, uint ty) {
   for (uint kk = 0u; kk < TK; ++kk) {
     float av[8], bv[8];
     for (uint i = 0u; i < 8u; ++i)
-      if (i < RM) av[i] = As[a0 + kk * TILE_M + ty + 16u * i];
+      if (i < RM) av[i] = As[a0 + (ty + 16u * i) * TK + kk];
     for (uint j = 0u; j < 8u; ++j)
       if (j < RN) bv[j] = Bs[b0 + kk * TILE_N + tx + 16u * j];
     for (uint i = 0u; i < 8u; ++i)
@@ -57,12 +61,12 @@ void gpu_tile_store_a(uint buf, uint tid) {
     for (uint r = 0u; r < 2u; ++r) {
       const uint e = tid + 256u * r;
       if (e < 4u * TILE_M)
-        for (uint c = 0u; c < 4u; ++c) As[a0 + (4u * (e % 4u) + c) * TILE_M + e / 4u] = ra[4u * r + c];
+        for (uint c = 0u; c < 4u; ++c) As[a0 + 4u * e + c] = ra[4u * r + c];
     }
   } else {
     for (uint r = 0u; r < 8u; ++r) {
       const uint e = tid + 256u * r;
-      if (r < RM) As[a0 + (e % TK) * TILE_M + e / TK] = ra[r];
+      if (r < RM) As[a0 + e] = ra[r];
     }
   }
 }
