@@ -27,11 +27,12 @@ layout(constant_id = GPU_TILE_ID + 2) const uint VEC_A = 0;
 layout(constant_id = GPU_TILE_ID + 3) const uint VEC_B = 0;
 const uint TK = 16u;
 const uint RM = TILE_M / 16u, RN = TILE_N / 16u;
-// A is kept [m][k] (a slice row of 16 contiguous words): the staging stores
-// of 32 neighbouring invocations hit 32 distinct banks, and the FMA loop's
-// reads are broadcasts (one or two rows per warp). B is kept [k][n]: the
-// reads of 16 neighbouring columns are 16 distinct banks.
-shared float As[2u * TK * TILE_M];  // [buffer][m][k]
+// A is kept [m][k] as vec4 (a slice row is 4 vec4 of 4 consecutive k): the
+// FMA loop reads four k of a row at once (broadcasts: one or two rows per
+// warp), and the staging stores of neighbouring invocations go to
+// neighbouring words. B is kept [k][n]: the reads of 16 neighbouring columns
+// are 16 distinct banks.
+shared vec4 As[2u * TK / 4u * TILE_M];  // [buffer][m][k / 4]
 shared float Bs[2u * TK * TILE_N];  // [buffer][k][n]
 float acc[8][8];
 // Per-invocation staging of the next slice (at most 8 scalars or 2 vec4 per operand).
@@ -39,16 +40,19 @@ float ra[8], rb[8];
 
 // acc += the slice in shared buffer `buf`.
 void gpu_tile_fma(uint buf, uint tx, uint ty) {
-  const uint a0 = buf * TK * TILE_M, b0 = buf * TK * TILE_N;
-  for (uint kk = 0u; kk < TK; ++kk) {
-    float av[8], bv[8];
+  const uint a0 = buf * TK / 4u * TILE_M, b0 = buf * TK * TILE_N;
+  for (uint kq = 0u; kq < TK / 4u; ++kq) {
+    vec4 av[8];
     for (uint i = 0u; i < 8u; ++i)
-      if (i < RM) av[i] = As[a0 + (ty + 16u * i) * TK + kk];
-    for (uint j = 0u; j < 8u; ++j)
-      if (j < RN) bv[j] = Bs[b0 + kk * TILE_N + tx + 16u * j];
-    for (uint i = 0u; i < 8u; ++i)
+      if (i < RM) av[i] = As[a0 + (ty + 16u * i) * (TK / 4u) + kq];
+    for (uint c = 0u; c < 4u; ++c) {
+      float bv[8];
       for (uint j = 0u; j < 8u; ++j)
-        if (i < RM && j < RN) acc[i][j] += av[i] * bv[j];
+        if (j < RN) bv[j] = Bs[b0 + (4u * kq + c) * TILE_N + tx + 16u * j];
+      for (uint i = 0u; i < 8u; ++i)
+        for (uint j = 0u; j < 8u; ++j)
+          if (i < RM && j < RN) acc[i][j] += av[i][c] * bv[j];
+    }
   }
 }
 
@@ -56,17 +60,16 @@ void gpu_tile_fma(uint buf, uint tx, uint ty) {
 // e = tid + 256 r (r < RM) is (k = e % 16, m = e / 16). vec4: e = tid + 256 r
 // (r < 2, e < 4 TILE_M) is (k = 4 (e % 4) .. + 3, m = e / 4).
 void gpu_tile_store_a(uint buf, uint tid) {
-  const uint a0 = buf * TK * TILE_M;
+  const uint a0 = buf * TK / 4u * TILE_M;
   if (VEC_A != 0u) {
     for (uint r = 0u; r < 2u; ++r) {
       const uint e = tid + 256u * r;
-      if (e < 4u * TILE_M)
-        for (uint c = 0u; c < 4u; ++c) As[a0 + 4u * e + c] = ra[4u * r + c];
+      if (e < 4u * TILE_M) As[a0 + e] = vec4(ra[4u * r], ra[4u * r + 1u], ra[4u * r + 2u], ra[4u * r + 3u]);
     }
   } else {
     for (uint r = 0u; r < 8u; ++r) {
       const uint e = tid + 256u * r;
-      if (r < RM) As[a0 + e] = ra[r];
+      if (r < RM) As[a0 + e / 4u][e % 4u] = ra[r];
     }
   }
 }
