@@ -12,6 +12,8 @@
 #         lavapipe: the _f16w forms, matching the binary16-weight reference at
 #         that tolerance and the float32 one within 2^-11 * sum|x * w|
 #         + 1e-5 * (1 + |ref|).
+#   dyn   (lavapipe) a Conv and a MatMul with a symbolic batch N in [1, 8]
+#         (sizes read from the parameter buffer), fp32 tiles, N = 1 and 5.
 # No row may keep its default row. The bundles' load requirement
 # (device.max_shared_memory_bytes) stays the default table's 8 KiB.
 # usage: gpu_kernels.sh PYTHON REPO_ROOT BUILD_DIR [lavapipe|swiftshader]
@@ -70,21 +72,28 @@ print(f"{what}: {len(man) - len(bad)}/{len(man)} outputs match the NumPy referen
 if bad:
     sys.exit(f"{what}: " + "; ".join(bad))
 PY
-run() {  # run DRIVER BUNDLE CHECK [ARGS...]
+run() {  # run DRIVER BUNDLE CHECK [ARGS...]; $cdir: the directory of the inputs and references
   local drv=$1 b=$2 check=$3; shift 3
-  local what="$drv $b kernel_variant=gpu $*" out="$tmp/$drv-$b"
+  local at=${cdir#"$tmp"}
+  local what="$drv $b kernel_variant=gpu $*${at:+ on ${at#/}}" out="$cdir/$drv-${b//\//-}"
   local icd=()
   [ "$drv" = swiftshader ] && icd=(env "VK_ICD_FILENAMES=$root/third_party/swiftshader/vk_swiftshader_icd.json")
-  "${icd[@]}" "$build/oaax-run" --model "$tmp/$b/model.oinf" --inputs "$tmp/in" --outputs "$out" --quiet \
+  "${icd[@]}" "$build/oaax-run" --model "$tmp/$b/model.oinf" --inputs "$cdir/in" --outputs "$out" --quiet \
     --arg log_level=2 --arg kernel_variant=gpu "$@" > /dev/null 2> "$out.log" ||
     { echo "FAIL: $what:"; cat "$out.log"; fail=1; return; }
   grep -q "running the gpu kernel variants" "$out.log" || { echo "FAIL: $what: not the gpu table:"; cat "$out.log"; fail=1; }
   if grep -q "keep the default kernel" "$out.log"; then echo "FAIL: $what kept default rows:"; cat "$out.log"; fail=1; fi
-  "$py" "$tmp/check.py" "$tmp" "$out" "$what" "$check" || fail=1
+  "$py" "$tmp/check.py" "$cdir" "$out" "$what" "$check" || fail=1
 }
+cdir=$tmp
 if [ "$part" = lavapipe ]; then
   run lavapipe b32 fp32
   run lavapipe b16 fp16 --arg fp16_weights=1
+  "$build/oaax-vulkan-toolchain" --config "$tmp/dyn/config.json" "$tmp/dyn/dyn.onnx" "$tmp/dyn/bundle" > "$tmp/tcdyn.log"
+  for n in 1 5; do
+    cdir=$tmp/dyn/b$n
+    run lavapipe dyn/bundle fp32
+  done
 elif [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ]; then
   run swiftshader b32 fp32
 else

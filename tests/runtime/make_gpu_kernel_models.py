@@ -11,7 +11,10 @@ batch 1 and 8, a batched MatMul with a computed B.
 
 Writes gpu_kernels.onnx, its input (manifest dir `in`) and the references
 ref / ref16 / bound of make_variant_models.py (float32 model; binary16-
-rounded weights; 2^-11 * sum|x * w|).
+rounded weights; 2^-11 * sum|x * w|). Also a model with a symbolic batch N in
+[1, 8] (parameter-buffer sizes in the tiles' spec constants, the tile chosen
+for N = 8): dyn/dyn.onnx, dyn/config.json (fp32 tiles) and, for N = 1 and 5,
+dyn/b<N>/ with the same input and reference directories.
 
 usage: make_gpu_kernel_models.py OUT_DIR
 """
@@ -24,7 +27,60 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_variant_models import add_conv, matmul_refs  # noqa: E402
+from make_variant_models import F16_EPS, add_conv, conv_ref, matmul_refs  # noqa: E402
+
+
+def write_case(out, inputs, refs):
+    """The input manifest dir `in` and the reference dirs ref / ref16 / bound
+    (refs: (name, ref, ref16, bound)) under out."""
+    os.makedirs(os.path.join(out, "in"), exist_ok=True)
+    for i, (n, a) in enumerate(inputs):
+        a.tofile(os.path.join(out, "in", f"{i}.bin"))
+    with open(os.path.join(out, "in", "manifest.json"), "w") as f:
+        json.dump([{"name": n, "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"}
+                   for i, (n, a) in enumerate(inputs)], f)
+    for k, kind in enumerate(("ref", "ref16", "bound")):
+        os.makedirs(os.path.join(out, kind), exist_ok=True)
+        man = []
+        for i, r in enumerate(refs):
+            a = np.asarray(r[1 + k], np.float32)
+            a.tofile(os.path.join(out, kind, f"{i}.bin"))
+            man.append({"name": r[0], "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"})
+        with open(os.path.join(out, kind, "manifest.json"), "w") as f:
+            json.dump(man, f)
+
+
+def dynamic_case(out):
+    """x [N, 16, 12, 12] -> Conv 3x3 stride 2 (40 channels) -> Relu -> Flatten -> MatMul [1440, 52],
+    N in [1, 8]: both outputs, for N = 1 and 5."""
+    rng = np.random.default_rng(5)
+    w = (0.3 * rng.standard_normal((40, 16, 3, 3))).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+    mw = (0.1 * rng.standard_normal((1440, 52))).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                              strides=[2, 2]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Flatten", ["r"], ["f"], name="flat", axis=1),
+             helper.make_node("MatMul", ["f", "mw"], ["y"], name="matmul")]
+    graph = helper.make_graph(
+        nodes, "gpu_kernels_dynamic", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, 12, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 52]),
+         helper.make_tensor_value_info("r", TensorProto.FLOAT, ["N", 40, 6, 6])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"), numpy_helper.from_array(mw, "mw")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    os.makedirs(out, exist_ok=True)
+    onnx.save(model, os.path.join(out, "dyn.onnx"))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump({"dimensions": {"N": {"min": 1, "max": 8}}, "fp16_weights": False}, f)
+    for n in (1, 5):
+        x = rng.standard_normal((n, 16, 12, 12)).astype(np.float32)
+        r = np.maximum(conv_ref(x, w, b, (2, 2), (1, 1, 1, 1), (1, 1), 1), 0)
+        y = r.reshape(n, -1) @ mw.astype(np.float64)
+        # bound: 2^-11 * sum|x * w| as in make_variant_models.py (the fp32 check's scale).
+        br = F16_EPS * conv_ref(np.abs(x), np.abs(w), None, (2, 2), (1, 1, 1, 1), (1, 1), 1)
+        by = F16_EPS * (np.abs(r).reshape(n, -1) @ np.abs(mw).astype(np.float64))
+        write_case(os.path.join(out, f"b{n}"), [("x", x)], [("y", y, y, by), ("r", r, r, br)])
 
 
 def main():
@@ -112,20 +168,8 @@ def main():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out, "gpu_kernels.onnx"))
-    for i, (n, a) in enumerate(inputs):
-        a.tofile(os.path.join(out, "in", f"{i}.bin"))
-    with open(os.path.join(out, "in", "manifest.json"), "w") as f:
-        json.dump([{"name": n, "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"}
-                   for i, (n, a) in enumerate(inputs)], f)
-    for k, kind in enumerate(("ref", "ref16", "bound")):
-        os.makedirs(os.path.join(out, kind), exist_ok=True)
-        man = []
-        for i, r in enumerate(refs):
-            a = np.asarray(r[1 + k], np.float32)
-            a.tofile(os.path.join(out, kind, f"{i}.bin"))
-            man.append({"name": r[0], "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"})
-        with open(os.path.join(out, kind, "manifest.json"), "w") as f:
-            json.dump(man, f)
+    write_case(out, inputs, refs)
+    dynamic_case(os.path.join(out, "dyn"))
 
 
 if __name__ == "__main__":

@@ -345,6 +345,8 @@ class Lowerer {
       vec_b = sp[8] == 1 && !sp[8].is_symbolic() && Divisible(sp[6], 4) && Divisible(sp[7], 4) &&
               Divisible(sp[1], 4);
     }
+    // Sizes beyond 32-bit indexing (or unbounded) never reach a kernel; stop before the arithmetic.
+    if (UpperBound(rows) > INT32_MAX || UpperBound(cols) > INT32_MAX || UpperBound(batch) > 65535) return false;
     const GpuTile t = ChooseGpuTile(UpperBound(rows), UpperBound(cols), UpperBound(batch));
     const Dim gx = CeilDiv(cols, Dim(t.n)), gy = CeilDiv(rows, Dim(t.m));
     if (UpperBound(gx) > 65535 || UpperBound(gy) > 65535 || UpperBound(batch) > 65535) return false;
