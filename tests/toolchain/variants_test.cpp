@@ -600,7 +600,7 @@ TEST(DeviceVariants, RowsGetTheirGpuKernel) {
   bool logged = false;
   for (const auto& [node, text] : p.node_kernels)
     if (node == "conv") {
-      EXPECT_NE(text.find("[gpu: conv2d_gemm_gpu_f16w, cpu: conv2d_cpu"), std::string::npos) << text;
+      EXPECT_NE(text.find("[gpu: conv2d_gemm_gpu_f16w tile 16x16, cpu: conv2d_cpu"), std::string::npos) << text;
       logged = true;
     }
   EXPECT_TRUE(logged);

@@ -138,6 +138,19 @@ GpuTile ChooseGpuTile(int64_t m, int64_t n, int64_t batch) {
   return best;
 }
 
+// " tile <TILE_M>x<TILE_N>" for a dispatch whose GPU row is a tiled GEMM
+// kernel (its last four spec values: TILE_M, TILE_N, VEC_A, VEC_B), else "":
+// the conversion log names the tile each row got.
+std::string GpuTileNote(const Dispatch& d) {
+  for (const GpuVariant& gv : kGpuVariants)
+    if (gv.tiled && d.kernel == gv.kernel && !d.gpu_kernel.empty() && d.gpu_spec.size() == d.spec.size() + 4) {
+      const size_t t = d.spec.size();
+      return StrFormat(" tile %lldx%lld", static_cast<long long>(d.gpu_spec[t].value()),
+                       static_cast<long long>(d.gpu_spec[t + 1].value()));
+    }
+  return "";
+}
+
 class Lowerer {
  public:
   Lowerer(const Graph& g, const LowerOptions& options) : g_(g), options_(options) {}
@@ -386,7 +399,7 @@ class Lowerer {
     for (size_t i = 0; i < p_.dispatches.size(); ++i) {
       const Dispatch& d = p_.dispatches[i];
       std::string v;
-      if (!d.gpu_kernel.empty()) v = "gpu: " + d.gpu_kernel;
+      if (!d.gpu_kernel.empty()) v = "gpu: " + d.gpu_kernel + GpuTileNote(d);
       if (!d.cpu_kernel.empty()) v += (v.empty() ? "" : ", ") + std::string("cpu: ") + d.cpu_kernel;
       if (!v.empty()) p_.node_kernels[dispatch_log_[i]].second += " [" + v + "]";
     }
