@@ -558,15 +558,20 @@ class Check:
         run(["node", ORT_RUN_JS, onnx_path, in_dir, out_dir], timeout=max(60, self.budget.left()), env=env)
         return time.time() - start
 
-    def convert(self, onnx_path, out_dir, inputs):
+    def convert(self, onnx_path, out_dir, inputs, fp16_weights=False):
         """Converts with the toolchain; inputs fix every input's shape through
-        config.json input_shapes (the batch) when the model's own shape differs."""
+        config.json input_shapes (the batch) when the model's own shape differs.
+        Without fp16_weights (config.json "fp16_weights": false) the GPU table's
+        Conv / Gemm rows are the fp32 GPU-class tiles (conv2d_gemm_gpu,
+        gemm_gpu), which kernel_variant=auto runs on a GPU; with it they read
+        binary16 weight copies and run only with the runtime argument
+        fp16_weights=1 (the gpu_fp16_weights variant)."""
         import onnx
         m = onnx.load(onnx_path, load_external_data=False)
         declared = {vi.name: [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
                     for vi in m.graph.input}
         shapes = {n: s for n, _, s in inputs if declared.get(n) != s}
-        config = {}
+        config = {"fp16_weights": bool(fp16_weights)}
         if shapes:
             config["input_shapes"] = shapes
         if self.binding_limit:
@@ -843,7 +848,11 @@ class Check:
             log(f"{name} b{batch}: ours {b['ours']} gpu {b['profile'].get('gpu_ms')} ms "
                 f"({b['profile'].get('variant')})")
             if first and self.a.variants:
-                # The other kernel tables on the same inputs: checked and timed at depth 1.
+                # The other kernel tables on the same inputs: checked, timed at
+                # depth 1 and profiled (GPU ms beside the auto run's: e.g.
+                # default = the portable conv2d_gemm / gemm against the GPU
+                # table's tiles). gpu_fp16_weights runs a second bundle with
+                # binary16 weight copies.
                 b["variants"] = {}
                 for v in self.a.variants:
                     if not self.budget.allows(need):
@@ -853,9 +862,17 @@ class Check:
                     extra = ["kernel_variant=gpu", "fp16_weights=1"] if v == "gpu_fp16_weights" else [
                         f"kernel_variant={v}"]
                     try:
-                        r = self.oaax_run(bundle, in_dir, iters, 1, 2, extra=extra, out_dir=vdir)
+                        vbundle = bundle
+                        if v == "gpu_fp16_weights":
+                            fdir = os.path.join(self.work, name, f"b{batch}-f16")
+                            self.convert(onnx_path, fdir, inputs, fp16_weights=True)
+                            vbundle = os.path.join(fdir, "model.oinf")
+                        r = self.oaax_run(vbundle, in_dir, iters, 1, 2, extra=extra, out_dir=vdir)
                         b["variants"][v] = {"p50_ms": round(r["latency_ms"]["p50"], 3),
                                             "check": self.compare(ref_dir, vdir, spec.get("abs_tol"))}
+                        prof = self.profile(vbundle, in_dir, extra=extra)
+                        b["variants"][v]["gpu_ms"] = prof.get("gpu_ms")
+                        b["variants"][v]["top_kernels"] = prof.get("top_kernels")
                     except Failure as e:
                         b["variants"][v] = {"error": str(e)[:300]}
                 log(f"{name} b{batch}: variants {b['variants']}")
@@ -1034,22 +1051,24 @@ def render_markdown(r):
     if var_rows:
         lines += ["### The kernel tables at the first batch (depth 1)", "",
                   "The run above used the table the runtime picks for this device (`kernel_variant=auto`); "
-                  "the others on the same inputs, with their error against ONNX Runtime:", "",
-                  "| model | auto: table, p50 ms, rel. L2 | " + " | ".join(
+                  "the others on the same inputs, with their wall and GPU time (one profiled frame) and their error "
+                  "against ONNX Runtime:", "",
+                  "| model | auto: table, p50 ms, GPU ms, rel. L2 | " + " | ".join(
                       sorted({v for _, b in var_rows for v in b["variants"]})) + " |",
                   "|---|---|" + "---|" * len({v for _, b in var_rows for v in b["variants"]})]
         names = sorted({v for _, b in var_rows for v in b["variants"]})
         for n, b in var_rows:
             ck = b.get("check", {})
             auto = (f"{b.get('profile', {}).get('variant') or '—'}, {_fmt_ms(b.get('ours', {}).get('1', {}).get('p50_ms'))}"
-                    f", {ck.get('rel_l2', float('nan')):.1e}")
+                    f", {_fmt_ms(b.get('profile', {}).get('gpu_ms'))}, {ck.get('rel_l2', float('nan')):.1e}")
             cells = []
             for v in names:
                 x = b["variants"].get(v, {})
                 if "error" in x:
                     cells.append("error: " + x["error"][:120])
                 elif x:
-                    cells.append(f"{_fmt_ms(x['p50_ms'])} ms, {x['check'].get('rel_l2', float('nan')):.1e}"
+                    cells.append(f"{_fmt_ms(x['p50_ms'])} ms, GPU {_fmt_ms(x.get('gpu_ms'))} ms, "
+                                 f"{x['check'].get('rel_l2', float('nan')):.1e}"
                                  + ("" if "rel_l2" in x["check"] else " " + x["check"].get("why", "")))
                 else:
                     cells.append("—")
@@ -1090,7 +1109,7 @@ def main():
     p.add_argument("--depths", default="1,2,4", help="comma-separated depths (default 1,2,4)")
     p.add_argument("--compile-batches", default="32", help="batches that get torch.compile (default 32)")
     p.add_argument("--steps", default="roofline,runtime,models,conformance")
-    p.add_argument("--variants", default="cpu,gpu_fp16_weights",
+    p.add_argument("--variants", default="default,cpu,gpu_fp16_weights",
                    help="other kernel tables checked and timed at the first batch (default,cpu,gpu,gpu_fp16_weights)")
     p.add_argument("--conformance-filter", default=None, help="regex: only these node tests")
     p.add_argument("--runtime-tests-timeout", type=float, default=90)

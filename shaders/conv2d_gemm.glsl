@@ -1,4 +1,4 @@
-// Body of conv2d_gemm.comp and conv2d_gemm_f16w.comp (included after #version).
+// Body of conv2d_gemm.comp (included after #version).
 // Conv2D as an implicit GEMM per group g (gl_WorkGroupID.z):
 //   Y[m][col] = act(sum_k W[g*M + m][k] * im2col(X)[k][col] + bias[g*M + m])
 // M = K_OUT / GROUPS, col = (n, oh, ow) over N*OH*OW, k = (c, kh, kw) over
@@ -8,15 +8,8 @@
 // fused residual Add).
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer X_ { float x[]; };
-#ifdef F16_WEIGHTS
-// conv2d_gemm_f16w: W as IEEE binary16 (buffer kind 4, weights_f16; needs
-// storageBuffer16BitAccess only), converted to fp32 at the load.
-layout(set = 0, binding = 1) readonly buffer W_ { float16_t w[]; };
-#define LOAD_W(i) float(w[i])
-#else
 layout(set = 0, binding = 1) readonly buffer W_ { float w[]; };
 #define LOAD_W(i) w[i]
-#endif
 layout(set = 0, binding = 2) readonly buffer B_ { float bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Y_ { float y[]; };
 layout(set = 0, binding = 4) readonly buffer R_ { float res[]; };

@@ -1,4 +1,4 @@
-// Body of gemm.comp and gemm_f16w.comp (included after #version).
+// Body of gemm.comp (included after #version).
 // Batched GEMM (Gemm and MatMul): for batch b = gl_WorkGroupID.z
 //   Y[b][m][n] = act(ALPHA * sum_k A[b*SAB + m*SAM + k*SAK] * B[b*SBB + k*SBK + n*SBN]
 //                    + BETA * bias[m*SCM + n*SCN])
@@ -6,15 +6,8 @@
 // K slices in shared memory, 4x4 register block per invocation.
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer A_ { float a[]; };
-#ifdef F16_WEIGHTS
-// gemm_f16w: B as IEEE binary16 (a constant in buffer kind 4, weights_f16;
-// needs storageBuffer16BitAccess only), converted to fp32 at the load.
-layout(set = 0, binding = 1) readonly buffer B_ { float16_t b[]; };
-#define LOAD_B(i) float(b[i])
-#else
 layout(set = 0, binding = 1) readonly buffer B_ { float b[]; };
 #define LOAD_B(i) b[i]
-#endif
 layout(set = 0, binding = 2) readonly buffer C_ { float bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Y_ { float y[]; };
 #include "gemm_constants.glsl"

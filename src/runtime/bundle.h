@@ -56,9 +56,11 @@ inline constexpr uint32_t kBufferKinds = 5;
 
 // Device capabilities a kernel may require (`kernel.<j>.requires`, feature
 // device_variants; docs/bundle-format.md "Device-specific variants"), as the
-// Vulkan feature / property names they stand for. A required name not listed
-// here counts as missing on every device.
-inline const std::set<std::string> kKnownCapabilities = {"storageBuffer16BitAccess", "subgroupArithmetic"};
+// Vulkan feature / property names they stand for (sharedMemory32KiB:
+// maxComputeSharedMemorySize >= 32768). A required name not listed here
+// counts as missing on every device.
+inline const std::set<std::string> kKnownCapabilities = {"storageBuffer16BitAccess", "subgroupArithmetic",
+                                                         "sharedMemory32KiB"};
 
 // Name of an OAAX tensor_data_type ("FLOAT", ...; "unknown" for undefined values).
 // Its element size is oaaxvk::TensorElementSize (oaax_vulkan/tensors_util.h).

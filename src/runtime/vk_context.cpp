@@ -292,6 +292,9 @@ Status VkContext::Init(const ContextOptions& options) {
   if ((subgroup_.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
       (subgroup_.supportedOperations & arithmetic) == arithmetic)
     capabilities_.insert("subgroupArithmetic");
+  // Kernels with up to 32 KiB of shared memory (the GPU-class GEMM tiles);
+  // Vulkan guarantees only 16 KiB.
+  if (properties_.limits.maxComputeSharedMemorySize >= 32768) capabilities_.insert("sharedMemory32KiB");
   std::string caps;
   for (const std::string& c : capabilities_) caps += (caps.empty() ? "" : " ") + c;
   Log(LogLevel::kInfo, StrFormat("using Vulkan device '%s' (queue family %u, robustBufferAccess %s, capabilities: %s)",

@@ -54,7 +54,8 @@ class VkContext {
   // "Device-specific variants") that this device has:
   // "storageBuffer16BitAccess" (the feature, enabled at device creation) and
   // "subgroupArithmetic" (supportedStages has COMPUTE, supportedOperations
-  // has BASIC and ARITHMETIC).
+  // has BASIC and ARITHMETIC), "sharedMemory32KiB"
+  // (maxComputeSharedMemorySize >= 32768).
   const std::set<std::string>& capabilities() const { return capabilities_; }
   // VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize (Vulkan
   // 1.1 core): the largest single allocation.

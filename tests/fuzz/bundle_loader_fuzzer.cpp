@@ -48,7 +48,9 @@ oaaxvk::runtime::DeviceLimits Profile(bool small) {
   l.min_texel_buffer_offset_alignment = small ? 256 : 16;
   l.max_sampled_images_per_stage = small ? 16 : 1024;
   l.device_name = small ? "fuzz-small" : "fuzz-large";
-  if (!small) l.capabilities = {"subgroup_arithmetic", "shader_float16", "storage_buffer_16bit"};
+  // The runtime's capability names (runtime/bundle.h kKnownCapabilities): the
+  // large profile has them all, so GPU rows are chosen; the small one none.
+  if (!small) l.capabilities = {"storageBuffer16BitAccess", "subgroupArithmetic", "sharedMemory32KiB"};
   return l;
 }
 

@@ -7,7 +7,7 @@
 #   default  program.dispatch only (tiled shared-memory kernels),
 #   cpu      program.dispatch.cpu (CPU-class kernels),
 #   gpu      program.dispatch.gpu with the runtime argument fp16_weights=1
-#            (conv2d_gemm_f16w / gemm_f16w reading binary16 weights,
+#            (conv2d_gemm_gpu_f16w / gemm_gpu_f16w reading binary16 weights,
 #            softmax_sg / reduce_mean_sg with subgroup reductions), each row
 #            keeping its default row on a device without the capability its
 #            kernel requires,
@@ -41,7 +41,7 @@ trap 'rm -rf "$tmp"' EXIT
 model="$tmp/bundle/model.oinf"
 "$build/oinf-inspect" "$model" > "$tmp/inspect.txt"
 for entry in "program.dispatch.cpu: u32\[" "program.dispatch.gpu: u32\[" "weights_f16: u8\[" \
-             'requires: str = "storageBuffer16BitAccess"' 'requires: str = "subgroupArithmetic"'; do
+             'requires: str = "storageBuffer16BitAccess-sharedMemory32KiB"' 'requires: str = "subgroupArithmetic"'; do
   grep -q "$entry" "$tmp/inspect.txt" || { echo "FAIL: the bundle has no '$entry'"; exit 1; }
 done
 # Output check: check.py TMP GOT_DIR WHAT fp32|fp16 (see the header).

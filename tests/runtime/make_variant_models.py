@@ -2,8 +2,8 @@
 """Conv / Gemm / MatMul shapes that stress every kernel variant (bundle
 feature kernel_variants: the tiled default kernels conv2d_gemm / gemm /
 depthwise_conv2d and the CPU-class kernels conv2d_cpu / gemm_cpu* /
-depthwise_cpu; feature device_variants: the GPU-class conv2d_gemm_f16w /
-gemm_f16w with binary16 weights): row and column counts that are not
+depthwise_cpu; feature device_variants: the GPU-class conv2d_gemm_gpu_f16w /
+gemm_gpu_f16w with binary16 weights): row and column counts that are not
 multiples of the register blocks or tiles, padding, strides, dilations,
 groups, batches, transposes, alpha/beta, broadcast bias, fused activations
 and a fused residual Add; plus Softmax / LogSoftmax / Hardmax / ReduceMean /
@@ -58,7 +58,7 @@ def conv_refs(x, w, b, stride, pads, dil, group):
 
 
 def matmul_refs(a, b, alpha=1.0):
-    """(ref, ref16, bound) of alpha * a @ b with a constant b (read as binary16 by gemm_f16w)."""
+    """(ref, ref16, bound) of alpha * a @ b with a constant b (read as binary16 by gemm_gpu_f16w)."""
     a = a.astype(np.float64)
     return (alpha * (a @ b.astype(np.float64)), alpha * (a @ to_f16(b).astype(np.float64)),
             abs(alpha) * F16_EPS * (np.abs(a) @ np.abs(b).astype(np.float64)))

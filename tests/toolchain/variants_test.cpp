@@ -4,6 +4,7 @@
 // SwiftShader is tests/runtime/kernel_variants.sh.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -15,6 +16,10 @@
 #include "toolchain/ir/limits.h"
 #include "toolchain/lower/kernels.h"
 #include "toolchain/lower/lower.h"
+
+#ifdef OAAXVK_TEST_RUNTIME_PARSER
+#include "runtime/bundle.h"
+#endif
 
 namespace oaaxvk::toolchain {
 namespace {
@@ -463,9 +468,10 @@ TEST(KernelVariants, ConvCpuKernelFollowsShape) {
 // ---- end of the Conv tests
 
 // ---- Device-specific variants (feature device_variants, docs/bundle-format.md
-// "Device-specific variants"): program.dispatch.gpu rows with conv2d_gemm_f16w /
-// gemm_f16w reading binary16 weight copies (buffer kind 4, weights_f16) and
-// softmax_sg / reduce_mean_sg reducing with subgroup operations.
+// "Device-specific variants"): program.dispatch.gpu rows with the GPU-class
+// GEMM tiles conv2d_gemm_gpu / gemm_gpu (their _f16w forms reading binary16
+// weight copies, buffer kind 4, weights_f16) and softmax_sg / reduce_mean_sg
+// reducing with subgroup operations.
 
 // The bundle's u32 [D, 8] dispatch table `name` (empty when absent).
 std::vector<uint32_t> DispatchTable(const oinf::File& f, const std::string& name) {
@@ -543,16 +549,25 @@ TEST(DeviceVariants, RowsGetTheirGpuKernel) {
       continue;
     }
     gpu[d.node] = d.gpu_kernel;
-    EXPECT_EQ(d.gpu_spec, d.spec) << d.node;
-    for (int a = 0; a < 3; ++a) EXPECT_EQ(d.gpu_groups[a], d.groups[a]) << d.node;
     const KernelInfo* k = FindKernel(d.kernel);
     const KernelInfo* kg = FindKernel(d.gpu_kernel);
     ASSERT_TRUE(k && kg);
+    const bool tiled = d.gpu_kernel.find("_gemm_gpu") != std::string::npos || d.gpu_kernel.rfind("gemm_gpu", 0) == 0;
+    if (tiled) {
+      // The default row's spec values plus TILE_M, TILE_N, VEC_A, VEC_B.
+      ASSERT_EQ(d.gpu_spec.size(), d.spec.size() + 4) << d.node;
+      EXPECT_TRUE(std::equal(d.spec.begin(), d.spec.end(), d.gpu_spec.begin())) << d.node;
+      EXPECT_EQ(kg->spec_constants, k->spec_constants + 4);
+      EXPECT_EQ(kg->required_capabilities.back(), kCapabilitySharedMemory32KiB);
+    } else {
+      EXPECT_EQ(d.gpu_spec, d.spec) << d.node;
+      for (int a = 0; a < 3; ++a) EXPECT_EQ(d.gpu_groups[a], d.groups[a]) << d.node;
+      EXPECT_EQ(kg->spec_constants, k->spec_constants);
+    }
     EXPECT_EQ(kg->bindings, k->bindings);
-    EXPECT_EQ(kg->spec_constants, k->spec_constants);
     EXPECT_EQ(kg->written_bindings, k->written_bindings);
     EXPECT_EQ(kg->local_size[0], k->local_size[0]);
-    ASSERT_EQ(kg->required_capabilities.size(), 1u);
+    ASSERT_FALSE(kg->required_capabilities.empty());
     const std::vector<Binding>& gb = d.GpuBindings();
     ASSERT_EQ(gb.size(), d.bindings.size());
     for (size_t b = 0; b < gb.size(); ++b) {
@@ -570,20 +585,22 @@ TEST(DeviceVariants, RowsGetTheirGpuKernel) {
       }
     }
   }
-  const std::map<std::string, std::string> want = {{"conv", "conv2d_gemm_f16w"},
+  const std::map<std::string, std::string> want = {{"conv", "conv2d_gemm_gpu_f16w"},
                                                    {"softmax", "softmax_sg"},
                                                    {"gap", "reduce_mean_sg"},
                                                    {"mean", "reduce_mean_sg"},
-                                                   {"gemm", "gemm_f16w"}};
-  EXPECT_EQ(gpu, want);  // no GPU row: depthwise Conv, copies, MatMul with a computed B
-  EXPECT_EQ(FindKernel("conv2d_gemm_f16w")->required_capabilities,
-            std::vector<std::string>{"storageBuffer16BitAccess"});
+                                                   {"gemm", "gemm_gpu_f16w"},
+                                                   {"aat", "gemm_gpu"}};
+  EXPECT_EQ(gpu, want);  // no GPU row: depthwise Conv, copies; a computed B keeps fp32
+  EXPECT_EQ(FindKernel("conv2d_gemm_gpu_f16w")->required_capabilities,
+            (std::vector<std::string>{"storageBuffer16BitAccess", "sharedMemory32KiB"}));
+  EXPECT_EQ(FindKernel("gemm_gpu")->required_capabilities, std::vector<std::string>{"sharedMemory32KiB"});
   EXPECT_EQ(FindKernel("softmax_sg")->required_capabilities, std::vector<std::string>{"subgroupArithmetic"});
   // The conversion log names both variants of a dispatch.
   bool logged = false;
   for (const auto& [node, text] : p.node_kernels)
     if (node == "conv") {
-      EXPECT_NE(text.find("[gpu: conv2d_gemm_f16w, cpu: conv2d_cpu"), std::string::npos) << text;
+      EXPECT_NE(text.find("[gpu: conv2d_gemm_gpu_f16w tile 16x16, cpu: conv2d_cpu"), std::string::npos) << text;
       logged = true;
     }
   EXPECT_TRUE(logged);
@@ -627,17 +644,26 @@ TEST(DeviceVariants, RowsGetTheirGpuKernel) {
     }
     if (std::memcmp(d, gr, 32) == 0) continue;
     ++rows_by_kernel[kernels[gr[0]].first];
-    EXPECT_EQ(gr[6], d[6]) << "row " << i << ": the GPU row shares the spec values";
-    EXPECT_EQ(gr[1], d[1]);
     const std::string& req = kernels[gr[0]].second;
-    EXPECT_TRUE(req == "storageBuffer16BitAccess" || req == "subgroupArithmetic") << req;
+    if (req == "subgroupArithmetic") {
+      EXPECT_EQ(gr[6], d[6]) << "row " << i << ": the GPU row shares the spec values";
+      EXPECT_EQ(gr[1], d[1]);
+    } else {
+      // Its own spec range: 4 more values (the tile and the vec4 flags).
+      EXPECT_EQ(gr[7], d[7] + 4) << "row " << i;
+      EXPECT_TRUE(req == "storageBuffer16BitAccess-sharedMemory32KiB" || req == "sharedMemory32KiB") << req;
+    }
   }
-  const std::map<std::string, int> want_rows = {
-      {"conv2d_gemm_f16w", 1}, {"gemm_f16w", 1}, {"softmax_sg", 1}, {"reduce_mean_sg", 2}};
+  const std::map<std::string, int> want_rows = {{"conv2d_gemm_gpu_f16w", 1}, {"gemm_gpu_f16w", 1}, {"gemm_gpu", 1},
+                                                {"softmax_sg", 1},           {"reduce_mean_sg", 2}};
   EXPECT_EQ(rows_by_kernel, want_rows);
   for (const auto& [name, req] : kernels)  // only the GPU-class kernels require anything
-    EXPECT_EQ(req.empty(), name.find("_f16w") == std::string::npos && name.find("_sg") == std::string::npos)
+    EXPECT_EQ(req.empty(), name.find("_gpu") == std::string::npos && name.find("_sg") == std::string::npos)
         << name << ": '" << req << "'";
+  // The 32 KiB tiles stay out of the load requirement: the default conv2d_gemm / gemm's 8 KiB.
+  uint32_t shared = 0;
+  ASSERT_TRUE(f->FindMetadata("device.max_shared_memory_bytes")->GetScalar(&shared));
+  EXPECT_EQ(shared, 2u * 16 * 64 * 4);
   // Optional capabilities stay out of the hard device requirements.
   const oinf::Metadata* s16 = f->FindMetadata("device.storage_buffer_16bit");
   ASSERT_NE(s16, nullptr);
@@ -688,7 +714,7 @@ TEST(DeviceVariants, DispatchesShareOneFloat16Copy) {
 }
 
 // config.json "fp16_weights": false (LowerOptions): no binary16 copies and no
-// _f16w rows; the subgroup rows are still emitted.
+// _f16w rows: the Conv's GPU row is the fp32 conv2d_gemm_gpu.
 TEST(DeviceVariants, Fp16WeightsOffOmitsTheCopies) {
   Graph g;
   g.opset = 13;
@@ -703,16 +729,15 @@ TEST(DeviceVariants, Fp16WeightsOffOmitsTheCopies) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::vector<std::string> gpu;
   for (const Dispatch& d : r->program.dispatches) gpu.push_back(d.gpu_kernel);
-  EXPECT_EQ(gpu, (std::vector<std::string>{"", "softmax_sg"}));
+  EXPECT_EQ(gpu, (std::vector<std::string>{"conv2d_gemm_gpu", "softmax_sg"}));
   for (const Value& v : r->program.values) EXPECT_NE(v.kind, BufferKind::kWeightsF16);
   EXPECT_EQ(r->plan.weights_f16_bytes, 0u);
   EXPECT_EQ(r->program.features.count("device_variants"), 1u);
 }
 
-// A weight that binary16 cannot hold (beyond +-65504, Inf, NaN) keeps its
-// default row; 65504 itself fits. A bundle whose GPU rows would all equal
-// the default rows has no GPU table and no device_variants.
-TEST(DeviceVariants, WeightsBeyondTheFloat16RangeKeepTheDefaultRow) {
+// A weight that binary16 cannot hold (beyond +-65504, Inf, NaN) gets the
+// fp32 GPU kernel and no binary16 copy; 65504 itself fits.
+TEST(DeviceVariants, WeightsBeyondTheFloat16RangeGetTheFp32Tiles) {
   struct Case {
     const char* name;
     float value;
@@ -737,14 +762,15 @@ TEST(DeviceVariants, WeightsBeyondTheFloat16RangeKeepTheDefaultRow) {
     for (const Dispatch& x : r->program.dispatches)
       if (x.kernel == "conv2d_gemm") d = &x;
     ASSERT_NE(d, nullptr);
-    EXPECT_EQ(d->gpu_kernel, c.f16 ? "conv2d_gemm_f16w" : "");
-    EXPECT_EQ(r->program.features.count("device_variants"), c.f16 ? 1u : 0u);
+    EXPECT_EQ(d->gpu_kernel, c.f16 ? "conv2d_gemm_gpu_f16w" : "conv2d_gemm_gpu");
+    EXPECT_EQ(r->program.features.count("device_variants"), 1u);
     EXPECT_EQ(r->plan.weights_f16.empty(), !c.f16);
     auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
     ASSERT_TRUE(f.ok());
-    EXPECT_EQ(f->FindTensor("program.dispatch.gpu") != nullptr, c.f16);
-    EXPECT_EQ(f->FindTensor("weights_f16") != nullptr, c.f16);
-    EXPECT_EQ(Utf8(*f, "bundle.features").find("device_variants") != std::string::npos, c.f16);
+    EXPECT_NE(f->FindTensor("program.dispatch.gpu"), nullptr);
+    const oinf::Tensor* half = f->FindTensor("weights_f16");
+    ASSERT_NE(half, nullptr);
+    EXPECT_EQ(half->numel == 0, !c.f16);
   }
 }
 
@@ -812,6 +838,117 @@ TEST(DeviceVariants, Float16CopiesRoundToNearestEven) {
     EXPECT_FALSE(WeightsToFloat16(one, &f16)) << bad;
   }
 }
+// The GPU-class GEMM tile per dispatch (lower.cpp ChooseGpuTile, docs/kernels.md
+// "GPU-class GEMM tiles"): big outputs keep 128 x 128; batch-1 ResNet-50 shapes
+// take smaller tiles for more workgroups; vec4 loads only where strides and
+// sizes allow them.
+TEST(DeviceVariants, GpuTilesFollowTheShape) {
+  struct Want {
+    int64_t tile_m, tile_n, vec_a, vec_b, gx, gy, gz;
+  };
+  Graph g;
+  g.opset = 13;
+  // ResNet-50's last 3x3 stage at batch 1: 512 x 49 outputs -> 16 x 16 (128 workgroups, not 8).
+  AddInput(g, "x7", {1, 512, 7, 7});
+  AddConst(g, "w7", {512, 512, 3, 3}, 0.01f);
+  Node& c7 = AddNode(g, "Conv", "stage4", {"x7", "w7"}, {"y7"});
+  c7.SetInts("kernel_shape", {3, 3});
+  c7.SetInts("pads", {1, 1, 1, 1});
+  AddOutput(g, "y7");
+  // Its first stage's 1x1 Conv: 64 x 3136 -> 32 x 32; X as vec4 (H*W % 4 == 0).
+  AddInput(g, "x56", {1, 64, 56, 56});
+  AddConst(g, "w56", {64, 64, 1, 1}, 0.01f);
+  AddNode(g, "Conv", "stage1", {"x56", "w56"}, {"y56"}).SetInts("kernel_shape", {1, 1});
+  AddOutput(g, "y56");
+  // 3 input channels x 3x3 = 27: W rows not in fours (scalar); 1x1 over 7x7 pixels: X scalar.
+  AddInput(g, "x3", {8, 3, 9, 9});
+  AddConst(g, "w3", {20, 3, 3, 3}, 0.1f);
+  AddNode(g, "Conv", "rgb", {"x3", "w3"}, {"y3"}).SetInts("kernel_shape", {3, 3});
+  AddOutput(g, "y3");
+  AddConst(g, "wp", {16, 512, 1, 1}, 0.1f);
+  AddNode(g, "Conv", "pw7", {"x7", "wp"}, {"yp"}).SetInts("kernel_shape", {1, 1});
+  AddOutput(g, "yp");
+  // A 2048 x 2048 MatMul fills the GPU with 128 x 128 tiles; both operands vec4.
+  AddInput(g, "a", {2048, 64});
+  AddConst(g, "b", {64, 2048}, 0.5f);
+  AddNode(g, "MatMul", "big", {"a", "b"}, {"yb"});
+  AddOutput(g, "yb");
+  // transA / transB: A and B strided along k / n (scalar loads).
+  AddInput(g, "at", {64, 2048});
+  AddConst(g, "bt", {2048, 64}, 0.5f);
+  Node& gt = AddNode(g, "Gemm", "trans", {"at", "bt"}, {"yt"});
+  gt.SetInt("transA", 1);
+  gt.SetInt("transB", 1);
+  AddOutput(g, "yt");
+  auto r = CompileGraph(std::move(g));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::map<std::string, Want> want = {
+      {"stage4", {16, 16, 1, 0, 4, 32, 1}},   {"stage1", {32, 32, 1, 1, 98, 2, 1}},
+      {"rgb", {16, 16, 0, 0, 25, 2, 1}},      {"pw7", {16, 16, 1, 0, 4, 1, 1}},
+      {"big", {128, 128, 1, 1, 16, 16, 1}},   {"trans", {128, 128, 0, 0, 16, 16, 1}}};
+  std::map<std::string, Want> got;
+  for (const Dispatch& d : r->program.dispatches) {
+    if (d.gpu_kernel.empty() || d.gpu_spec.size() < 4) continue;
+    const size_t t = d.gpu_spec.size() - 4;
+    got[d.node] = {d.gpu_spec[t], d.gpu_spec[t + 1], d.gpu_spec[t + 2], d.gpu_spec[t + 3],
+                   d.gpu_groups[0], d.gpu_groups[1], d.gpu_groups[2]};
+  }
+  for (const auto& [node, w] : want) {
+    SCOPED_TRACE(node);
+    ASSERT_EQ(got.count(node), 1u);
+    const Want& o = got[node];
+    EXPECT_EQ(std::vector<int64_t>({o.tile_m, o.tile_n, o.vec_a, o.vec_b, o.gx, o.gy, o.gz}),
+              std::vector<int64_t>({w.tile_m, w.tile_n, w.vec_a, w.vec_b, w.gx, w.gy, w.gz}));
+  }
+}
+#ifdef OAAXVK_TEST_RUNTIME_PARSER
+// The runtime's row choice for the 32 KiB tiles: a device with only Vulkan's
+// guaranteed 16 KiB of shared memory loads the bundle (its load requirement
+// is the default table's) and keeps the default row of every tiled GPU row,
+// naming the capability; a device with 32 KiB runs them.
+TEST(DeviceVariants, TilesNeedSharedMemory32KiBAndFallBackRowByRow) {
+  auto r = CompileGraph(DeviceVariantGraph());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const bool has32 : {false, true}) {
+    SCOPED_TRACE(has32 ? "32 KiB" : "16 KiB");
+    auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+    ASSERT_TRUE(f.ok());
+    auto b = runtime::ParseBundle(std::move(*f), "tiles");
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    const std::vector<runtime::Dispatch> def = b->dispatches;
+    runtime::DeviceLimits l;
+    l.max_workgroup_invocations = 256;
+    for (int a = 0; a < 3; ++a) {
+      l.max_workgroup_size[a] = a == 0 ? 256 : 64;
+      l.max_workgroup_count[a] = 65535;
+    }
+    l.max_shared_memory_bytes = has32 ? 32768 : 16384;
+    l.max_storage_buffer_range = UINT32_MAX;
+    l.max_storage_buffers_per_stage = 8;
+    l.max_texel_buffer_elements = 1u << 27;
+    l.max_sampled_images_per_stage = 16;
+    l.capabilities = {"storageBuffer16BitAccess", "subgroupArithmetic"};
+    if (has32) l.capabilities.insert("sharedMemory32KiB");
+    const runtime::VariantSelection sel =
+        runtime::SelectKernelVariant(&*b, runtime::KernelVariant::kGpu, false, l, true);
+    EXPECT_EQ(sel.table, std::string("gpu"));
+    EXPECT_TRUE(sel.unknown_capabilities.empty());
+    // conv, gemm and the MatMul with a computed B are the tiled rows.
+    EXPECT_EQ(sel.kept_capability, has32 ? 0u : 3u);
+    EXPECT_EQ(sel.missing_capabilities.count("sharedMemory32KiB"), has32 ? 0u : 1u);
+    size_t tiled = 0, subgroup = 0;
+    for (size_t i = 0; i < def.size(); ++i) {
+      const std::string& name = b->kernels[b->dispatches[i].kernel].name;
+      tiled += name.find("gemm_gpu") != std::string::npos;
+      subgroup += name.find("_sg") != std::string::npos;
+    }
+    EXPECT_EQ(tiled, has32 ? 3u : 0u);
+    EXPECT_EQ(subgroup, 3u);  // the subgroup rows run either way
+    EXPECT_TRUE(runtime::CheckDeviceLimits(*b, l).ok()) << runtime::CheckDeviceLimits(*b, l).ToString();
+  }
+}
+#endif
+
 // ---- end of the device-specific variant tests
 
 }  // namespace

@@ -274,7 +274,12 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     max_x = std::max(max_x, k.local_size[0]);
     max_y = std::max(max_y, k.local_size[1]);
     max_z = std::max(max_z, k.local_size[2]);
-    s.max_shared_memory_bytes = std::max(s.max_shared_memory_bytes, k.shared_bytes);
+    // A kernel that requires sharedMemory32KiB runs only in GPU rows, on
+    // devices with that much (the others keep their default row): the load
+    // requirement stays that of the rows every device runs.
+    const bool optional_shared = std::find(k.required_capabilities.begin(), k.required_capabilities.end(),
+                                           kCapabilitySharedMemory32KiB) != k.required_capabilities.end();
+    if (!optional_shared) s.max_shared_memory_bytes = std::max(s.max_shared_memory_bytes, k.shared_bytes);
   }
 
   // Program tables.

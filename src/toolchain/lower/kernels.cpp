@@ -10,6 +10,10 @@
 namespace oaaxvk::toolchain {
 namespace {
 
+// Shared memory of shaders/gpu_tile.glsl at its largest tile: two buffers of
+// 16 x (128 + 128) floats.
+constexpr uint32_t kGpuTileSharedBytes = 2 * 16 * (128 + 128) * 4;
+
 // Reads KernelInfo::param_constants and parameter_buffer from a SPIR-V
 // module: OpName of specialization constants (SpecId decorations) ending in
 // "_SC", and any variable decorated DescriptorSet 1.
@@ -115,14 +119,20 @@ const std::vector<KernelInfo>& Kernels() {
     // ConvTranspose with kernel == stride and 4 taps (lower.cpp ConvTranspose):
     // 4 positions x 4 channels x 4 taps per invocation, 64 lanes.
     v.push_back({"conv_transpose2d_tap4_cpu", 4, 20, {64, 1, 1}, 0, {3}, "fvfs"});
-    // GPU-class variants (issue 7; bundle feature device_variants): the
-    // default kernel's shader body with a #define, same bindings, spec
-    // constants and grid. _f16w: binding 1 (W / B) read as binary16 from
-    // weights_f16 (buffer kind 4), fp32 accumulation; _sg: the row's
-    // reductions with subgroup operations, one shared-memory entry per
-    // subgroup (at most 64).
-    v.push_back({"conv2d_gemm_f16w", 5, 21, {256, 1, 1}, 2 * 16 * 64 * 4, {3}, "", {kCapabilityStorage16}});
-    v.push_back({"gemm_f16w", 4, 17, {256, 1, 1}, 2 * 16 * 64 * 4, {3}, "", {kCapabilityStorage16}});
+    // GPU-class variants (bundle feature device_variants): same bindings as
+    // the default kernel. conv2d_gemm_gpu / gemm_gpu (shaders/gpu_tile.glsl):
+    // the default kernel's spec constants plus TILE_M, TILE_N, VEC_A and
+    // VEC_B, their own grid; up to 32 KiB of shared memory (128 x 128 tiles,
+    // double-buffered), hence sharedMemory32KiB. _f16w: binding 1 (W / B)
+    // read as binary16 from weights_f16 (buffer kind 4), fp32 accumulation.
+    // _sg: the row's reductions with subgroup operations, one shared-memory
+    // entry per subgroup (at most 64); same spec constants and grid.
+    v.push_back({"conv2d_gemm_gpu", 5, 25, {256, 1, 1}, kGpuTileSharedBytes, {3}, "", {kCapabilitySharedMemory32KiB}});
+    v.push_back({"conv2d_gemm_gpu_f16w", 5, 25, {256, 1, 1}, kGpuTileSharedBytes, {3}, "",
+                 {kCapabilityStorage16, kCapabilitySharedMemory32KiB}});
+    v.push_back({"gemm_gpu", 4, 21, {256, 1, 1}, kGpuTileSharedBytes, {3}, "", {kCapabilitySharedMemory32KiB}});
+    v.push_back({"gemm_gpu_f16w", 4, 21, {256, 1, 1}, kGpuTileSharedBytes, {3}, "",
+                 {kCapabilityStorage16, kCapabilitySharedMemory32KiB}});
     v.push_back({"softmax_sg", 2, 4, {64, 1, 1}, 2 * 64 * 4 + 4, {1}, "", {kCapabilitySubgroupArithmetic}});
     v.push_back({"reduce_mean_sg", 2, 2, {64, 1, 1}, 64 * 4, {1}, "", {kCapabilitySubgroupArithmetic}});
     AppendIndexKernels(&v);  // issue 5: indexing / scanning kernels (lower_index.cpp)

@@ -58,10 +58,13 @@ inline constexpr uint32_t kMaxParamSlots = 4096;  // uvec4 params_v4[1024]
 
 // Capability names of kernel.<j>.requires (docs/bundle-format.md,
 // "Device-specific variants"): VkPhysicalDevice16BitStorageFeatures::
-// storageBuffer16BitAccess, and subgroup BASIC + ARITHMETIC operations in the
-// compute stage.
+// storageBuffer16BitAccess, subgroup BASIC + ARITHMETIC operations in the
+// compute stage, and maxComputeSharedMemorySize >= 32768 (a kernel requiring
+// it may use up to 32 KiB of shared memory; it is left out of
+// device.max_shared_memory_bytes, which covers the rows every device runs).
 inline constexpr const char* kCapabilityStorage16 = "storageBuffer16BitAccess";
 inline constexpr const char* kCapabilitySubgroupArithmetic = "subgroupArithmetic";
+inline constexpr const char* kCapabilitySharedMemory32KiB = "sharedMemory32KiB";
 
 const std::vector<KernelInfo>& Kernels();
 // nullptr when unknown.

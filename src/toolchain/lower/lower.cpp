@@ -88,18 +88,69 @@ constexpr const char* kTexelTwinKernels[] = {"eltwise",          "unary",    "po
 
 // GPU-class variants (bundle feature device_variants, docs/bundle-format.md
 // "Device-specific variants"; kernels.cpp): default kernel -> its variant,
-// and whether the variant reads binding 1 (W / B) as a binary16 copy (only
-// when that binding is a weights value that fits binary16). Same spec
-// constants and grid as the default row.
+// and the variant reading binding 1 (W / B) as a binary16 copy (only when
+// that binding is a weights value that fits binary16; nullptr: none). The
+// tiled GEMM variants (`tiled`) get their own tile, grid and spec constants
+// (ChooseGpuTile); the others keep the default row's.
 struct GpuVariant {
   const char* kernel;
   const char* variant;
-  bool f16_binding1;
+  const char* f16_variant;
+  bool tiled;
 };
-constexpr GpuVariant kGpuVariants[] = {{"conv2d_gemm", "conv2d_gemm_f16w", true},
-                                       {"gemm", "gemm_f16w", true},
-                                       {"softmax", "softmax_sg", false},
-                                       {"reduce_mean", "reduce_mean_sg", false}};
+constexpr GpuVariant kGpuVariants[] = {{"conv2d_gemm", "conv2d_gemm_gpu", "conv2d_gemm_gpu_f16w", true},
+                                       {"gemm", "gemm_gpu", "gemm_gpu_f16w", true},
+                                       {"softmax", "softmax_sg", nullptr, false},
+                                       {"reduce_mean", "reduce_mean_sg", nullptr, false}};
+
+// Output tiles of the GPU-class GEMM kernels (shaders/gpu_tile.glsl: 256
+// invocations, (TILE_M / 16) x (TILE_N / 16) outputs each).
+struct GpuTile {
+  int64_t m, n;
+};
+constexpr GpuTile kGpuTiles[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {64, 32},
+                                 {32, 64},   {32, 32},  {32, 16},  {16, 32}, {16, 16}};
+// Workgroups that keep a large GPU busy: two 256-invocation workgroups per
+// multiprocessor of an NVIDIA H100 / H200 (132 SMs), enough to hide the
+// loads' latency behind the other workgroup's FMAs.
+constexpr int64_t kGpuTargetWorkgroups = 2 * 132;
+
+// The tile for an M x N (x `batch`) output: the largest estimated throughput
+//   min(1, workgroups / kGpuTargetWorkgroups)   (how much of the GPU is busy)
+//   * RM RN / (RM + RN) / 4                     (FMAs per shared-memory load, 1 at 8 x 8)
+//   * M N / (tiles' padded M x N)               (outputs not wasted on padding)
+// (ties: the larger tile, which comes first). A big output keeps 128 x 128;
+// a small one (batch 1) trades register blocking for more workgroups.
+GpuTile ChooseGpuTile(int64_t m, int64_t n, int64_t batch) {
+  GpuTile best = kGpuTiles[0];
+  double best_score = -1;
+  for (const GpuTile& t : kGpuTiles) {
+    const int64_t tm = CeilDivI(m, t.m), tn = CeilDivI(n, t.n);
+    const double groups = static_cast<double>(tm) * static_cast<double>(tn) * static_cast<double>(batch);
+    const double rm = static_cast<double>(t.m / 16), rn = static_cast<double>(t.n / 16);
+    const double score = std::min(1.0, groups / kGpuTargetWorkgroups) * (rm * rn / (rm + rn) / 4.0) *
+                         (static_cast<double>(m) * static_cast<double>(n) /
+                          (static_cast<double>(tm * t.m) * static_cast<double>(tn * t.n)));
+    if (score > best_score) {
+      best = t;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+// " tile <TILE_M>x<TILE_N>" for a dispatch whose GPU row is a tiled GEMM
+// kernel (its last four spec values: TILE_M, TILE_N, VEC_A, VEC_B), else "":
+// the conversion log names the tile each row got.
+std::string GpuTileNote(const Dispatch& d) {
+  for (const GpuVariant& gv : kGpuVariants)
+    if (gv.tiled && d.kernel == gv.kernel && !d.gpu_kernel.empty() && d.gpu_spec.size() == d.spec.size() + 4) {
+      const size_t t = d.spec.size();
+      return StrFormat(" tile %lldx%lld", static_cast<long long>(d.gpu_spec[t].value()),
+                       static_cast<long long>(d.gpu_spec[t + 1].value()));
+    }
+  return "";
+}
 
 class Lowerer {
  public:
@@ -279,29 +330,69 @@ class Lowerer {
   }
 
   // Every dispatch with a GPU-class kernel in kGpuVariants gets its GPU row
-  // (feature device_variants); an _f16w row only when binding 1 is a float
+  // (feature device_variants); the _f16w variant when binding 1 is a float
   // weights value whose elements are finite and within +-kMaxFloat16 (the
   // binary16 copy is shared by every dispatch reading the same value).
   void AddGpuVariants() {
     for (Dispatch& d : p_.dispatches) {
       for (const GpuVariant& gv : kGpuVariants) {
         if (d.kernel != gv.kernel) continue;
-        std::vector<Binding> bindings;
-        if (gv.f16_binding1) {
-          if (!options_.fp16_weights) break;
-          const int f16 = Float16Copy(d.bindings.at(1).value);
-          if (f16 < 0) break;
-          bindings = d.bindings;
-          bindings[1].value = f16;
+        if (gv.tiled && !SetGpuTile(&d)) break;
+        if (!gv.tiled) {
+          std::copy(d.groups, d.groups + 3, d.gpu_groups);
+          d.gpu_spec = d.spec;
         }
         d.gpu_kernel = gv.variant;
-        std::copy(d.groups, d.groups + 3, d.gpu_groups);
-        d.gpu_spec = d.spec;
-        d.gpu_bindings = std::move(bindings);
+        const int f16 = gv.f16_variant && options_.fp16_weights ? Float16Copy(d.bindings.at(1).value) : -1;
+        if (f16 >= 0) {
+          d.gpu_kernel = gv.f16_variant;
+          d.gpu_bindings = d.bindings;
+          d.gpu_bindings[1].value = f16;
+        }
         p_.features.insert("device_variants");
         break;
       }
     }
+  }
+
+  // The tile (ChooseGpuTile), grid and vec4 flags of conv2d_gemm_gpu /
+  // gemm_gpu for default dispatch d (its spec values plus TILE_M, TILE_N,
+  // VEC_A, VEC_B: shaders/gpu_tile.glsl). The tile is chosen for the largest
+  // shape; the vec4 flags only where every shape allows them. False (no GPU
+  // row) when a group count would exceed 65535.
+  bool SetGpuTile(Dispatch* d) {
+    const std::vector<Dim>& sp = d->spec;
+    Dim rows, cols, batch = d->groups[2];
+    bool vec_a = false, vec_b = false;
+    if (d->kernel == "conv2d_gemm") {
+      // N, C, H, W, K_OUT, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, GROUPS (conv2d_gemm.glsl)
+      const int64_t groups = sp[15], kd = sp[1] / groups * sp[7] * sp[8];
+      rows = sp[4] / groups;
+      cols = sp[0] * sp[5] * sp[6];
+      vec_a = kd % 4 == 0;
+      // 1x1, stride 1, no padding: column = pixel; four aligned columns stay in one image.
+      vec_b = sp[7] == 1 && sp[8] == 1 && sp[9] == 1 && sp[10] == 1 && sp[11] == 0 && sp[12] == 0 &&
+              SameDim(sp[5], sp[2]) && SameDim(sp[6], sp[3]) && Divisible(sp[2] * sp[3], 4);
+    } else {
+      // M, N, K, SAB, SAM, SAK, SBB, SBK, SBN (gemm_constants.glsl)
+      rows = sp[0];
+      cols = sp[1];
+      vec_a = sp[5] == 1 && !sp[5].is_symbolic() && Divisible(sp[3], 4) && Divisible(sp[4], 4) &&
+              Divisible(sp[2], 4);
+      vec_b = sp[8] == 1 && !sp[8].is_symbolic() && Divisible(sp[6], 4) && Divisible(sp[7], 4) &&
+              Divisible(sp[1], 4);
+    }
+    // Sizes beyond 32-bit indexing (or unbounded) never reach a kernel; stop before the arithmetic.
+    if (UpperBound(rows) > INT32_MAX || UpperBound(cols) > INT32_MAX || UpperBound(batch) > 65535) return false;
+    const GpuTile t = ChooseGpuTile(UpperBound(rows), UpperBound(cols), UpperBound(batch));
+    const Dim gx = CeilDiv(cols, Dim(t.n)), gy = CeilDiv(rows, Dim(t.m));
+    if (UpperBound(gx) > 65535 || UpperBound(gy) > 65535 || UpperBound(batch) > 65535) return false;
+    d->gpu_groups[0] = gx;
+    d->gpu_groups[1] = gy;
+    d->gpu_groups[2] = batch;
+    d->gpu_spec = sp;
+    d->gpu_spec.insert(d->gpu_spec.end(), {Dim(t.m), Dim(t.n), Dim(vec_a ? 1 : 0), Dim(vec_b ? 1 : 0)});
+    return true;
   }
 
   // The kWeightsF16 copy of weights value v (created on first use), or -1
@@ -332,7 +423,7 @@ class Lowerer {
     for (size_t i = 0; i < p_.dispatches.size(); ++i) {
       const Dispatch& d = p_.dispatches[i];
       std::string v;
-      if (!d.gpu_kernel.empty()) v = "gpu: " + d.gpu_kernel;
+      if (!d.gpu_kernel.empty()) v = "gpu: " + d.gpu_kernel + GpuTileNote(d);
       if (!d.cpu_kernel.empty()) v += (v.empty() ? "" : ", ") + std::string("cpu: ") + d.cpu_kernel;
       if (!v.empty()) p_.node_kernels[dispatch_log_[i]].second += " [" + v + "]";
     }

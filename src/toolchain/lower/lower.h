@@ -152,10 +152,10 @@ bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16
 
 // Conversion choices that change what the bundle carries.
 struct LowerOptions {
-  // Emit binary16 weight copies (weights_f16) and the conv2d_gemm_f16w /
-  // gemm_f16w GPU rows reading them (config.json "fp16_weights"; feature
-  // device_variants). false: smaller bundles, those rows keep the default
-  // kernel; the subgroup rows are emitted either way.
+  // Emit binary16 weight copies (weights_f16) and the conv2d_gemm_gpu_f16w /
+  // gemm_gpu_f16w GPU rows reading them (config.json "fp16_weights"; feature
+  // device_variants). false: smaller bundles, those rows run the fp32
+  // conv2d_gemm_gpu / gemm_gpu; the subgroup rows are emitted either way.
   bool fp16_weights = true;
 };
 

@@ -1,9 +1,0 @@
-#version 450
-#extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_shader_16bit_storage : require
-// Batched GEMM with a constant B (binding 1) stored as IEEE binary16 and
-// converted to fp32 at the load; fp32 accumulation. A GPU-class row of the
-// bundle feature device_variants (docs/bundle-format.md, "Device-specific
-// variants"): requires storageBuffer16BitAccess (not shaderFloat16).
-#define F16_WEIGHTS 1
-#include "gemm.glsl"

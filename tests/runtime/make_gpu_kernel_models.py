@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Conv / Gemm / MatMul shapes for the GPU-class GEMM tiles (conv2d_gemm_gpu,
+gemm_gpu and their _f16w forms; shaders/gpu_tile.glsl, docs/kernels.md
+"GPU-class GEMM tiles"): one case per output tile the conversion chooses
+(128x128 down to 16x16, lower.cpp ChooseGpuTile; the tile each case gets is
+noted beside it), every size off the tile and K off the 16-deep slice
+(including K < 16), vec4 and scalar loads of each operand (strides, sizes
+not in fours, transposes, a 1x1 Conv with an end pad), groups, strides,
+padding, dilation, bias, alpha / beta, activations, the fused residual Add,
+batch 1 and 8, a batched MatMul with a computed B.
+
+Writes gpu_kernels.onnx, its input (manifest dir `in`) and the references
+ref / ref16 / bound of make_variant_models.py (float32 model; binary16-
+rounded weights; 2^-11 * sum|x * w|). Also a model with a symbolic batch N in
+[1, 8] (parameter-buffer sizes in the tiles' spec constants, the tile chosen
+for N = 8): dyn/dyn.onnx, dyn/config.json (fp32 tiles) and, for N = 1 and 5,
+dyn/b<N>/ with the same input and reference directories.
+
+usage: make_gpu_kernel_models.py OUT_DIR
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_variant_models import F16_EPS, add_conv, conv_ref, matmul_refs  # noqa: E402
+
+
+def write_case(out, inputs, refs):
+    """The input manifest dir `in` and the reference dirs ref / ref16 / bound
+    (refs: (name, ref, ref16, bound)) under out."""
+    os.makedirs(os.path.join(out, "in"), exist_ok=True)
+    for i, (n, a) in enumerate(inputs):
+        a.tofile(os.path.join(out, "in", f"{i}.bin"))
+    with open(os.path.join(out, "in", "manifest.json"), "w") as f:
+        json.dump([{"name": n, "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"}
+                   for i, (n, a) in enumerate(inputs)], f)
+    for k, kind in enumerate(("ref", "ref16", "bound")):
+        os.makedirs(os.path.join(out, kind), exist_ok=True)
+        man = []
+        for i, r in enumerate(refs):
+            a = np.asarray(r[1 + k], np.float32)
+            a.tofile(os.path.join(out, kind, f"{i}.bin"))
+            man.append({"name": r[0], "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"})
+        with open(os.path.join(out, kind, "manifest.json"), "w") as f:
+            json.dump(man, f)
+
+
+def dynamic_case(out):
+    """x [N, 16, 12, 12] -> Conv 3x3 stride 2 (40 channels) -> Relu -> Flatten -> MatMul [1440, 52],
+    N in [1, 8]: both outputs, for N = 1 and 5."""
+    rng = np.random.default_rng(5)
+    w = (0.3 * rng.standard_normal((40, 16, 3, 3))).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+    mw = (0.1 * rng.standard_normal((1440, 52))).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                              strides=[2, 2]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Flatten", ["r"], ["f"], name="flat", axis=1),
+             helper.make_node("MatMul", ["f", "mw"], ["y"], name="matmul")]
+    graph = helper.make_graph(
+        nodes, "gpu_kernels_dynamic", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, 12, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 52]),
+         helper.make_tensor_value_info("r", TensorProto.FLOAT, ["N", 40, 6, 6])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"), numpy_helper.from_array(mw, "mw")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    os.makedirs(out, exist_ok=True)
+    onnx.save(model, os.path.join(out, "dyn.onnx"))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump({"dimensions": {"N": {"min": 1, "max": 8}}, "fp16_weights": False}, f)
+    for n in (1, 5):
+        x = rng.standard_normal((n, 16, 12, 12)).astype(np.float32)
+        r = np.maximum(conv_ref(x, w, b, (2, 2), (1, 1, 1, 1), (1, 1), 1), 0)
+        y = r.reshape(n, -1) @ mw.astype(np.float64)
+        # bound: 2^-11 * sum|x * w| as in make_variant_models.py (the fp32 check's scale).
+        br = F16_EPS * conv_ref(np.abs(x), np.abs(w), None, (2, 2), (1, 1, 1, 1), (1, 1), 1)
+        by = F16_EPS * (np.abs(r).reshape(n, -1) @ np.abs(mw).astype(np.float64))
+        write_case(os.path.join(out, f"b{n}"), [("x", x)], [("y", y, y, by), ("r", r, r, br)])
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(os.path.join(out, "in"), exist_ok=True)
+    rng = np.random.default_rng(11)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    inits, nodes, outs, refs, inputs = [], [], [], [], []
+
+    def init(name, a):
+        inits.append(numpy_helper.from_array(a, name))
+        return name
+
+    def inp(name, a):
+        inputs.append((name, a))
+        return a
+
+    def output(name, ref, ref16=None, bound=None):
+        outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(ref.shape)))
+        refs.append((name, ref, ref if ref16 is None else ref16, np.zeros_like(ref) if bound is None else bound))
+
+    def matmul(name, m, k, n, vec_a=True):
+        """MatMul of input [m, k] by a constant [k, n] (A along k: vec4 when k % 4 == 0)."""
+        a, b = inp(name + "_a", f32(m, k)), f32(k, n)
+        nodes.append(helper.make_node("MatMul", [name + "_a", init(name + "_b", b)], ["y_" + name], name=name))
+        output("y_" + name, *matmul_refs(a, b))
+
+    def gemm(name, m, k, n, ta, tb, alpha, beta, bias_shape, act=None):
+        a = inp(name + "_a", f32(k, m) if ta else f32(m, k))
+        b = f32(n, k) if tb else f32(k, n)
+        c = f32(*bias_shape)
+        y = name + "_g" if act else "y_" + name
+        nodes.append(helper.make_node("Gemm", [name + "_a", init(name + "_b", b), init(name + "_c", c)], [y],
+                                      name=name, transA=ta, transB=tb, alpha=alpha, beta=beta))
+        r = matmul_refs(a.T if ta else a, b.T if tb else b, alpha)
+        fn = (lambda v: np.maximum(v, 0)) if act == "relu" else (lambda v: v)
+        if act:
+            nodes.append(helper.make_node("Relu", [y], ["y_" + name], name=name + "_relu"))
+        output("y_" + name, fn(r[0] + beta * c), fn(r[1] + beta * c), r[2])
+
+    matmul("g128x128", 2000, 20, 2100)                             # 128x128, A and B vec4, 2 slices
+    gemm("g128x64", 1000, 37, 2100, 0, 1, 0.5, 2.0, (2100,), "relu")  # 128x64, B along k (scalar), row bias
+    matmul("g64x128", 2100, 50, 1000)                              # 64x128, A scalar (K % 4 = 2), B vec4
+    matmul("g64x64", 777, 36, 1000)                                # 64x64, A vec4 with a partial slice
+    gemm("g64x32", 300, 17, 1300, 1, 0, 1.0, -1.0, (300, 1))       # 64x32, transA (A along m), column bias
+    matmul("g32x64", 257, 8, 2000)                                 # 32x64, K = 8 < one slice
+    gemm("g32x32", 130, 24, 1302, 0, 0, 1.0, 1.0, (130, 1302))     # 32x32, N % 4 = 2: B scalar, full bias
+    matmul("g32x16", 200, 45, 500)                                 # 32x16
+    matmul("g16x32", 66, 13, 1300)                                 # 16x32, K = 13
+    matmul("g16x16", 22, 78, 45)                                   # 16x16, N = 45
+    # Batched MatMul with a computed B (both inputs; 16x32 tiles over 2 batches, B never binary16).
+    a, b = inp("bm_a", f32(2, 130, 12)), inp("bm_b", f32(2, 12, 600))
+    nodes.append(helper.make_node("MatMul", ["bm_a", "bm_b"], ["y_bm"], name="bm"))
+    output("y_bm", np.matmul(a.astype(np.float64), b.astype(np.float64)))
+
+    def conv(name, xname, m, k, stride=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1), group=1, bias=True, act=None,
+             res=False):
+        xin = dict(inputs)[xname]
+        wt = 0.5 * f32(m, xin.shape[1] // group, *k)
+        bs = f32(m) if bias else None
+        add_conv(init, nodes, output, name, xname, xin, wt, bs, k, stride, pads, dil, group, act, res)
+
+    inp("c7", f32(1, 64, 7, 7))       # ResNet-50's last stage, scaled down: batch 1, 49 pixels
+    inp("c16", f32(1, 32, 16, 16))
+    inp("c8a", f32(8, 6, 11, 13))     # batch 8, odd sizes
+    inp("c8b", f32(8, 16, 14, 14))
+    inp("c8c", f32(8, 24, 10, 10))
+    inp("crgb", f32(8, 3, 9, 9))
+    inp("cbig", f32(1, 4, 130, 130))
+    inp("cbigp", f32(1, 8, 130, 132))
+    conv("c_stage4", "c7", 96, (3, 3), pads=(1, 1, 1, 1), act="relu")      # 16x16, W vec4 (KD 576)
+    conv("c_pw7", "c7", 40, (1, 1), bias=False)                           # 49 pixels: X scalar
+    conv("c_pw_res", "c16", 32, (1, 1), act="relu", res=True)             # X vec4, fused residual
+    conv("c_g2_s2_d2", "c8a", 8, (3, 3), (2, 2), (2, 1, 0, 2), (2, 2), group=2, bias=False)  # groups, KD 27
+    conv("c_b8", "c8b", 40, (3, 3), pads=(1, 1, 1, 1), act="clip")        # batch 8
+    conv("c_pw_b8", "c8c", 36, (1, 1), act="sigmoid")                     # batch 8, X vec4 (H*W = 100)
+    conv("c_pw_pad", "c8c", 12, (1, 1), pads=(0, 0, 1, 1))                # 1x1 with an end pad: X scalar
+    conv("c_rgb", "crgb", 20, (3, 3), (1, 1), (1, 1, 1, 1))               # KD 27: W scalar
+    conv("c_big", "cbig", 130, (3, 3), pads=(1, 1, 1, 1), res=False)      # 128x128, im2col scalar
+    conv("c_big_pw", "cbigp", 130, (1, 1), bias=False)                    # 128x128, X vec4
+
+    graph = helper.make_graph(nodes, "gpu_kernels",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs],
+                              outs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "gpu_kernels.onnx"))
+    write_case(out, inputs, refs)
+    dynamic_case(os.path.join(out, "dyn"))
+
+
+if __name__ == "__main__":
+    main()
