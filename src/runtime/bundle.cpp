@@ -824,6 +824,14 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
         pos = end + 1;
       }
     }
+    if (f.FindMetadata(p + "fp32_kernel")) {
+      if (!device_variants)
+        return r.Error(StrFormat("metadata '%sfp32_kernel' is present but bundle.features does not list "
+                                 "'device_variants'", p.c_str()));
+      OAAXVK_ASSIGN_OR_RETURN(uint64_t twin, r.Unsigned(p + "fp32_kernel", nk - 1));
+      if (twin == j) return r.Error(StrFormat("metadata '%sfp32_kernel' names the kernel itself", p.c_str()));
+      k.fp32_kernel = static_cast<int64_t>(twin);
+    }
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, r.DataTensor(p + "spirv", ValueType::kU32, 1));
     k.spirv = reinterpret_cast<const uint32_t*>(t->data.data);  // 8-byte aligned by the reader
     k.spirv_words = static_cast<size_t>(t->numel);
@@ -831,6 +839,16 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
       return r.Error(StrFormat("tensor '%sspirv' is not a SPIR-V module (%zu words, magic 0x%08x)", p.c_str(),
                                k.spirv_words, k.spirv_words ? k.spirv[0] : 0u));
     b.kernels.push_back(std::move(k));
+  }
+  for (size_t j = 0; j < b.kernels.size(); ++j) {
+    if (b.kernels[j].fp32_kernel < 0) continue;
+    const Kernel& k = b.kernels[j];
+    const Kernel& twin = b.kernels[static_cast<size_t>(k.fp32_kernel)];
+    if (twin.bindings != k.bindings || twin.spec_constants != k.spec_constants || twin.fp32_kernel >= 0)
+      return r.Error(StrFormat("metadata 'kernel.%zu.fp32_kernel' = %lld: kernel '%s' (%u bindings, %u spec "
+                               "constants) is not an fp32 form of '%s' (%u bindings, %u spec constants)", j,
+                               static_cast<long long>(k.fp32_kernel), twin.name.c_str(), twin.bindings,
+                               twin.spec_constants, k.name.c_str(), k.bindings, k.spec_constants));
   }
 
   // ---- program ----
@@ -1100,7 +1118,24 @@ VariantSelection SelectKernelVariant(Bundle* b, KernelVariant choice, bool devic
     sel.table = "gpu";
   }
   for (size_t i = 0; table && i < b->dispatches.size(); ++i) {
-    const Dispatch& v = (*table)[i];
+    Dispatch v = (*table)[i];
+    // A binary16-weight row whose kernel has an fp32 form runs that form when
+    // fp16 weights are not allowed or not supported, reading the default
+    // row's weights bindings (the rules make them the same tensors in fp32).
+    const int64_t twin = b->kernels[v.kernel].fp32_kernel;
+    if (twin >= 0 && RowBindsKind(*b, v, kWeightsF16) &&
+        !(allow_fp16_weights && MissingCapabilities(b->kernels[v.kernel], limits).empty()) &&
+        MissingCapabilities(b->kernels[static_cast<size_t>(twin)], limits).empty()) {
+      const Dispatch& def = b->dispatches[i];
+      std::vector<Binding> rows(b->bindings.begin() + v.first_binding,
+                                b->bindings.begin() + v.first_binding + v.n_bindings);
+      for (uint32_t k = 0; k < v.n_bindings; ++k)
+        if (rows[k].kind == kWeightsF16) rows[k] = b->bindings[def.first_binding + k];
+      v.kernel = static_cast<uint32_t>(twin);
+      v.first_binding = static_cast<uint32_t>(b->bindings.size());
+      b->bindings.insert(b->bindings.end(), rows.begin(), rows.end());
+      ++sel.fp32_forms;
+    }
     const std::vector<std::string> missing = MissingCapabilities(b->kernels[v.kernel], limits);
     if (!missing.empty()) {
       ++sel.kept_capability;

@@ -110,6 +110,11 @@ struct Kernel {
   // when the entry is absent. Names outside kKnownCapabilities are kept (they
   // count as missing when a row is selected).
   std::vector<std::string> required_capabilities;
+  // Feature device_variants (`kernel.<j>.fp32_kernel`): for a kernel that
+  // reads binary16 weights (weights_f16), the index of its fp32 form (same
+  // bindings, spec constants and grid, weights read from the weights
+  // buffer), run instead when fp16 weights are not allowed; -1 = none.
+  int64_t fp32_kernel = -1;
 };
 
 // Bytes a texel-buffer view of binding type `type` ('v', 'f' or 'u') covers
@@ -242,6 +247,10 @@ struct VariantSelection {
   // Rows that read weights_f16 (buffer kind 4) while fp16 weights are not
   // allowed (runtime argument fp16_weights=0, the default).
   size_t kept_fp16_off = 0;
+  // Rows of binary16-weight kernels that run their fp32 form
+  // (kernel.<j>.fp32_kernel) because fp16 weights are not allowed or the
+  // device lacks 16-bit storage; not kept rows.
+  size_t fp32_forms = 0;
   // Each capability that made a row keep its default row -> number of rows.
   std::map<std::string, size_t> missing_capabilities;
   // The capability names of kept rows that are not in kKnownCapabilities.

@@ -90,6 +90,11 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
       kept = StrFormat(" (%zu of %zu rows keep the default kernel: %s)", sel.kept_default(), bundle.dispatches.size(),
                        reasons.c_str());
     }
+    if (sel.fp32_forms > 0)
+      kept += StrFormat(" (%zu row%s of fp16-weight kernels run their fp32 form: %s)", sel.fp32_forms,
+                        sel.fp32_forms == 1 ? "" : "s",
+                        options.fp16_weights ? "the device lacks storageBuffer16BitAccess"
+                                             : "fp16 weights need the runtime argument fp16_weights=1");
     Log(LogLevel::kInfo, StrFormat("'%s': running the %s kernel variants on '%s'%s", bundle.path.c_str(), sel.table,
                                    dl.device_name.c_str(), kept.c_str()));
   }

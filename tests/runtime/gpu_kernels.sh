@@ -12,6 +12,8 @@
 #         lavapipe: the _f16w forms, matching the binary16-weight reference at
 #         that tolerance and the float32 one within 2^-11 * sum|x * w|
 #         + 1e-5 * (1 + |ref|).
+#   fp32  also the default conversion without the opt-in on lavapipe: the
+#         _f16w rows run their fp32 form (kernel.<j>.fp32_kernel);
 #   dyn   (lavapipe) a Conv and a MatMul with a symbolic batch N in [1, 8]
 #         (sizes read from the parameter buffer), fp32 tiles, N = 1 and 5.
 # No row may keep its default row. The bundles' load requirement
@@ -95,6 +97,11 @@ cdir=$tmp
 if [ "$part" = lavapipe ]; then
   run lavapipe b32 fp32
   run lavapipe b16 fp16 --arg fp16_weights=1
+  # The default conversion without the opt-in: the _f16w rows run their fp32
+  # form (kernel.<j>.fp32_kernel), the same tiles on the fp32 weights.
+  run lavapipe b16 fp32
+  grep -q "of fp16-weight kernels run their fp32 form" "$cdir/lavapipe-b16.log" ||
+    { echo "FAIL: lavapipe b16 without fp16_weights=1: no row ran its fp32 form:"; cat "$cdir/lavapipe-b16.log"; fail=1; }
   "$build/oaax-vulkan-toolchain" --config "$tmp/dyn/config.json" "$tmp/dyn/dyn.onnx" "$tmp/dyn/bundle" > "$tmp/tcdyn.log"
   for n in 1 5; do
     cdir=$tmp/dyn/b$n

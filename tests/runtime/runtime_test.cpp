@@ -1042,6 +1042,53 @@ TEST_F(Runtime, Fp16WeightRowsRunWhereTheDeviceHas16BitStorage) {
   EXPECT_EQ(text.find("fp16 weight copies uploaded"), std::string::npos) << text;
 }
 
+// kernel.<j>.fp32_kernel (docs/bundle-format.md, "Device-specific
+// variants"): the GPU row of a binary16-weight kernel with an fp32 form runs
+// that form, on the default row's fp32 weights, when fp16 weights are not
+// allowed or the device lacks 16-bit storage, instead of falling back to the
+// default row; with the opt-in on a device with 16-bit storage it runs the
+// binary16 kernel. A form whose bindings differ is refused at load.
+TEST_F(Runtime, Fp16WeightRowsRunTheirFp32FormWithoutTheOptIn) {
+  const uint32_t n = 127;
+  std::vector<float> w = Random(n, 41), b = Random(n, 42), x = Random(n, 43);
+  std::vector<float> ref(n), ref_f16(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const float w16 = oaaxvk::oinf::HalfToFloat(oaaxvk::test::FloatToHalfBits(w[i]));
+    volatile float p = x[i] * w[i], p16 = x[i] * w16;  // separate dispatches: no FMA
+    volatile float s = p + b[i], s16 = p16 + b[i];
+    ref[i] = std::max(static_cast<float>(s), 0.0f);
+    ref_f16[i] = std::max(static_cast<float>(s16), 0.0f);
+  }
+  oaaxvk::test::BundleSpec spec = oaaxvk::test::AffineReluWithDeviceVariants(n, w, b, false);
+  ASSERT_EQ(spec.kernels[3].name, "mul_f16w");
+  ASSERT_EQ(spec.kernels[0].name, "mul");
+  spec.kernels[3].fp32_kernel = 0;  // mul: same bindings and spec constants, w from the weights buffer
+  const std::string path = Write(spec, "fp32_form");
+  for (const bool opt_in : {false, true}) {
+    SCOPED_TRACE(opt_in ? "fp16_weights=1" : "fp16_weights=0");
+    const std::string log = g_tmpdir + "/fp32_form_" + (opt_in ? "1" : "0") + ".log";
+    ASSERT_EQ(Init({{"kernel_variant", "gpu"}, {"fp16_weights", opt_in ? "1" : "0"}, {"log_level", "2"},
+                    {"log_file", log}}),
+              0)
+        << g_api->error();
+    ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+    const std::vector<float> y = RunOneFrame("x", {1, n}, x);
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+    const bool f16 = opt_in && DriverHas16BitStorage();
+    ASSERT_EQ(y, f16 ? ref_f16 : ref);
+    const std::string text = ReadFile(log);
+    EXPECT_EQ(text.find("keep the default kernel"), std::string::npos) << text;
+    EXPECT_EQ(text.find("(1 row of fp16-weight kernels run their fp32 form: ") != std::string::npos, !f16) << text;
+    EXPECT_EQ(text.find("fp16 weight copies uploaded") != std::string::npos, f16) << text;
+  }
+  spec.kernels[3].fp32_kernel = 2;  // relu: 2 bindings
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  EXPECT_NE(g_api->load(Write(spec, "fp32_form_bad").c_str()), 0);
+  EXPECT_NE(std::string(g_api->error()).find("is not an fp32 form of 'mul_f16w'"), std::string::npos)
+      << g_api->error();
+  ASSERT_EQ(Destroy(), 0) << g_api->error();
+}
+
 // Integer-valued x in 1..8, so every summation order gives the exact sum and
 // any element summed twice or missed shows.
 std::vector<float> SmallIntegers(size_t n, uint32_t seed) {

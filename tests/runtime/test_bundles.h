@@ -42,6 +42,7 @@ struct BundleSpec {
     uint32_t bindings = 0, spec_constants = 0;
     std::string binding_types{};  // kernel.<j>.binding_types ("" = omitted)
     std::string required{};       // kernel.<j>.requires ("" = omitted; feature device_variants)
+    int64_t fp32_kernel = -1;     // kernel.<j>.fp32_kernel (-1 = omitted; feature device_variants)
   };
   std::string format = "oaax-vulkan-bundle";
   uint32_t format_version = 1;
@@ -150,6 +151,8 @@ struct BundleSpec {
       if (!kernels[j].binding_types.empty())
         w.AddMetadata(p + "binding_types", MetadataValue::String(kernels[j].binding_types));
       if (!kernels[j].required.empty()) w.AddMetadata(p + "requires", MetadataValue::String(kernels[j].required));
+      if (kernels[j].fp32_kernel >= 0)
+        w.AddMetadata(p + "fp32_kernel", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(kernels[j].fp32_kernel)));
     }
     w.AddTensor("program.dispatch", ValueType::kU32, {dispatch.size(), 8}, dispatch.data(), dispatch.size() * 32);
     if (!dispatch_cpu.empty())

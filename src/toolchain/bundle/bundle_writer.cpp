@@ -228,6 +228,19 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       kernels.push_back(k);
     }
   }
+  // The fp32 forms of the GPU rows' binary16-weight kernels, which the
+  // runtime runs when fp16 weights are not allowed (kernel.<j>.fp32_kernel).
+  for (size_t j = 0; j < kernels.size(); ++j) {
+    const std::string& twin = kernels[j]->fp32_kernel;
+    if (twin.empty() || kernel_index.count(twin)) continue;
+    const KernelInfo* k = FindKernel(twin);
+    if (!k || !k->spirv) return Internal("kernel '" + twin + "' has no embedded SPIR-V");
+    if (k->bindings != kernels[j]->bindings || k->spec_constants != kernels[j]->spec_constants ||
+        !k->fp32_kernel.empty())
+      return Internal("kernel '" + twin + "' is not an fp32 form of '" + kernels[j]->name + "'");
+    kernel_index[twin] = static_cast<uint32_t>(kernels.size());
+    kernels.push_back(k);
+  }
   // Required features: the program's, plus texel_bindings when a kernel has
   // a texel-buffer binding (kernel.<j>.binding_types).
   std::set<std::string> features = p.features;
@@ -270,6 +283,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       for (const std::string& c : k.required_capabilities) req += (req.empty() ? "" : "-") + c;
       w->AddMetadata(pre + "requires", MetadataValue::String(req));
     }
+    if (!k.fp32_kernel.empty())  // feature device_variants
+      w->AddMetadata(pre + "fp32_kernel", MetadataValue::Scalar<uint32_t>(kernel_index.at(k.fp32_kernel)));
     s.max_workgroup_invocations = std::max(s.max_workgroup_invocations, k.local_size[0] * k.local_size[1] * k.local_size[2]);
     max_x = std::max(max_x, k.local_size[0]);
     max_y = std::max(max_y, k.local_size[1]);

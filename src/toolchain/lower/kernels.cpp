@@ -124,15 +124,16 @@ const std::vector<KernelInfo>& Kernels() {
     // the default kernel's spec constants plus TILE_M, TILE_N, VEC_A and
     // VEC_B, their own grid; up to 32 KiB of shared memory (128 x 128 tiles,
     // double-buffered), hence sharedMemory32KiB. _f16w: binding 1 (W / B)
-    // read as binary16 from weights_f16 (buffer kind 4), fp32 accumulation.
+    // read as binary16 from weights_f16 (buffer kind 4), fp32 accumulation;
+    // the plain _gpu kernel is its fp32 form (KernelInfo::fp32_kernel).
     // _sg: the row's reductions with subgroup operations, one shared-memory
     // entry per subgroup (at most 64); same spec constants and grid.
     v.push_back({"conv2d_gemm_gpu", 5, 25, {256, 1, 1}, kGpuTileSharedBytes, {3}, "", {kCapabilitySharedMemory32KiB}});
     v.push_back({"conv2d_gemm_gpu_f16w", 5, 25, {256, 1, 1}, kGpuTileSharedBytes, {3}, "",
-                 {kCapabilityStorage16, kCapabilitySharedMemory32KiB}});
+                 {kCapabilityStorage16, kCapabilitySharedMemory32KiB}, "conv2d_gemm_gpu"});
     v.push_back({"gemm_gpu", 4, 21, {256, 1, 1}, kGpuTileSharedBytes, {3}, "", {kCapabilitySharedMemory32KiB}});
     v.push_back({"gemm_gpu_f16w", 4, 21, {256, 1, 1}, kGpuTileSharedBytes, {3}, "",
-                 {kCapabilityStorage16, kCapabilitySharedMemory32KiB}});
+                 {kCapabilityStorage16, kCapabilitySharedMemory32KiB}, "gemm_gpu"});
     v.push_back({"softmax_sg", 2, 4, {64, 1, 1}, 2 * 64 * 4 + 4, {1}, "", {kCapabilitySubgroupArithmetic}});
     v.push_back({"reduce_mean_sg", 2, 2, {64, 1, 1}, 64 * 4, {1}, "", {kCapabilitySubgroupArithmetic}});
     AppendIndexKernels(&v);  // issue 5: indexing / scanning kernels (lower_index.cpp)

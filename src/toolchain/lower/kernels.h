@@ -37,6 +37,12 @@ struct KernelInfo {
   // contract's capability table (kCapability* below). (Not called `requires`:
   // that is a C++20 keyword.)
   std::vector<std::string> required_capabilities{};
+  // A GPU-row kernel that reads weights_f16 (buffer kind 4): the kernel with
+  // the same bindings, spec constants and grid that reads those bindings as
+  // fp32 from the weights buffer (bundle metadata kernel.<j>.fp32_kernel). The
+  // runtime runs the row with it when the host has not opted in to binary16
+  // weights (runtime argument fp16_weights); empty = none.
+  std::string fp32_kernel{};
   const uint32_t* spirv = nullptr;
   size_t spirv_words = 0;
   // Derived from the SPIR-V when the table is built (bundle feature
