@@ -19,6 +19,10 @@
 #   nonzero_shape_only the Shape of a NonZero result, the only reader;
 #   nms_of_selected    NonMaxSuppression of the boxes and scores above a
 #                      threshold (one NonZero gathers both);
+#   if_empty_known     If(Size(scores above t) == 0) with an empty constant
+#                      then-branch and a compute else-branch: the condition
+#                      is an expression of the extent, so no readback; then
+#                      a Slice keeping the first 3;
 #   dynamic_nonzero    NonZero of an [N, 4] input, N in 1..6 (config.json),
 #                      its Shape and its Concat with itself along the
 #                      extent axis, at N = 1, 3 and 6.
@@ -140,6 +144,30 @@ add("nms_of_selected",
     [{"boxes": np.sort(rng.uniform(0, 10, (6, 4)).astype(np.float32).reshape(6, 2, 2), axis=1).reshape(6, 4),
       "scores": sc} for sc in three([6])],
     [f32("t", 0.0), i64("axes0", [0]), i64("axes01", [0, 1]), i64("maxk", [10]), f32("iou", [0.5])])
+
+# torchvision's "if boxes.numel() == 0: return empty" If: the condition
+# Size(s) == 0 of the scores above a threshold is an expression of the
+# extent read back, so the shape program decides the If (no readback of the
+# condition); the then-branch is an empty constant, the else-branch
+# computes (a ReduceMax over the possibly empty scores, unused when empty),
+# and a Slice with constant bounds keeps the first 3 of the result.
+then_g = h.make_graph([h.make_node("Constant", [], ["empty"], name="empty", value=f32("e", np.zeros([0])))],
+                      "then", [], [h.make_tensor_value_info("empty", F, [0])])
+else_g = h.make_graph([h.make_node("ReduceMax", ["s"], ["mx"], name="mx", keepdims=0),
+                       h.make_node("Add", ["s", "mx"], ["shifted"], name="shifted")],
+                      "else", [], [h.make_tensor_value_info("shifted", F, ["n"])])
+add("if_empty_known",
+    [h.make_node("Greater", ["x", "t"], ["m"], name="gt"),
+     h.make_node("NonZero", ["m"], ["nz"], name="nz"),
+     h.make_node("Squeeze", ["nz", "axes0"], ["idx"], name="idx"),
+     h.make_node("Gather", ["x", "idx"], ["s"], name="above", axis=0),
+     h.make_node("Size", ["s"], ["count"], name="count"),
+     h.make_node("Equal", ["count", "zero"], ["none"], name="none"),
+     h.make_node("If", ["none"], ["y"], name="if", then_branch=then_g, else_branch=else_g),
+     h.make_node("Slice", ["y", "zero1", "three"], ["first3"], name="first3")],
+    [("x", F, [8])], [("y", F, ["k"]), ("first3", F, ["j"])],
+    [{"x": x} for x in three([8])] + [{"x": np.array([-1, 0.5, -1, -1, 2, -1, -1, -1], np.float32)}],
+    [f32("t", 0.0), i64("axes0", [0]), i64("zero", 0, []), i64("zero1", [0]), i64("three", [3])])
 
 # A dynamic-shape model (N in 1..6): NonZero of an [N, 4] input lays its
 # result out at N * 4 columns, which the copy at the extent read back

@@ -72,7 +72,13 @@ bool CanEvaluate(const Graph& g, const Node& n) {
         // or ReduceMin(Concat(C, extent)) as PyTorch exports min(C, n).
         (int_out && !AnyReadsInputValue(t->sym) &&
          (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
-          op == "ReduceMin" || op == "ReduceMax" || op == "ReduceSum" || op == "ReduceProd"));
+          op == "ReduceMin" || op == "ReduceMax" || op == "ReduceSum" || op == "ReduceProd")) ||
+        // Comparisons and logic on them fold into 0 / 1 expressions: an If
+        // condition such as Size(boxes) == 0 that the shape program computes
+        // (shape_infer_int.h IfSelectionWithKnownCondition), with no readback.
+        ((int_out || (y != nullptr && y->dtype == DType::kBool)) && !AnyReadsInputValue(t->sym) &&
+         (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
+          op == "Not" || op == "And" || op == "Or" || op == "Where" || op == "Cast"));
     if (!carried) return false;
   }
   return true;
@@ -104,6 +110,10 @@ void PropagateSymbols(const Graph& g, const Node& n, Tensor* out) {
       for (size_t k = 0; k < v.size() && match; ++k) match = x.shape[st + k].value() == v[k];
       if (match) { sym.assign(x.shape.begin() + st, x.shape.begin() + st + v.size()); break; }
     }
+  } else if (op == "Size") {
+    // The element count as an expression (torchvision's boxes.numel() == 0).
+    if (!AnySymbolic(x.shape)) return;
+    sym.push_back(NumElements(x.shape));
   } else if (eval::ArithmeticSymbols(g, n, *out, &sym)) {
     // Integer arithmetic on sizes: keep the expressions only where they give
     // the folded values (they do by construction; a mismatch would be a

@@ -830,6 +830,17 @@ Status InferOutputs(Graph& g, Node& n) {
       if (a < 0 || a >= rank || steps[i] == 0) return NodeError(n, "bad axis or zero step");
       int64_t d = x[a], step = steps[i];
       int64_t b = starts[i], e = ends[i];
+      // A symbolic extent sliced from a start every size reaches, forwards
+      // to a non-negative end (a detector's keep[:300] of an extent read
+      // back): the length is min(end, size) - start, an expression, so that
+      // it follows the size (an extent of 0 included).
+      if (x[a].is_symbolic() && step > 0 && (b == 0 || (b > 0 && b <= LowerBound(x[a]))) && e >= b) {
+        const Dim end = e >= UpperBound(x[a]) ? x[a] : Min(Dim(e), x[a]);
+        s[a] = step == 1 ? end - Dim(b) : CeilDiv(end - Dim(b), Dim(step));
+        st[a] = b;
+        sp[a] = step;
+        continue;
+      }
       if (b < 0) b += d;
       if (e < 0 && e > INT64_MIN / 2) e += d;
       if (step > 0) { b = std::clamp<int64_t>(b, 0, d); e = std::clamp<int64_t>(e, 0, d); }
