@@ -19,6 +19,9 @@
 #   nonzero_shape_only the Shape of a NonZero result, the only reader;
 #   nms_of_selected    NonMaxSuppression of the boxes and scores above a
 #                      threshold (one NonZero gathers both);
+#   nms_reshaped       NonMaxSuppression whose boxes pass a Reshape to
+#                      [n, -1] and [1, -1, 4] (the counts of boxes and
+#                      scores through different shape arithmetic);
 #   if_empty_known     If(Size(scores above t) == 0) with an empty constant
 #                      then-branch and a compute else-branch: the condition
 #                      is an expression of the extent, so no readback; then
@@ -144,6 +147,28 @@ add("nms_of_selected",
     [{"boxes": np.sort(rng.uniform(0, 10, (6, 4)).astype(np.float32).reshape(6, 2, 2), axis=1).reshape(6, 4),
       "scores": sc} for sc in three([6])],
     [f32("t", 0.0), i64("axes0", [0]), i64("axes01", [0, 1]), i64("maxk", [10]), f32("iou", [0.5])])
+
+# NonMaxSuppression whose box count reaches it through other shape
+# arithmetic than the scores' (a Reshape to [n, -1], then to [1, -1, 4]):
+# the two counts are unified (ir/dim.h UnifyDims). ONNX Runtime refuses the
+# Reshape of 0 boxes with -1, so the counts here are at least 1.
+add("nms_reshaped",
+    [h.make_node("Greater", ["scores", "t"], ["keep"], name="gt"),
+     h.make_node("NonZero", ["keep"], ["nz"], name="nz"),
+     h.make_node("Squeeze", ["nz", "axes0"], ["idx"], name="idx"),
+     h.make_node("Gather", ["boxes", "idx"], ["b"], name="gboxes", axis=0),
+     h.make_node("Gather", ["scores", "idx"], ["sc"], name="gscores", axis=0),
+     h.make_node("Shape", ["sc"], ["n"], name="n"),
+     h.make_node("Concat", ["n", "minus1"], ["rows"], name="rows", axis=0),
+     h.make_node("Reshape", ["b", "rows"], ["b2"], name="b2"),
+     h.make_node("Reshape", ["b2", "shape3"], ["b3"], name="b3"),
+     h.make_node("Unsqueeze", ["sc", "axes01"], ["s3"], name="s3"),
+     h.make_node("NonMaxSuppression", ["b3", "s3", "maxk", "iou"], ["sel"], name="nms")],
+    [("boxes", F, [6, 4]), ("scores", F, [6])], [("sel", I64, ["k", 3])],
+    [{"boxes": np.sort(rng.uniform(0, 10, (6, 4)).astype(np.float32).reshape(6, 2, 2), axis=1).reshape(6, 4),
+      "scores": sc} for sc in three([6])[1:] + [np.array([-1, -1, 0.7, -1, -1, -1], np.float32)]],
+    [f32("t", 0.0), i64("axes0", [0]), i64("axes01", [0, 1]), i64("maxk", [10]), f32("iou", [0.5]),
+     i64("minus1", [-1]), i64("shape3", [1, -1, 4])])
 
 # torchvision's "if boxes.numel() == 0: return empty" If: the condition
 # Size(s) == 0 of the scores above a threshold is an expression of the

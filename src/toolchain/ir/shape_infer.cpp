@@ -739,8 +739,13 @@ Status InferOutputs(Graph& g, Node& n) {
       OAAXVK_RETURN_IF_ERROR(need(k));
       const Shape& y = in[k]->shape;
       if (static_cast<int64_t>(y.size()) != rank) return NodeError(n, "inputs have different ranks");
-      for (int64_t i = 0; i < rank; ++i)
-        if (i != axis && y[i] != x[i]) return NodeError(n, "input shapes " + ShapeToString(x) + " and " + ShapeToString(y) + " differ off the axis");
+      for (int64_t i = 0; i < rank; ++i) {
+        if (i == axis) continue;
+        if (y[i] != x[i]) return NodeError(n, "input shapes " + ShapeToString(x) + " and " + ShapeToString(y) + " differ off the axis");
+        // Equal sizes the simplifier cannot prove equal: a run-time guard.
+        OAAXVK_ASSIGN_OR_RETURN(s[i], UnifyDims(s[i], y[i], "node '" + n.name + "' (Concat)",
+                                                "dimension " + std::to_string(i) + " of inputs 0 and " + std::to_string(k)));
+      }
       s[axis] += y[axis];
     }
     n.SetInt("axis", axis);
@@ -755,6 +760,9 @@ Status InferOutputs(Graph& g, Node& n) {
     if (vb) b.push_back(1);
     if (a.back() != b[b.size() - 2])
       return NodeError(n, "inner dimensions differ: " + ShapeToString(x) + " x " + ShapeToString(in[1]->shape));
+    // Equal inner sizes the simplifier cannot prove equal: a run-time guard.
+    OAAXVK_RETURN_IF_ERROR(UnifyDims(a.back(), b[b.size() - 2], "node '" + n.name + "' (MatMul)",
+                                     "the inner dimensions of A and B").status());
     Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
     StatusOr<Shape> bs = BroadcastShapes(ba, bb);
     if (!bs.ok()) return NodeError(n, bs.status().message());
