@@ -164,8 +164,12 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
     // (PropagateSymbols), also when the picked ones read no run-time value.
     const bool picked = k == 0 && (n.op_type == "Gather" || n.op_type == "Slice") && t->shape.size() == 1 &&
                         t->sym.size() == static_cast<size_t>(t->numel().value());
+    // Shape / Size give the input's dimensions (PropagateSymbols keeps the
+    // symbolic ones): a Shape with start / end may leave out the dimensions
+    // that read a run-time value, and the static ones it gives hold everywhere.
+    const bool dims = k == 0 && (n.op_type == "Shape" || n.op_type == "Size");
     const bool carried =
-        picked || (!outs.empty() && AnyDependsOnValue(outs[0].sym) && (k == 0 || n.op_type == "Concat"));
+        picked || dims || (!outs.empty() && AnyDependsOnValue(outs[0].sym) && (k == 0 || n.op_type == "Concat"));
     if (!carried)
       return Unimplemented("node '" + n.name + "' (" + n.op_type + "): input '" + n.inputs[k] +
                            "' is computed from a run-time input value, which this operator cannot carry at "
