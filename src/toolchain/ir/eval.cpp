@@ -168,8 +168,20 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
     // symbolic ones): a Shape with start / end may leave out the dimensions
     // that read a run-time value, and the static ones it gives hold everywhere.
     const bool dims = k == 0 && (n.op_type == "Shape" || n.op_type == "Size");
-    const bool carried =
-        picked || dims || (!outs.empty() && AnyDependsOnValue(outs[0].sym) && (k == 0 || n.op_type == "Concat"));
+    // Integer arithmetic and comparisons build every element's expression
+    // from all their inputs (eval_symbolic.cpp ArithmeticSymbols).
+    static const std::set<std::string> kBinary = {"Add",  "Sub",     "Mul",  "Div",         "Mod",
+                                                  "Max",  "Min",     "Equal", "Less",       "Greater",
+                                                  "LessOrEqual", "GreaterOrEqual", "And", "Or", "Where"};
+    bool carried = picked || dims ||
+                   (!outs.empty() && AnyDependsOnValue(outs[0].sym) &&
+                    (k == 0 || n.op_type == "Concat" || kBinary.count(n.op_type) > 0));
+    if (!carried && !outs.empty()) {
+      // A result the same at every point (a size compared with -1: never
+      // equal) is a plain constant however its inputs were computed.
+      std::vector<Dim> sym;
+      carried = eval::ArithmeticSymbols(g, n, outs[0], &sym) && !sym.empty() && !AnySymbolic(sym);
+    }
     if (!carried)
       return Unimplemented("node '" + n.name + "' (" + n.op_type + "): input '" + n.inputs[k] +
                            "' is computed from a run-time input value, which this operator cannot carry at "
