@@ -3,6 +3,7 @@
 #include <onnx/defs/tensor_proto_util.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -219,8 +220,18 @@ class Inliner {
       // (torch.squeeze(x, 1) of a dynamic tensor exports as
       // If(Equal(Gather(Shape(x), 1), 1)); the branches may even have
       // different ranks, so only the taken one may be inlined).
-      if ((n.op_type() == "Cast" || n.op_type() == "Squeeze" || n.op_type() == "Unsqueeze") && n.input_size() >= 1)
-        return Known(n.input(0), v);
+      if ((n.op_type() == "Squeeze" || n.op_type() == "Unsqueeze") && n.input_size() >= 1) return Known(n.input(0), v);
+      if (n.op_type() == "Cast" && n.input_size() == 1) {
+        if (!Known(n.input(0), v)) return false;
+        int64_t to = 0;
+        for (const auto& a : n.attribute())
+          if (a.name() == "to") to = a.i();
+        if (to == TensorProto::BOOL) *v = *v != 0 ? 1 : 0;
+        else if (to != TensorProto::FLOAT && to != TensorProto::DOUBLE && to != TensorProto::FLOAT16 &&
+                 to != TensorProto::BFLOAT16)
+          *v = std::trunc(*v);  // an integer type (in range for the sizes and flags met here)
+        return true;
+      }
       if (n.op_type() == "Equal" && n.input_size() == 2) {
         double a = 0, b = 0;
         if (!Known(n.input(0), &a) || !Known(n.input(1), &b)) return false;
