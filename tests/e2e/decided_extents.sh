@@ -26,6 +26,11 @@
 #                      then-branch and a compute else-branch: the condition
 #                      is an expression of the extent, so no readback; then
 #                      a Slice keeping the first 3;
+#   nms_two_counts     (lavapipe, no ONNX Runtime run) NonMaxSuppression
+#                      of boxes counted by a > t and scores by b > t: the
+#                      two extents are unified under a run-time guard; equal
+#                      counts run, different ones fail the frame naming the
+#                      node (as ONNX Runtime refuses them);
 #   dynamic_nonzero    NonZero of an [N, 4] input, N in 1..6 (config.json),
 #                      its Shape and its Concat with itself along the
 #                      extent axis, at N = 1, 3 and 6.
