@@ -78,7 +78,15 @@ void main() {
   base += (r % K1) * KS1; r /= K1;
   base += r * KS0;
   // acc: the running result (log-sum-exp: the running maximum m, with s).
-  float acc = OP == 4u ? 1.0 : (OP == 8u ? -3.402823466e38 : 0.0), s = 0.0;
+  // The empty set's value (a part with no elements, or a reduction over an
+  // extent read back that is 0): 1 for a product, -inf / +inf for a maximum
+  // / minimum (so an empty part never wins a merge), 0 for the sums.
+  float acc = OP == 4u ? 1.0
+            : OP == 8u ? -3.402823466e38
+            : OP == 2u ? uintBitsToFloat(0xff800000u)
+            : OP == 3u ? uintBitsToFloat(0x7f800000u)
+                       : 0.0;
+  float s = 0.0;
   bool first = true;
   for (uint k = part; k < RCOUNT; k += PARTS) {
     uint off = base + reduced_offset(k);

@@ -137,13 +137,40 @@ Status RunControlProgram(const ControlProgram& control, const ShapeProgram& shap
   ControlStats local;
   ControlStats& st = stats ? *stats : local;
   std::vector<int64_t> values;
+  // A decided symbol holds its minimum, a placeholder, until the program
+  // reads or sets it; a guard reading one (two extents an operator needs
+  // equal) is checked only once every decided symbol it reads is set.
+  std::vector<char> is_set(shapes.symbols.size(), 1);
+  for (size_t y = 0; y < shapes.symbols.size(); ++y) is_set[y] = shapes.symbols[y].decided ? 0 : 1;
+  std::vector<std::vector<int64_t>> guard_reads(shapes.guard_expr.size());  // decided symbols each guard reads
+  for (size_t g = 0; g < shapes.guard_expr.size(); ++g) {
+    std::vector<int64_t> todo = {shapes.guard_expr[g]};
+    std::vector<char> seen(shapes.program.size(), 0);
+    while (!todo.empty()) {
+      const int64_t e = todo.back();
+      todo.pop_back();
+      if (e < 0 || e >= static_cast<int64_t>(shapes.program.size()) || seen[static_cast<size_t>(e)]) continue;
+      seen[static_cast<size_t>(e)] = 1;
+      const ShapeInstruction& in = shapes.program[static_cast<size_t>(e)];
+      if (in.opcode == kShapeConst) continue;
+      if (in.opcode == kShapeSymbol) {
+        if (in.a >= 0 && in.a < static_cast<int64_t>(is_set.size()) && !is_set[static_cast<size_t>(in.a)])
+          guard_reads[g].push_back(in.a);
+        continue;
+      }
+      todo.push_back(in.a);
+      todo.push_back(in.b);
+    }
+  }
   bool stale = true;  // `values` must be re-evaluated before use
   auto evaluate = [&](size_t k) -> Status {
     if (!stale) return Status::Ok();
     Status s = shapes.Evaluate(*symbols, &values);
     if (!s.ok()) return s.WithContext(StrFormat("control program instruction %zu", k));
     for (size_t g = 0; g < shapes.guard_expr.size(); ++g)
-      if (values[static_cast<size_t>(shapes.guard_expr[g])] == 0)
+      if (std::all_of(guard_reads[g].begin(), guard_reads[g].end(),
+                      [&](int64_t y) { return is_set[static_cast<size_t>(y)] != 0; }) &&
+          values[static_cast<size_t>(shapes.guard_expr[g])] == 0)
         return InvalidArgument(StrFormat("control program instruction %zu: at %s, %s", k,
                                          shapes.ValuesString(*symbols).c_str(),
                                          g < shapes.guard_text.size() ? shapes.guard_text[g].c_str() : "a guard fails"));
@@ -184,6 +211,7 @@ Status RunControlProgram(const ControlProgram& control, const ShapeProgram& shap
           if (v < y.min) v += y.multiple_of;
         }
         (*symbols)[static_cast<size_t>(in.a)] = v;
+        is_set[static_cast<size_t>(in.a)] = 1;
         stale = true;
         ++pc;
         break;
@@ -196,6 +224,7 @@ Status RunControlProgram(const ControlProgram& control, const ShapeProgram& shap
           return InvalidArgument(StrFormat("control program instruction %zu sets %s to %lld, outside %s", k,
                                            y.name.c_str(), LL(v), y.RangeString().c_str()));
         (*symbols)[static_cast<size_t>(in.a)] = v;
+        is_set[static_cast<size_t>(in.a)] = 1;
         stale = true;
         ++pc;
         break;

@@ -98,7 +98,9 @@ struct ControlStats {
 // input-decided ones as send_input read them and the decided ones at their
 // `min`; on return it holds the values the frame ended with (the output
 // shapes are evaluated at them). Before each segment runs, the shape
-// program is evaluated at the current symbols and every guard must hold.
+// program is evaluated at the current symbols and every guard must hold,
+// except a guard reading a decided symbol that the program has not read or
+// set yet (its value is a placeholder until then).
 // Fails (InvalidArgument, naming the instruction and the texts the bundle
 // gives) on a read outside its symbol's range in refuse mode, a set outside
 // its symbol's range, a guard that is 0, a backward jump taken more often

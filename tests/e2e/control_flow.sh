@@ -34,6 +34,9 @@
 #   if_const_false  opset 15, the condition an initializer (false, a bool in
 #                   int32_data, as onnx.helper.make_tensor writes it); the
 #                   untaken then branch holds RandomUniformLike (unimplemented);
+#   if_squeeze_dim  opset 13, torch.squeeze(x, 1)'s If(Shape(x)[1] == 1)
+#                   with branches of different ranks: known from ONNX's
+#                   inferred shape, only the taken branch is inlined;
 #   loop_if         opset 13, Loop with trip count 4 (Constant node) and
 #                   condition true (int32_data initializer), a loop-carried
 #                   float [2,3] and a scan output ([4,2,3]); the body casts
@@ -239,6 +242,19 @@ taken2 = h.make_graph([h.make_node("Abs", ["x"], ["ab"]), h.make_node("Sub", ["a
 add("if_const_false", [h.make_node("If", ["c"], ["y"], name="const_if", then_branch=rand, else_branch=taken2)],
     [("x", F, [3, 4])], [("y", F, [3, 4])], 15, [{"x": randn(3, 4)}],
     [nh.from_array(w2, "w"), bool_i32("c", False)])
+
+# torch.squeeze(x, 1) of a dynamic tensor: If(Shape(x)[1] == 1) with
+# branches of different ranks (Squeeze [3], Identity [3, 1]); ONNX's shape
+# inference knows the dimension, so the condition is known at conversion
+# and only the taken branch is inlined.
+sq_then = h.make_graph([h.make_node("Squeeze", ["x", "axis1"], ["sq"])], "squeeze", [], [vi("sq", F, [3])])
+sq_else = h.make_graph([h.make_node("Identity", ["x"], ["same"])], "identity", [], [vi("same", F, [3, 1])])
+add("if_squeeze_dim", [h.make_node("Shape", ["x"], ["xs"]), h.make_node("Gather", ["xs", "one"], ["d1"], axis=0),
+                       h.make_node("Equal", ["d1", "one"], ["is1"]),
+                       h.make_node("If", ["is1"], ["y"], name="squeeze_if", then_branch=sq_then, else_branch=sq_else),
+                       h.make_node("Relu", ["y"], ["z"])],
+    [("x", F, [3, 1])], [("z", F, [3])], 13, [{"x": randn(3, 1)}],
+    [h.make_tensor("one", I64, [], [1]), h.make_tensor("axis1", I64, [1], [1])])
 
 # 3. An If on a run-time condition inside a Loop body.
 inner_then = h.make_graph([h.make_node("Abs", ["x"], ["it_abs"]), h.make_node("Sub", ["acc_in", "it_abs"], ["it_d"]),

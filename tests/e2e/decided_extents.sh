@@ -19,6 +19,18 @@
 #   nonzero_shape_only the Shape of a NonZero result, the only reader;
 #   nms_of_selected    NonMaxSuppression of the boxes and scores above a
 #                      threshold (one NonZero gathers both);
+#   nms_reshaped       NonMaxSuppression whose boxes pass a Reshape to
+#                      [n, -1] and [1, -1, 4] (the counts of boxes and
+#                      scores through different shape arithmetic);
+#   if_empty_known     If(Size(scores above t) == 0) with an empty constant
+#                      then-branch and a compute else-branch: the condition
+#                      is an expression of the extent, so no readback; then
+#                      a Slice keeping the first 3;
+#   nms_two_counts     (lavapipe, no ONNX Runtime run) NonMaxSuppression
+#                      of boxes counted by a > t and scores by b > t: the
+#                      two extents are unified under a run-time guard; equal
+#                      counts run, different ones fail the frame naming the
+#                      node (as ONNX Runtime refuses them);
 #   dynamic_nonzero    NonZero of an [N, 4] input, N in 1..6 (config.json),
 #                      its Shape and its Concat with itself along the
 #                      extent axis, at N = 1, 3 and 6.
@@ -141,6 +153,52 @@ add("nms_of_selected",
       "scores": sc} for sc in three([6])],
     [f32("t", 0.0), i64("axes0", [0]), i64("axes01", [0, 1]), i64("maxk", [10]), f32("iou", [0.5])])
 
+# NonMaxSuppression whose box count reaches it through other shape
+# arithmetic than the scores' (a Reshape to [n, -1], then to [1, -1, 4]):
+# the two counts are unified (ir/dim.h UnifyDims). ONNX Runtime refuses the
+# Reshape of 0 boxes with -1, so the counts here are at least 1.
+add("nms_reshaped",
+    [h.make_node("Greater", ["scores", "t"], ["keep"], name="gt"),
+     h.make_node("NonZero", ["keep"], ["nz"], name="nz"),
+     h.make_node("Squeeze", ["nz", "axes0"], ["idx"], name="idx"),
+     h.make_node("Gather", ["boxes", "idx"], ["b"], name="gboxes", axis=0),
+     h.make_node("Gather", ["scores", "idx"], ["sc"], name="gscores", axis=0),
+     h.make_node("Shape", ["sc"], ["n"], name="n"),
+     h.make_node("Concat", ["n", "minus1"], ["rows"], name="rows", axis=0),
+     h.make_node("Reshape", ["b", "rows"], ["b2"], name="b2"),
+     h.make_node("Reshape", ["b2", "shape3"], ["b3"], name="b3"),
+     h.make_node("Unsqueeze", ["sc", "axes01"], ["s3"], name="s3"),
+     h.make_node("NonMaxSuppression", ["b3", "s3", "maxk", "iou"], ["sel"], name="nms")],
+    [("boxes", F, [6, 4]), ("scores", F, [6])], [("sel", I64, ["k", 3])],
+    [{"boxes": np.sort(rng.uniform(0, 10, (6, 4)).astype(np.float32).reshape(6, 2, 2), axis=1).reshape(6, 4),
+      "scores": sc} for sc in three([6])[1:] + [np.array([-1, -1, 0.7, -1, -1, -1], np.float32)]],
+    [f32("t", 0.0), i64("axes0", [0]), i64("axes01", [0, 1]), i64("maxk", [10]), f32("iou", [0.5]),
+     i64("minus1", [-1]), i64("shape3", [1, -1, 4])])
+
+# torchvision's "if boxes.numel() == 0: return empty" If: the condition
+# Size(s) == 0 of the scores above a threshold is an expression of the
+# extent read back, so the shape program decides the If (no readback of the
+# condition); the then-branch is an empty constant, the else-branch
+# computes (a ReduceMax over the possibly empty scores, unused when empty),
+# and a Slice with constant bounds keeps the first 3 of the result.
+then_g = h.make_graph([h.make_node("Constant", [], ["empty"], name="empty", value=f32("e", np.zeros([0])))],
+                      "then", [], [h.make_tensor_value_info("empty", F, [0])])
+else_g = h.make_graph([h.make_node("ReduceMax", ["s"], ["mx"], name="mx", keepdims=0),
+                       h.make_node("Add", ["s", "mx"], ["shifted"], name="shifted")],
+                      "else", [], [h.make_tensor_value_info("shifted", F, ["n"])])
+add("if_empty_known",
+    [h.make_node("Greater", ["x", "t"], ["m"], name="gt"),
+     h.make_node("NonZero", ["m"], ["nz"], name="nz"),
+     h.make_node("Squeeze", ["nz", "axes0"], ["idx"], name="idx"),
+     h.make_node("Gather", ["x", "idx"], ["s"], name="above", axis=0),
+     h.make_node("Size", ["s"], ["count"], name="count"),
+     h.make_node("Equal", ["count", "zero"], ["none"], name="none"),
+     h.make_node("If", ["none"], ["y"], name="if", then_branch=then_g, else_branch=else_g),
+     h.make_node("Slice", ["y", "zero1", "three"], ["first3"], name="first3")],
+    [("x", F, [8])], [("y", F, ["k"]), ("first3", F, ["j"])],
+    [{"x": x} for x in three([8])] + [{"x": np.array([-1, 0.5, -1, -1, 2, -1, -1, -1], np.float32)}],
+    [f32("t", 0.0), i64("axes0", [0]), i64("zero", 0, []), i64("zero1", [0]), i64("three", [3])])
+
 # A dynamic-shape model (N in 1..6): NonZero of an [N, 4] input lays its
 # result out at N * 4 columns, which the copy at the extent read back
 # follows at every N.
@@ -165,5 +223,50 @@ with open(f"{out}/cases.txt", "w") as cases:
             json.dump(manifest, open(f"{d}/manifest.json", "w"))
             cases.write(f"{name} in{k}\n")
 open(f"{out}/models.txt", "w").write("\n".join(models) + "\n")
+
+# The guard of two counts the toolchain cannot prove equal (ir/dim.h
+# UnifyDims): NonMaxSuppression's boxes selected by a > t and its scores by
+# b > t. Equal counts run; different counts fail the frame naming the node
+# (ONNX Runtime refuses them too: boxes and scores must have one count).
+g = f"{out}/guard"
+os.makedirs(g)
+nodes = [h.make_node("Greater", ["a", "t"], ["ka"], name="gta"),
+         h.make_node("Greater", ["b", "t"], ["kb"], name="gtb"),
+         h.make_node("NonZero", ["ka"], ["nza"], name="nza"),
+         h.make_node("NonZero", ["kb"], ["nzb"], name="nzb"),
+         h.make_node("Squeeze", ["nza", "axes0"], ["ia"], name="ia"),
+         h.make_node("Squeeze", ["nzb", "axes0"], ["ib"], name="ib"),
+         h.make_node("Gather", ["boxes", "ia"], ["bx"], name="bx", axis=0),
+         h.make_node("Gather", ["b", "ib"], ["sc"], name="sc", axis=0),
+         h.make_node("Unsqueeze", ["bx", "axes0"], ["b3"], name="b3"),
+         h.make_node("Unsqueeze", ["sc", "axes01"], ["s3"], name="s3"),
+         h.make_node("NonMaxSuppression", ["b3", "s3", "maxk", "iou"], ["sel"], name="nms")]
+gr = h.make_graph(nodes, "nms_two_counts", [h.make_tensor_value_info("a", F, [6]), h.make_tensor_value_info("b", F, [6]),
+                                            h.make_tensor_value_info("boxes", F, [6, 4])],
+                  [h.make_tensor_value_info("sel", I64, ["k", 3])],
+                  [f32("t", 0.0), i64("axes0", [0]), i64("axes01", [0, 1]), i64("maxk", [10]), f32("iou", [0.5])])
+m = h.make_model(gr, opset_imports=[h.make_opsetid("", 13)])
+onnx.checker.check_model(m)
+os.makedirs(f"{g}/nms_two_counts")
+onnx.save(m, f"{g}/nms_two_counts/model.onnx")
+boxes = np.sort(rng.uniform(0, 10, (6, 4)).astype(np.float32).reshape(6, 2, 2), axis=1).reshape(6, 4)
+sets = [(np.array([1, -1, 1, -1, 1, -1], np.float32), np.array([-1, 2, -1, 3, -1, 4], np.float32), ""),
+        (np.array([1, 1, 1, -1, -1, -1], np.float32), np.array([-1, 2, -1, -1, -1, 4], np.float32),
+         "node 'nms' (NonMaxSuppression): the box counts of scores (dimension 2) and boxes (dimension 1) must be equal")]
+with open(f"{g}/cases.txt", "w") as cases:
+    for k, (a, b, msg) in enumerate(sets):
+        d = f"{g}/nms_two_counts/in{k}"
+        os.makedirs(d)
+        manifest = []
+        for i, (n, v) in enumerate([("a", a), ("b", b), ("boxes", boxes)]):
+            v.tofile(f"{d}/{i}.bin")
+            manifest.append({"name": n, "dtype": "float32", "shape": list(v.shape), "file": f"{i}.bin"})
+        json.dump(manifest, open(f"{d}/manifest.json", "w"))
+        cases.write(f"nms_two_counts in{k} {msg}".rstrip() + "\n")
+open(f"{g}/models.txt", "w").write("nms_two_counts\n")
 PY
-e2e_check_against_ort "$py" "$root" "$build" "$tmp" "$node_modules"
+fail=0
+e2e_check_against_ort "$py" "$root" "$build" "$tmp" "$node_modules" || fail=1
+e2e_convert "$py" "$build" "$tmp/guard" || fail=1
+e2e_run_cases lavapipe "$tmp/guard" "$build" || fail=1
+exit $fail

@@ -46,6 +46,37 @@ TEST(SymbolicDims, ArithmeticBuildsExpressionsThatEvaluateAtEveryPoint) {
   EXPECT_EQ((n * h).expr(), (h * n).expr());          // commutative operands share a node
 }
 
+TEST(SymbolicDims, UnifyDimsGuardsEqualSizesItCannotProve) {
+  SymContext ctx({{"a", 0, 8, 1}, {"b", 0, 8, 1}});
+  SymScope scope(&ctx);
+  const Dim a(8, ctx.SymbolNode(0)), b(8, ctx.SymbolNode(1));
+  // Provably the same size: no guard.
+  StatusOr<Dim> same = UnifyDims(a + b, b + a, "node 'n' (Op)", "the counts");
+  ASSERT_TRUE(same.ok()) << same.status().message();
+  EXPECT_TRUE(ctx.guards().empty());
+  // Equal where compiled (16), different elsewhere: one guard, true exactly
+  // where the two sizes agree, naming the node and both expressions.
+  StatusOr<Dim> guarded = UnifyDims(a * 2, a + b, "node 'nms' (NonMaxSuppression)", "the box counts");
+  ASSERT_TRUE(guarded.ok()) << guarded.status().message();
+  EXPECT_EQ(guarded->expr(), (a * 2).expr());
+  ASSERT_EQ(ctx.guards().size(), 1u);
+  const SymGuard& gd = ctx.guards()[0];
+  EXPECT_NE(gd.text.find("node 'nms' (NonMaxSuppression): the box counts must be equal"), std::string::npos) << gd.text;
+  EXPECT_EQ(*ctx.Eval(gd.expr, {8, 8}), 1);
+  EXPECT_EQ(*ctx.Eval(gd.expr, {3, 3}), 1);
+  EXPECT_EQ(*ctx.Eval(gd.expr, {2, 5}), 0);
+  // Different values where compiled: refused with both values.
+  StatusOr<Dim> differ = UnifyDims(a, b + 1, "node 'c' (Concat)", "dimension 1 of inputs 0 and 1");
+  ASSERT_FALSE(differ.ok());
+  EXPECT_NE(differ.status().message().find("node 'c' (Concat): dimension 1 of inputs 0 and 1 must be equal, got 8"),
+            std::string::npos) << differ.status().message();
+  // A static size beside a symbolic one of its value gives the symbolic one, unguarded.
+  StatusOr<Dim> mixed = UnifyDims(Dim(8), a, "node 'm' (MatMul)", "K");
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_EQ(mixed->expr(), a.expr());
+  EXPECT_EQ(ctx.guards().size(), 1u);
+}
+
 TEST(SymbolicDims, BoundsDivisibilityAndMonotonicity) {
   SymContext ctx(BatchAndHeight());
   SymScope scope(&ctx);

@@ -253,8 +253,9 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   }
   if (const SymContext* c = SymContext::Current(); c != nullptr && features.count("dynamic_shapes"))
     for (const Symbol& y : c->symbols()) {
-      // Guards on extents read back (decided symbols) need the guard table too.
-      if (y.is_value() || (y.decided && !c->guards().empty())) features.insert("value_symbols");
+      // Any guard (a run-time value's, an extent's, two sizes unified by
+      // UnifyDims) needs the guard table.
+      if (y.is_value() || !c->guards().empty()) features.insert("value_symbols");
       if (y.is_value() && y.value_scale > 0) features.insert("float_value_symbols");
       if (y.is_value() && y.value_exact) features.insert("exact_value_symbols");
     }

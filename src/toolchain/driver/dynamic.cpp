@@ -597,7 +597,11 @@ Status BoundBufferSizes(Program* p, const SymContext& ctx, uint64_t max_points) 
     for (;;) {
       StatusOr<std::vector<int64_t>> vals = ctx.EvalAll(cur);
       bool valid = vals.ok();
-      for (const SymGuard& gd : ctx.guards()) valid = valid && (*vals)[gd.expr] != 0;
+      // A guard reading a decided symbol is checked only once the control
+      // program has set it (runtime/control_program.h): the segments before
+      // run at points where it may fail, so those points count here.
+      for (const SymGuard& gd : ctx.guards())
+        valid = valid && ((*vals)[gd.expr] != 0 || ReadsDecidedSymbol(Dim(0, gd.expr)));
       for (size_t k = 0; k < todo.size() && valid; ++k) {
         const int64_t b = (*vals)[p->values[todo[k]].bytes.expr()];
         if (b < 0)

@@ -3,6 +3,7 @@
 #include <onnx/defs/tensor_proto_util.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -215,6 +216,29 @@ class Inliner {
       if (n.output_size() != 1 || n.output(0) != name) continue;
       // Not / Identity of a known value (e.g. of an OptionalHasElement).
       if (n.op_type() == "Identity" && n.input_size() == 1) return Known(n.input(0), v);
+      // A condition on a dimension ONNX shape inference knows statically
+      // (torch.squeeze(x, 1) of a dynamic tensor exports as
+      // If(Equal(Gather(Shape(x), 1), 1)); the branches may even have
+      // different ranks, so only the taken one may be inlined).
+      if ((n.op_type() == "Squeeze" || n.op_type() == "Unsqueeze") && n.input_size() >= 1) return Known(n.input(0), v);
+      if (n.op_type() == "Cast" && n.input_size() == 1) {
+        if (!Known(n.input(0), v)) return false;
+        int64_t to = 0;
+        for (const auto& a : n.attribute())
+          if (a.name() == "to") to = a.i();
+        if (to == TensorProto::BOOL) *v = *v != 0 ? 1 : 0;
+        else if (to != TensorProto::FLOAT && to != TensorProto::DOUBLE && to != TensorProto::FLOAT16 &&
+                 to != TensorProto::BFLOAT16)
+          *v = std::trunc(*v);  // an integer type (in range for the sizes and flags met here)
+        return true;
+      }
+      if (n.op_type() == "Equal" && n.input_size() == 2) {
+        double a = 0, b = 0;
+        if (!Known(n.input(0), &a) || !Known(n.input(1), &b)) return false;
+        *v = a == b ? 1 : 0;
+        return true;
+      }
+      if (n.op_type() == "Gather" && n.input_size() == 2) return KnownShapeElement(n, v);
       if (n.op_type() == "Not" && n.input_size() == 1) {
         if (!Known(n.input(0), v)) return false;
         *v = *v != 0 ? 0 : 1;
@@ -231,6 +255,36 @@ class Inliner {
     auto b = bound_.find(name);
     if (b != bound_.end() && b->second.size() == 1 && !run_time_values_.count(name)) {
       *v = b->second[0].is_integer ? static_cast<double>(b->second[0].integer) : b->second[0].value;
+      return true;
+    }
+    return false;
+  }
+
+  // Gather(Shape(x), c) (a scalar or one-element constant index c, Shape
+  // without start / end) where dimension c of x is static in the shapes
+  // ONNX inferred at import: that dimension.
+  bool KnownShapeElement(const NodeProto& gather, double* v) const {
+    for (const auto& a : gather.attribute())
+      if (a.name() == "axis" && a.i() != 0) return false;
+    double c = 0;
+    if (!Known(gather.input(1), &c)) return false;
+    for (const NodeProto& sh : g_.node()) {
+      if (sh.output_size() != 1 || sh.output(0) != gather.input(0)) continue;
+      if (sh.op_type() != "Shape" || sh.input_size() != 1 || sh.attribute_size() != 0) return false;
+      const onnx::TensorShapeProto* shape = nullptr;
+      auto inlined = body_shapes_.find(sh.input(0));
+      if (inlined != body_shapes_.end()) shape = &inlined->second;
+      for (const auto* list : {&g_.input(), &g_.value_info(), &g_.output()})
+        for (const auto& vi : *list)
+          if (shape == nullptr && vi.name() == sh.input(0) && vi.type().has_tensor_type() &&
+              vi.type().tensor_type().has_shape())
+            shape = &vi.type().tensor_type().shape();
+      if (shape == nullptr) return false;
+      const auto& dims = shape->dim();
+      const int64_t r = dims.size();
+      const int64_t k = static_cast<int64_t>(c) < 0 ? static_cast<int64_t>(c) + r : static_cast<int64_t>(c);
+      if (k < 0 || k >= r || !dims[static_cast<int>(k)].has_dim_value()) return false;
+      *v = static_cast<double>(dims[static_cast<int>(k)].dim_value());
       return true;
     }
     return false;
@@ -317,6 +371,13 @@ class Inliner {
     for (const NodeProto& n : body.node())
       for (const std::string& o : n.output())
         if (!o.empty() && !rename.count(o)) rename[o] = Fresh(prefix + o);
+    // The shapes ONNX inferred inside the body, under the inlined names, for
+    // a nested If's condition on a static dimension (KnownShapeElement).
+    for (const auto& vi : body.value_info()) {
+      auto it = rename.find(vi.name());
+      if (it != rename.end() && vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
+        body_shapes_[it->second] = vi.type().tensor_type().shape();
+    }
     std::function<void(GraphProto*)> rename_nested = [&](GraphProto* sg) {
       for (NodeProto& m : *sg->mutable_node()) {
         for (std::string& s : *m.mutable_input()) {
@@ -1189,6 +1250,7 @@ class Inliner {
   const std::map<std::string, std::pair<int64_t, int64_t>>& run_time_values_;
   const CompoundInputs& compound_inputs_;
   std::set<std::string>* selects_;
+  std::map<std::string, onnx::TensorShapeProto> body_shapes_;  // inlined body tensors' inferred shapes
   std::map<std::string, Compound> compounds_;
   std::set<std::string> used_;
   int64_t opset_ = 0;

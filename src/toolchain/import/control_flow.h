@@ -3,14 +3,18 @@
 // converted, so the rest of the toolchain never sees a subgraph.
 //
 //   If     a condition known at conversion (an initializer, a Constant node,
-//          or an input bound by config.json "input_values") inlines the taken
+//          an input bound by config.json "input_values", or Equal / Not /
+//          Cast of such values and of Gather(Shape(x), c) where ONNX's
+//          inferred shape of x has dimension c static) inlines the taken
 //          branch; a condition read at run time inlines both branches and
 //          selects each output with Where(cond, then, else) (node
-//          attribute `_if_select`); branch outputs of different static
-//          shapes make that Where a segment program's selection instead
-//          (driver/dynamic.h FindDecidedSymbols, docs/toolchain.md
-//          "Control flow"), any other difference is refused after shape
-//          inference.
+//          attribute `_if_select`); a condition that folds into an
+//          expression of the symbols selects in the shape program
+//          (ir/shape_infer_int.h IfSelectionWithKnownCondition), branch
+//          outputs of different static shapes make that Where a segment
+//          program's selection instead (driver/dynamic.h
+//          FindDecidedSymbols, docs/toolchain.md "Control flow"), any
+//          other difference is refused after shape inference.
 //   Scan   (opset 8 with an empty sequence_lens, and 9+) unrolled over the
 //          scan inputs' static extent: each iteration gathers its slices,
 //          runs the body, and the scan outputs are the iterations' results

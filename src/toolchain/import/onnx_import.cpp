@@ -774,6 +774,33 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
     // driver/dynamic.h FindDecidedSymbols), so ONNX infers the rest of the
     // graph with the selection reading its then-branch twice.
     std::map<std::string, std::string> unbroadcast;  // node -> its else input
+    // A branch giving an empty constant (torchvision's "if boxes.numel() ==
+    // 0: return empty") would make ONNX infer the selection, and everything
+    // after it, with a 0 dimension (a Reshape with -1 then fails): ONNX
+    // reads the other branch in its place; the toolchain's own shape
+    // inference gives the selection the taken branch's shape.
+    std::map<std::string, std::pair<int, std::string>> unempty;  // node -> (input index, its input)
+    {
+      std::set<std::string> empty;
+      for (const onnx::TensorProto& t : model.graph().initializer())
+        for (int64_t d : t.dims())
+          if (d == 0) empty.insert(t.name());
+      for (const onnx::NodeProto& np : model.graph().node())
+        if (np.op_type() == "Constant" && np.output_size() == 1)
+          for (const auto& a : np.attribute())
+            if (a.name() == "value" && a.has_t())
+              for (int64_t d : a.t().dims())
+                if (d == 0) empty.insert(np.output(0));
+      for (onnx::NodeProto& np : *model.mutable_graph()->mutable_node()) {
+        if (!if_selects.count(np.name()) || np.input_size() != 3) continue;
+        for (int k : {1, 2})
+          if (empty.count(np.input(k)) && !empty.count(np.input(3 - k))) {
+            unempty[np.name()] = {k, np.input(k)};
+            np.set_input(k, np.input(3 - k));
+            break;
+          }
+      }
+    }
     bool inferred = InferOnnxShapes(model, &inference_error);
     while (!inferred) {
       bool patched = false;
@@ -790,6 +817,8 @@ StatusOr<Graph> ImportImpl(const std::string& bytes, const std::string& model_di
     for (onnx::NodeProto& np : *model.mutable_graph()->mutable_node()) {
       auto it = unbroadcast.find(np.name());
       if (it != unbroadcast.end() && np.input_size() == 3) np.set_input(2, it->second);
+      auto ue = unempty.find(np.name());
+      if (ue != unempty.end() && np.input_size() == 3) np.set_input(ue->second.first, ue->second.second);
     }
     if (!inferred) {
       // Otherwise say so, as shape_infer_int does for branches that

@@ -481,6 +481,21 @@ bool SameDim(const Dim& a, const Dim& b) {
   return done && all;
 }
 
+StatusOr<Dim> UnifyDims(const Dim& a, const Dim& b, const std::string& who, const std::string& what) {
+  SymContext* c = SymContext::Current();
+  auto show = [&](const Dim& d) {
+    return d.is_symbolic() && c != nullptr ? std::to_string(d.value()) + " (" + c->ToString(d.expr()) + ")"
+                                           : std::to_string(d.value());
+  };
+  if (a.value() != b.value())
+    return InvalidArgument(who + ": " + what + " must be equal, got " + show(a) + " and " + show(b));
+  if (SameDim(a, b)) return a;
+  if (!a.is_symbolic() || !b.is_symbolic() || c == nullptr) return a.is_symbolic() ? a : b;
+  OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(a, b).Node(c), who + ": " + what + " must be equal; they are " +
+                                                           c->ToString(a.expr()) + " and " + c->ToString(b.expr())));
+  return a;
+}
+
 std::ostream& operator<<(std::ostream& os, const Dim& d) { return os << d.value(); }
 
 std::vector<int64_t> DimValues(const std::vector<Dim>& ds) {

@@ -234,6 +234,17 @@ bool Divisible(const Dim& d, int64_t k);
 // Whether a and b are the same size at every point: equal static values, or
 // the same expression node.
 bool SameDim(const Dim& a, const Dim& b);
+// The size two operands of an operator must share (NonMaxSuppression's box
+// counts, Concat's other axes, MatMul's K, a broadcast of two sizes that
+// are not 1). `a` when SameDim. Two symbolic sizes that are equal at the
+// point compiled but that the simplifier cannot prove equal everywhere (an
+// extent through a Reshape with -1 beside the same extent summed) are
+// unified under a guard of the current SymContext: a frame where they
+// differ fails with `who`, `what` and both expressions; `a` is returned.
+// A static size beside a symbolic one of the same value gives the symbolic
+// one (the check points then compare them). Fails (InvalidArgument:
+// "<who>: <what> must be equal, got <a> and <b>") when the values differ.
+StatusOr<Dim> UnifyDims(const Dim& a, const Dim& b, const std::string& who, const std::string& what);
 
 // floor / ceil division and floor modulo of plain integers (b > 0).
 int64_t FloorDivI(int64_t a, int64_t b);

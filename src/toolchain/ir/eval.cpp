@@ -72,7 +72,13 @@ bool CanEvaluate(const Graph& g, const Node& n) {
         // or ReduceMin(Concat(C, extent)) as PyTorch exports min(C, n).
         (int_out && !AnyReadsInputValue(t->sym) &&
          (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
-          op == "ReduceMin" || op == "ReduceMax" || op == "ReduceSum" || op == "ReduceProd"));
+          op == "ReduceMin" || op == "ReduceMax" || op == "ReduceSum" || op == "ReduceProd")) ||
+        // Comparisons and logic on them fold into 0 / 1 expressions: an If
+        // condition such as Size(boxes) == 0 that the shape program computes
+        // (shape_infer_int.h IfSelectionWithKnownCondition), with no readback.
+        ((int_out || (y != nullptr && y->dtype == DType::kBool)) && !AnyReadsInputValue(t->sym) &&
+         (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
+          op == "Not" || op == "And" || op == "Or" || op == "Where" || op == "Cast"));
     if (!carried) return false;
   }
   return true;
@@ -104,6 +110,10 @@ void PropagateSymbols(const Graph& g, const Node& n, Tensor* out) {
       for (size_t k = 0; k < v.size() && match; ++k) match = x.shape[st + k].value() == v[k];
       if (match) { sym.assign(x.shape.begin() + st, x.shape.begin() + st + v.size()); break; }
     }
+  } else if (op == "Size") {
+    // The element count as an expression (torchvision's boxes.numel() == 0).
+    if (!AnySymbolic(x.shape)) return;
+    sym.push_back(NumElements(x.shape));
   } else if (eval::ArithmeticSymbols(g, n, *out, &sym)) {
     // Integer arithmetic on sizes: keep the expressions only where they give
     // the folded values (they do by construction; a mismatch would be a
@@ -154,8 +164,24 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Graph& g, const Node& n) {
     // (PropagateSymbols), also when the picked ones read no run-time value.
     const bool picked = k == 0 && (n.op_type == "Gather" || n.op_type == "Slice") && t->shape.size() == 1 &&
                         t->sym.size() == static_cast<size_t>(t->numel().value());
-    const bool carried =
-        picked || (!outs.empty() && AnyDependsOnValue(outs[0].sym) && (k == 0 || n.op_type == "Concat"));
+    // Shape / Size give the input's dimensions (PropagateSymbols keeps the
+    // symbolic ones): a Shape with start / end may leave out the dimensions
+    // that read a run-time value, and the static ones it gives hold everywhere.
+    const bool dims = k == 0 && (n.op_type == "Shape" || n.op_type == "Size");
+    // Integer arithmetic and comparisons build every element's expression
+    // from all their inputs (eval_symbolic.cpp ArithmeticSymbols).
+    static const std::set<std::string> kBinary = {"Add",  "Sub",     "Mul",  "Div",         "Mod",
+                                                  "Max",  "Min",     "Equal", "Less",       "Greater",
+                                                  "LessOrEqual", "GreaterOrEqual", "And", "Or", "Where"};
+    bool carried = picked || dims ||
+                   (!outs.empty() && AnyDependsOnValue(outs[0].sym) &&
+                    (k == 0 || n.op_type == "Concat" || kBinary.count(n.op_type) > 0));
+    if (!carried && !outs.empty()) {
+      // A result the same at every point (a size compared with -1: never
+      // equal) is a plain constant however its inputs were computed.
+      std::vector<Dim> sym;
+      carried = eval::ArithmeticSymbols(g, n, outs[0], &sym) && !sym.empty() && !AnySymbolic(sym);
+    }
     if (!carried)
       return Unimplemented("node '" + n.name + "' (" + n.op_type + "): input '" + n.inputs[k] +
                            "' is computed from a run-time input value, which this operator cannot carry at "

@@ -740,8 +740,13 @@ Status InferOutputs(Graph& g, Node& n) {
       OAAXVK_RETURN_IF_ERROR(need(k));
       const Shape& y = in[k]->shape;
       if (static_cast<int64_t>(y.size()) != rank) return NodeError(n, "inputs have different ranks");
-      for (int64_t i = 0; i < rank; ++i)
-        if (i != axis && y[i] != x[i]) return NodeError(n, "input shapes " + ShapeToString(x) + " and " + ShapeToString(y) + " differ off the axis");
+      for (int64_t i = 0; i < rank; ++i) {
+        if (i == axis) continue;
+        if (y[i] != x[i]) return NodeError(n, "input shapes " + ShapeToString(x) + " and " + ShapeToString(y) + " differ off the axis");
+        // Equal sizes the simplifier cannot prove equal: a run-time guard.
+        OAAXVK_ASSIGN_OR_RETURN(s[i], UnifyDims(s[i], y[i], "node '" + n.name + "' (Concat)",
+                                                "dimension " + std::to_string(i) + " of inputs 0 and " + std::to_string(k)));
+      }
       s[axis] += y[axis];
     }
     n.SetInt("axis", axis);
@@ -756,6 +761,9 @@ Status InferOutputs(Graph& g, Node& n) {
     if (vb) b.push_back(1);
     if (a.back() != b[b.size() - 2])
       return NodeError(n, "inner dimensions differ: " + ShapeToString(x) + " x " + ShapeToString(in[1]->shape));
+    // Equal inner sizes the simplifier cannot prove equal: a run-time guard.
+    OAAXVK_RETURN_IF_ERROR(UnifyDims(a.back(), b[b.size() - 2], "node '" + n.name + "' (MatMul)",
+                                     "the inner dimensions of A and B").status());
     Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
     StatusOr<Shape> bs = BroadcastShapes(ba, bb);
     if (!bs.ok()) return NodeError(n, bs.status().message());
@@ -831,6 +839,17 @@ Status InferOutputs(Graph& g, Node& n) {
       if (a < 0 || a >= rank || steps[i] == 0) return NodeError(n, "bad axis or zero step");
       int64_t d = x[a], step = steps[i];
       int64_t b = starts[i], e = ends[i];
+      // A symbolic extent sliced from a start every size reaches, forwards
+      // to a non-negative end (a detector's keep[:300] of an extent read
+      // back): the length is min(end, size) - start, an expression, so that
+      // it follows the size (an extent of 0 included).
+      if (x[a].is_symbolic() && step > 0 && (b == 0 || (b > 0 && b <= LowerBound(x[a]))) && e >= b) {
+        const Dim end = e >= UpperBound(x[a]) ? x[a] : Min(Dim(e), x[a]);
+        s[a] = step == 1 ? end - Dim(b) : CeilDiv(end - Dim(b), Dim(step));
+        st[a] = b;
+        sp[a] = step;
+        continue;
+      }
       if (b < 0) b += d;
       if (e < 0 && e > INT64_MIN / 2) e += d;
       if (step > 0) { b = std::clamp<int64_t>(b, 0, d); e = std::clamp<int64_t>(e, 0, d); }

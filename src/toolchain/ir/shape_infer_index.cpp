@@ -302,9 +302,14 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     const Shape& s = in[1]->shape;
     if (rank != 3 || x[2].is_symbolic() || x[2].value() != 4)
       return IdxError(n, "boxes " + ShapeToString(x) + " must be [num_batches, spatial_dimension, 4]");
-    if (s.size() != 3 || !SameDim(s[0], x[0]) || !SameDim(s[2], x[1]))
+    if (s.size() != 3)
       return IdxError(n, "scores " + ShapeToString(s) + " must be [num_batches, num_classes, spatial_dimension] for boxes " +
                              ShapeToString(x));
+    // Counts computed along different paths (a Reshape with -1 on one side)
+    // are unified under a run-time guard when they cannot be proven equal.
+    const std::string who = "node '" + n.name + "' (NonMaxSuppression)";
+    OAAXVK_ASSIGN_OR_RETURN(const Dim batches, UnifyDims(s[0], x[0], who, "the batches of scores and boxes"));
+    OAAXVK_ASSIGN_OR_RETURN(const Dim boxes, UnifyDims(s[2], x[1], who, "the box counts of scores (dimension 2) and boxes (dimension 1)"));
     if (!IsFloatLike(dt) || !IsFloatLike(in[1]->dtype)) return IdxError(n, "boxes and scores must be float");
     const char* names[] = {"max_output_boxes_per_class", "iou_threshold", "score_threshold"};
     for (size_t k = 2; k < 5; ++k) {
@@ -314,8 +319,8 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
         return IdxError(n, std::string(names[k - 2]) + " has data type " + DTypeName(in[k]->dtype) +
                                (k == 2 ? "; it must be an integer" : "; it must be float"));
     }
-    const Dim pairs = x[0] * s[1];
-    Dim slots = x[1];
+    const Dim pairs = batches * s[1];
+    Dim slots = boxes;
     if (n.HasAttr("_slots")) slots = Min(slots, Dim(n.GetInt("_slots", 0)));
     slots = Max(slots, Dim(1));
     // An extent the driver turned into a decided symbol (extent.h
@@ -329,7 +334,7 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 1, DType::kInt32, {Dim(1)}));
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 2, DType::kInt32, {pairs, slots}));
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 3, DType::kInt32, {pairs}));
-    return SetOutputK(g, n, 4, DType::kInt32, {pairs, x[1]});
+    return SetOutputK(g, n, 4, DType::kInt32, {pairs, boxes});
   }
   if (op == "Compress" || op == "NonZero") {
     // Data-dependent extent (feature data_dependent_outputs): output 0 is

@@ -61,6 +61,34 @@ Status ExpandByValue(Graph& g, const Node& n, const Shape& x, const std::vector<
 
 }  // namespace
 
+bool IfSelectionWithKnownCondition(const Graph& g, const Node& n) {
+  if (n.op_type != "Where" || n.GetInt("_if_select", 0) == 0 || n.inputs.size() != 3) return false;
+  const Tensor* c = g.FindTensor(n.inputs[0]);
+  const Tensor* t = g.FindTensor(n.inputs[1]);
+  const Tensor* e = g.FindTensor(n.inputs[2]);
+  if (c == nullptr || t == nullptr || e == nullptr || !c->is_const || !t->has_shape || !e->has_shape ||
+      t->dtype != e->dtype || t->shape.size() != e->shape.size())
+    return false;
+  // Differ as sizes, not only at the point compiled (an empty branch beside
+  // an extent that is 0 here), so that every point takes this path.
+  for (size_t a = 0; a < t->shape.size(); ++a)
+    if (!SameDim(t->shape[a], e->shape[a])) return true;
+  return false;
+}
+
+Dim IfConditionDim(const Tensor& cond) {
+  const std::vector<Dim> v = cond.AsDims();
+  if (v.empty()) return Dim(0);
+  if (!v[0].is_symbolic()) return Dim(v[0].value() != 0 ? 1 : 0);
+  // A comparison is already 0 / 1; any other expression is true when nonzero.
+  const SymContext* c = SymContext::Current();
+  if (c != nullptr && static_cast<size_t>(v[0].expr()) < c->nodes().size()) {
+    const SymOp op = c->nodes()[static_cast<size_t>(v[0].expr())].op;
+    if (op == SymOp::kEq || op == SymOp::kLt) return v[0];
+  }
+  return Dim(1) - Eq(v[0], Dim(0));
+}
+
 const std::set<std::string>& IntDeviceOps() {
   static const std::set<std::string> k = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
                                           "Xor", "Not", "Where", "Mod", "BitShift", "Expand", "CastLike", "ArgMax",
@@ -131,6 +159,22 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
   OAAXVK_RETURN_IF_ERROR(need(1));
   if (op == "Where") {
     OAAXVK_RETURN_IF_ERROR(need(2));
+    // The selection of an If whose condition the conversion knows as a
+    // number or as an expression of the symbols (a Size or Shape of a
+    // tensor sized by data-dependent extents compared with 0): the shape
+    // program computes it, so the output takes the taken branch's shape,
+    // cond ? then : else along each axis where the branches differ, and
+    // no readback is needed (the lowering copies the taken branch).
+    if (IfSelectionWithKnownCondition(g, n)) {
+      if (NumElements(x) != 1)
+        return IntNodeError(n, "the If condition '" + n.inputs[0] + "' has " + std::to_string(NumElements(x).value()) +
+                                   " elements; an If condition is one bool");
+      const Dim c = IfConditionDim(*in[0]);
+      Shape y(in[1]->shape.size());
+      for (size_t a = 0; a < y.size(); ++a)
+        y[a] = SameDim(in[1]->shape[a], in[2]->shape[a]) ? in[1]->shape[a] : Select(c, in[1]->shape[a], in[2]->shape[a]);
+      return SetOutput(g, n, in[1]->dtype, y);
+    }
     // The selection of an If whose condition is read at run time
     // (import/control_flow.h). Branches of one rank whose shapes differ, with the decided symbols the
     // driver gave the node (driver/dynamic.h FindDecidedSymbols): the output

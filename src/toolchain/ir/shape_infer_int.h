@@ -23,6 +23,18 @@ bool IsFloatLike(DType t);
 // returns true in *handled; errors name the node.
 Status InferIntNodeShapes(Graph& g, Node& n, bool* handled);
 
+// Whether `n` is the Where selecting an If's branches (node attribute
+// _if_select, import/control_flow.h) whose branches give an output of one
+// rank and type but different shapes, and whose condition is a constant of
+// one element: a number, or an expression of the symbols (Tensor::sym, e.g.
+// the Size of a tensor sized by data-dependent extents compared with 0)
+// that the shape program computes. Such a selection needs no readback: its
+// output has the taken branch's shape (cond ? then : else along each
+// differing axis) and the lowering copies the taken branch.
+bool IfSelectionWithKnownCondition(const Graph& g, const Node& n);
+// The condition of such a selection as a size that is 1 (then) or 0 (else).
+Dim IfConditionDim(const Tensor& cond);
+
 }  // namespace oaaxvk::toolchain
 
 #endif  // OAAXVK_TOOLCHAIN_IR_SHAPE_INFER_INT_H_

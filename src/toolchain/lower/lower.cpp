@@ -633,6 +633,7 @@ class Lowerer {
     const std::string& op = n.op_type;
     bool fold_only = false;
     if (!IsSupportedOp(n.domain, op, &fold_only)) return NodeError(n, "unsupported operator");
+    if (op == "Where" && IfSelectionWithKnownCondition(g_, n)) return IfSelectKnown(n);
     if (op == "Where" && n.HasAttr("_if_larger")) return IfSelect(n);
     if (n.HasAttr("_decided_extent")) return DecidedExtent(n);
     if (fold_only)
@@ -734,12 +735,28 @@ class Lowerer {
                      "the condition of If '" + if_name + "'"});
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     const Dim taken(n.GetInt("_if_larger_value", 1), c->SymbolNode(static_cast<size_t>(larger)));
+    return CopyTakenBranch(n, y, then_ge ? taken : Dim(1) - taken, then_ge ? Dim(1) - taken : taken);
+  }
+
+  // The selection of an If whose condition the shape program computes
+  // (ir/shape_infer_int.h IfSelectionWithKnownCondition): no cut and no
+  // readback; the copies are sized by the condition's expression.
+  Status IfSelectKnown(const Node& n) {
+    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    const Dim cond = IfConditionDim(T(n.inputs[0]));
+    return CopyTakenBranch(n, y, cond, Dim(1) - cond);
+  }
+
+  // Copies the If branch outputs n.inputs[1] (then) and n.inputs[2] (else)
+  // into value `y`, each copy moving `then_taken` (`else_taken`, 0 or 1)
+  // times its branch's elements, so only the taken branch's elements land.
+  Status CopyTakenBranch(const Node& n, int y, const Dim& then_taken, const Dim& else_taken) {
     for (int branch = 0; branch < 2; ++branch) {
       const bool is_then = branch == 0;
-      const Tensor& src = is_then ? then_t : else_t;
+      const Tensor& src = T(n.inputs[is_then ? 1 : 2]);
       if (!src.numel().is_symbolic() && src.numel().value() == 0) continue;  // an empty branch result: nothing to copy
       OAAXVK_ASSIGN_OR_RETURN(int sv, ValueOf(src.name, n.name));
-      const Dim count = (is_then == then_ge ? taken : Dim(1) - taken) * src.numel();
+      const Dim count = (is_then ? then_taken : else_taken) * src.numel();
       Dispatch d;
       d.kernel = "strided_copy";
       d.bindings = {{sv, false}, {y, true}};

@@ -131,11 +131,11 @@ constexpr int64_t kTopKRankMax = 1024;
 // kLoopBudget / 2 candidates per invocation, and the write. Scratch: per-row
 // state, per-row histogram, candidates and their ranks, planned at the
 // largest L and K.
-StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& numel, const Dim& len, const Dim& inner, const Dim& k,
+// `rows`: the rows along the axis (numel / len, 0 when len is 0).
+StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& rows, const Dim& len, const Dim& inner, const Dim& k,
                                    bool value_sizes, uint32_t in_float, const std::string& detail) {
   IndexLowering r;
   r.handled = true;
-  const Dim rows = FloorDiv(numel, Max(len, Dim(1)));
   const int64_t l_max = PlannedMax(len), k_max = std::max<int64_t>(std::min(PlannedMax(k), l_max), 1);
   constexpr int64_t kPer = 16;  // positions per invocation (PER in the shader)
   const int64_t lpad = (l_max + 256 * kPer - 1) / (256 * kPer) * (256 * kPer);
@@ -356,8 +356,16 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     if (k_by_value) kd = g.FindTensor(n.inputs[1])->AsDims().at(0);
     const std::string detail = StrFormat("axis=%lld k=%lld %s", static_cast<long long>(axis), static_cast<long long>(k),
                                          n.GetInt("largest", 1) ? "largest" : "smallest");
-    if (PlannedMax(xs[axis]) > kTopKRankMax)
-      return TopKSelect(n, x.numel(), xs[axis], inner, kd, k_by_value, in_float, detail);
+    if (PlannedMax(xs[axis]) > kTopKRankMax) {
+      // The rows as the product of the other dimensions (times min(len, 1):
+      // none when the axis is empty) rather than numel / len: equal at every
+      // point, but a 1-D input sized by an extent read back then has one
+      // row in the buffer bound too, not up to its length.
+      Dim rows = Min(xs[axis], Dim(1));
+      for (int64_t i = 0; i < rank; ++i)
+        if (i != axis) rows = rows * xs[i];
+      return TopKSelect(n, rows, xs[axis], inner, kd, k_by_value, in_float, detail);
+    }
     d.kernel = "topk";
     d.outputs = {0, 1};
     d.units = x.numel();

@@ -13,6 +13,7 @@
 //                                  window positions, Equal with the pool,
 //                                  counts, Gather onto the output columns
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <cstdint>
 
@@ -112,6 +113,11 @@ Status NonMaxSuppression(Graph& g, const Node& n, Builder& b) {
   const std::string count = ExtentTensor(b);
   std::vector<std::string> in = n.inputs;
   in.resize(5);
+  // The kernel reads max_output_boxes_per_class as a 32-bit integer; a
+  // constant beyond that (torchvision's batched_nms passes INT64_MAX for
+  // "no limit") keeps every candidate either way, so it is read as INT32_MAX.
+  if (slots > std::numeric_limits<int32_t>::max())
+    in[2] = b.ConstI64("max_output_boxes_per_class", {Dim(std::numeric_limits<int32_t>::max())});
   Node& m = b.Add("NonMaxSuppression", in, "device", n.outputs.at(0));
   m.outputs = {n.outputs[0], count, b.NewTensor("selected_per_class"), b.NewTensor("count_per_class"),
                b.NewTensor("order_keys")};
