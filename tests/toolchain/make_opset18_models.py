@@ -15,8 +15,9 @@ opsets:
   opset23_mix.onnx  (x: [1, 3, 8, 8], input in in23/), opset 23, IR 11:
                  Conv-22 -> Transpose-23 -> Reshape-23 -> Unsqueeze-23 ->
                  Identity-23 -> Cast-23 (y), and Shape-23 -> Cast-23 (sf)
-  refused_dft20.onnx  DFT-20 (a definition the toolchain does not lower:
-                 `axis` became an input); the toolchain must refuse it.
+  refused_reducemax20.onnx  ReduceMax-20 (a definition the toolchain does
+                 not lower: bool inputs and the value of an empty reduction);
+                 the toolchain must refuse it.
 
 usage: make_opset18_models.py OUT_DIR
 """
@@ -99,10 +100,10 @@ def main():
     with open(os.path.join(out, "in23", "manifest.json"), "w") as fh:
         json.dump([{"name": "x", "dtype": "float32", "shape": [1, 3, 8, 8], "file": "0.bin"}], fh)
 
-    dft = helper.make_node("DFT", ["x", "", "dft_axis"], ["y"], name="dft20")
-    graph = helper.make_graph([dft], "refused_dft20", [helper.make_tensor_value_info("x", f, [2, 6, 1])],
-                              [helper.make_tensor_value_info("y", f, [2, 6, 2])], [i64("dft_axis", 1)])
-    save(graph, os.path.join(out, "refused_dft20.onnx"), opset=20, ir_version=9)
+    rmax = helper.make_node("ReduceMax", ["x", "max_axes"], ["y"], name="reducemax20", keepdims=1)
+    graph = helper.make_graph([rmax], "refused_reducemax20", [helper.make_tensor_value_info("x", f, [2, 6, 5])],
+                              [helper.make_tensor_value_info("y", f, [2, 1, 5])], [i64("max_axes", [1])])
+    save(graph, os.path.join(out, "refused_reducemax20.onnx"), opset=20, ir_version=9)
 
 
 if __name__ == "__main__":

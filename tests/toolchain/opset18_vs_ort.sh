@@ -7,7 +7,7 @@
 # Transpose / Reshape / Unsqueeze / Identity / Shape / Cast-23) compiled by
 # oaax-vulkan-toolchain and run by oaax-run on
 # lavapipe match ONNX Runtime: |diff| <= 1e-5 * (1 + |ref|) per element; and a
-# newer definition the toolchain does not lower (DFT-20 with `axis` as an input) is
+# newer definition the toolchain does not lower (ReduceMax-20: bool inputs, empty reductions) is
 # refused with a message naming the node and the opset to re-export with.
 # Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh) or
 # without the project's Python environment.
@@ -28,13 +28,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$py" "$root/tests/toolchain/make_opset18_models.py" "$tmp"
 
-if "$build/oaax-vulkan-toolchain" "$tmp/refused_dft20.onnx" "$tmp/refused" > "$tmp/refused.log" 2>&1; then
-  echo "FAIL: the toolchain converted DFT-20, whose axis input it does not lower"; exit 1
+if "$build/oaax-vulkan-toolchain" "$tmp/refused_reducemax20.onnx" "$tmp/refused" > "$tmp/refused.log" 2>&1; then
+  echo "FAIL: the toolchain converted ReduceMax-20, a definition it does not lower"; exit 1
 fi
-grep -q "node 'dft20' (DFT, opset 20: the DFT-20 definition)" "$tmp/refused.log" \
-  || { cat "$tmp/refused.log"; echo "FAIL: the DFT-20 refusal does not name the node and definition"; exit 1; }
+grep -q "node 'reducemax20' (ReduceMax, opset 20: the ReduceMax-20 definition)" "$tmp/refused.log" \
+  || { cat "$tmp/refused.log"; echo "FAIL: the ReduceMax-20 refusal does not name the node and definition"; exit 1; }
 grep -q "re-export the model with opset 17 or lower" "$tmp/refused.log" \
-  || { cat "$tmp/refused.log"; echo "FAIL: the DFT-20 refusal does not say how to fix it"; exit 1; }
+  || { cat "$tmp/refused.log"; echo "FAIL: the ReduceMax-20 refusal does not say how to fix it"; exit 1; }
 
 check() {  # MODEL INPUT_DIR
 "$build/oaax-vulkan-toolchain" "$tmp/$1.onnx" "$tmp/$1.bundle" > "$tmp/toolchain.log"

@@ -66,6 +66,12 @@ const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
       // (refused), `output_dtype` and `precision` (checked against what the
       // decompositions compute: decompose_nn.cpp).
       {"QuantizeLinear", {19, 21, 23, 24}}, {"DequantizeLinear", {19, 21, 23, 24}},
+      // BitwiseAnd / Or / Xor / Not-18: integer ops of the binary_int kernel
+      // (lower_int.cpp, shape_infer_int.cpp).
+      {"BitwiseAnd", {18}}, {"BitwiseOr", {18}}, {"BitwiseXor", {18}}, {"BitwiseNot", {18}},
+      // DFT-20 reads `axis` from an input (default -2) (decompose_signal.cpp).
+      // Swish-24 is the Swish activation (x * sigmoid(alpha * x), passes.cpp).
+      {"DFT", {20}}, {"Swish", {24}},
   };
   return k;
 }
@@ -164,7 +170,7 @@ Status CheckLoweredOperatorVersions(const onnx::ModelProto& model) {
        "ScatterElements/ScatterND-18, Cast/CastLike-19 to 24, Mish-18, Gelu-20, GroupNormalization-18/21, "
        "RMSNormalization-23, CenterCropPad-18, Col2Im-18, AffineGrid-20, Attention-23/24, RotaryEmbedding-23, "
        "AveragePool-19/22, LpPool-18/22, MaxPool-22, Pad-18 to 24, Resize-18/19, GridSample-20/22, "
-       "QuantizeLinear/DequantizeLinear-19 to 24, and every "
+       "QuantizeLinear/DequantizeLinear-19 to 24, BitwiseAnd/Or/Xor/Not-18, DFT-20, Swish-24, and every "
        "newer definition that only admits more element types); "
        "re-export the model with opset " + std::to_string(kLoweredOnnxOpset) + " or lower";
   return Unimplemented(m);

@@ -134,7 +134,8 @@ const std::map<std::string, DecomposeFn>& StaticDecompositions();
 // Neural-network and quantization operators expressed with existing
 // kernels (decompose_nn.cpp).
 const std::map<std::string, DecomposeFn>& NnDecompositions();
-// GroupNormalization (18, 21) and RMSNormalization (23) (decompose_norm.cpp).
+// GroupNormalization (18, 21), RMSNormalization (23) and LpNormalization
+// (decompose_norm.cpp).
 const std::map<std::string, DecomposeFn>& NormDecompositions();
 // CenterCropPad, Col2Im and AffineGrid (decompose_spatial.cpp).
 const std::map<std::string, DecomposeFn>& SpatialDecompositions();

@@ -1,5 +1,5 @@
 // The normalizations defined after opset 17, GroupNormalization (18 and 21)
-// and RMSNormalization (23), as reductions and elementwise chains of
+// and RMSNormalization (23), and LpNormalization, as reductions and elementwise chains of
 // operators the toolchain already lowers; see docs/toolchain.md,
 // "Decomposed neural-network and quantization operators".
 #include <string>
@@ -133,11 +133,35 @@ Status GroupNorm(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// LpNormalization (1, 22): x / ||x||_p along `axis` (p 1 or 2: ReduceL1 /
+// ReduceL2, kept dimensions). A zero norm gives NaN / Inf, as the ONNX
+// reference computes it.
+Status LpNorm(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  if (x->dtype != DType::kFloat && x->dtype != DType::kFloat16 && x->dtype != DType::kDouble)
+    return NodeUnimplemented(n, "input has data type " + std::string(DTypeName(x->dtype)) +
+                                    "; LpNormalization is supported on floating-point values only");
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return NodeInvalid(n, "axis " + Str(axis) + " is out of range for input " + ShapeToString(x->shape));
+  if (axis < 0) axis += rank;
+  const int64_t p = n.GetInt("p", 2);
+  if (p != 1 && p != 2) return NodeInvalid(n, "p must be 1 or 2, got " + Str(p));
+  Node& norm = b.Add(p == 1 ? "ReduceL1" : "ReduceL2", {n.inputs[0]}, "norm");
+  norm.SetInts("axes", {axis});
+  norm.SetInt("keepdims", 1);
+  b.Add("Div", {n.inputs[0], b.Out(norm)}, "normalized", n.outputs[0]);
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::map<std::string, DecomposeFn>& NormDecompositions() {
   static const std::map<std::string, DecomposeFn> k = {
       {"GroupNormalization", GroupNorm},
+      {"LpNormalization", LpNorm},
       {"RMSNormalization", RmsNorm},
   };
   return k;
