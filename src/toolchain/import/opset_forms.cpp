@@ -46,10 +46,14 @@ const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
       // AveragePool-19 added `dilations`, which the pool kernel applies to
       // both pools (shape_infer.cpp Window2D, lower.cpp Pool); LpPool-18
       // added `ceil_mode` and `dilations`, passed on to the AveragePool it is
-      // decomposed into (decompose_nn.cpp). MaxPool-22 states the ceil_mode
-      // rule that the output size already follows for every opset (a window
-      // starting in the right padding is dropped: shape_infer.cpp PoolOut).
-      {"AveragePool", {19}}, {"LpPool", {18}}, {"MaxPool", {22}},
+      // decomposed into (decompose_nn.cpp). AveragePool / MaxPool-22 state
+      // the ceil_mode rule that the output size already follows for every
+      // opset (a window starting in the right padding is dropped:
+      // shape_infer.cpp PoolOut) and admit bfloat16.
+      {"AveragePool", {19, 22}}, {"LpPool", {18}}, {"MaxPool", {22}},
+      // QLinearMatMul-21 gives the scales a type parameter (float16 and
+      // bfloat16 too); the decomposition refuses scales other than float32.
+      {"QLinearMatMul", {21}},
       // Pad-18's `axes` input is read by shape inference
       // (shape_infer_index.cpp PadAmounts); Pad-19's mode "wrap" is
       // decomposed into Slices and a Concat (decompose_spatial.cpp).
@@ -95,7 +99,7 @@ const std::map<std::string, std::vector<int>>& TypeOnlyForms() {
       {"GRU", {22}}, {"GlobalAveragePool", {22}}, {"GlobalLpPool", {22}}, {"GlobalMaxPool", {22}},
       {"HardSigmoid", {22}}, {"HardSwish", {22}}, {"Identity", {19, 21, 23, 24}}, {"If", {19, 21, 23, 24}},
       {"InstanceNormalization", {22}}, {"IsInf", {20}}, {"IsNaN", {20}}, {"LSTM", {22}},
-      {"Mish", {22}}, {"QLinearMatMul", {21}}, {"AveragePool", {22}}, {"LpPool", {22}}, {"GridSample", {22}}, {"Pad", {21, 23, 24}},
+      {"Mish", {22}}, {"LpPool", {22}}, {"GridSample", {22}}, {"Pad", {21, 23, 24}},
       {"Loop", {19, 21, 23, 24}}, {"LpNormalization", {22}}, {"MaxRoiPool", {22}},
       {"MaxUnpool", {22}}, {"Multinomial", {22}}, {"NegativeLogLikelihoodLoss", {22}}, {"RNN", {22}},
       {"RandomNormal", {22}}, {"RandomNormalLike", {22}}, {"RandomUniform", {22}}, {"RandomUniformLike", {22}},
