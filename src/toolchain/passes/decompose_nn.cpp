@@ -812,7 +812,9 @@ StatusOr<std::string> QuantParam(Graph& g, const Node& n, Builder& b, size_t k, 
 void Requantize(Builder& b, const std::string& v, const std::string& zp_f, DType to, const std::string& out) {
   std::string r = b.Out(b.Add("Round", {v}, "rounded"));
   std::string z = zp_f.empty() ? r : b.Out(b.Add("Add", {r, zp_f}, "plus_zero_point"));
-  const float lo = to == DType::kUint8 ? 0.f : -128.f, hi = to == DType::kUint8 ? 255.f : 127.f;
+  // The saturation range of the output type (every bound exact in float32).
+  const float lo = to == DType::kUint8 || to == DType::kUint16 ? 0.f : to == DType::kInt16 ? -32768.f : -128.f;
+  const float hi = to == DType::kUint8 ? 255.f : to == DType::kUint16 ? 65535.f : to == DType::kInt16 ? 32767.f : 127.f;
   std::string c1 = b.Out(b.Add("Max", {z, ScalarF(b, lo, "qmin")}, "saturate_low"));
   std::string c2 = b.Out(b.Add("Min", {c1, ScalarF(b, hi, "qmax")}, "saturate_high"));
   CastTo(b, c2, to, "cast", out);
@@ -830,7 +832,7 @@ Status CheckNoBlocks(const Node& n) {
 
 // QuantizeLinear of every opset: `saturate` (19) concerns float8 outputs,
 // which the IR does not have; `output_dtype` (21) names the output type when
-// there is no zero point (uint8 and int8 are supported); `precision` (23) of
+// there is no zero point (uint8, int8, uint16 and int16 are supported); `precision` (23) of
 // the division must be float32 (or unset: y_scale's type).
 Status QuantizeLinear(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
@@ -844,8 +846,12 @@ Status QuantizeLinear(Graph& g, const Node& n, Builder& b) {
                                     ") is not supported; the division is computed in float32");
   const int64_t output_dtype = n.GetInt("output_dtype", 0);
   DType to = output_dtype != 0 ? static_cast<DType>(output_dtype) : DType::kUint8;
-  if (!HasInput(n, 2) && !IsQuantType(to))
-    return NodeUnimplemented(n, std::string("output_dtype ") + DTypeName(to) + " is not supported; only uint8/int8 are");
+  // QuantizeLinear / DequantizeLinear also take the 16-bit types of opset
+  // 21: their values and zero points are exact in float32.
+  auto q16 = [](DType t) { return IsQuantType(t) || t == DType::kUint16 || t == DType::kInt16; };
+  if (!HasInput(n, 2) && !q16(to))
+    return NodeUnimplemented(n, std::string("output_dtype ") + DTypeName(to) +
+                                    " is not supported; only uint8/int8/uint16/int16 are");
   std::string zp;
   const int64_t axis = n.GetInt("axis", 1);
   if (HasInput(n, 2)) {
@@ -855,8 +861,9 @@ Status QuantizeLinear(Graph& g, const Node& n, Builder& b) {
       return NodeInvalid(n, std::string("output_dtype ") + DTypeName(to) + " differs from y_zero_point's type " +
                                 DTypeName(z->dtype));
     to = z->dtype;
-    if (!IsQuantType(to))
-      return NodeUnimplemented(n, std::string("y_zero_point has data type ") + DTypeName(to) + "; only uint8/int8 are supported");
+    if (!q16(to))
+      return NodeUnimplemented(n, std::string("y_zero_point has data type ") + DTypeName(to) +
+                                      "; only uint8/int8/uint16/int16 are supported");
     OAAXVK_ASSIGN_OR_RETURN(std::string zr, QuantParam(g, n, b, 2, x->shape, axis, "zero_point_b"));
     zp = CastTo(b, zr, DType::kFloat, "zero_point_f");
   }
@@ -876,9 +883,9 @@ Status DequantizeLinear(Graph& g, const Node& n, Builder& b) {
   if (output_dtype != 0 && output_dtype != static_cast<int64_t>(DType::kFloat))
     return NodeUnimplemented(n, std::string("output_dtype ") + DTypeName(static_cast<DType>(output_dtype)) +
                                     " is not supported; only float32 is");
-  if (!IsQuantType(x->dtype) && x->dtype != DType::kInt32)
+  if (!IsQuantType(x->dtype) && x->dtype != DType::kInt32 && x->dtype != DType::kUint16 && x->dtype != DType::kInt16)
     return NodeUnimplemented(n, std::string("input x has data type ") + DTypeName(x->dtype) +
-                                    "; only uint8/int8/int32 are supported");
+                                    "; only uint8/int8/uint16/int16/int32 are supported");
   const int64_t axis = n.GetInt("axis", 1);
   std::string xf = CastTo(b, n.inputs[0], DType::kFloat, "x_f");
   if (x->dtype == DType::kInt32) {
