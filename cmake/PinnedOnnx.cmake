@@ -6,7 +6,7 @@
 # it predates the opsets current exporters write.
 #
 # Defines the imported targets `onnx` and `onnx_proto` (ONNX_ML, namespace
-# `onnx`) for the whole tree and OAAXVK_ONNX_VERSION. Configuring fails when
+# `onnx`) for the whole tree, OAAXVK_ONNX_VERSION and OAAXVK_ONNX_PYTHON. Configuring fails when
 # the cache install is missing or incomplete.
 file(STRINGS ${PROJECT_SOURCE_DIR}/scripts/onnx-version OAAXVK_ONNX_VERSION LIMIT_COUNT 1)
 string(STRIP "${OAAXVK_ONNX_VERSION}" OAAXVK_ONNX_VERSION)
@@ -18,6 +18,11 @@ endif()
 set(OAAXVK_DEPS_DIR "${_oaaxvk_deps_default}" CACHE PATH
     "Where scripts/setup.sh installs the pinned third-party builds (env OAAXVK_DEPS_DIR)")
 set(OAAXVK_ONNX_PREFIX "${OAAXVK_DEPS_DIR}/onnx-${OAAXVK_ONNX_VERSION}")
+# The Python with the same ONNX release (scripts/python-env.sh), for the tests
+# that build models of opsets newer than Debian's python3-onnx knows; those
+# tests skip with a message when it is missing.
+set(OAAXVK_ONNX_PYTHON "${OAAXVK_DEPS_DIR}/python-onnx-${OAAXVK_ONNX_VERSION}/bin/python3" CACHE FILEPATH
+    "Python with onnx==${OAAXVK_ONNX_VERSION} and numpy (scripts/python-env.sh)")
 
 # scripts/build-onnx.sh writes this stamp last: its presence means a complete install.
 if(NOT EXISTS "${OAAXVK_ONNX_PREFIX}/.oaaxvk-complete")

@@ -13,7 +13,8 @@
 # clones reuse it:
 #   ${OAAXVK_DEPS_DIR:-$HOME/.cache/oaax-vulkan/deps}/onnx-<version>
 # A stamp file written last marks a complete install; when it is present this
-# script does nothing. Remove that directory to force a rebuild.
+# script only makes sure the source distribution is cached (the conformance
+# suite reads its node tests). Remove that directory to force a rebuild.
 # Needs: cmake, ninja, a C++17 compiler, protoc + libprotobuf-dev, python3
 # with pip (to fetch the sdist; ONNX's build also runs python3 to generate
 # its .proto files). Prints the build time.
@@ -25,12 +26,8 @@ deps=${OAAXVK_DEPS_DIR:-$HOME/.cache/oaax-vulkan/deps}
 prefix="$deps/onnx-$ver"
 stamp="$prefix/.oaaxvk-complete"
 
-if [ -f "$stamp" ]; then exit 0; fi
-
-for tool in cmake ninja protoc; do
-  command -v "$tool" >/dev/null 2>&1 || {
-    echo "build-onnx.sh: $tool is missing; run scripts/setup.sh (it installs the Debian packages first)" >&2; exit 1; }
-done
+# The sdist stays in the cache also after a build: the conformance suite
+# (tests/conformance/extract_node_tests.py) takes the node tests from it.
 py=""
 for cand in python3 /usr/bin/python3; do
   if "$cand" -m pip --version >/dev/null 2>&1; then py=$cand; break; fi
@@ -46,6 +43,12 @@ if [ ! -f "$sdist" ]; then
   [ -f "$sdist" ] || { echo "build-onnx.sh: pip did not leave $sdist; check network access to PyPI" >&2; exit 1; }
 fi
 
+if [ -f "$stamp" ]; then exit 0; fi
+
+for tool in cmake ninja protoc; do
+  command -v "$tool" >/dev/null 2>&1 || {
+    echo "build-onnx.sh: $tool is missing; run scripts/setup.sh (it installs the Debian packages first)" >&2; exit 1; }
+done
 work=$(mktemp -d "$deps/onnx-$ver-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 tar -xzf "$sdist" -C "$work"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package oaax-vulkan needs to build, test and run.
 # Idempotent: prints nothing and installs nothing when everything is present.
-# Then builds the pinned ONNX C++ libraries once (scripts/build-onnx.sh).
+# Then builds the pinned ONNX C++ libraries once (scripts/build-onnx.sh) and
+# makes the Python environment with the same ONNX release (scripts/python-env.sh).
 # Usable as root or through sudo. Also fetches the SwiftShader ICD (from
 # Debian's chromium-common) into third_party/swiftshader/ when missing.
 set -euo pipefail
@@ -62,8 +63,11 @@ fi
 # The pinned upstream ONNX C++ libraries (scripts/onnx-version), built once
 # into a cache outside the clone (see scripts/build-onnx.sh). Under sudo the
 # cache belongs to the invoking user, who configures and builds the project.
-if [ "$(id -u)" -eq 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
-  sudo -u "$SUDO_USER" -H ${OAAXVK_DEPS_DIR:+OAAXVK_DEPS_DIR="$OAAXVK_DEPS_DIR"} bash "$here/scripts/build-onnx.sh"
-else
-  bash "$here/scripts/build-onnx.sh"
-fi
+# Then the Python environment with the same ONNX release (scripts/python-env.sh).
+for step in build-onnx.sh python-env.sh; do
+  if [ "$(id -u)" -eq 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
+    sudo -u "$SUDO_USER" -H ${OAAXVK_DEPS_DIR:+OAAXVK_DEPS_DIR="$OAAXVK_DEPS_DIR"} bash "$here/scripts/$step"
+  else
+    bash "$here/scripts/$step"
+  fi
+done

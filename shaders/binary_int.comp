@@ -6,7 +6,8 @@
 // 0/1). C[i] = op(A[a_index(i)], B[b_index(i)]); comparisons and logic ops
 // write int32 0/1; arithmetic results are wrapped to OUT_DT's width (ONNX
 // TensorProto.DataType code: 2 uint8, 3 int8, 4 uint16, 5 int16, else 32 bit).
-// Unary ops (Abs, Neg, Not, Relu) read only A.
+// Unary ops (Abs, Neg, Not, Relu, BitwiseNot) read only A. Bitwise ops keep
+// the operands' integer type.
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer A_ { uint a[]; };
 layout(set = 0, binding = 1) readonly buffer B_ { uint b[]; };
@@ -57,6 +58,10 @@ layout(constant_id = 21) const uint SB5 = 0;
 #define OP_NEG 19u
 #define OP_NOT 20u
 #define OP_RELU 21u
+#define OP_BITAND 22u
+#define OP_BITOR 23u
+#define OP_BITXOR 24u
+#define OP_BITNOT 25u
 
 int wrap(int v) {
   if (OUT_DT == 2u) return v & 0xff;
@@ -104,6 +109,11 @@ uint iop(int x, int y) {
   if (OP == OP_NEG) return uint(wrap(-x));
   if (OP == OP_NOT) return x == 0 ? 1u : 0u;
   if (OP == OP_RELU) return uint(max(x, 0));
+  // Bitwise: sign- / zero-extended words give the extended narrow result.
+  if (OP == OP_BITAND) return uint(wrap(x & y));
+  if (OP == OP_BITOR) return uint(wrap(x | y));
+  if (OP == OP_BITXOR) return uint(wrap(x ^ y));
+  if (OP == OP_BITNOT) return uint(wrap(~x));
   return 0u;
 }
 
@@ -120,6 +130,6 @@ void main() {
   uint ia = i0 * SA0 + i1 * SA1 + i2 * SA2 + i3 * SA3 + i4 * SA4 + i5 * SA5;
   uint ib = i0 * SB0 + i1 * SB1 + i2 * SB2 + i3 * SB3 + i4 * SB4 + i5 * SB5;
   uint x = a[ia];
-  uint y = OP >= OP_ABS ? 0u : b[ib];
+  uint y = (OP >= OP_ABS && OP <= OP_RELU) || OP == OP_BITNOT ? 0u : b[ib];
   c[i] = IN_FLOAT == 1u ? fop(uintBitsToFloat(x), uintBitsToFloat(y)) : iop(int(x), int(y));
 }

@@ -1,7 +1,7 @@
 // Body of pool2d.comp and pool2d_cpu.comp (included after #version).
 // MaxPool / AveragePool over NCHW (NC planes folded): one invocation per output.
 // Window rows [oh*SH - PH, +KH) clipped to the input; for average pooling with
-// COUNT_PAD the divisor counts padded cells up to H + PHE (W + PWE), as ONNX does.
+// COUNT_PAD the divisor counts the window's taps on padded cells up to H + PHE (W + PWE), as ONNX does.
 layout(local_size_x = 256) in;
 #include "input_x.glsl"  // CPU twin binding types "fs"
 layout(set = 0, binding = 1) writeonly buffer Y_ { float y[]; };
@@ -48,8 +48,11 @@ void main() {
   }
   if (MODE == 0u) { y[i] = mx; return; }
   if (COUNT_PAD != 0u) {
-    int he = min(hs + int(KH), int(H + PHE)), we = min(ws + int(KW), int(W + PWE));
-    cnt = uint(max(he - hs, 1) * max(we - ws, 1));
+    // The taps of the (dilated) window before the end of the end padding: a
+    // ceil_mode window may reach past it.
+    int hn = min(int(KH), (int(H + PHE) - hs + int(DH) - 1) / int(DH));
+    int wn = min(int(KW), (int(W + PWE) - ws + int(DW) - 1) / int(DW));
+    cnt = uint(max(hn, 1) * max(wn, 1));
   }
   y[i] = cnt > 0u ? sum / float(cnt) : 0.0;
 }

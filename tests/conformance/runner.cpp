@@ -607,8 +607,8 @@ int RunCase(const fs::path& case_dir, const fs::path& work, const CaseOptions& o
         const std::string err = ReadTensor(files[i], &t);
         if (!err.empty()) return Emit("crash", "runner: " + err);
         if (vi) t.name = vi->name();
-        // The onnx 1.12 generator stores bfloat16 data as UINT16 tensors (the
-        // same bit patterns); the model's declared type is what the API carries.
+        // Some generators store bfloat16 data as UINT16 tensors (the same bit
+        // patterns); the model's declared type is what the API carries.
         if (vi && t.dtype == onnx::TensorProto::UINT16 &&
             vi->type().tensor_type().elem_type() == onnx::TensorProto::BFLOAT16) {
           t.dtype = onnx::TensorProto::BFLOAT16;
@@ -1073,7 +1073,7 @@ int main(int argc, char** argv) {
   CLI::App app{"oaaxvk_conformance: ONNX backend node tests through oaax-vulkan-toolchain and libRuntimeLibrary.so"};
   std::string cases_dir, expected, table, work = "conformance-work", filter, run_case, results_file;
   CaseOptions co;
-  int jobs = 2, timeout_s = 120, sample = 1;
+  int jobs = 2, timeout_s = 120, sample = 1, all_up_to_opset = 0;
   bool update = false, probe = false;
   app.add_option("--cases", cases_dir, "directory of node test cases (…/node)");
   app.add_option("--toolchain", co.toolchain, "oaax-vulkan-toolchain executable")->required();
@@ -1085,6 +1085,10 @@ int main(int argc, char** argv) {
   app.add_option("--jobs,-j", jobs, "cases run at once")->check(CLI::Range(1, 64));
   app.add_option("--timeout", timeout_s, "seconds per case")->check(CLI::Range(1, 3600));
   app.add_option("--sample", sample, "run every N-th case only (after --filter)")->check(CLI::Range(1, 1000));
+  app.add_option("--all-up-to-opset", all_up_to_opset,
+                 "with --sample: every case whose model imports a default-domain opset <= this one runs, "
+                 "only the newer ones are sampled")
+      ->check(CLI::Range(0, 1000));
   app.add_option("--work", work, "work directory (bundles, logs, results.txt)");
   app.add_option("--arg", co.runtime_args, "runtime argument key=value (repeatable)");
   app.add_option("--run-case", run_case, "internal: run one case in this process");
@@ -1162,6 +1166,7 @@ int main(int argc, char** argv) {
   }
   std::sort(names.begin(), names.end());
   std::map<std::string, std::string> op_of;
+  std::map<std::string, int64_t> opset_of;  // default-domain opset the model imports (0: none)
   {
     // Non-expanded cases first, so "_expanded" ones can inherit their op.
     std::vector<std::string> order = names;
@@ -1171,6 +1176,10 @@ int main(int argc, char** argv) {
     for (const std::string& n : order) {
       onnx::ModelProto m;
       op_of[n] = ParseModel(fs::path(cases_dir) / n / "model.onnx", &m) ? CaseOperator(n, m, op_of) : "(unreadable)";
+      int64_t& v = opset_of[n];
+      v = 0;
+      for (const onnx::OperatorSetIdProto& os : m.opset_import())
+        if (os.domain().empty() || os.domain() == "ai.onnx") v = os.version();
     }
   }
   // Cases whose test data contradicts their own model are listed as
@@ -1180,7 +1189,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> selected;
   size_t matched = 0;
   for (const std::string& n : names) {
-    if (!std::regex_search(n, filter_re) || matched++ % static_cast<size_t>(sample) != 0) continue;
+    if (!std::regex_search(n, filter_re)) continue;
+    // With --all-up-to-opset the older cases all run and only the newer ones count for --sample.
+    const bool always = all_up_to_opset > 0 && opset_of[n] <= all_up_to_opset;
+    if (!always && matched++ % static_cast<size_t>(sample) != 0) continue;
     const auto it = exp.find(n);
     if (it != exp.end() && it->second.status == "skip") results[n] = Outcome{"skip", it->second.detail, 0};
     else selected.push_back(n);
@@ -1284,8 +1296,12 @@ int main(int argc, char** argv) {
   }
   if (update && !expected.empty()) {
     for (const auto& [n, o] : results) exp[n] = Expectation{o.status, o.detail};
+    // Expectations of cases the suite no longer has are dropped.
+    for (auto it = exp.begin(); it != exp.end();)
+      it = std::binary_search(names.begin(), names.end(), it->first) ? std::next(it) : exp.erase(it);
     std::ofstream f(expected);
-    f << "# ONNX backend node tests (onnx 1.12) through oaax-vulkan-toolchain + libRuntimeLibrary.so.\n"
+    f << "# ONNX backend node tests (the ONNX release in scripts/onnx-version) through oaax-vulkan-toolchain +\n"
+         "# libRuntimeLibrary.so.\n"
          "# One line per case: '<case> pass', '<case> pass (bound at conversion: <inputs>)' or\n"
          "# '<case> rejected: <toolchain's reason>', or '<case> skip: <why>' for a case whose test data\n"
          "# contradicts its own model (not run; see docs/conformance.md).\n"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Builds models of the operator forms that changed in ai.onnx opset 18,
-written with opset_import 18 by hand (the helper of Debian's onnx 1.12 knows
-opset 17 at most, so its checker is not run here; the toolchain's checker is
-the pinned ONNX library's):
+"""Builds models of the operator forms that changed in ai.onnx opset 18 and
+checks each with the checker of the pinned ONNX release: run it with the
+project's Python environment (scripts/python-env.sh), whose onnx knows these
+opsets:
   opset18_mix.onnx  (x: [2, 6, 5], and its input in the manifest dir in/)
     mean_axis1   ReduceMean-18, axes [1] as an initializer input, keepdims 1
     mean_last0   ReduceMean-18, axes [-1, 0] as an input, keepdims 0
@@ -11,11 +11,13 @@ the pinned ONNX library's):
     lse_2        ReduceLogSumExp-18, axes [2] as an input, keepdims 0
     split_a/b/c  Split-18 on axis 2 with num_outputs 3: 5 = 2 + 2 + 1 (the
                  last chunk is smaller), each output through a Relu
+    pad_axes2    Pad-18 with `axes` [2] as an input: pads [1, 1] on axis 2
   opset23_mix.onnx  (x: [1, 3, 8, 8], input in in23/), opset 23, IR 11:
                  Conv-22 -> Transpose-23 -> Reshape-23 -> Unsqueeze-23 ->
                  Identity-23 -> Cast-23 (y), and Shape-23 -> Cast-23 (sf)
-  refused_pad18.onnx  Pad-18 (a definition the toolchain does not lower:
-                 the new `axes` input); the toolchain must refuse it.
+  refused_reducemax20.onnx  ReduceMax-20 (a definition the toolchain does
+                 not lower: bool inputs and the value of an empty reduction);
+                 the toolchain must refuse it.
 
 usage: make_opset18_models.py OUT_DIR
 """
@@ -28,15 +30,19 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def save(graph, path, opset=18, ir_version=8):
-    model = helper.make_model(graph, producer_name="make_opset18_models.py")
-    del model.opset_import[:]
-    model.opset_import.append(helper.make_opsetid("", opset))
-    model.ir_version = ir_version
+def save(graph, path, opset=18, ir_version=8, check=True):
+    model = helper.make_model(graph, producer_name="make_opset18_models.py",
+                              opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)
+    if check:
+        onnx.checker.check_model(model, full_check=True)
     onnx.save(model, path)
 
 
 def main():
+    if onnx.defs.onnx_opset_version() < 23:
+        sys.exit(f"make_opset18_models.py: onnx {onnx.__version__} knows opsets up to "
+                 f"{onnx.defs.onnx_opset_version()}; run it with the project's Python environment "
+                 "(scripts/python-env.sh)")
     out = sys.argv[1]
     os.makedirs(os.path.join(out, "in"), exist_ok=True)
     rng = np.random.default_rng(18)
@@ -53,6 +59,7 @@ def main():
         helper.make_node("Relu", ["sa"], ["split_a"], name="relu_a"),
         helper.make_node("Relu", ["sb"], ["split_b"], name="relu_b"),
         helper.make_node("Relu", ["sc"], ["split_c"], name="relu_c"),
+        helper.make_node("Pad", ["x", "pads", "", "pad_axes"], ["pad_axes2"], name="pad18", mode="constant"),
     ]
     outputs = [helper.make_tensor_value_info("mean_axis1", f, [2, 1, 5]),
                helper.make_tensor_value_info("mean_last0", f, [6]),
@@ -61,9 +68,11 @@ def main():
                helper.make_tensor_value_info("lse_2", f, [2, 6]),
                helper.make_tensor_value_info("split_a", f, [2, 6, 2]),
                helper.make_tensor_value_info("split_b", f, [2, 6, 2]),
-               helper.make_tensor_value_info("split_c", f, [2, 6, 1])]
+               helper.make_tensor_value_info("split_c", f, [2, 6, 1]),
+               helper.make_tensor_value_info("pad_axes2", f, [2, 6, 7])]
     graph = helper.make_graph(nodes, "opset18_mix", [helper.make_tensor_value_info("x", f, [2, 6, 5])], outputs,
-                              [i64("axes1", [1]), i64("axes_last0", [-1, 0]), i64("axes02", [0, 2]), i64("axes2", [2])])
+                              [i64("axes1", [1]), i64("axes_last0", [-1, 0]), i64("axes02", [0, 2]), i64("axes2", [2]),
+                               i64("pads", [1, 1]), i64("pad_axes", [2])])
     save(graph, os.path.join(out, "opset18_mix.onnx"))
     x = rng.standard_normal((2, 6, 5)).astype(np.float32)
     x.tofile(os.path.join(out, "in", "0.bin"))
@@ -91,11 +100,10 @@ def main():
     with open(os.path.join(out, "in23", "manifest.json"), "w") as fh:
         json.dump([{"name": "x", "dtype": "float32", "shape": [1, 3, 8, 8], "file": "0.bin"}], fh)
 
-    pad = helper.make_node("Pad", ["x", "pads", "", "pad_axes"], ["y"], name="pad18", mode="constant")
-    graph = helper.make_graph([pad], "refused_pad18", [helper.make_tensor_value_info("x", f, [2, 6, 5])],
-                              [helper.make_tensor_value_info("y", f, [2, 6, 7])],
-                              [i64("pads", [1, 1]), i64("pad_axes", [2])])
-    save(graph, os.path.join(out, "refused_pad18.onnx"))
+    rmax = helper.make_node("ReduceMax", ["x", "max_axes"], ["y"], name="reducemax20", keepdims=1)
+    graph = helper.make_graph([rmax], "refused_reducemax20", [helper.make_tensor_value_info("x", f, [2, 6, 5])],
+                              [helper.make_tensor_value_info("y", f, [2, 1, 5])], [i64("max_axes", [1])])
+    save(graph, os.path.join(out, "refused_reducemax20.onnx"), opset=20, ir_version=9)
 
 
 if __name__ == "__main__":

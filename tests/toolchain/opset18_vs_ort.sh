@@ -2,17 +2,24 @@
 # Operator forms of ai.onnx opset 18 (make_opset18_models.py: ReduceMean,
 # ReduceL2 and ReduceLogSumExp with `axes` as an input, ReduceMax without
 # axes, Split with `num_outputs` and an
-# uneven last chunk; and an opset-23 model of definitions newer than opset 17
+# uneven last chunk, Pad with `axes`; and an opset-23 model of definitions newer than opset 17
 # that only admit more types or, Cast, add float8 saturation: Conv-22,
 # Transpose / Reshape / Unsqueeze / Identity / Shape / Cast-23) compiled by
 # oaax-vulkan-toolchain and run by oaax-run on
 # lavapipe match ONNX Runtime: |diff| <= 1e-5 * (1 + |ref|) per element; and a
-# newer definition the toolchain does not lower (Pad-18 with `axes`) is
+# newer definition the toolchain does not lower (ReduceMax-20: bool inputs, empty reductions) is
 # refused with a message naming the node and the opset to re-export with.
-# Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh).
+# Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh) or
+# without the project's Python environment.
 # usage: opset18_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR
+#   PYTHON: the project's Python environment with the pinned onnx
+#   (scripts/python-env.sh; CMake's OAAXVK_ONNX_PYTHON), whose checker knows
+#   the opsets these models use
 set -euo pipefail
 py=$1 root=$2 build=$3
+if [ ! -x "$py" ]; then
+  echo "SKIP: $py missing; run scripts/python-env.sh (or scripts/setup.sh)"; exit 77
+fi
 nm="$root/third_party/cache/node/node_modules"
 if [ ! -d "$nm/onnxruntime-node" ]; then
   echo "SKIP: ONNX Runtime missing; run scripts/fetch-reference.sh"; exit 77
@@ -21,13 +28,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$py" "$root/tests/toolchain/make_opset18_models.py" "$tmp"
 
-if "$build/oaax-vulkan-toolchain" "$tmp/refused_pad18.onnx" "$tmp/refused" > "$tmp/refused.log" 2>&1; then
-  echo "FAIL: the toolchain converted Pad-18, whose axes input it does not lower"; exit 1
+if "$build/oaax-vulkan-toolchain" "$tmp/refused_reducemax20.onnx" "$tmp/refused" > "$tmp/refused.log" 2>&1; then
+  echo "FAIL: the toolchain converted ReduceMax-20, a definition it does not lower"; exit 1
 fi
-grep -q "node 'pad18' (Pad, opset 18: the Pad-18 definition)" "$tmp/refused.log" \
-  || { cat "$tmp/refused.log"; echo "FAIL: the Pad-18 refusal does not name the node and definition"; exit 1; }
+grep -q "node 'reducemax20' (ReduceMax, opset 20: the ReduceMax-20 definition)" "$tmp/refused.log" \
+  || { cat "$tmp/refused.log"; echo "FAIL: the ReduceMax-20 refusal does not name the node and definition"; exit 1; }
 grep -q "re-export the model with opset 17 or lower" "$tmp/refused.log" \
-  || { cat "$tmp/refused.log"; echo "FAIL: the Pad-18 refusal does not say how to fix it"; exit 1; }
+  || { cat "$tmp/refused.log"; echo "FAIL: the ReduceMax-20 refusal does not say how to fix it"; exit 1; }
 
 check() {  # MODEL INPUT_DIR
 "$build/oaax-vulkan-toolchain" "$tmp/$1.onnx" "$tmp/$1.bundle" > "$tmp/toolchain.log"

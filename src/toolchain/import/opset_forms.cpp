@@ -33,6 +33,49 @@ const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
       // the IR has (every other one is refused at import) they convert as
       // Cast-13.
       {"Cast", {19, 21, 23, 24}}, {"CastLike", {19, 21, 23, 24}},
+      // Operators first defined after opset 17. Mish-18 is the activation
+      // kernel's Mish (activations_float.cpp); the others are decomposed:
+      // Gelu-20 (decompose_math.cpp), GroupNormalization-18 (scale and bias
+      // per group) and -21 (per channel, stash_type), RMSNormalization-23
+      // (decompose_norm.cpp), CenterCropPad-18, Col2Im-18, AffineGrid-20
+      // (decompose_spatial.cpp), Attention-23 and -24 (nonpad_kv_seqlen),
+      // RotaryEmbedding-23 (decompose_attention.cpp).
+      {"Mish", {18}}, {"Gelu", {20}}, {"GroupNormalization", {18, 21}}, {"RMSNormalization", {23}},
+      {"CenterCropPad", {18}}, {"Col2Im", {18}}, {"AffineGrid", {20}}, {"Attention", {23, 24}},
+      {"RotaryEmbedding", {23}},
+      // AveragePool-19 added `dilations`, which the pool kernel applies to
+      // both pools (shape_infer.cpp Window2D, lower.cpp Pool); LpPool-18
+      // added `ceil_mode` and `dilations`, passed on to the AveragePool it is
+      // decomposed into (decompose_nn.cpp). AveragePool / MaxPool-22 state
+      // the ceil_mode rule that the output size already follows for every
+      // opset (a window starting in the right padding is dropped:
+      // shape_infer.cpp PoolOut) and admit bfloat16.
+      {"AveragePool", {19, 22}}, {"LpPool", {18}}, {"MaxPool", {22}},
+      // QLinearMatMul-21 gives the scales a type parameter (float16 and
+      // bfloat16 too); the decomposition refuses scales other than float32.
+      {"QLinearMatMul", {21}},
+      // Pad-18's `axes` input is read by shape inference
+      // (shape_infer_index.cpp PadAmounts); Pad-19's mode "wrap" is
+      // decomposed into Slices and a Concat (decompose_spatial.cpp).
+      {"Pad", {18, 19}},
+      // Resize-18's `axes` and `keep_aspect_ratio_policy` become Resize-13
+      // scales / sizes; `antialias` 1 and Resize-19's half_pixel_symmetric
+      // are refused (decompose_nn.cpp ResizeNd).
+      {"Resize", {18, 19}},
+      // GridSample-20 renamed the modes (linear, cubic) and admits N-D
+      // inputs: the names are mapped, N-D refused (decompose_spatial.cpp).
+      {"GridSample", {20}},
+      // QuantizeLinear / DequantizeLinear-19 to 24: float8, int4 and float4
+      // types (refused at import), `saturate` (float8 only), `block_size`
+      // (refused), `output_dtype` and `precision` (checked against what the
+      // decompositions compute: decompose_nn.cpp).
+      {"QuantizeLinear", {19, 21, 23, 24}}, {"DequantizeLinear", {19, 21, 23, 24}},
+      // BitwiseAnd / Or / Xor / Not-18: integer ops of the binary_int kernel
+      // (lower_int.cpp, shape_infer_int.cpp).
+      {"BitwiseAnd", {18}}, {"BitwiseOr", {18}}, {"BitwiseXor", {18}}, {"BitwiseNot", {18}},
+      // DFT-20 reads `axis` from an input (default -2) (decompose_signal.cpp).
+      // Swish-24 is the Swish activation (x * sigmoid(alpha * x), passes.cpp).
+      {"DFT", {20}}, {"Swish", {24}},
   };
   return k;
 }
@@ -45,8 +88,8 @@ const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
 // types, whichever the operator. TypeOnlyNewerVersions() is checked against
 // the linked library by tests/toolchain/opset_forms_test.cpp (also their
 // descriptions, which tell a new attribute value or a changed rule: MaxPool-22
-// says how ceil_mode treats windows starting in the padding, so it is not
-// here).
+// says how ceil_mode treats windows starting in the padding, so it is listed
+// above, with where that rule is implemented).
 const std::map<std::string, std::vector<int>>& TypeOnlyForms() {
   static const std::map<std::string, std::vector<int>> k = {
       {"Acos", {22}}, {"Acosh", {22}}, {"Asin", {22}}, {"Asinh", {22}}, {"Atan", {22}}, {"Atanh", {22}},
@@ -56,6 +99,7 @@ const std::map<std::string, std::vector<int>>& TypeOnlyForms() {
       {"GRU", {22}}, {"GlobalAveragePool", {22}}, {"GlobalLpPool", {22}}, {"GlobalMaxPool", {22}},
       {"HardSigmoid", {22}}, {"HardSwish", {22}}, {"Identity", {19, 21, 23, 24}}, {"If", {19, 21, 23, 24}},
       {"InstanceNormalization", {22}}, {"IsInf", {20}}, {"IsNaN", {20}}, {"LSTM", {22}},
+      {"Mish", {22}}, {"LpPool", {22}}, {"GridSample", {22}}, {"Pad", {21, 23, 24}},
       {"Loop", {19, 21, 23, 24}}, {"LpNormalization", {22}}, {"MaxRoiPool", {22}},
       {"MaxUnpool", {22}}, {"Multinomial", {22}}, {"NegativeLogLikelihoodLoss", {22}}, {"RNN", {22}},
       {"RandomNormal", {22}}, {"RandomNormalLike", {22}}, {"RandomUniform", {22}}, {"RandomUniformLike", {22}},
@@ -127,7 +171,11 @@ Status CheckLoweredOperatorVersions(const onnx::ModelProto& model) {
   for (size_t i = 0; i < refused.size(); ++i) m += (i ? "; " : "") + refused[i];
   m += ". The toolchain lowers every ai.onnx operator as defined up to opset " + std::to_string(kLoweredOnnxOpset) +
        " (and the newer forms of ReduceL1/L2/LogSum/LogSumExp/Max/Mean/Min/Prod/SumSquare-18, Split-18, "
-       "ScatterElements/ScatterND-18, Cast/CastLike-19 to 24, and every newer definition that only admits more element types); "
+       "ScatterElements/ScatterND-18, Cast/CastLike-19 to 24, Mish-18, Gelu-20, GroupNormalization-18/21, "
+       "RMSNormalization-23, CenterCropPad-18, Col2Im-18, AffineGrid-20, Attention-23/24, RotaryEmbedding-23, "
+       "AveragePool-19/22, LpPool-18/22, MaxPool-22, Pad-18 to 24, Resize-18/19, GridSample-20/22, "
+       "QuantizeLinear/DequantizeLinear-19 to 24, BitwiseAnd/Or/Xor/Not-18, DFT-20, Swish-24, and every "
+       "newer definition that only admits more element types); "
        "re-export the model with opset " + std::to_string(kLoweredOnnxOpset) + " or lower";
   return Unimplemented(m);
 }

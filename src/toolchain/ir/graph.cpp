@@ -31,8 +31,22 @@ const char* DTypeName(DType t) {
     case DType::kUint64: return "uint64";
     case DType::kBfloat16: return "bfloat16";
     default: {
-      int32_t c = static_cast<int32_t>(t);  // ONNX codes without a device representation
-      return c == 8 ? "string" : c == 14 ? "complex64" : c == 15 ? "complex128" : c == 16 ? "bfloat16" : "undefined";
+      // ONNX TensorProto codes without a device representation, by their
+      // ONNX names, so that a refusal names the type the model uses.
+      switch (static_cast<int32_t>(t)) {
+        case 8: return "string";
+        case 14: return "complex64";
+        case 15: return "complex128";
+        case 17: return "FLOAT8E4M3FN";
+        case 18: return "FLOAT8E4M3FNUZ";
+        case 19: return "FLOAT8E5M2";
+        case 20: return "FLOAT8E5M2FNUZ";
+        case 21: return "UINT4";
+        case 22: return "INT4";
+        case 23: return "FLOAT4E2M1";
+        case 24: return "FLOAT8E8M0";
+        default: return "undefined";
+      }
     }
   }
 }

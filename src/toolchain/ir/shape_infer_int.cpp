@@ -92,7 +92,7 @@ Dim IfConditionDim(const Tensor& cond) {
 const std::set<std::string>& IntDeviceOps() {
   static const std::set<std::string> k = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
                                           "Xor", "Not", "Where", "Mod", "BitShift", "Expand", "CastLike", "ArgMax",
-                                          "ArgMin"};
+                                          "ArgMin", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
   return k;
 }
 
@@ -129,6 +129,21 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
   OAAXVK_RETURN_IF_ERROR(need(0));
   const Shape& x = in[0]->shape;
   if (op == "Not") return SetOutput(g, n, DType::kBool, x);
+  const bool bitwise = op.rfind("Bitwise", 0) == 0;
+  if (bitwise) {
+    // On the device's int32 words (sign- or zero-extended): the bits of the
+    // result are those of the operation on the narrow type. The complement
+    // of a uint64 value does not fit the low word the device carries.
+    if (IsFloatLike(in[0]->dtype) || in[0]->dtype == DType::kBool)
+      return IntNodeError(n, std::string("input has data type ") + DTypeName(in[0]->dtype) +
+                                 "; bitwise operators take integer types");
+    if (op == "BitwiseNot") {
+      if (in[0]->dtype == DType::kUint64)
+        return IntNodeError(n, "BitwiseNot of uint64 is not supported (the complement of a value below 2^32 needs "
+                               "the high word, which the device does not carry)");
+      return SetOutput(g, n, in[0]->dtype, x);
+    }
+  }
   if (op == "CastLike") {
     OAAXVK_RETURN_IF_ERROR(need(1));
     return SetOutput(g, n, in[1]->dtype, x);
@@ -227,7 +242,7 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
   }
   StatusOr<Shape> s = BroadcastShapes(x, in[1]->shape);
   if (!s.ok()) return IntNodeError(n, s.status().message());
-  bool logic = op != "Mod" && op != "BitShift";
+  bool logic = op != "Mod" && op != "BitShift" && !bitwise;
   return SetOutput(g, n, logic ? DType::kBool : in[0]->dtype, *s);
 }
 

@@ -929,6 +929,8 @@ class Lowerer {
 #include "toolchain/lower/lower_split.inc"
 
   Status ReduceMean(const Node& n) {
+    // Axes read at run time have no static `_axes`: the general kernel.
+    if (n.GetInt("_axes_by_value", 0) != 0) return Reduce(n);
     const Shape& xs = T(n.inputs[0]).shape;
     std::vector<int64_t> axes = n.GetInts("_axes", {});
     int64_t rank = static_cast<int64_t>(xs.size());

@@ -15,7 +15,8 @@ namespace {
 enum IntOp : uint32_t {
   kOpAdd = 0, kOpSub = 1, kOpMul = 2, kOpDiv = 3, kOpMax = 4, kOpMin = 5, kOpMod = 6, kOpFmod = 7, kOpEq = 8,
   kOpLt = 9, kOpLe = 10, kOpGt = 11, kOpGe = 12, kOpAnd = 13, kOpOr = 14, kOpXor = 15, kOpShl = 16, kOpShr = 17,
-  kOpAbs = 18, kOpNeg = 19, kOpNot = 20, kOpRelu = 21,
+  kOpAbs = 18, kOpNeg = 19, kOpNot = 20, kOpRelu = 21, kOpBitAnd = 22, kOpBitOr = 23, kOpBitXor = 24,
+  kOpBitNot = 25,
 };
 
 Status Err(const Node& n, const std::string& m) {
@@ -164,7 +165,7 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
   }
   // binary_int: N, OP, IN_FLOAT, OUT_DT, D[6], SA[6], SB[6].
   uint32_t code;
-  bool unary = op == "Not" || op == "Abs" || op == "Neg" || op == "Relu";
+  bool unary = op == "Not" || op == "Abs" || op == "Neg" || op == "Relu" || op == "BitwiseNot";
   bool in_float = IsFloatLike(x->dtype);
   if (kArith.count(op)) {
     code = kArith.at(op);
@@ -172,6 +173,12 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
     bool fmod = n.GetInt("fmod", 0) != 0;
     if (in_float && !fmod) return Err(n, "fmod=0 on floating-point inputs is invalid (ONNX requires fmod=1)");
     code = fmod ? kOpFmod : kOpMod;
+  } else if (op.rfind("Bitwise", 0) == 0) {
+    static const std::map<std::string, uint32_t> kBitwise = {
+        {"BitwiseAnd", kOpBitAnd}, {"BitwiseOr", kOpBitOr}, {"BitwiseXor", kOpBitXor}, {"BitwiseNot", kOpBitNot}};
+    if (!kBitwise.count(op)) return Err(n, "unknown bitwise operator");
+    if (in_float) return Err(n, "bitwise operators need integer inputs");
+    code = kBitwise.at(op);
   } else if (op == "BitShift") {
     std::string dir = n.GetString("direction", "");
     if (dir != "LEFT" && dir != "RIGHT") return Err(n, "direction must be LEFT or RIGHT, got '" + dir + "'");

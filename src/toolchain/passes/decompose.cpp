@@ -230,7 +230,8 @@ const std::map<std::string, DecomposeFn>& Decompositions() {
     };
     // Further families, each in its own file (decompose_builder.h).
     for (const auto* extra : {&LossDecompositions(), &MathDecompositions(), &NnDecompositions(), &RnnDecompositions(), &SignalDecompositions(),
-                              &StaticDecompositions()}) m.insert(extra->begin(), extra->end());
+                              &StaticDecompositions(), &NormDecompositions(), &SpatialDecompositions(),
+                              &AttentionDecompositions()}) m.insert(extra->begin(), extra->end());
     return m;
   }();
   return k;

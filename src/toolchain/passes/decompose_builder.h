@@ -134,6 +134,13 @@ const std::map<std::string, DecomposeFn>& StaticDecompositions();
 // Neural-network and quantization operators expressed with existing
 // kernels (decompose_nn.cpp).
 const std::map<std::string, DecomposeFn>& NnDecompositions();
+// GroupNormalization (18, 21), RMSNormalization (23) and LpNormalization
+// (decompose_norm.cpp).
+const std::map<std::string, DecomposeFn>& NormDecompositions();
+// CenterCropPad, Col2Im and AffineGrid (decompose_spatial.cpp).
+const std::map<std::string, DecomposeFn>& SpatialDecompositions();
+// Attention (23, 24) and RotaryEmbedding (23) (decompose_attention.cpp).
+const std::map<std::string, DecomposeFn>& AttentionDecompositions();
 
 }  // namespace oaaxvk::toolchain
 

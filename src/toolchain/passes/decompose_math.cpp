@@ -650,6 +650,32 @@ Status ConstantOfShape(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// Gelu-20: 0.5 x (1 + erf(x / sqrt(2))), or with approximate = "tanh"
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), the ONNX function body.
+Status Gelu(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  if (!IsFloatLike(x->dtype))
+    return NodeUnimplemented(n, "input '" + n.inputs[0] + "' has data type " + DTypeName(x->dtype) +
+                                    "; Gelu is defined on floating-point values only");
+  const std::string approximate = n.GetString("approximate", "none");
+  auto c = [&](double v, const std::string& suffix) { return b.AddConst(MakeConstFromDoubles("", x->dtype, {}, {v}), suffix); };
+  const std::string& xi = n.inputs[0];
+  std::string inner;
+  if (approximate == "none") {
+    inner = b.Op("Erf", {b.Op("Mul", {xi, c(M_SQRT1_2, "inv_sqrt2")}, "x_scaled")}, "erf");
+  } else if (approximate == "tanh") {
+    const std::string cube = b.Op("Mul", {b.Op("Mul", {xi, xi}, "x_squared"), xi}, "x_cubed");
+    const std::string sum = b.Op("Add", {xi, b.Op("Mul", {cube, c(0.044715, "cubic_coefficient")}, "cubic")}, "x_plus_cubic");
+    inner = b.Op("Tanh", {b.Op("Mul", {sum, c(std::sqrt(2.0 / M_PI), "sqrt_2_over_pi")}, "tanh_in")}, "tanh");
+  } else {
+    return NodeInvalid(n, "approximate '" + approximate + "' is not \"none\" or \"tanh\"");
+  }
+  const std::string one_plus = b.Op("Add", {inner, c(1.0, "one")}, "one_plus");
+  const std::string half_x = b.Op("Mul", {xi, c(0.5, "half")}, "half_x");
+  b.Add("Mul", {half_x, one_plus}, "gelu", n.outputs[0]);
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::map<std::string, DecomposeFn>& MathDecompositions() {
@@ -658,6 +684,7 @@ const std::map<std::string, DecomposeFn>& MathDecompositions() {
       {"Clip", Clip},        {"Pow", Pow},         {"PRelu", PRelu},        {"GlobalMaxPool", GlobalMaxPool},
       {"IsNaN", IsNaNInf},   {"IsInf", IsNaNInf},  {"EyeLike", EyeLike},    {"OneHot", OneHot},
       {"Tile", Tile},        {"Dropout", Dropout}, {"Range", Range},   {"ConstantOfShape", ConstantOfShape},
+      {"Gelu", Gelu},
   };
   return k;
 }

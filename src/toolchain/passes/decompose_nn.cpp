@@ -812,26 +812,58 @@ StatusOr<std::string> QuantParam(Graph& g, const Node& n, Builder& b, size_t k, 
 void Requantize(Builder& b, const std::string& v, const std::string& zp_f, DType to, const std::string& out) {
   std::string r = b.Out(b.Add("Round", {v}, "rounded"));
   std::string z = zp_f.empty() ? r : b.Out(b.Add("Add", {r, zp_f}, "plus_zero_point"));
-  const float lo = to == DType::kUint8 ? 0.f : -128.f, hi = to == DType::kUint8 ? 255.f : 127.f;
+  // The saturation range of the output type (every bound exact in float32).
+  const float lo = to == DType::kUint8 || to == DType::kUint16 ? 0.f : to == DType::kInt16 ? -32768.f : -128.f;
+  const float hi = to == DType::kUint8 ? 255.f : to == DType::kUint16 ? 65535.f : to == DType::kInt16 ? 32767.f : 127.f;
   std::string c1 = b.Out(b.Add("Max", {z, ScalarF(b, lo, "qmin")}, "saturate_low"));
   std::string c2 = b.Out(b.Add("Min", {c1, ScalarF(b, hi, "qmax")}, "saturate_high"));
   CastTo(b, c2, to, "cast", out);
 }
 
+// Blocked quantization (block_size, opset 21) has one scale per block of an
+// axis; the decompositions implement per-tensor and per-axis scales only.
+Status CheckNoBlocks(const Node& n) {
+  const int64_t block = n.GetInt("block_size", 0);
+  if (block != 0)
+    return NodeUnimplemented(n, "block_size " + Str(block) +
+                                    " (blocked quantization) is not supported; per-tensor and per-axis scales are");
+  return Status::Ok();
+}
+
+// QuantizeLinear of every opset: `saturate` (19) concerns float8 outputs,
+// which the IR does not have; `output_dtype` (21) names the output type when
+// there is no zero point (uint8, int8, uint16 and int16 are supported); `precision` (23) of
+// the division must be float32 (or unset: y_scale's type).
 Status QuantizeLinear(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x || !HasInput(n, 1)) return NodeInvalid(n, "needs inputs x and y_scale with static shapes");
   if (x->dtype != DType::kFloat)
     return NodeUnimplemented(n, std::string("input x has data type ") + DTypeName(x->dtype) + "; only float32 is supported");
-  DType to = DType::kUint8;
+  OAAXVK_RETURN_IF_ERROR(CheckNoBlocks(n));
+  const int64_t precision = n.GetInt("precision", 0);
+  if (precision != 0 && precision != static_cast<int64_t>(DType::kFloat))
+    return NodeUnimplemented(n, "precision " + Str(precision) + " (" + DTypeName(static_cast<DType>(precision)) +
+                                    ") is not supported; the division is computed in float32");
+  const int64_t output_dtype = n.GetInt("output_dtype", 0);
+  DType to = output_dtype != 0 ? static_cast<DType>(output_dtype) : DType::kUint8;
+  // QuantizeLinear / DequantizeLinear also take the 16-bit types of opset
+  // 21: their values and zero points are exact in float32.
+  auto q16 = [](DType t) { return IsQuantType(t) || t == DType::kUint16 || t == DType::kInt16; };
+  if (!HasInput(n, 2) && !q16(to))
+    return NodeUnimplemented(n, std::string("output_dtype ") + DTypeName(to) +
+                                    " is not supported; only uint8/int8/uint16/int16 are");
   std::string zp;
   const int64_t axis = n.GetInt("axis", 1);
   if (HasInput(n, 2)) {
     const Tensor* z = InputWithShape(g, n, 2);
     if (!z) return NodeInvalid(n, "y_zero_point has no static shape");
+    if (output_dtype != 0 && z->dtype != to)
+      return NodeInvalid(n, std::string("output_dtype ") + DTypeName(to) + " differs from y_zero_point's type " +
+                                DTypeName(z->dtype));
     to = z->dtype;
-    if (!IsQuantType(to))
-      return NodeUnimplemented(n, std::string("y_zero_point has data type ") + DTypeName(to) + "; only uint8/int8 are supported");
+    if (!q16(to))
+      return NodeUnimplemented(n, std::string("y_zero_point has data type ") + DTypeName(to) +
+                                      "; only uint8/int8/uint16/int16 are supported");
     OAAXVK_ASSIGN_OR_RETURN(std::string zr, QuantParam(g, n, b, 2, x->shape, axis, "zero_point_b"));
     zp = CastTo(b, zr, DType::kFloat, "zero_point_f");
   }
@@ -841,12 +873,19 @@ Status QuantizeLinear(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// DequantizeLinear of every opset: `output_dtype` (23) may only name float32,
+// the type the decomposition computes in.
 Status DequantizeLinear(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x || !HasInput(n, 1)) return NodeInvalid(n, "needs inputs x and x_scale with static shapes");
-  if (!IsQuantType(x->dtype) && x->dtype != DType::kInt32)
+  OAAXVK_RETURN_IF_ERROR(CheckNoBlocks(n));
+  const int64_t output_dtype = n.GetInt("output_dtype", 0);
+  if (output_dtype != 0 && output_dtype != static_cast<int64_t>(DType::kFloat))
+    return NodeUnimplemented(n, std::string("output_dtype ") + DTypeName(static_cast<DType>(output_dtype)) +
+                                    " is not supported; only float32 is");
+  if (!IsQuantType(x->dtype) && x->dtype != DType::kInt32 && x->dtype != DType::kUint16 && x->dtype != DType::kInt16)
     return NodeUnimplemented(n, std::string("input x has data type ") + DTypeName(x->dtype) +
-                                    "; only uint8/int8/int32 are supported");
+                                    "; only uint8/int8/uint16/int16/int32 are supported");
   const int64_t axis = n.GetInt("axis", 1);
   std::string xf = CastTo(b, n.inputs[0], DType::kFloat, "x_f");
   if (x->dtype == DType::kInt32) {
@@ -1299,6 +1338,108 @@ Status Upsample(Graph& g, const Node& n, Builder& b) {
   return ResizeNd(g, r, b);  // 1-D and 3-D inputs resize their other axes there
 }
 
+Status ResizeInnermost(Graph& g, const Node& n, Builder& b);
+
+// Resize-18 and -19 in the terms of Resize-13, then ResizeInnermost:
+//  - `axes` (18): scales / sizes (and a tf_crop_and_resize roi) given for the
+//    listed axes are spread over every axis (scale 1, the input's size, roi
+//    [0, 1] elsewhere); they must be known at conversion;
+//  - `keep_aspect_ratio_policy` not_larger / not_smaller (18, with sizes):
+//    one scale, the smallest / largest size / input ratio over the axes,
+//    gives every listed axis round_half_up(scale * input) (the ONNX
+//    definition); the kernel's coordinate scale is then output / input per
+//    axis, as ONNX Runtime computes it;
+//  - `antialias` 1 (18) and coordinate_transformation_mode
+//    half_pixel_symmetric (19) are refused: the kernel implements neither.
+// Older opsets pass unchanged.
+Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
+  if (g.opset < 18) return ResizeInnermost(g, n0, b);
+  if (n0.GetInt("antialias", 0) != 0)
+    return NodeUnimplemented(n0, "antialias 1 is not supported (the Resize kernel interpolates without an "
+                                 "antialiasing filter); export with antialias 0");
+  if (n0.GetString("coordinate_transformation_mode", "half_pixel") == "half_pixel_symmetric")
+    return NodeUnimplemented(n0, "coordinate_transformation_mode 'half_pixel_symmetric' is not supported "
+                                 "(half_pixel, asymmetric, align_corners, pytorch_half_pixel, "
+                                 "tf_half_pixel_for_nearest, tf_crop_and_resize)");
+  Node n = n0;
+  n.attrs.erase("antialias");
+  n.attrs.erase("axes");
+  n.attrs.erase("keep_aspect_ratio_policy");
+  const std::string policy = n0.GetString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return NodeInvalid(n0, "keep_aspect_ratio_policy '" + policy + "' is not stretch, not_larger or not_smaller");
+  const bool has_axes = n0.HasAttr("axes");
+  const bool has_sizes = HasInput(n0, 3);
+  if (!has_axes && (policy == "stretch" || !has_sizes)) return ResizeInnermost(g, n, b);
+  const Tensor* x = InputWithShape(g, n0, 0);
+  if (!x) return NodeInvalid(n0, "input '" + n0.inputs[0] + "' has no static shape");
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  std::vector<int64_t> axes = n0.GetInts("axes", {});
+  if (!has_axes)
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  std::vector<bool> seen(rank, false);
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) return NodeInvalid(n0, "axis " + Str(a) + " is out of range for rank " + Str(rank));
+    if (a < 0) a += rank;
+    if (seen[a]) return NodeInvalid(n0, "axis " + Str(a) + " is listed twice");
+    seen[a] = true;
+  }
+  const size_t na = axes.size();
+  auto constant = [&](size_t k, const std::string& what) -> StatusOr<const Tensor*> {
+    const Tensor* t = g.FindTensor(n0.inputs[k]);
+    if (t == nullptr || !t->is_const || !t->sym.empty()) return NotConstant(g, n0, what, n0.inputs[k]);
+    return t;
+  };
+  if (has_sizes) {
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* zt, constant(3, "sizes"));
+    const std::vector<int64_t> z = zt->AsInts();
+    if (z.size() != na) return NodeInvalid(n0, "sizes has " + Str(static_cast<int64_t>(z.size())) + " entries for " +
+                                                  Str(static_cast<int64_t>(na)) + " axes");
+    std::vector<Dim> full(x->shape.begin(), x->shape.end());
+    for (size_t i = 0; i < na; ++i)
+      if (x->shape[axes[i]].is_symbolic())
+        return NodeUnimplemented(n0, "axis " + Str(axes[i]) + " of input " + ShapeToString(x->shape) +
+                                         " is symbolic; sizes with axes or keep_aspect_ratio_policy need it static");
+    if (policy == "stretch") {
+      for (size_t i = 0; i < na; ++i) full[axes[i]] = z[i];
+    } else {
+      double scale = 0;
+      for (size_t i = 0; i < na; ++i) {
+        const double r = static_cast<double>(z[i]) / static_cast<double>(x->shape[axes[i]].value());
+        scale = i == 0 ? r : policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+      }
+      for (size_t i = 0; i < na; ++i)
+        full[axes[i]] = static_cast<int64_t>(std::floor(scale * static_cast<double>(x->shape[axes[i]].value()) + 0.5));
+    }
+    n.inputs[3] = b.ConstI64("sizes_all_axes", full);
+  }
+  if (has_axes && HasInput(n0, 2)) {
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* st, constant(2, "scales"));
+    const std::vector<double> sv = st->AsDoubles();
+    if (!sv.empty()) {
+      if (sv.size() != na) return NodeInvalid(n0, "scales has " + Str(static_cast<int64_t>(sv.size())) +
+                                                      " entries for " + Str(static_cast<int64_t>(na)) + " axes");
+      std::vector<double> full(rank, 1.0);
+      for (size_t i = 0; i < na; ++i) full[axes[i]] = sv[i];
+      n.inputs[2] = b.AddConst(MakeConstFromDoubles("", DType::kFloat, {rank}, full), "scales_all_axes");
+    }
+  }
+  if (has_axes && HasInput(n0, 1) && n0.GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+    OAAXVK_ASSIGN_OR_RETURN(const Tensor* rt, constant(1, "roi"));
+    const std::vector<double> rv = rt->AsDoubles();
+    if (rv.size() != 2 * na) return NodeInvalid(n0, "roi has " + Str(static_cast<int64_t>(rv.size())) +
+                                                        " entries for " + Str(static_cast<int64_t>(na)) + " axes");
+    std::vector<double> full(2 * rank, 0.0);
+    for (int64_t i = 0; i < rank; ++i) full[rank + i] = 1.0;
+    for (size_t i = 0; i < na; ++i) {
+      full[axes[i]] = rv[i];
+      full[rank + axes[i]] = rv[na + i];
+    }
+    n.inputs[1] = b.AddConst(MakeConstFromDoubles("", DType::kFloat, {2 * rank}, full), "roi_all_axes");
+  }
+  return ResizeInnermost(g, n, b);
+}
+
 // Resize of a 1-D or 3-D spatial input ([N, C, L] or [N, C, D, H, W]) with
 // constant scales or sizes that keep N and C. The Resize kernel resizes the
 // two innermost dimensions, so every resized axis except H and W is brought
@@ -1307,7 +1448,7 @@ Status Upsample(Graph& g, const Node& n, Builder& b) {
 // then resized by a rank-5 Resize that keeps D. Each axis keeps its own scale
 // or size, roi and coordinate mode, so the result is the separable N-D
 // interpolation of the ONNX definition. Other Resizes are kept unchanged.
-Status ResizeNd(Graph& g, const Node& n, Builder& b) {
+Status ResizeInnermost(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   const size_t rank = x ? x->shape.size() : 0;
   if (rank != 3 && rank != 5) {

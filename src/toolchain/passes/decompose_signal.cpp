@@ -166,9 +166,20 @@ Status Dft(Graph& g, const Node& n, Builder& b) {
   if (x->dtype != DType::kFloat) return NodeUnimplemented(n, "only float32 signals are supported");
   const int64_t rank = static_cast<int64_t>(x->shape.size());
   if (rank < 3) return NodeInvalid(n, "input must have rank >= 3 ([batch, ..., 1 or 2])");
+  // DFT-17: the attribute `axis` (default 1); DFT-20: the optional scalar
+  // input 2 (default -2, the last signal axis), negative from the back of
+  // the whole rank.
   int64_t axis = n.GetInt("axis", 1);
-  if (axis < 0) axis += rank - 1;
-  if (axis < 1 || axis >= rank - 1) return NodeInvalid(n, "axis " + std::to_string(n.GetInt("axis", 1)) + " out of range");
+  if (g.opset >= 20) {
+    axis = -2;
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) { OAAXVK_ASSIGN_OR_RETURN(axis, ScalarInput(g, n, 2, "axis")); }
+    if (axis < 0) axis += rank;
+  } else if (axis < 0) {
+    axis += rank - 1;
+  }
+  if (axis < 1 || axis >= rank - 1)
+    return NodeInvalid(n, "axis " + std::to_string(axis) + " is out of range for input " + ShapeToString(x->shape) +
+                              " (a signal axis: not the batch axis, not the last, real / imaginary, one)");
   int64_t L = x->shape[axis];
   if (n.inputs.size() > 1 && !n.inputs[1].empty()) { OAAXVK_ASSIGN_OR_RETURN(L, ScalarInput(g, n, 1, "dft_length")); }
   return DftCore(n, b, n.inputs[0], x->shape, axis, L, n.GetInt("inverse", 0) != 0, n.GetInt("onesided", 0) != 0,

@@ -1,0 +1,341 @@
+// Spatial rearrangements defined after opset 17 (CenterCropPad-18,
+// Col2Im-18, AffineGrid-20) as Slice / Pad, ConvTranspose and MatMul with
+// constant operands, and the newer forms of Pad (18: `axes`, 19: mode
+// "wrap") and GridSample (20: mode names) in the terms of the older ones;
+// see docs/toolchain.md, "Resize, sampling, recurrent layers, signal
+// processing and training optimizers".
+#include <string>
+#include <vector>
+
+#include "toolchain/ir/not_constant.h"
+#include "toolchain/passes/decompose_builder.h"
+
+namespace oaaxvk::toolchain {
+
+namespace {
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+bool HasInput(const Node& n, size_t k) { return k < n.inputs.size() && !n.inputs[k].empty(); }
+
+// The integer values of input k, which decide the output's shape: they must
+// be known at conversion. The wording is the one tools that bind graph
+// inputs at conversion recognize (not_constant.h).
+StatusOr<std::vector<int64_t>> ConstIntsInput(const Graph& g, const Node& n, size_t k, const std::string& what) {
+  if (!HasInput(n, k)) return NodeInvalid(n, "missing input " + Str(static_cast<int64_t>(k)) + " (" + what + ")");
+  const Tensor* t = g.FindTensor(n.inputs[k]);
+  if (t == nullptr || !t->is_const) return NodeInvalid(n, NotConstantMessage(g, what, n.inputs[k]));
+  if (t->dtype != DType::kInt64 && t->dtype != DType::kInt32)
+    return NodeInvalid(n, what + " input '" + n.inputs[k] + "' must be int64, got " + DTypeName(t->dtype));
+  return t->AsInts();
+}
+
+// The static dimensions of `x`, or an error naming the first symbolic one.
+StatusOr<std::vector<int64_t>> StaticDims(const Node& n, const Tensor& x) {
+  std::vector<int64_t> d;
+  for (const Dim& v : x.shape) {
+    if (v.is_symbolic())
+      return NodeUnimplemented(n, "input '" + x.name + "' has shape " + ShapeToString(x.shape) + "; " + n.op_type +
+                                      " needs static sizes (config.json \"input_shapes\")");
+    d.push_back(v.value());
+  }
+  return d;
+}
+
+// CenterCropPad: on each listed axis, a larger input is cropped around its
+// center (the extra element of an odd difference at the end) and a smaller
+// one zero-padded around it (likewise): one Slice, then one Pad.
+Status CenterCropPad(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticDims(n, *x));
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> target, ConstIntsInput(g, n, 1, "shape"));
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> axes = n.GetInts("axes", {});
+  if (axes.empty())
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  if (axes.size() != target.size())
+    return NodeInvalid(n, "shape has " + Str(static_cast<int64_t>(target.size())) + " entries for " +
+                              Str(static_cast<int64_t>(axes.size())) + " axes");
+  std::vector<int64_t> starts, ends, slice_axes, pads(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i];
+    if (a < -rank || a >= rank) return NodeInvalid(n, "axis " + Str(a) + " is out of range for rank " + Str(rank));
+    if (a < 0) a += rank;
+    if (seen[a]) return NodeInvalid(n, "axis " + Str(axes[i]) + " is listed twice");
+    seen[a] = true;
+    const int64_t dim = dims[a], want = target[i];
+    if (want < 0) return NodeInvalid(n, "shape entry " + Str(want) + " for axis " + Str(a) + " is negative");
+    if (want < dim) {
+      const int64_t s = (dim - want) / 2;
+      starts.push_back(s);
+      ends.push_back(s + want);
+      slice_axes.push_back(a);
+    } else if (want > dim) {
+      pads[a] = (want - dim) / 2;
+      pads[rank + a] = want - dim - pads[a];
+    }
+  }
+  std::string y = n.inputs[0];
+  bool any_pad = false;
+  for (int64_t p : pads) any_pad |= p != 0;
+  if (!slice_axes.empty()) {
+    const std::string out = any_pad ? "" : n.outputs[0];
+    y = b.Out(b.Add("Slice",
+                    {y, b.ConstI64("starts", {starts.begin(), starts.end()}),
+                     b.ConstI64("ends", {ends.begin(), ends.end()}),
+                     b.ConstI64("axes", {slice_axes.begin(), slice_axes.end()})},
+                    "crop", out));
+  }
+  if (any_pad) {
+    b.Add("Pad", {y, b.ConstI64("pads", {pads.begin(), pads.end()})}, "pad", n.outputs[0]);
+  } else if (slice_axes.empty()) {
+    b.Add("Identity", {y}, "same", n.outputs[0]);
+  }
+  return Status::Ok();
+}
+
+// Col2Im (2-D images): input [N, C * prod(block), L] holds, for every sliding block (L of
+// them, row-major over the block grid), C * prod(block) values, channel
+// major. Summing them into the image is a grouped ConvTranspose (C groups) of
+// the input viewed as [N, C * prod(block), L1, ..., Ln] with a one-hot
+// weight: output channel c receives block element k of its group at kernel
+// position k. Products with the weight's zeros are exact zeros for finite
+// inputs; an infinite input also turns the other positions of its block
+// into NaN (0 * inf), where Col2Im would leave them finite.
+Status Col2Im(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> xd, StaticDims(n, *x));
+  if (xd.size() != 3) return NodeInvalid(n, "input must be [N, C * prod(block_shape), L], got " + ShapeToString(x->shape));
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> image, ConstIntsInput(g, n, 1, "image_shape"));
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> block, ConstIntsInput(g, n, 2, "block_shape"));
+  const size_t nd = image.size();
+  if (nd == 0 || block.size() != nd)
+    return NodeInvalid(n, "image_shape and block_shape must have the same, nonzero length");
+  // The sum is a 2-D ConvTranspose; the toolchain's grouped ConvTranspose
+  // is 2-D only.
+  if (nd != 2)
+    return NodeUnimplemented(n, "a " + Str(static_cast<int64_t>(nd)) +
+                                    "-D image (image_shape of " + Str(static_cast<int64_t>(nd)) +
+                                    " entries) is not supported; Col2Im is supported for 2-D images");
+  const std::vector<int64_t> strides = n.GetInts("strides", std::vector<int64_t>(nd, 1));
+  const std::vector<int64_t> dilations = n.GetInts("dilations", std::vector<int64_t>(nd, 1));
+  const std::vector<int64_t> pads = n.GetInts("pads", std::vector<int64_t>(2 * nd, 0));
+  if (strides.size() != nd || dilations.size() != nd || pads.size() != 2 * nd)
+    return NodeInvalid(n, "strides, dilations and pads must have " + Str(static_cast<int64_t>(nd)) + ", " +
+                              Str(static_cast<int64_t>(nd)) + " and " + Str(static_cast<int64_t>(2 * nd)) + " entries");
+  int64_t K = 1;
+  for (int64_t k : block) {
+    if (k <= 0) return NodeInvalid(n, "block_shape entries must be positive");
+    K *= k;
+  }
+  if (xd[1] % K != 0)
+    return NodeInvalid(n, "input dimension 1 (" + Str(xd[1]) + ") is not a multiple of prod(block_shape) = " + Str(K));
+  const int64_t C = xd[1] / K;
+  std::vector<Dim> view = {xd[0], xd[1]};
+  std::vector<int64_t> out_pad(nd, 0);
+  int64_t L = 1;
+  for (size_t i = 0; i < nd; ++i) {
+    if (strides[i] <= 0 || dilations[i] <= 0 || pads[i] < 0 || pads[nd + i] < 0)
+      return NodeInvalid(n, "strides and dilations must be positive, pads non-negative");
+    const int64_t span = dilations[i] * (block[i] - 1) + 1;
+    const int64_t blocks = (image[i] + pads[i] + pads[nd + i] - span) / strides[i] + 1;
+    if (image[i] + pads[i] + pads[nd + i] < span || blocks <= 0)
+      return NodeInvalid(n, "the block does not fit the padded image on spatial axis " + Str(static_cast<int64_t>(i)));
+    view.push_back(blocks);
+    L *= blocks;
+    // ConvTranspose yields stride * (blocks - 1) + span - pads; the image
+    // rows the last block does not reach are output padding.
+    out_pad[i] = image[i] - (strides[i] * (blocks - 1) + span - pads[i] - pads[nd + i]);
+  }
+  if (L != xd[2])
+    return NodeInvalid(n, "input has " + Str(xd[2]) + " blocks, image_shape, block_shape, strides, dilations and "
+                              "pads give " + Str(L));
+  // Weight [C * K, 1, block...]: channel c * K + k is one at position k.
+  Shape wshape = {C * K, 1};
+  for (int64_t k : block) wshape.push_back(k);
+  std::vector<double> w(static_cast<size_t>(C * K * K), 0.0);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t k = 0; k < K; ++k) w[static_cast<size_t>((c * K + k) * K + k)] = 1.0;
+  const std::string weight = b.AddConst(MakeConstFromDoubles("", x->dtype, wshape, w), "one_hot_weight");
+  const std::string blocks = b.Reshape(n.inputs[0], view, "block_grid");
+  Node& ct = b.Add("ConvTranspose", {blocks, weight}, "sum_blocks", n.outputs[0]);
+  ct.SetInt("group", C);
+  ct.SetInts("kernel_shape", block);
+  ct.SetInts("strides", strides);
+  ct.SetInts("dilations", dilations);
+  ct.SetInts("pads", pads);
+  bool any_out_pad = false;
+  for (int64_t p : out_pad) any_out_pad |= p != 0;
+  if (any_out_pad) ct.SetInts("output_padding", out_pad);
+  return Status::Ok();
+}
+
+// AffineGrid: grid[n, (d,) h, w] = theta[n] @ (x_w, y_h(, z_d), 1), the base
+// coordinates in [-1, 1] (pixel centers without align_corners, corners
+// with), a constant [2 + 1 or 3 + 1, D * H * W] matrix: one MatMul, then the
+// coordinate axis moved last.
+Status AffineGrid(Graph& g, const Node& n, Builder& b) {
+  const Tensor* theta = InputWithShape(g, n, 0);
+  if (!theta) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> size, ConstIntsInput(g, n, 1, "size"));
+  if (size.size() != 4 && size.size() != 5)
+    return NodeInvalid(n, "size must be [N, C, H, W] or [N, C, D, H, W], got " +
+                              Str(static_cast<int64_t>(size.size())) + " entries");
+  const size_t nd = size.size() - 2;
+  if (theta->shape.size() != 3 || theta->shape[1].is_symbolic() || theta->shape[2].is_symbolic() ||
+      theta->shape[1].value() != static_cast<int64_t>(nd) || theta->shape[2].value() != static_cast<int64_t>(nd) + 1)
+    return NodeInvalid(n, "theta must be [N, " + Str(static_cast<int64_t>(nd)) + ", " +
+                              Str(static_cast<int64_t>(nd + 1)) + "] for a " + Str(static_cast<int64_t>(nd)) +
+                              "-D size, got " + ShapeToString(theta->shape));
+  if (!theta->shape[0].is_symbolic() && theta->shape[0].value() != size[0])
+    return NodeInvalid(n, "theta has batch " + Str(theta->shape[0].value()) + ", size says " + Str(size[0]));
+  if (theta->dtype != DType::kFloat && theta->dtype != DType::kDouble && theta->dtype != DType::kFloat16)
+    return NodeUnimplemented(n, "theta has data type " + std::string(DTypeName(theta->dtype)) +
+                                    "; AffineGrid is supported on floating-point values only");
+  const bool align = n.GetInt("align_corners", 0) != 0;
+  // spatial[0] is the outermost (D or H), the coordinate order is innermost first (x = W).
+  const std::vector<int64_t> spatial(size.begin() + 2, size.end());
+  int64_t points = 1;
+  for (int64_t s : spatial) {
+    if (s <= 0) return NodeUnimplemented(n, "size has a spatial extent " + Str(s) + "; only positive sizes are supported");
+    points *= s;
+  }
+  auto coord = [&](int64_t i, int64_t s) {
+    if (align) return s == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(s - 1);
+    return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(s);
+  };
+  std::vector<double> base(static_cast<size_t>((nd + 1) * points));
+  for (int64_t p = 0; p < points; ++p) {
+    int64_t rem = p;
+    std::vector<int64_t> idx(nd);
+    for (size_t a = nd; a-- > 0;) {
+      idx[a] = rem % spatial[a];
+      rem /= spatial[a];
+    }
+    for (size_t c = 0; c < nd; ++c) {
+      const size_t axis = nd - 1 - c;  // coordinate c runs along spatial axis nd - 1 - c
+      base[c * points + p] = coord(idx[axis], spatial[axis]);
+    }
+    base[nd * points + p] = 1.0;
+  }
+  const std::string bt =
+      b.AddConst(MakeConstFromDoubles("", theta->dtype, {static_cast<int64_t>(nd + 1), points}, base), "base_grid");
+  const std::string prod = b.Op("MatMul", {n.inputs[0], bt}, "transformed");  // [N, nd, points]
+  const std::string last = b.Transpose(prod, {0, 2, 1}, "coordinates_last");
+  std::vector<Dim> out = {theta->shape[0]};
+  for (int64_t s : spatial) out.push_back(s);
+  out.push_back(static_cast<int64_t>(nd));
+  b.Add("Reshape", {last, b.ConstI64("grid_shape", out)}, "grid", n.outputs[0]);
+  return Status::Ok();
+}
+
+// Adds a copy of `n` (name, domain, attributes, outputs) with `inputs` to `b`.
+Node& KeepWith(const Node& n, Builder& b, std::vector<std::string> inputs) {
+  Node& c = b.Add(n.op_type, std::move(inputs), "kept", n.outputs.empty() ? "" : n.outputs[0]);
+  c.name = n.name;
+  c.domain = n.domain;
+  c.outputs = n.outputs;
+  c.attrs = n.attrs;
+  return c;
+}
+
+// Pad mode "wrap" (opset 19) becomes, per padded axis, a Concat of the
+// input's last pb elements, the input and its first pe elements (pads given
+// for every axis or, from opset 18, for the listed `axes`). Every other Pad
+// passes unchanged: shape inference reads opset 18's `axes` input
+// (shape_infer_index.cpp); opsets 21, 23 and 24 only admit more element types.
+Status Pad(Graph& g, const Node& n, Builder& b) {
+  const bool has_axes = g.opset >= 18 && HasInput(n, 3);
+  const std::string mode = n.GetString("mode", "constant");
+  if (mode != "wrap") {
+    KeepWith(n, b, n.inputs);
+    return Status::Ok();
+  }
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticDims(n, *x));
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ConstIntsInput(g, n, 1, "pads"));
+  std::vector<int64_t> full(2 * rank, 0);
+  if (has_axes) {
+    OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstIntsInput(g, n, 3, "axes"));
+    const int64_t na = static_cast<int64_t>(axes.size());
+    if (static_cast<int64_t>(pads.size()) != 2 * na)
+      return NodeInvalid(n, "pads has " + Str(static_cast<int64_t>(pads.size())) + " entries for " + Str(na) +
+                                " axes (2 per axis)");
+    std::vector<bool> seen(rank, false);
+    for (int64_t i = 0; i < na; ++i) {
+      int64_t a = axes[i];
+      if (a < -rank || a >= rank) return NodeInvalid(n, "axis " + Str(a) + " is out of range for rank " + Str(rank));
+      if (a < 0) a += rank;
+      if (seen[a]) return NodeInvalid(n, "axis " + Str(axes[i]) + " is listed twice");
+      seen[a] = true;
+      full[a] = pads[i];
+      full[rank + a] = pads[na + i];
+    }
+  } else {
+    if (static_cast<int64_t>(pads.size()) != 2 * rank)
+      return NodeInvalid(n, "pads has " + Str(static_cast<int64_t>(pads.size())) + " entries for rank " + Str(rank));
+    full = pads;
+  }
+  std::string y = n.inputs[0];
+  std::vector<int64_t> last_axis;
+  for (int64_t a = 0; a < rank; ++a)
+    if (full[a] != 0 || full[rank + a] != 0) last_axis.push_back(a);
+  if (last_axis.empty()) {
+    b.Add("Identity", {y}, "same", n.outputs[0]);
+    return Status::Ok();
+  }
+  for (int64_t a : last_axis) {
+    const int64_t pb = full[a], pe = full[rank + a], d = dims[a];
+    if (pb < 0 || pe < 0 || pb > d || pe > d)
+      return NodeUnimplemented(n, "mode 'wrap' pads dimension " + Str(a) + " (extent " + Str(d) + ") by " + Str(pb) +
+                                      " and " + Str(pe) + "; only pads between 0 and the extent are supported");
+    std::vector<std::string> parts;
+    const std::string s = Str(a);
+    if (pb > 0) parts.push_back(b.SliceAxis(y, a, d - pb, d, "wrap_before" + s));
+    parts.push_back(y);
+    if (pe > 0) parts.push_back(b.SliceAxis(y, a, 0, pe, "wrap_after" + s));
+    const bool final_axis = a == last_axis.back();
+    Node& c = b.Add("Concat", parts, "wrapped" + s, final_axis ? n.outputs[0] : "");
+    c.SetInt("axis", a);
+    y = b.Out(c);
+  }
+  return Status::Ok();
+}
+
+// GridSample-20 renamed the interpolation modes (linear, cubic; linear the
+// default) and admits N-D inputs; the kernel samples 4-D inputs with the
+// opset-16 names. GridSample-22 only admits more element types.
+Status GridSample(Graph& g, const Node& n, Builder& b) {
+  Node& c = KeepWith(n, b, n.inputs);
+  if (g.opset < 20) return Status::Ok();
+  const std::string mode = n.GetString("mode", "linear");
+  if (mode == "linear") c.SetString("mode", "bilinear");
+  else if (mode == "cubic") c.SetString("mode", "bicubic");
+  else if (mode != "nearest")
+    return NodeInvalid(n, "mode '" + mode + "' is not linear, nearest or cubic");
+  const Tensor* x = InputWithShape(g, n, 0);
+  if (x && x->shape.size() != 4)
+    return NodeUnimplemented(n, "input " + ShapeToString(x->shape) +
+                                    ": only 4-D inputs ([N, C, H, W], 2-D sampling) are supported");
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::map<std::string, DecomposeFn>& SpatialDecompositions() {
+  static const std::map<std::string, DecomposeFn> k = {
+      {"AffineGrid", AffineGrid},
+      {"CenterCropPad", CenterCropPad},
+      {"Col2Im", Col2Im},
+      {"GridSample", GridSample},
+      {"Pad", Pad},
+  };
+  return k;
+}
+
+}  // namespace oaaxvk::toolchain
