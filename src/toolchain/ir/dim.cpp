@@ -460,7 +460,8 @@ bool ForEachPoint(const SymContext& c, const std::vector<int32_t>& es, Fn fn) {
 }
 
 // The least (lo) or greatest value of d over the domain: the monotone bound,
-// else every point of a small domain, else the type's extreme.
+// else every point of a small domain, else the interval bound (Range; the
+// type's extreme where that saturates).
 static int64_t Extreme(const Dim& d, bool lo) {
   int64_t v;
   if (Bound(d, lo, &v)) return v;
@@ -474,7 +475,8 @@ static int64_t Extreme(const Dim& d, bool lo) {
         return true;
       }))
     return r;
-  return lo ? kMin : kMax;
+  const std::pair<int64_t, int64_t> range = SymContext::Current()->Range(d.expr());
+  return lo ? range.first : range.second;
 }
 
 int64_t LowerBound(const Dim& d) { return Extreme(d, true); }

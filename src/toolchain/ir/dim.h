@@ -242,9 +242,9 @@ bool ExactQuotient(const std::vector<Dim>& a, const std::vector<Dim>& b, Dim* q)
 // Facts that hold at every valid point of the symbols' domain (used where a
 // kernel choice depends on a size, so that every shape of a dynamic bundle
 // gets the same kernels). Static Dims answer for their value.
-// A lower / upper bound of d over the domain: exact for expressions
-// SymContext::IsMonotone accepts (evaluated with every symbol at its min /
-// max), INT64_MIN / INT64_MAX otherwise.
+// A lower / upper bound of d over the domain: exact for IsMonotone ones (at
+// every symbol's min / max) and on small domains (every point), else the
+// interval bound SymContext::Range (INT64_MIN / INT64_MAX where it saturates).
 int64_t LowerBound(const Dim& d);
 int64_t UpperBound(const Dim& d);
 // Whether d is a multiple of k (k > 0) at every point: a static value's
