@@ -160,6 +160,20 @@ TEST(SymbolicDims, ExactQuotientCancelsTheSameSizes) {
   EXPECT_FALSE(ExactQuotient({n}, {Dim(0)}, &q));
 }
 
+TEST(SymbolicDims, BoundsOnDomainsTooLargeToEnumerateAreIntervals) {
+  // 1001 * 1001 points (more than are enumerated); max(1000 - a, b) is not
+  // monotone: its bounds are its interval, [0, 1000], not the type's extremes.
+  SymContext ctx({{"a", 0, 1000, 1}, {"b", 0, 1000, 1}});
+  SymScope scope(&ctx);
+  const Dim a(1000, ctx.SymbolNode(0)), b(1000, ctx.SymbolNode(1));
+  const Dim d = Max(Dim(1000) - a, b);
+  ASSERT_FALSE(ctx.IsMonotone(d.expr()));
+  EXPECT_EQ(UpperBound(d), 1000);
+  EXPECT_EQ(LowerBound(d), 0);
+  EXPECT_EQ(PlannedMax(d), 1000);  // the same at every point compiled, not d's value there
+  EXPECT_EQ(ctx.Range(d.expr()), (std::pair<int64_t, int64_t>(0, 1000)));
+}
+
 TEST(SymbolicDims, ShapeInferenceAndLoweringKeepTheBatchSymbol) {
   SymContext ctx({{"N", 1, 8, 1}});
   SymScope scope(&ctx);
@@ -604,6 +618,35 @@ TEST(ValueSymbols, ReshapeMinusOneBesideADecidedCountIsTheExactQuotient) {
     Evaluated e = EvalReshape(ctx, ys, {kv});
     EXPECT_EQ(e.dims, (std::vector<int64_t>{std::min<int64_t>(kv, 1000), 91, 4})) << kv;
     EXPECT_TRUE(e.failed.empty()) << kv << ": " << e.failed.at(0);
+  }
+}
+
+// ScatterElements whose indices and updates are sized by an extent read
+// back (which may be 0): lowered at the empty extent too, the scatter's
+// rows an expression of the extent (no division by it).
+TEST(ValueSymbols, ScatterElementsTakesIndicesEmptiedByAnExtentReadBack) {
+  Symbol k("k", 0, 8, 1);
+  k.decided = true;
+  SymContext ctx({k});
+  SymScope scope(&ctx);
+  for (int64_t kv : {int64_t{0}, int64_t{8}}) {
+    const Dim n(kv, ctx.SymbolNode(0));
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {Dim(3), Dim(4)});
+    AddInput(g, "i", {Dim(3), n});
+    g.tensors["i"].dtype = DType::kInt64;
+    AddInput(g, "u", {Dim(3), n});
+    AddNode(g, "ScatterElements", "s", {"x", "i", "u"}, {"y"}).SetInt("axis", 1);
+    AddOutput(g, "y");
+    ASSERT_TRUE(InferShapes(g).ok());
+    StatusOr<Program> p = testing::FoldAndLower(g);
+    ASSERT_TRUE(p.ok()) << kv << ": " << p.status().ToString();
+    const Dispatch* sc = nullptr;
+    for (const Dispatch& d : p->dispatches)
+      if (d.kernel == "scatter_elements") sc = &d;
+    ASSERT_NE(sc, nullptr);
+    EXPECT_EQ(sc->spec.at(0).value(), 3) << kv;  // one row per index line off the axis
   }
 }
 
