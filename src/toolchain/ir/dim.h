@@ -302,7 +302,7 @@ bool DependsOnUnsampledValue(const Dim& d);
 bool AnyDependsOnUnsampledValue(const std::vector<Dim>& ds);
 // The largest value size `d` takes in the bundle's plan: UpperBound(d),
 // except for a size UpperBound cannot bound (one that depends on run-time
-// values no enumeration samples, or on ranges too large to enumerate), which
+// values no enumeration samples, or whose interval bound saturates), which
 // the plan allocates at its value at the
 // compile point, the largest over the ranges (docs/toolchain.md "Run-time
 // values with ranges"). Kernels that split work by a length use this, so
