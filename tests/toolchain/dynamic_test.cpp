@@ -110,6 +110,70 @@ TEST(SymbolicDims, BoundsDivisibilityAndMonotonicity) {
   EXPECT_FALSE(ctx.Eval(bad.expr(), {1, 32}).ok());
 }
 
+TEST(SymbolicDims, RangesDecideComparisonsMinAndMax) {
+  // k: a count read back from the device (may be 0); H: a dimension.
+  SymContext ctx({{"k", 0, 5000, 1}, {"H", 32, 96, 32}});
+  SymScope scope(&ctx);
+  const Dim k(5000, ctx.SymbolNode(0)), h(96, ctx.SymbolNode(1));
+  const Dim n = Min(k, 1000);  // a size: in [0, 1000]
+  ASSERT_TRUE(n.is_symbolic());
+  EXPECT_EQ(ctx.Range(n.expr()), (std::pair<int64_t, int64_t>(0, 1000)));
+  // A size is never -1, so a Reshape entry that is one never selects the -1 branch.
+  const Dim minus_one = Eq(n, Dim(-1));
+  EXPECT_FALSE(minus_one.is_symbolic());
+  EXPECT_EQ(minus_one.value(), 0);
+  EXPECT_EQ(Select(minus_one, h * 7, n).expr(), n.expr());
+  EXPECT_EQ(Select(Eq(n, Dim(0)), n, n).expr(), n.expr());  // both branches the same size
+  EXPECT_TRUE(Eq(n, Dim(0)).is_symbolic());                 // n can be 0
+  EXPECT_FALSE(Lt(n, Dim(0)).is_symbolic());
+  EXPECT_EQ(Lt(n, Dim(0)).value(), 0);
+  EXPECT_EQ(Lt(n, Dim(1001)).value(), 1);
+  EXPECT_FALSE(Lt(n, Dim(1001)).is_symbolic());
+  EXPECT_TRUE(Lt(h, Dim(33)).is_symbolic());
+  EXPECT_EQ(Min(n, Dim(2000)).expr(), n.expr());
+  EXPECT_EQ(Max(h, Dim(1)).expr(), h.expr());
+  EXPECT_EQ(Min(h, n + 96).expr(), h.expr());
+  EXPECT_TRUE(Max(n, Dim(1)).is_symbolic());  // n = 0 is raised to 1
+  // What stays symbolic evaluates as written at every point.
+  const Dim m = Max(n, Dim(1)) + Lt(h, Dim(64)) * Eq(n, Dim(0));
+  for (int64_t kv : {0, 1, 999, 1000, 5000})
+    for (int64_t hv : {32, 64, 96})
+      EXPECT_EQ(*ctx.Eval(m.expr(), {kv, hv}), std::max<int64_t>(std::min<int64_t>(kv, 1000), 1) +
+                                                  (hv < 64 && kv == 0 ? 1 : 0));
+}
+
+TEST(SymbolicDims, ExactQuotientCancelsTheSameSizes) {
+  SymContext ctx({{"k", 0, 5000, 1}, {"H", 32, 96, 32}});
+  SymScope scope(&ctx);
+  const Dim n = Min(Dim(5000, ctx.SymbolNode(0)), 1000), h(96, ctx.SymbolNode(1));
+  Dim q;
+  ASSERT_TRUE(ExactQuotient({n, Dim(364)}, {n, Dim(4)}, &q));  // a box head's [n, 91 * 4] as [n, -1, 4]
+  EXPECT_FALSE(q.is_symbolic());
+  EXPECT_EQ(q.value(), 91);
+  ASSERT_TRUE(ExactQuotient({n * 4, h}, {n}, &q));  // constant factors of a size cancel too
+  ASSERT_TRUE(q.is_symbolic());
+  EXPECT_EQ(q.value(), 4 * 96);
+  EXPECT_EQ(q.expr(), (h * 4).expr());
+  EXPECT_FALSE(ExactQuotient({n, h}, {h, Dim(3)}, &q));  // 3 does not divide 1
+  EXPECT_FALSE(ExactQuotient({n * 6}, {n * 4}, &q));
+  EXPECT_FALSE(ExactQuotient({n, h}, {h + 1}, &q));      // not a size of a
+  EXPECT_FALSE(ExactQuotient({n}, {Dim(0)}, &q));
+}
+
+TEST(SymbolicDims, BoundsOnDomainsTooLargeToEnumerateAreIntervals) {
+  // 1001 * 1001 points (more than are enumerated); max(1000 - a, b) is not
+  // monotone: its bounds are its interval, [0, 1000], not the type's extremes.
+  SymContext ctx({{"a", 0, 1000, 1}, {"b", 0, 1000, 1}});
+  SymScope scope(&ctx);
+  const Dim a(1000, ctx.SymbolNode(0)), b(1000, ctx.SymbolNode(1));
+  const Dim d = Max(Dim(1000) - a, b);
+  ASSERT_FALSE(ctx.IsMonotone(d.expr()));
+  EXPECT_EQ(UpperBound(d), 1000);
+  EXPECT_EQ(LowerBound(d), 0);
+  EXPECT_EQ(PlannedMax(d), 1000);  // the same at every point compiled, not d's value there
+  EXPECT_EQ(ctx.Range(d.expr()), (std::pair<int64_t, int64_t>(0, 1000)));
+}
+
 TEST(SymbolicDims, ShapeInferenceAndLoweringKeepTheBatchSymbol) {
   SymContext ctx({{"N", 1, 8, 1}});
   SymScope scope(&ctx);
@@ -525,6 +589,65 @@ TEST(ValueSymbols, ReshapeByARunTimeShapeIsAnExpressionWithGuards) {
   StatusOr<Program> p = Lower(g);
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("computed from a run-time input value"), std::string::npos) << p.status().ToString();
+}
+
+// A Reshape whose target holds a count read back from the device (a
+// decided symbol, which may be 0) and a -1: the -1 is the exact quotient of
+// the input's sizes by the other entries, so the output's size stays
+// bounded by its value at the largest count.
+TEST(ValueSymbols, ReshapeMinusOneBesideADecidedCountIsTheExactQuotient) {
+  Symbol k("k", 0, 5000, 1);
+  k.decided = true;
+  SymContext ctx({k});
+  SymScope scope(&ctx);
+  const Dim n = Min(Dim(5000, ctx.SymbolNode(0)), 1000);
+  Graph g;
+  g.opset = 13;
+  AddInput(g, "x", {n, Dim(364)});
+  g.tensors["shape"] = MakeConstDims("shape", {3}, {n, Dim(-1), Dim(4)});
+  AddNode(g, "Reshape", "r", {"x", "shape"}, {"y"});
+  AddOutput(g, "y");
+  ASSERT_TRUE(InferShapes(g).ok());
+  const Shape ys = g.FindTensor("y")->shape;
+  ASSERT_EQ(ys.size(), 3u);
+  EXPECT_EQ(ys[0].expr(), n.expr());
+  EXPECT_FALSE(ys[1].is_symbolic());
+  EXPECT_EQ(ys[1].value(), 91);
+  EXPECT_EQ(ctx.UpperBound((ys[0] * ys[1] * ys[2]).expr()), 1000 * 364);
+  for (int64_t kv : {0, 1, 1000, 5000}) {
+    Evaluated e = EvalReshape(ctx, ys, {kv});
+    EXPECT_EQ(e.dims, (std::vector<int64_t>{std::min<int64_t>(kv, 1000), 91, 4})) << kv;
+    EXPECT_TRUE(e.failed.empty()) << kv << ": " << e.failed.at(0);
+  }
+}
+
+// ScatterElements whose indices and updates are sized by an extent read
+// back (which may be 0): lowered at the empty extent too, the scatter's
+// rows an expression of the extent (no division by it).
+TEST(ValueSymbols, ScatterElementsTakesIndicesEmptiedByAnExtentReadBack) {
+  Symbol k("k", 0, 8, 1);
+  k.decided = true;
+  SymContext ctx({k});
+  SymScope scope(&ctx);
+  for (int64_t kv : {int64_t{0}, int64_t{8}}) {
+    const Dim n(kv, ctx.SymbolNode(0));
+    Graph g;
+    g.opset = 13;
+    AddInput(g, "x", {Dim(3), Dim(4)});
+    AddInput(g, "i", {Dim(3), n});
+    g.tensors["i"].dtype = DType::kInt64;
+    AddInput(g, "u", {Dim(3), n});
+    AddNode(g, "ScatterElements", "s", {"x", "i", "u"}, {"y"}).SetInt("axis", 1);
+    AddOutput(g, "y");
+    ASSERT_TRUE(InferShapes(g).ok());
+    StatusOr<Program> p = testing::FoldAndLower(g);
+    ASSERT_TRUE(p.ok()) << kv << ": " << p.status().ToString();
+    const Dispatch* sc = nullptr;
+    for (const Dispatch& d : p->dispatches)
+      if (d.kernel == "scatter_elements") sc = &d;
+    ASSERT_NE(sc, nullptr);
+    EXPECT_EQ(sc->spec.at(0).value(), 3) << kv;  // one row per index line off the axis
+  }
 }
 
 // Pad with run-time pads (feature value_symbols) at a realistic size: the

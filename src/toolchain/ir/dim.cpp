@@ -51,11 +51,62 @@ SymContext* SymContext::Current() { return g_current; }
 SymScope::SymScope(SymContext* c) : prev_(g_current) { g_current = c; }
 SymScope::~SymScope() { g_current = prev_; }
 
+// The interval of node `n` from its operands' intervals (ranges_): sound
+// at every point where the node evaluates (a symbol never leaves its range:
+// the runtime refuses an input or read-back value outside it, and a point
+// where an operation overflows or divides by a value <= 0 is refused, so a
+// divisor's interval counts from 1 and every bound is clamped to int64).
+std::pair<int64_t, int64_t> SymContext::NodeRange(const SymNode& n) const {
+  using I = __int128;
+  constexpr I kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  auto clamp = [&](I v) { return static_cast<int64_t>(v > kMax ? kMax : v < kMin ? kMin : v); };
+  auto fdiv = [](I a, I b) { I q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; };
+  auto cdiv = [](I a, I b) { I q = a / b; return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q; };
+  I lo = 0, hi = 0;
+  if (n.op == SymOp::kConst) {
+    lo = hi = n.a;
+  } else if (n.op == SymOp::kSymbol) {
+    lo = symbols_[n.a].min;
+    hi = symbols_[n.a].max;
+  } else {
+    const I al = ranges_[n.a].first, ah = ranges_[n.a].second;
+    I bl = ranges_[n.b].first, bh = ranges_[n.b].second;
+    switch (n.op) {
+      case SymOp::kAdd: lo = al + bl; hi = ah + bh; break;
+      case SymOp::kSub: lo = al - bh; hi = ah - bl; break;
+      case SymOp::kMul: {
+        const I c[4] = {al * bl, al * bh, ah * bl, ah * bh};
+        lo = *std::min_element(c, c + 4);
+        hi = *std::max_element(c, c + 4);
+        break;
+      }
+      case SymOp::kFloorDiv:
+      case SymOp::kCeilDiv: {
+        bl = std::max<I>(bl, 1);
+        bh = std::max<I>(bh, 1);
+        auto div = n.op == SymOp::kFloorDiv ? fdiv : cdiv;
+        const I c[4] = {div(al, bl), div(al, bh), div(ah, bl), div(ah, bh)};
+        lo = *std::min_element(c, c + 4);
+        hi = *std::max_element(c, c + 4);
+        break;
+      }
+      case SymOp::kMod: lo = 0; hi = std::max<I>(bh, 1) - 1; break;
+      case SymOp::kMin: lo = std::min(al, bl); hi = std::min(ah, bh); break;
+      case SymOp::kMax: lo = std::max(al, bl); hi = std::max(ah, bh); break;
+      case SymOp::kEq: lo = (al == ah && bl == bh && al == bl) ? 1 : 0; hi = (ah < bl || bh < al) ? 0 : 1; break;
+      case SymOp::kLt: lo = ah < bl ? 1 : 0; hi = al < bh ? 1 : 0; break;
+      default: lo = kMin; hi = kMax; break;
+    }
+  }
+  return {clamp(lo), clamp(hi)};
+}
+
 int32_t SymContext::Intern(SymNode n) {
   auto key = std::make_tuple(static_cast<int64_t>(n.op), n.a, n.b);
   auto it = index_.find(key);
   if (it != index_.end()) return it->second;
   nodes_.push_back(n);
+  ranges_.push_back(NodeRange(n));
   int32_t id = static_cast<int32_t>(nodes_.size() - 1);
   index_[key] = id;
   return id;
@@ -97,6 +148,32 @@ int32_t SymContext::Make(SymOp op, int32_t a, int32_t b) {
       const SymNode& nf = nodes_[f];
       if (nf.op == SymOp::kConst && nf.a % nb.a == 0)
         return Make(SymOp::kMul, static_cast<int32_t>(other), ConstNode(nf.a / nb.a));
+    }
+  }
+  // Comparisons, min and max that the operands' ranges decide: sizes are
+  // never negative, so a Reshape entry that is a size is never -1 and never
+  // selects the -1 branch (eq(size, -1) is 0), and min(n, c) is n when n
+  // never exceeds c. Sound because a symbol never leaves its range (NodeRange).
+  if (op == SymOp::kEq || op == SymOp::kLt || op == SymOp::kMin || op == SymOp::kMax) {
+    const auto [al, ah] = ranges_[a];
+    const auto [bl, bh] = ranges_[b];
+    switch (op) {
+      case SymOp::kEq:
+        if (ah < bl || bh < al) return ConstNode(0);
+        break;
+      case SymOp::kLt:
+        if (ah < bl) return ConstNode(1);
+        if (al >= bh) return ConstNode(0);
+        break;
+      case SymOp::kMin:
+        if (ah <= bl) return a;
+        if (bh <= al) return b;
+        break;
+      case SymOp::kMax:
+        if (ah <= bl) return b;
+        if (bh <= al) return a;
+        break;
+      default: break;
     }
   }
   switch (op) {
@@ -183,55 +260,9 @@ StatusOr<int64_t> SymContext::Eval(int32_t e, const std::vector<int64_t>& vals) 
   return v[e];
 }
 
-int64_t SymContext::UpperBound(int32_t e) const {
-  using I = __int128;
-  constexpr I kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
-  auto clamp = [&](I v) { return v > kMax ? kMax : v < kMin ? kMin : v; };
-  std::vector<std::pair<I, I>> iv(static_cast<size_t>(e) + 1);
-  auto fdiv = [](I a, I b) { I q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; };
-  auto cdiv = [](I a, I b) { I q = a / b; return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q; };
-  for (int32_t k = 0; k <= e; ++k) {
-    const SymNode& n = nodes_[k];
-    I lo = 0, hi = 0;
-    if (n.op == SymOp::kConst) {
-      lo = hi = n.a;
-    } else if (n.op == SymOp::kSymbol) {
-      lo = symbols_[n.a].min;
-      hi = symbols_[n.a].max;
-    } else {
-      const auto [al, ah] = iv[n.a];
-      auto [bl, bh] = iv[n.b];
-      switch (n.op) {
-        case SymOp::kAdd: lo = al + bl; hi = ah + bh; break;
-        case SymOp::kSub: lo = al - bh; hi = ah - bl; break;
-        case SymOp::kMul: {
-          const I c[4] = {al * bl, al * bh, ah * bl, ah * bh};
-          lo = *std::min_element(c, c + 4);
-          hi = *std::max_element(c, c + 4);
-          break;
-        }
-        case SymOp::kFloorDiv:
-        case SymOp::kCeilDiv: {
-          bl = std::max<I>(bl, 1);
-          bh = std::max<I>(bh, 1);
-          auto div = n.op == SymOp::kFloorDiv ? fdiv : cdiv;
-          const I c[4] = {div(al, bl), div(al, bh), div(ah, bl), div(ah, bh)};
-          lo = *std::min_element(c, c + 4);
-          hi = *std::max_element(c, c + 4);
-          break;
-        }
-        case SymOp::kMod: lo = 0; hi = std::max<I>(bh, 1) - 1; break;
-        case SymOp::kMin: lo = std::min(al, bl); hi = std::min(ah, bh); break;
-        case SymOp::kMax: lo = std::max(al, bl); hi = std::max(ah, bh); break;
-        case SymOp::kEq: lo = (al == ah && bl == bh && al == bl) ? 1 : 0; hi = (ah < bl || bh < al) ? 0 : 1; break;
-        case SymOp::kLt: lo = ah < bl ? 1 : 0; hi = al < bh ? 1 : 0; break;
-        default: lo = kMin; hi = kMax; break;
-      }
-    }
-    iv[k] = {clamp(lo), clamp(hi)};
-  }
-  return static_cast<int64_t>(iv[e].second);
-}
+int64_t SymContext::UpperBound(int32_t e) const { return ranges_[e].second; }
+
+std::pair<int64_t, int64_t> SymContext::Range(int32_t e) const { return ranges_[e]; }
 
 bool SymContext::IsMonotone(int32_t e) const {
   // Memoized: expressions are DAGs with shared subexpressions (the case
@@ -429,7 +460,8 @@ bool ForEachPoint(const SymContext& c, const std::vector<int32_t>& es, Fn fn) {
 }
 
 // The least (lo) or greatest value of d over the domain: the monotone bound,
-// else every point of a small domain, else the type's extreme.
+// else every point of a small domain, else the interval bound (Range; the
+// type's extreme where that saturates).
 static int64_t Extreme(const Dim& d, bool lo) {
   int64_t v;
   if (Bound(d, lo, &v)) return v;
@@ -443,7 +475,8 @@ static int64_t Extreme(const Dim& d, bool lo) {
         return true;
       }))
     return r;
-  return lo ? kMin : kMax;
+  const std::pair<int64_t, int64_t> range = SymContext::Current()->Range(d.expr());
+  return lo ? range.first : range.second;
 }
 
 int64_t LowerBound(const Dim& d) { return Extreme(d, true); }
@@ -494,6 +527,50 @@ StatusOr<Dim> UnifyDims(const Dim& a, const Dim& b, const std::string& who, cons
   OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(a, b).Node(c), who + ": " + what + " must be equal; they are " +
                                                            c->ToString(a.expr()) + " and " + c->ToString(b.expr())));
   return a;
+}
+
+bool ExactQuotient(const std::vector<Dim>& a, const std::vector<Dim>& b, Dim* q) {
+  SymContext* c = SymContext::Current();
+  // Each list as a constant times symbolic sizes; a size x*k contributes k
+  // to the constant and x (value / k) to the sizes.
+  auto split = [c](const std::vector<Dim>& ds, int64_t* coef, std::vector<Dim>* syms) {
+    *coef = 1;
+    for (const Dim& d : ds) {
+      int64_t k = d.value();
+      Dim rest = 1;
+      if (d.is_symbolic() && c != nullptr) {
+        k = 1;
+        rest = d;
+        const SymNode& n = c->nodes()[d.expr()];
+        if (n.op == SymOp::kMul) {
+          for (int side = 0; side < 2; ++side) {
+            const SymNode& f = c->nodes()[side == 0 ? n.a : n.b];
+            const int64_t other = side == 0 ? n.b : n.a;
+            if (f.op == SymOp::kConst && f.a != 0 && d.value() % f.a == 0) {
+              k = f.a;
+              rest = Dim(d.value() / f.a, static_cast<int32_t>(other));
+              break;
+            }
+          }
+        }
+        syms->push_back(rest);
+      }
+      if (__builtin_mul_overflow(*coef, k, coef)) return false;
+    }
+    return true;
+  };
+  int64_t ka = 1, kb = 1;
+  std::vector<Dim> sa, sb;
+  if (!split(a, &ka, &sa) || !split(b, &kb, &sb) || kb == 0 || ka % kb != 0) return false;
+  for (const Dim& d : sb) {
+    auto it = std::find_if(sa.begin(), sa.end(), [&](const Dim& x) { return x.expr() == d.expr(); });
+    if (it == sa.end()) return false;
+    sa.erase(it);
+  }
+  Dim r = ka / kb;
+  for (const Dim& d : sa) r = r * d;
+  *q = r;
+  return true;
 }
 
 std::ostream& operator<<(std::ostream& os, const Dim& d) { return os << d.value(); }

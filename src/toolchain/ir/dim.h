@@ -106,8 +106,11 @@ class SymContext {
   // Node of symbol `s`.
   int32_t SymbolNode(size_t s);
   int32_t ConstNode(int64_t v);
-  // Node for `op` over nodes a and b, folded when both are constants and
-  // simplified for the identities x+0, x-0, x*1, x*0, x/1.
+  // Node for `op` over nodes a and b, folded when both are constants,
+  // simplified for the identities x+0, x-0, x*1, x*0, x/1, and decided by
+  // the operands' ranges (Range) where they settle it: eq of disjoint
+  // ranges is 0, lt of ordered ranges is 0 or 1, min / max of ordered
+  // ranges is the smaller / larger operand.
   int32_t Make(SymOp op, int32_t a, int32_t b);
   // Value of node `e` with symbol values `vals` (one per symbol). Fails on a
   // divisor <= 0 or a 64-bit overflow, naming the node.
@@ -124,6 +127,9 @@ class SymContext {
   // modulus whose interval reaches 0 or below counts from 1 (the runtime
   // refuses a point where it is <= 0). Saturates at INT64_MAX.
   int64_t UpperBound(int32_t e) const;
+  // The interval [lo, hi] node `e` stays in over the symbols' ranges (the
+  // same interval arithmetic as UpperBound; lo saturates at INT64_MIN).
+  std::pair<int64_t, int64_t> Range(int32_t e) const;
   // A positive number every value of node `e` is a multiple of (1 when
   // nothing is known; 0 for the constant 0).
   int64_t KnownDivisor(int32_t e) const;
@@ -144,9 +150,11 @@ class SymContext {
   friend class SymScope;
   std::vector<Symbol> symbols_;
   std::vector<SymNode> nodes_;
+  std::vector<std::pair<int64_t, int64_t>> ranges_;  // NodeRange of each node, in node order
   std::vector<SymGuard> guards_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, int32_t> index_;
   int32_t Intern(SymNode n);
+  std::pair<int64_t, int64_t> NodeRange(const SymNode& n) const;
   std::string ToStringWithin(int32_t e, size_t* budget) const;
   bool IsMonotoneMemo(int32_t e, const std::vector<int64_t>* at_min, std::vector<int8_t>* memo) const;
 };
@@ -216,15 +224,27 @@ inline Dim Max(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kMax, a, b
 // 1 when a == b (a < b), else 0.
 inline Dim Eq(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kEq, a, b); }
 inline Dim Lt(const Dim& a, const Dim& b) { return Dim::Apply(SymOp::kLt, a, b); }
-// c ? x : y for a condition c that is 0 or 1 (c*x + (1-c)*y).
-inline Dim Select(const Dim& c, const Dim& x, const Dim& y) { return c * x + (Dim(1) - c) * y; }
+// c ? x : y for a condition c that is 0 or 1 (c*x + (1-c)*y); x itself
+// when x and y are the same size (equal static values or the same node).
+inline Dim Select(const Dim& c, const Dim& x, const Dim& y) {
+  if (x.expr() == y.expr() && x.value() == y.value()) return x;
+  return c * x + (Dim(1) - c) * y;
+}
+// A q with prod(a) == prod(b) * q at every point, found by cancelling each
+// size of b against the same size (the same node) in a, and b's constant
+// factors against a's (static sizes, and the c of a size x*c), e.g.
+// [n, 364] over [n, 4] gives 91. Where prod(b) is 0 so is prod(a), and any
+// q satisfies it: callers use q only where a zero prod(b) leaves it unused
+// (a Reshape's -1 beside a zero entry). False when a size of b is not one
+// of a's or b's constant does not divide a's.
+bool ExactQuotient(const std::vector<Dim>& a, const std::vector<Dim>& b, Dim* q);
 
 // Facts that hold at every valid point of the symbols' domain (used where a
 // kernel choice depends on a size, so that every shape of a dynamic bundle
 // gets the same kernels). Static Dims answer for their value.
-// A lower / upper bound of d over the domain: exact for expressions
-// SymContext::IsMonotone accepts (evaluated with every symbol at its min /
-// max), INT64_MIN / INT64_MAX otherwise.
+// A lower / upper bound of d over the domain: exact for IsMonotone ones (at
+// every symbol's min / max) and on small domains (every point), else the
+// interval bound SymContext::Range (INT64_MIN / INT64_MAX where it saturates).
 int64_t LowerBound(const Dim& d);
 int64_t UpperBound(const Dim& d);
 // Whether d is a multiple of k (k > 0) at every point: a static value's
@@ -282,7 +302,7 @@ bool DependsOnUnsampledValue(const Dim& d);
 bool AnyDependsOnUnsampledValue(const std::vector<Dim>& ds);
 // The largest value size `d` takes in the bundle's plan: UpperBound(d),
 // except for a size UpperBound cannot bound (one that depends on run-time
-// values no enumeration samples, or on ranges too large to enumerate), which
+// values no enumeration samples, or whose interval bound saturates), which
 // the plan allocates at its value at the
 // compile point, the largest over the ranges (docs/toolchain.md "Run-time
 // values with ranges"). Kernels that split work by a length use this, so

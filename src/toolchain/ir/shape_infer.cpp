@@ -219,7 +219,14 @@ static Status ReshapeByValue(Node& n, const Shape& x, const std::vector<Dim>& sh
   }
   OAAXVK_RETURN_IF_ERROR(c->AddGuard(Lt(minus_ones, Dim(2)).Node(c), who + ": the target shape has more than one -1"));
   OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(known, Dim(0))).Node(c), who + ": the target shape has a negative entry other than -1"));
-  const Dim inferred = FloorDiv(total, Max(known, Dim(1)));
+  // The -1 entry: total / known, exactly where the other entries' sizes
+  // cancel against the input's (then known = 0 only with total = 0, where
+  // every value passes the guard below and the output is empty), else a
+  // floor division that the guard checks.
+  std::vector<Dim> others;
+  for (size_t i = 0; i < sh.size(); ++i) others.push_back(Select(is_infer[i], Dim(1), fixed[i]));
+  Dim inferred;
+  if (!ExactQuotient(x, others, &inferred)) inferred = FloorDiv(total, Max(known, Dim(1)));
   Shape s(sh.size());
   for (size_t i = 0; i < sh.size(); ++i) s[i] = Select(is_infer[i], inferred, fixed[i]);
   OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(NumElements(s), total).Node(c),

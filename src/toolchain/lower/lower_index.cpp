@@ -255,7 +255,9 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
   }
   if (op == "GatherElements" || op == "ScatterElements" || op == "Scatter") {
     const Tensor& ind = *g.FindTensor(n.inputs.at(1));
-    if (ind.numel() == 0) return LErr(n, "empty indices '" + ind.name + "' are not supported");
+    // Indices sized by an extent read back (ir/extent.h) may be empty.
+    if (ind.numel() == 0 && !ReadsDecidedSymbol(ind.numel()))
+      return LErr(n, "empty indices '" + ind.name + "' are not supported");
     int64_t axis = n.GetInt("_axis", 0);
     OAAXVK_RETURN_IF_ERROR(CheckConstIndices(g, n, ind.name, [&](size_t) { return xs[axis]; }));
     int64_t ax6 = axis + 6 - rank;
@@ -273,7 +275,12 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       r.dispatches.push_back(CopyDispatch(n, y.numel()));
       d.kernel = "scatter_elements";
       d.inputs = {ind.name, n.inputs[2]};
-      d.units = static_cast<uint64_t>(ind.numel() / ind.shape[axis]);
+      // The positions of the indices off the axis (numel / axis extent,
+      // without dividing by an extent that may be 0).
+      Dim rows = 1;
+      for (int64_t i = 0; i < rank; ++i)
+        if (i != axis) rows = rows * ind.shape[i];
+      d.units = rows;
       d.spec = {U(d.units)};
       Push(&d.spec, Align6(xs, 1));
       Push(&d.spec, Align6(ind.shape, 1));
