@@ -46,7 +46,9 @@ Status MergeLoopPlaceholders(Graph& g) {
   if (loops.empty()) return Status::Ok();
   std::map<size_t, Node> replace;  // node index -> the node replacing it
   std::set<size_t> drop;
-  for (const auto& [name, parts] : loops) {
+  for (const auto& loop : loops) {
+    const auto& name = loop.first;
+    const auto& parts = loop.second;  // a reference lambdas may capture (not a structured binding: C++17)
     auto input = [&](int64_t slot) -> std::string {
       auto it = parts.slots.find(slot);
       return it == parts.slots.end() ? std::string() : g.nodes[it->second].inputs.at(0);
