@@ -27,27 +27,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_variant_models import F16_EPS, add_conv, conv_ref, matmul_refs  # noqa: E402
-
-
-def write_case(out, inputs, refs):
-    """The input manifest dir `in` and the reference dirs ref / ref16 / bound
-    (refs: (name, ref, ref16, bound)) under out."""
-    os.makedirs(os.path.join(out, "in"), exist_ok=True)
-    for i, (n, a) in enumerate(inputs):
-        a.tofile(os.path.join(out, "in", f"{i}.bin"))
-    with open(os.path.join(out, "in", "manifest.json"), "w") as f:
-        json.dump([{"name": n, "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"}
-                   for i, (n, a) in enumerate(inputs)], f)
-    for k, kind in enumerate(("ref", "ref16", "bound")):
-        os.makedirs(os.path.join(out, kind), exist_ok=True)
-        man = []
-        for i, r in enumerate(refs):
-            a = np.asarray(r[1 + k], np.float32)
-            a.tofile(os.path.join(out, kind, f"{i}.bin"))
-            man.append({"name": r[0], "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"})
-        with open(os.path.join(out, kind, "manifest.json"), "w") as f:
-            json.dump(man, f)
+from make_variant_models import F16_EPS, add_conv, conv_ref, matmul_refs, write_case  # noqa: E402
 
 
 def dynamic_case(out):

@@ -116,6 +116,26 @@ def add_conv(init, nodes, output, name, xname, xin, wt, bs, k, stride, pads, dil
     output("y_" + name, fn(ref), fn(ref16), bound)
 
 
+def write_case(out, inputs, refs):
+    """The input manifest dir `in` and the reference dirs ref / ref16 / bound
+    (refs: (name, ref, ref16, bound)) under out."""
+    os.makedirs(os.path.join(out, "in"), exist_ok=True)
+    for i, (n, a) in enumerate(inputs):
+        a.tofile(os.path.join(out, "in", f"{i}.bin"))
+    with open(os.path.join(out, "in", "manifest.json"), "w") as f:
+        json.dump([{"name": n, "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"}
+                   for i, (n, a) in enumerate(inputs)], f)
+    for k, kind in enumerate(("ref", "ref16", "bound")):
+        os.makedirs(os.path.join(out, kind), exist_ok=True)
+        man = []
+        for i, r in enumerate(refs):
+            a = np.asarray(r[1 + k], np.float32)
+            a.tofile(os.path.join(out, kind, f"{i}.bin"))
+            man.append({"name": r[0], "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"})
+        with open(os.path.join(out, kind, "manifest.json"), "w") as f:
+            json.dump(man, f)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(os.path.join(out, "in"), exist_ok=True)
@@ -211,20 +231,7 @@ def main():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out, "variants.onnx"))
-    for i, (n, a) in enumerate(inputs):
-        a.tofile(os.path.join(out, "in", f"{i}.bin"))
-    with open(os.path.join(out, "in", "manifest.json"), "w") as f:
-        json.dump([{"name": n, "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"}
-                   for i, (n, a) in enumerate(inputs)], f)
-    for k, kind in enumerate(("ref", "ref16", "bound")):
-        os.makedirs(os.path.join(out, kind), exist_ok=True)
-        man = []
-        for i, r in enumerate(refs):
-            a = np.asarray(r[1 + k], np.float32)
-            a.tofile(os.path.join(out, kind, f"{i}.bin"))
-            man.append({"name": r[0], "dtype": "float32", "shape": list(a.shape), "file": f"{i}.bin"})
-        with open(os.path.join(out, kind, "manifest.json"), "w") as f:
-            json.dump(man, f)
+    write_case(out, inputs, refs)
 
 
 # ---- Gemm / MatMul and depthwise Conv cases (CPU kernels gemm_cpu* and
