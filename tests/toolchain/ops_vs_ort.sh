@@ -9,53 +9,24 @@
 # Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh).
 # usage: ops_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
-py=$1 root=$2 build=$3
-nm="$root/third_party/cache/node/node_modules"
-if [ ! -d "$nm/onnxruntime-node" ]; then
-  echo "SKIP: ONNX Runtime missing; run scripts/fetch-reference.sh"; exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$2/tests/reference/vs_ort.sh"
+vs_ort_setup "$@"
 "$py" "$root/tests/toolchain/make_op_models.py" "$tmp"
 "$build/oaax-vulkan-toolchain" "$tmp/ops_mix.onnx" "$tmp/bundle" > "$tmp/toolchain.log"
-grep -q "fused residual Add 'resadd' into Conv 'conv'" "$tmp/bundle/conversion-log.json"
-grep -q "into one Swish" "$tmp/bundle/conversion-log.json"
-grep -q "into one HardSwish" "$tmp/bundle/conversion-log.json"
-grep -q "folded Mul 'conv_aff_mul' by a constant into Conv 'conv_aff'" "$tmp/bundle/conversion-log.json"
-grep -q "folded Add 'conv_aff_add' by a constant into Conv 'conv_aff'" "$tmp/bundle/conversion-log.json"
-grep -q "folded Mul 'convT_tap4_mul' by a constant into ConvTranspose 'convT_tap4'" "$tmp/bundle/conversion-log.json"
-grep -q "ending at Add 'affine' into one Affine" "$tmp/bundle/conversion-log.json"
-grep -q "conv_transpose2d_tap4_cpu" "$tmp/bundle/conversion-log.json"
-NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/ops_mix.onnx" "$tmp/in" "$tmp/ort" >/dev/null
+log="$tmp/bundle/conversion-log.json"
+grep -q "fused residual Add 'resadd' into Conv 'conv'" "$log"
+grep -q "into one Swish" "$log"
+grep -q "into one HardSwish" "$log"
+grep -q "folded Mul 'conv_aff_mul' by a constant into Conv 'conv_aff'" "$log"
+grep -q "folded Add 'conv_aff_add' by a constant into Conv 'conv_aff'" "$log"
+grep -q "folded Mul 'convT_tap4_mul' by a constant into ConvTranspose 'convT_tap4'" "$log"
+grep -q "ending at Add 'affine' into one Affine" "$log"
+grep -q "conv_transpose2d_tap4_cpu" "$log"
+vs_ort_reference "$tmp/ops_mix.onnx" "$tmp/in" "$tmp/ort"
 fail=0
 for drv in lavapipe swiftshader; do
-  if [ "$drv" = swiftshader ]; then
-    [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ] || { echo "swiftshader: not installed, skipped"; continue; }
-    export VK_ICD_FILENAMES="$root/third_party/swiftshader/vk_swiftshader_icd.json"
-  fi
-  # See tests/e2e/classifier.sh for why leak checking is off in this process.
-  ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-  "$build/oaax-run" --model "$tmp/bundle/model.oinf" --inputs "$tmp/in" --outputs "$tmp/$drv" --arg validation=1 >/dev/null
-  "$py" - "$tmp/ort" "$tmp/$drv" "$drv" <<'PY' || fail=1
-import json, sys
-import numpy as np
-ref_dir, got_dir, drv = sys.argv[1:4]
-ref = json.load(open(f"{ref_dir}/manifest.json"))
-got = json.load(open(f"{got_dir}/manifest.json"))
-assert [r["name"] for r in ref] == [g["name"] for g in got], (ref, got)
-bad = []
-for r, g in zip(ref, got):
-    a = np.fromfile(f"{ref_dir}/{r['file']}", dtype=np.float32)
-    b = np.fromfile(f"{got_dir}/{g['file']}", dtype=np.float32)
-    if r["shape"] != g["shape"] or a.shape != b.shape:
-        bad.append(f"{r['name']}: shape {g['shape']} != {r['shape']}")
-        continue
-    err = float(np.max(np.abs(a - b) / (1 + np.abs(a))))
-    if not err <= 1e-5:
-        bad.append(f"{r['name']}: relative error {err:.3g}")
-print(f"{drv}: {len(ref) - len(bad)}/{len(ref)} outputs match ONNX Runtime")
-if bad:
-    sys.exit(f"{drv}: " + "; ".join(bad))
-PY
+  vs_ort_use_driver "$drv" || continue
+  vs_ort_run "$tmp/bundle" "$tmp/in" "$tmp/$drv" >/dev/null
+  vs_ort_compare "$drv" "$tmp/ort" "$tmp/$drv" || fail=1
 done
 exit $fail
