@@ -227,40 +227,7 @@ e2e_convert "$py" "$build" "$tmp" || fail=1
 # ones too. One node process for every case (a session per model), writing
 # what tools/reference/ort_run.js writes: TMP/MODEL/ort-DIR/manifest.json
 # and the raw outputs, or TMP/MODEL/ort-DIR/error.txt.
-NODE_PATH="$node_modules" node - "$tmp" <<'JS' || { echo "FAIL: the ONNX Runtime runs"; fail=1; }
-const fs = require('fs');
-const ort = require('onnxruntime-node');
-const ARRAYS = { float32: Float32Array, int64: BigInt64Array };
-(async () => {
-  const tmp = process.argv[2];
-  const sessions = {};
-  for (const line of fs.readFileSync(`${tmp}/cases.txt`, 'utf8').split('\n').filter((l) => l)) {
-    const [m, d] = line.split(' ');
-    const out = `${tmp}/${m}/ort-${d}`;
-    fs.mkdirSync(out, { recursive: true });
-    try {
-      sessions[m] = sessions[m] || await ort.InferenceSession.create(`${tmp}/${m}/model.onnx`);
-      const feeds = {};
-      for (const t of JSON.parse(fs.readFileSync(`${tmp}/${m}/${d}/manifest.json`, 'utf8'))) {
-        const b = fs.readFileSync(`${tmp}/${m}/${d}/${t.file}`);
-        const copy = new Uint8Array(b.byteLength);
-        copy.set(b);
-        const A = ARRAYS[t.dtype];
-        feeds[t.name] = new ort.Tensor(t.dtype, new A(copy.buffer, 0, copy.byteLength / A.BYTES_PER_ELEMENT), t.shape);
-      }
-      const r = await sessions[m].run(feeds);
-      const manifest = sessions[m].outputNames.map((name, i) => {
-        const x = r[name].data;
-        fs.writeFileSync(`${out}/${i}.bin`, Buffer.from(x.buffer, x.byteOffset, x.byteLength));
-        return { name, dtype: r[name].type, shape: r[name].dims.map(Number), file: `${i}.bin` };
-      });
-      fs.writeFileSync(`${out}/manifest.json`, JSON.stringify(manifest));
-    } catch (e) {
-      fs.writeFileSync(`${out}/error.txt`, e.message);
-    }
-  }
-})().catch((e) => { console.error(e); process.exit(1); });
-JS
+NODE_PATH="$node_modules" node "$root/tools/reference/ort_run.js" --cases "$tmp" || { echo "FAIL: the ONNX Runtime runs"; fail=1; }
 while read -r m d msg; do
   if [ -z "$msg" ] && [ -f "$tmp/$m/ort-$d/error.txt" ]; then
     echo "FAIL: ONNX Runtime failed on $m $d: $(cat "$tmp/$m/ort-$d/error.txt")"; fail=1
