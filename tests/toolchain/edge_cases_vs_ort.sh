@@ -10,9 +10,11 @@
 # batch-first recurrent layers): the same dtype and shape, integers exactly, floats to
 # |diff| <= 1e-4 * (1 + |ref|) (NaN where ONNX Runtime has NaN).
 # Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh).
-# usage: edge_cases_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR
+# usage: edge_cases_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR [DRIVER...]
+#   DRIVER: lavapipe and/or swiftshader (default both, in that order)
 set -euo pipefail
 . "$2/tests/reference/vs_ort.sh"
-vs_ort_setup "$@"
+vs_ort_setup "$1" "$2" "$3"
+shift 3
 "$py" "$root/tests/toolchain/make_edge_models.py" "$tmp"
-vs_ort_model_sets "lavapipe swiftshader" --tol 1e-4
+vs_ort_model_sets "${*:-lavapipe swiftshader}" --tol 1e-4
