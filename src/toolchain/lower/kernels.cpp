@@ -62,6 +62,7 @@ const std::vector<KernelInfo>& Kernels() {
         {"resize2d_scales", 3, 20, {256, 1, 1}, 0, {1}},  // scales from binding 2 (read at run time)
         {"resize2d_roi", 3, 20, {256, 1, 1}, 0, {1}},     // tf_crop_and_resize roi from binding 2
         {"resize2d_aa", 2, 19, {256, 1, 1}, 0, {1}},      // antialias = 1 (resize2d_antialias.glsl)
+        {"resize2d_aa_scales", 3, 20, {256, 1, 1}, 0, {1}},  // antialias = 1, scales from binding 2
         {"dims_to_data", 1, 9, {1, 1, 1}, 0, {0}},        // integers computed from run-time values
         {"grid_sample", 3, 9, {256, 1, 1}, 0, {2}},
         {"deform_conv2d", 6, 19, {256, 1, 1}, 0, {5}},

@@ -1156,10 +1156,9 @@ class Lowerer {
     d.bindings = {{x, false}, {y, true}};
     int scales_v = -1;
     if (scales_by_value && roi_by_input) return NodeError(n, "a run-time roi with run-time scales is not supported");
-    if (antialias && (scales_by_value || roi_by_input))
-      return NodeError(n, "antialias 1 with scales or a roi read at run time is not supported; bind them at "
-                          "conversion (config.json \"input_values\")");
-    if (antialias) d.kernel = "resize2d_aa";
+    if (antialias && roi_by_input)
+      return NodeError(n, "antialias 1 with a roi read at run time is not supported; bind the roi at conversion "
+                          "(config.json \"input_values\")");
     if (scales_by_value) {
       OAAXVK_ASSIGN_OR_RETURN(scales_v, ValueOf(n.inputs[g_.opset < 11 ? 1 : 2], n.name));
       d.kernel = "resize2d_scales";
@@ -1169,6 +1168,7 @@ class Lowerer {
       d.kernel = "resize2d_roi";
       d.bindings.push_back({roi_v, false});
     }
+    if (antialias) d.kernel = scales_by_value ? "resize2d_aa_scales" : "resize2d_aa";
     d.spec = {u(planes), u(xs[r - 2]), u(xs[r - 1]), u(ys[r - 2]), u(ys[r - 1]), FBits(sc[r - 2]), FBits(sc[r - 1]),
               kCoord.at(ctm), mode == "nearest" ? 0u : mode == "linear" ? 1u : 2u, nearest,
               FBits(n.GetFloat("cubic_coeff_a", -0.75f)), n.GetInt("exclude_outside", 0) != 0 ? 1u : 0u,
