@@ -28,6 +28,10 @@ project's Python environment, scripts/python-env.sh), and its inputs:
   refused_gridsample3d_cubic.onnx  GridSample-22 with mode cubic on a 5-D
                 input (bicubic is defined only for 2-D sampling): the
                 toolchain must refuse it
+  refused_deformconv_budget.onnx  DeformConv over C/group x KH x KW = 2048 x
+                3 x 3 = 18,432 taps per output, above the loop budget
+  refused_resize_aa_budget.onnx  Resize with antialias downscaling
+                [1, 1, 200, 200] by 0.01: 201 x 201 filter taps per output
 
 usage: make_sampling_ops_models.py OUT_DIR
 """
@@ -170,6 +174,25 @@ def main():
                               opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, os.path.join(out, "refused_gridsample3d_cubic.onnx"))
+
+    def refused(name, nodes, inputs, outputs, inits):
+        graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+        model = helper.make_model(graph, producer_name="make_sampling_ops_models.py",
+                                  opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
+        onnx.checker.check_model(model, full_check=True)
+        onnx.save(model, os.path.join(out, name + ".onnx"))
+
+    refused("refused_deformconv_budget",
+            [helper.make_node("DeformConv", ["x", "w", "off"], ["y"], name="dc_budget")],
+            [helper.make_tensor_value_info("x", f, [1, 2048, 3, 3]),
+             helper.make_tensor_value_info("off", f, [1, 18, 1, 1])],
+            [helper.make_tensor_value_info("y", f, [1, 1, 1, 1])],
+            [numpy_helper.from_array(np.zeros((1, 2048, 3, 3), np.float32), "w")])
+    refused("refused_resize_aa_budget",
+            [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="rs_budget", mode="linear", antialias=1)],
+            [helper.make_tensor_value_info("x", f, [1, 1, 200, 200])],
+            [helper.make_tensor_value_info("y", f, [1, 1, 2, 2])],
+            [numpy_helper.from_array(np.array([1, 1, 0.01, 0.01], np.float32), "scales")])
 
 
 if __name__ == "__main__":

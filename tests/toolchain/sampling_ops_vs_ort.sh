@@ -6,7 +6,8 @@
 # QLinearMatMul with float16 scales) compiled by oaax-vulkan-toolchain and
 # run by oaax-run match ONNX Runtime: |diff| <= 1e-5 * (1 + |ref|) per
 # element (the QLinearMatMul output, an integer, exactly); and a cubic
-# GridSample on a 5-D input is refused with a message naming the node.
+# GridSample on a 5-D input, a DeformConv and an antialiased Resize whose
+# loops exceed the per-invocation budget are refused, naming why.
 # Exit 77 (skip) without ONNX Runtime (scripts/fetch-reference.sh) or
 # without the project's Python environment.
 # usage: sampling_ops_vs_ort.sh PYTHON REPO_ROOT BUILD_DIR [DRIVER...]
@@ -34,6 +35,13 @@ if "$build/oaax-vulkan-toolchain" "$tmp/refused_gridsample3d_cubic.onnx" "$tmp/r
 fi
 grep -q "node 'gs3_cubic' (GridSample): mode bicubic (cubic) is defined only for 4-D inputs" "$tmp/refused.log" \
   || { cat "$tmp/refused.log"; echo "FAIL: the 5-D cubic GridSample refusal does not name the node and the reason"; exit 1; }
+for m in deformconv_budget resize_aa_budget; do
+  if "$build/oaax-vulkan-toolchain" "$tmp/refused_$m.onnx" "$tmp/refused_$m" > "$tmp/refused_$m.log" 2>&1; then
+    echo "FAIL: the toolchain converted refused_$m.onnx, whose loops exceed the per-invocation budget"; exit 1
+  fi
+  grep -q "above the per-invocation budget" "$tmp/refused_$m.log" \
+    || { cat "$tmp/refused_$m.log"; echo "FAIL: refused_$m.onnx is not refused for the loop budget"; exit 1; }
+done
 # ONNX Runtime warns on stderr that its TensorScatter copies the cache; the
 # log is shown only if it fails.
 NODE_PATH="$nm" node "$root/tools/reference/ort_run.js" "$tmp/sampling_ops.onnx" "$tmp/in" "$tmp/ort" \

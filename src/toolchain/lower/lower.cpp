@@ -1168,7 +1168,10 @@ class Lowerer {
       d.kernel = "resize2d_roi";
       d.bindings.push_back({roi_v, false});
     }
-    if (antialias) d.kernel = scales_by_value ? "resize2d_aa_scales" : "resize2d_aa";
+    if (antialias) {
+      d.kernel = scales_by_value ? "resize2d_aa_scales" : "resize2d_aa";
+      OAAXVK_RETURN_IF_ERROR(AntialiasLoopBudget(n, mode == "cubic", xs, ys, sc));  // lower_sampling.inc
+    }
     d.spec = {u(planes), u(xs[r - 2]), u(xs[r - 1]), u(ys[r - 2]), u(ys[r - 1]), FBits(sc[r - 2]), FBits(sc[r - 1]),
               kCoord.at(ctm), mode == "nearest" ? 0u : mode == "linear" ? 1u : 2u, nearest,
               FBits(n.GetFloat("cubic_coeff_a", -0.75f)), n.GetInt("exclude_outside", 0) != 0 ? 1u : 0u,
