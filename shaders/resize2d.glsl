@@ -28,7 +28,7 @@ layout(constant_id = 4) const uint OW_SC = 1;
 layout(constant_id = 5) const float SH = 1.0;
 layout(constant_id = 6) const float SW = 1.0;
 // 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel,
-// 4 tf_half_pixel_for_nearest, 5 tf_crop_and_resize
+// 4 tf_half_pixel_for_nearest, 5 tf_crop_and_resize, 6 half_pixel_symmetric
 layout(constant_id = 7) const uint COORD = 0;
 layout(constant_id = 8) const uint MODE = 0;     // 0 nearest, 1 linear, 2 cubic
 // nearest: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
@@ -77,6 +77,12 @@ float src_coord(float o, float scale, uint in_len, uint out_n, float out_len, fl
     precise const float start = roi0 * float(in_len - 1u);
     c = out_len == 1.0 ? (roi1 - roi0) * float(in_len - 1u) / 2.0 + start
                        : div_rn(o * (roi1 - roi0) * float(in_len - 1u), out_len - 1.0) + start;
+  } else if (COORD == 6u) {
+    // half_pixel_symmetric: half_pixel shifted so that the sampled span stays
+    // centred when the output length was rounded (ONNX Runtime's order).
+    precise const float adjustment = div_rn(float(out_n), scale * float(in_len));
+    precise const float offset = float(in_len) / 2.0 * (1.0 - adjustment);
+    c = offset + div_rn(o + 0.5, scale) - 0.5;
   } else c = div_rn(o + 0.5, scale) - 0.5;
   return c;
 }
@@ -109,6 +115,10 @@ vec4 cubic_weights(float c, uint len, out int first) {
   return w;
 }
 
+#ifdef ANTIALIAS
+#include "resize2d_antialias.glsl"
+#endif
+
 float at(uint base, int r, int c) {
   return LOAD_X(base + uint(clamp(r, 0, int(IH) - 1)) * IW + uint(clamp(c, 0, int(IW) - 1)));
 }
@@ -137,6 +147,12 @@ void main() {
     y[i] = EXTRAPOLATION;
     return;
   }
+#ifdef ANTIALIAS
+  if (MODE != 0u) {
+    y[i] = resize_antialias(base, oy, ox, sh, sw, cy, cx);
+    return;
+  }
+#endif
   if (MODE == 0u) {
     y[i] = LOAD_X(base + uint(nearest_index(cy, IH)) * IW + uint(nearest_index(cx, IW)));
     return;

@@ -29,11 +29,11 @@
 #   if_const_true   opset 15, the condition a Constant node (true, a bool
 #                   in raw_data: one byte, as numpy_helper and PyTorch's
 #                   exporter write it); the untaken else branch holds
-#                   Bernoulli, which the toolchain does not implement
+#                   Multinomial, which the toolchain does not implement
 #                   (dropped at import);
 #   if_const_false  opset 15, the condition an initializer (false, a bool in
 #                   int32_data, as onnx.helper.make_tensor writes it); the
-#                   untaken then branch holds RandomUniformLike (unimplemented);
+#                   untaken then branch holds RandomUniform (unimplemented);
 #   if_squeeze_dim  opset 13, torch.squeeze(x, 1)'s If(Shape(x)[1] == 1)
 #                   with branches of different ranks: known from ONNX's
 #                   inferred shape, only the taken branch is inlined;
@@ -230,12 +230,13 @@ add("if_runtime", [h.make_node("If", ["cond"], ["z", "k"], name="branch", then_b
 w2 = randn(3, 4)
 taken = h.make_graph([h.make_node("Relu", ["x"], ["r"]), h.make_node("Mul", ["r", "w"], ["r_w"])], "taken", [],
                      [vi("r_w", F, [3, 4])])
-bern = h.make_graph([h.make_node("Sigmoid", ["x"], ["p"]), h.make_node("Bernoulli", ["p"], ["u"], seed=1.0)],
-                    "bernoulli", [], [vi("u", F, [3, 4])])
+bern = h.make_graph([h.make_node("Multinomial", ["x"], ["m"], sample_size=4, seed=1.0),
+                     h.make_node("Cast", ["m"], ["u"], to=F)],
+                    "multinomial", [], [vi("u", F, [3, 4])])
 add("if_const_true", [h.make_node("Constant", [], ["c"], value=bool_raw("c", True)),
                       h.make_node("If", ["c"], ["y"], name="const_if", then_branch=taken, else_branch=bern)],
     [("x", F, [3, 4])], [("y", F, [3, 4])], 15, [{"x": randn(3, 4)}], [nh.from_array(w2, "w")])
-rand = h.make_graph([h.make_node("RandomUniformLike", ["x"], ["ru"], seed=2.0)], "random", [],
+rand = h.make_graph([h.make_node("RandomUniform", [], ["ru"], shape=[3, 4], seed=2.0)], "random", [],
                     [vi("ru", F, [3, 4])])
 taken2 = h.make_graph([h.make_node("Abs", ["x"], ["ab"]), h.make_node("Sub", ["ab", "w"], ["ab_w"])], "taken2", [],
                       [vi("ab_w", F, [3, 4])])

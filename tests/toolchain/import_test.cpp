@@ -70,10 +70,10 @@ std::string ReshapeThenReluModel() {
                          {{"x", 1, {2, 3}}, {"shape", 7, {2}}}, {{"y", 1, {-1, -1}}}, 13);
 }
 
-// Two operators no lowering implements (Bernoulli, RandomUniformLike).
+// Two operators no lowering implements (Multinomial, RandomUniform).
 std::string UnsupportedOpsModel() {
-  return EncodeTinyModel({{"Bernoulli", "bad_bernoulli", {"x"}, {"u"}},
-                          {"RandomUniformLike", "bad_random", {"ids"}, {"tf"}}},
+  return EncodeTinyModel({{"Multinomial", "bad_multinomial", {"x"}, {"u"}},
+                          {"RandomUniform", "bad_random", {"ids"}, {"tf"}}},
                          {{"x", 1, {4}}, {"ids", 7, {1, 3}}},
                          {{"u", 1, {4}}, {"tf", 1, {1, -1}}}, 13);
 }
@@ -98,8 +98,8 @@ TEST(Import, ListsEveryUnsupportedOperator) {
   EXPECT_EQ(g.status().code(), StatusCode::kUnimplemented);
   const std::string& m = g.status().message();
   EXPECT_NE(m.find("2 unsupported operator node(s)"), std::string::npos) << m;
-  EXPECT_NE(m.find("'bad_bernoulli' (op Bernoulli, domain 'ai.onnx', opset 13)"), std::string::npos) << m;
-  EXPECT_NE(m.find("'bad_random' (op RandomUniformLike"), std::string::npos) << m;
+  EXPECT_NE(m.find("'bad_multinomial' (op Multinomial, domain 'ai.onnx', opset 13)"), std::string::npos) << m;
+  EXPECT_NE(m.find("'bad_random' (op RandomUniform"), std::string::npos) << m;
 }
 
 TEST(Import, SymbolicNonBatchDimensionNamesInputAndDimension) {

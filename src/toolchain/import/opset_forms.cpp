@@ -43,6 +43,10 @@ const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
       {"Mish", {18}}, {"Gelu", {20}}, {"GroupNormalization", {18, 21}}, {"RMSNormalization", {23}},
       {"CenterCropPad", {18}}, {"Col2Im", {18}}, {"AffineGrid", {20}}, {"Attention", {23, 24}},
       {"RotaryEmbedding", {23}},
+      // DeformConv-19 (-22 admits bfloat16) has its own kernel (lower.cpp
+      // DeformConv); TensorScatter-24 is a ScatterElements
+      // (decompose_attention.cpp).
+      {"DeformConv", {19, 22}}, {"TensorScatter", {24}},
       // AveragePool-19 added `dilations`, which the pool kernel applies to
       // both pools (shape_infer.cpp Window2D, lower.cpp Pool); LpPool-18
       // added `ceil_mode` and `dilations`, passed on to the AveragePool it is
@@ -52,18 +56,21 @@ const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
       // shape_infer.cpp PoolOut) and admit bfloat16.
       {"AveragePool", {19, 22}}, {"LpPool", {18}}, {"MaxPool", {22}},
       // QLinearMatMul-21 gives the scales a type parameter (float16 and
-      // bfloat16 too); the decomposition refuses scales other than float32.
+      // bfloat16 too); the decomposition widens float16 scales to float32 and
+      // refuses bfloat16.
       {"QLinearMatMul", {21}},
       // Pad-18's `axes` input is read by shape inference
       // (shape_infer_index.cpp PadAmounts); Pad-19's mode "wrap" is
       // decomposed into Slices and a Concat (decompose_spatial.cpp).
       {"Pad", {18, 19}},
       // Resize-18's `axes` and `keep_aspect_ratio_policy` become Resize-13
-      // scales / sizes; `antialias` 1 and Resize-19's half_pixel_symmetric
-      // are refused (decompose_nn.cpp ResizeNd).
+      // scales / sizes (decompose_nn.cpp ResizeNd); `antialias` and
+      // Resize-19's half_pixel_symmetric are the Resize kernel's
+      // (shaders/resize2d_antialias.glsl, resize2d.glsl src_coord).
       {"Resize", {18, 19}},
       // GridSample-20 renamed the modes (linear, cubic) and admits N-D
-      // inputs: the names are mapped, N-D refused (decompose_spatial.cpp).
+      // inputs: the names are mapped, 5-D inputs sampled by grid_sample3d,
+      // others refused (decompose_spatial.cpp).
       {"GridSample", {20}},
       // QuantizeLinear / DequantizeLinear-19 to 24: float8, int4 and float4
       // types (refused at import), `saturate` (float8 only), `block_size`
@@ -172,7 +179,7 @@ Status CheckLoweredOperatorVersions(const onnx::ModelProto& model) {
   m += ". The toolchain lowers every ai.onnx operator as defined up to opset " + std::to_string(kLoweredOnnxOpset) +
        " (and the newer forms of ReduceL1/L2/LogSum/LogSumExp/Max/Mean/Min/Prod/SumSquare-18, Split-18, "
        "ScatterElements/ScatterND-18, Cast/CastLike-19 to 24, Mish-18, Gelu-20, GroupNormalization-18/21, "
-       "RMSNormalization-23, CenterCropPad-18, Col2Im-18, AffineGrid-20, Attention-23/24, RotaryEmbedding-23, "
+       "RMSNormalization-23, DeformConv-19/22, TensorScatter-24, CenterCropPad-18, Col2Im-18, AffineGrid-20, Attention-23/24, RotaryEmbedding-23, "
        "AveragePool-19/22, LpPool-18/22, MaxPool-22, Pad-18 to 24, Resize-18/19, GridSample-20/22, "
        "QuantizeLinear/DequantizeLinear-19 to 24, BitwiseAnd/Or/Xor/Not-18, DFT-20, Swish-24, and every "
        "newer definition that only admits more element types); "

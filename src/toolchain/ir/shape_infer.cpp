@@ -23,7 +23,7 @@ const std::set<std::string>& DeviceOps() {
       "LeakyRelu", "Add", "Sub", "Mul", "Div", "GlobalAveragePool", "MaxPool", "AveragePool",
       "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "MatMul", "Gemm",
       "Softmax", "Identity", "Dropout", "Pow", "Max", "Min", "Sqrt", "Neg", "Exp", "Abs", "Tanh",
-      "Reciprocal", "Swish", "Affine", "ReduceMean", "Resize", "ConvTranspose", "Slice", "Cast", "GridSample", "ReverseSequence", "Det", "RoiAlign"};
+      "Reciprocal", "Swish", "Affine", "ReduceMean", "Resize", "ConvTranspose", "Slice", "Cast", "GridSample", "ReverseSequence", "Det", "RoiAlign", "DeformConv"};
   return k;
 }
 const std::set<std::string>& FoldOnlyOps() {
@@ -499,10 +499,54 @@ Status InferOutputs(Graph& g, Node& n) {
   if (op == "GridSample") {
     OAAXVK_RETURN_IF_ERROR(need(1));
     const Shape& gs = in[1]->shape;
+    if (x.size() == 5 && gs.size() == 5 && gs[0] == x[0] && gs[4] == 3)
+      return SetOut(g, n, 0, dt, {x[0], x[1], gs[1], gs[2], gs[3]});  // 3-D sampling
     if (x.size() != 4 || gs.size() != 4 || gs[0] != x[0] || gs[3] != 2)
-      return NodeError(n, "needs X [N, C, H, W] and grid [N, H_out, W_out, 2], got " + ShapeToString(x) + " and " +
-                              ShapeToString(gs));
+      return NodeError(n, "needs X [N, C, H, W] and grid [N, H_out, W_out, 2], or X [N, C, D, H, W] and grid [N, "
+                          "D_out, H_out, W_out, 3], got " + ShapeToString(x) + " and " + ShapeToString(gs));
     return SetOut(g, n, 0, dt, {x[0], x[1], gs[1], gs[2]});
+  }
+  if (op == "DeformConv") {
+    // X [N, C, H, W], W [OC, C / group, KH, KW], offset [N, 2 * offset_group
+    // * KH * KW, OH, OW]: Y [N, OC, OH, OW] with OH, OW as for Conv.
+    OAAXVK_RETURN_IF_ERROR(need(1));
+    OAAXVK_RETURN_IF_ERROR(need(2));
+    const Shape& ws = in[1]->shape;
+    const Shape& os = in[2]->shape;
+    if (x.size() != 4 || ws.size() != 4 || os.size() != 4)
+      return NodeError(n, "needs 4-D X, W and offset (2-D deformable convolution), got " + ShapeToString(x) + ", " +
+                              ShapeToString(ws) + " and " + ShapeToString(os));
+    for (const Shape* s : {&x, &ws})
+      for (const Dim& d : *s)
+        if (d.is_symbolic())
+          return NodeError(n, "needs static X and W shapes, got " + ShapeToString(x) + " and " + ShapeToString(ws) +
+                                  " (config.json \"input_shapes\")");
+    const int64_t group = n.GetInt("group", 1), og = n.GetInt("offset_group", 1);
+    const std::vector<int64_t> k = n.GetInts("kernel_shape", {ws[2].value(), ws[3].value()});
+    const std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1});
+    const std::vector<int64_t> pd = n.GetInts("pads", {0, 0, 0, 0});
+    if (group < 1 || og < 1 || x[1].value() % group != 0 || x[1].value() % og != 0 || ws[1].value() * group != x[1].value() ||
+        ws[0].value() % group != 0)
+      return NodeError(n, "group " + std::to_string(group) + " and offset_group " + std::to_string(og) +
+                              " must divide the channels of X " + ShapeToString(x) + " and W " + ShapeToString(ws));
+    if (k.size() != 2 || st.size() != 2 || dl.size() != 2 || pd.size() != 4 || k[0] != ws[2].value() ||
+        k[1] != ws[3].value() || st[0] < 1 || st[1] < 1 || dl[0] < 1 || dl[1] < 1)
+      return NodeError(n, "kernel_shape, strides, dilations and pads must be 2-D and agree with W " + ShapeToString(ws));
+    Shape y = {x[0], ws[0]};
+    for (int a = 0; a < 2; ++a) {
+      const int64_t span = x[2 + a].value() + pd[a] + pd[a + 2] - ((k[a] - 1) * dl[a] + 1);
+      if (span < 0) return NodeError(n, "the dilated kernel is larger than the padded input " + ShapeToString(x));
+      y.push_back(span / st[a] + 1);
+    }
+    if (os[0] != x[0] || os[1] != Dim(og * 2 * k[0] * k[1]) || os[2] != y[2] || os[3] != y[3])
+      return NodeError(n, "offset must have shape " + ShapeToString({x[0], og * 2 * k[0] * k[1], y[2], y[3]}) +
+                              ", got " + ShapeToString(os));
+    if (in.size() > 3 && in[3] && in[3]->shape != Shape{ws[0]})
+      return NodeError(n, "B must have shape [" + std::to_string(ws[0].value()) + "], got " + ShapeToString(in[3]->shape));
+    if (in.size() > 4 && in[4] && in[4]->shape != Shape{x[0], og * k[0] * k[1], y[2], y[3]})
+      return NodeError(n, "mask must have shape " + ShapeToString({x[0], og * k[0] * k[1], y[2], y[3]}) + ", got " +
+                              ShapeToString(in[4]->shape));
+    return SetOut(g, n, 0, dt, y);
   }
   if (op == "Resize") {
     // opset 10: (X, scales); opset 11+: (X, roi, scales, sizes).

@@ -118,7 +118,8 @@ StatusOr<std::vector<Dim>> PadAmounts(const Graph& g, const Node& n, int64_t ran
 const std::set<std::string>& IndexDeviceOps() {
   static const std::set<std::string> k = {"GatherElements", "GatherND", "ScatterElements", "Scatter",
                                           "ScatterND", "CumSum", "TopK", "Pad", "Compress", "NonZero",
-                                          "TrainingDropout", "NonMaxSuppression", "Unique"};
+                                          "TrainingDropout", "NonMaxSuppression", "Unique", "RandomUniformLike",
+                                          "RandomNormalLike"};
   return k;
 }
 
@@ -255,6 +256,14 @@ Status InferIndexNodeShapes(Graph& g, Node& n, bool* handled) {
     s[axis] = kv[0];
     OAAXVK_RETURN_IF_ERROR(SetOutputK(g, n, 0, dt, s));
     return SetOutputK(g, n, 1, DType::kInt64, s);
+  }
+  if (op == "RandomUniformLike" || op == "RandomNormalLike") {
+    // The input gives the shape and, without `dtype`, the element type.
+    const DType out = n.HasAttr("dtype") ? static_cast<DType>(n.GetInt("dtype", 1)) : dt;
+    if (out != DType::kFloat && out != DType::kDouble)
+      return IdxError(n, std::string("draws float32 or float64 values, not ") + DTypeName(out) +
+                             " (set dtype to FLOAT or DOUBLE, or Cast the draw)");
+    return SetOutputK(g, n, 0, out, x);
   }
   if (op == "TrainingDropout") {  // internal (decompose_math.cpp Dropout): X, ratio, training_mode -> Y, mask
     if (n.outputs.size() < 2) return IdxError(n, "internal: the mask output is missing");

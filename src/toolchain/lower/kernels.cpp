@@ -61,8 +61,12 @@ const std::vector<KernelInfo>& Kernels() {
         {"resize2d", 2, 19, {256, 1, 1}, 0, {1}},
         {"resize2d_scales", 3, 20, {256, 1, 1}, 0, {1}},  // scales from binding 2 (read at run time)
         {"resize2d_roi", 3, 20, {256, 1, 1}, 0, {1}},     // tf_crop_and_resize roi from binding 2
+        {"resize2d_aa", 2, 19, {256, 1, 1}, 0, {1}},      // antialias = 1 (resize2d_antialias.glsl)
+        {"resize2d_aa_scales", 3, 20, {256, 1, 1}, 0, {1}},  // antialias = 1, scales from binding 2
         {"dims_to_data", 1, 9, {1, 1, 1}, 0, {0}},        // integers computed from run-time values
         {"grid_sample", 3, 9, {256, 1, 1}, 0, {2}},
+        {"deform_conv2d", 6, 19, {256, 1, 1}, 0, {5}},
+        {"grid_sample3d", 3, 11, {256, 1, 1}, 0, {2}},
         {"reverse_sequence", 3, 4, {256, 1, 1}, 0, {2}},
         {"det", 2, 2, {64, 1, 1}, 0, {1}},
         {"roi_align", 4, 11, {256, 1, 1}, 0, {3}},

@@ -625,6 +625,7 @@ class Lowerer {
         {"Transpose", &Lowerer::Transpose}, {"Concat", &Lowerer::Concat}, {"Slice", &Lowerer::Slice},
         {"Resize", &Lowerer::Resize}, {"GridSample", &Lowerer::GridSample},
         {"ReverseSequence", &Lowerer::ReverseSequence}, {"Det", &Lowerer::Det}, {"RoiAlign", &Lowerer::RoiAlign},
+        {"DeformConv", &Lowerer::DeformConv},
     };
     return k;
   }
@@ -927,6 +928,7 @@ class Lowerer {
 
 #include "toolchain/lower/lower_float.inc"
 #include "toolchain/lower/lower_split.inc"
+#include "toolchain/lower/lower_sampling.inc"
 
   Status ReduceMean(const Node& n) {
     // Axes read at run time have no static `_axes`: the general kernel.
@@ -1061,6 +1063,7 @@ class Lowerer {
     std::string mode = n.GetString("mode", "bilinear"), pad = n.GetString("padding_mode", "zeros");
     if (!kMode.count(mode)) return NodeError(n, "mode '" + mode + "' is not supported (bilinear, nearest, bicubic)");
     if (!kPad.count(pad)) return NodeError(n, "padding_mode '" + pad + "' is not supported (zeros, border, reflection)");
+    if (xs.size() == 5) return GridSample3D(n, kMode.at(mode), kPad.at(pad));  // lower_sampling.inc
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int grid, ValueOf(n.inputs[1], n.name));
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
@@ -1102,7 +1105,7 @@ class Lowerer {
                                 "rank-4 Resize may have a scale other than 1 (give sizes, or scale 1 there)");
     static const std::map<std::string, uint32_t> kCoord = {{"half_pixel", 0}, {"asymmetric", 1}, {"align_corners", 2},
                                                           {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nearest", 4},
-                                                          {"tf_crop_and_resize", 5}};
+                                                          {"tf_crop_and_resize", 5}, {"half_pixel_symmetric", 6}};
     static const std::map<std::string, uint32_t> kNearest = {{"round_prefer_floor", 0}, {"round_prefer_ceil", 1},
                                                             {"floor", 2}, {"ceil", 3}};
     if (mode != "nearest" && mode != "linear" && mode != "cubic")
@@ -1112,6 +1115,9 @@ class Lowerer {
     if (mode != "nearest" && ctm == "tf_half_pixel_for_nearest")
       return NodeError(n, "coordinate_transformation_mode tf_half_pixel_for_nearest with " + mode + " mode is not supported");
     if (!kNearest.count(nm)) return NodeError(n, "nearest_mode '" + nm + "' is not supported");
+    // antialias (Resize-18) filters linear and cubic modes (resize2d_aa);
+    // nearest ignores it, as the ONNX definition says.
+    const bool antialias = n.GetInt("antialias", 0) != 0 && mode != "nearest";
     uint32_t nearest = kNearest.at(nm);
     if (g_.opset < 11 && mode == "nearest" && scales_by_value) {
       nearest = 2u;  // floor: upsampling (a guard checks that)
@@ -1150,6 +1156,9 @@ class Lowerer {
     d.bindings = {{x, false}, {y, true}};
     int scales_v = -1;
     if (scales_by_value && roi_by_input) return NodeError(n, "a run-time roi with run-time scales is not supported");
+    if (antialias && roi_by_input)
+      return NodeError(n, "antialias 1 with a roi read at run time is not supported; bind the roi at conversion "
+                          "(config.json \"input_values\")");
     if (scales_by_value) {
       OAAXVK_ASSIGN_OR_RETURN(scales_v, ValueOf(n.inputs[g_.opset < 11 ? 1 : 2], n.name));
       d.kernel = "resize2d_scales";
@@ -1158,6 +1167,10 @@ class Lowerer {
       OAAXVK_ASSIGN_OR_RETURN(int roi_v, ValueOf(n.inputs[1], n.name));
       d.kernel = "resize2d_roi";
       d.bindings.push_back({roi_v, false});
+    }
+    if (antialias) {
+      d.kernel = scales_by_value ? "resize2d_aa_scales" : "resize2d_aa";
+      OAAXVK_RETURN_IF_ERROR(AntialiasLoopBudget(n, mode == "cubic", xs, ys, sc));  // lower_sampling.inc
     }
     d.spec = {u(planes), u(xs[r - 2]), u(xs[r - 1]), u(ys[r - 2]), u(ys[r - 1]), FBits(sc[r - 2]), FBits(sc[r - 1]),
               kCoord.at(ctm), mode == "nearest" ? 0u : mode == "linear" ? 1u : 2u, nearest,
@@ -1171,7 +1184,7 @@ class Lowerer {
     if (scales_by_value) d.spec.push_back(static_cast<uint32_t>(r - 2));  // SCALE_H_INDEX
     if (roi_by_input) d.spec.push_back(static_cast<uint32_t>(r));         // ROI_RANK
     Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
-    Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : ""));
+    Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : "") + (antialias ? " antialias" : ""));
     return Status::Ok();
   }
 

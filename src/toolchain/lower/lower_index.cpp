@@ -1,6 +1,7 @@
 #include "toolchain/lower/lower_index.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "toolchain/ir/extent.h"
@@ -190,6 +191,7 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"compress_copy", 3, 4, {256, 1, 1}, 0, {2}},
       {"nonzero", 3, 11, {256, 1, 1}, 256 * 4, {1, 2}},
       {"dropout", 5, 2, {256, 1, 1}, 0, {3, 4}},
+      {"random", 2, 5, {256, 1, 1}, 0, {1}},
       {"nms_select", 8, 8, {256, 1, 1}, 256 * 8, {5, 6, 7}},
       {"nms_select_cpu", 8, 8, {1, 1, 1}, 0, {5, 6, 7}},
       {"nms_gather", 4, 3, {256, 1, 1}, 256 * 4, {2, 3}},
@@ -424,6 +426,31 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.outputs = {0, 1};
     d.spec = {x.numel(), static_cast<uint32_t>(n.GetInt("seed", 0))};
     d.detail = "training mode";
+  } else if (op == "RandomUniformLike" || op == "RandomNormalLike") {  // shaders/random.comp
+    const bool normal = op == "RandomNormalLike";
+    const float a = normal ? n.GetFloat("mean", 0.f) : n.GetFloat("low", 0.f);
+    const float b = normal ? n.GetFloat("scale", 1.f) : n.GetFloat("high", 1.f);
+    if (!std::isfinite(a) || !std::isfinite(b) || (normal ? b < 0.f : b < a))
+      return LErr(n, normal ? "scale must be finite and >= 0, and mean finite"
+                            : "low and high must be finite with low <= high");
+    auto bits = [](float v) {
+      uint32_t u;
+      std::memcpy(&u, &v, 4);
+      return u;
+    };
+    // ONNX leaves the stream to the implementation; without `seed` one is
+    // derived from the node's name (FNV-1a), so that two unseeded nodes draw
+    // differently yet every inference of the bundle draws the same.
+    uint32_t seed = 2166136261u;
+    if (n.HasAttr("seed")) {
+      seed = bits(n.GetFloat("seed", 0.f));
+    } else {
+      for (unsigned char c : n.name) seed = (seed ^ c) * 16777619u;
+    }
+    d.kernel = "random";
+    d.spec = {y.numel(), seed, normal ? 1u : 0u, bits(a), bits(b)};
+    d.detail = StrFormat("%s %g %g seed %s", normal ? "normal mean/scale" : "uniform low/high", a, b,
+                         n.HasAttr("seed") ? "given" : "from the node name");
   } else if (op == "Unique") {  // one workgroup (shaders/unique.comp)
     if (n.outputs.size() < 6) return LErr(n, "internal: the extent and scratch outputs are missing");
     Dim outer = 1, l = x.numel(), inner = 1;
@@ -505,7 +532,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
   for (size_t o : d.outputs)
     if (o < n.outputs.size() && !n.outputs[o].empty() &&
         IsFloatLike(g.FindTensor(n.outputs[o])->dtype) != (o == 0 && op != "NonZero" ? in_float != 0 : false) &&
-        op != "TrainingDropout")
+        op != "TrainingDropout" && op != "RandomUniformLike" && op != "RandomNormalLike")
       return LErr(n, "output '" + n.outputs[o] + "' has an unexpected data type");
   r.dispatches.push_back(std::move(d));
   return r;

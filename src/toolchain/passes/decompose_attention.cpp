@@ -1,6 +1,6 @@
-// The transformer operators of opsets 23 and 24, Attention and
-// RotaryEmbedding, as MatMul / Softmax / elementwise chains of operators the
-// toolchain already lowers; see docs/toolchain.md, "Decomposed
+// The transformer operators of opsets 23 and 24, Attention, RotaryEmbedding
+// and TensorScatter (the KV-cache update), as MatMul / Softmax / Scatter /
+// elementwise chains of operators the toolchain already lowers; see docs/toolchain.md, "Decomposed
 // neural-network and quantization operators".
 #include <cmath>
 #include <limits>
@@ -329,12 +329,63 @@ Status RotaryEmbedding(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+
+// TensorScatter-24 (the KV-cache update): present = past_cache with
+// update[b, ..., s, ...] written at position write_indices[b] + s along
+// `axis` (mode circular: modulo the cache length), as one ScatterElements
+// whose indices are write_indices (0 when absent) plus a constant iota along
+// `axis`, broadcast to the update's shape.
+Status TensorScatter(Graph& g, const Node& n, Builder& b) {
+  const Tensor* past = InputWithShape(g, n, 0);
+  const Tensor* upd = InputWithShape(g, n, 1);
+  if (!past || !upd) return NodeInvalid(n, "past_cache and update need static shapes");
+  const size_t rank = past->shape.size();
+  if (rank < 2 || upd->shape.size() != rank)
+    return NodeInvalid(n, "past_cache " + ShapeToString(past->shape) + " and update " + ShapeToString(upd->shape) +
+                              " must have the same rank, at least 2");
+  int64_t axis = n.GetInt("axis", -2);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis < 1 || axis >= static_cast<int64_t>(rank))
+    return NodeInvalid(n, "axis " + Str(n.GetInt("axis", -2)) + " must name a dimension other than the batch (0) of " +
+                              ShapeToString(past->shape));
+  const std::string mode = n.GetString("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    return NodeInvalid(n, "mode '" + mode + "' is not one of linear, circular");
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> ps, Dims(g, n, 0, rank, "past_cache"));
+  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> us, Dims(g, n, 1, rank, "update"));
+  for (size_t i = 0; i < rank; ++i)
+    if (static_cast<int64_t>(i) != axis && ps[i] != us[i])
+      return NodeInvalid(n, "update " + ShapeToString(upd->shape) + " must match past_cache " +
+                                ShapeToString(past->shape) + " in every dimension but axis " + Str(axis));
+  const int64_t len = ps[static_cast<size_t>(axis)], seq = us[static_cast<size_t>(axis)];
+  if (seq > len)
+    return NodeInvalid(n, "update has " + Str(seq) + " positions along axis " + Str(axis) + ", more than the cache's " +
+                              Str(len));
+  std::vector<int64_t> iota_shape(rank, 1), iota(static_cast<size_t>(seq));
+  iota_shape[static_cast<size_t>(axis)] = seq;
+  for (int64_t s = 0; s < seq; ++s) iota[static_cast<size_t>(s)] = s;
+  std::string idx = b.AddConst(MakeConstI64("", ToDims(iota_shape), iota), "positions");
+  if (HasInput(n, 2)) {
+    const Tensor* wi = InputWithShape(g, n, 2);
+    if (!wi || wi->shape != Shape{past->shape[0]} || wi->dtype != DType::kInt64)
+      return NodeInvalid(n, "write_indices must be int64 of shape [" + Str(ps[0]) + "]");
+    std::vector<Dim> ws(rank, Dim(1));
+    ws[0] = Dim(ps[0]);
+    idx = b.Op("Add", {b.Reshape(n.inputs[2], ws, "write_indices_b"), idx}, "positions_b");
+    if (mode == "circular") idx = b.Op("Mod", {idx, Scalar(b, DType::kInt64, static_cast<double>(len), "length")}, "wrapped");
+  }
+  idx = b.Op("Expand", {idx, b.ConstI64("update_shape", upd->shape)}, "indices");
+  Node& sc = b.Add("ScatterElements", {n.inputs[0], idx, n.inputs[1]}, "scatter", n.outputs[0]);
+  sc.SetInt("axis", axis);
+  return Status::Ok();
+}
 }  // namespace
 
 const std::map<std::string, DecomposeFn>& AttentionDecompositions() {
   static const std::map<std::string, DecomposeFn> k = {
       {"Attention", Attention},
       {"RotaryEmbedding", RotaryEmbedding},
+      {"TensorScatter", TensorScatter},
   };
   return k;
 }

@@ -488,6 +488,23 @@ Status Dropout(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// Bernoulli(x) as its ONNX definition states it: 1 with probability x, i.e.
+// Cast(Less(u, x)) of a float32 uniform draw u in [0, 1) (RandomUniformLike,
+// shaders/random.comp; `seed` passed on). (The function body in the ONNX
+// release compares the other way, Greater(u, x), which draws 1 with
+// probability 1 - x; the node tests' _expanded forms carry that body.)
+Status Bernoulli(Graph& g, const Node& n, Builder& b) {
+  OAAXVK_ASSIGN_OR_RETURN(const Tensor* x, ShapedInput(g, n, 0));
+  if (x->dtype != DType::kFloat && x->dtype != DType::kDouble)
+    return NodeInvalid(n, std::string("input must be float32 or float64 probabilities, got ") + DTypeName(x->dtype));
+  Node& u = b.Add("RandomUniformLike", {n.inputs[0]}, "uniform");
+  u.SetInt("dtype", static_cast<int64_t>(x->dtype));
+  if (n.HasAttr("seed")) u.SetFloat("seed", n.GetFloat("seed", 0.f));
+  const std::string less = b.Op("Less", {b.Out(u), n.inputs[0]}, "hit");
+  b.Cast(less, n.HasAttr("dtype") ? static_cast<DType>(n.GetInt("dtype", 1)) : x->dtype, "cast", n.outputs[0]);
+  return Status::Ok();
+}
+
 // A float Range bound that is an integer read at run time: the output of a
 // Cast to float32/float64 of a one-element integer value (feature
 // value_symbols), or a float constant holding an integer (exact below 2^24).
@@ -683,7 +700,7 @@ const std::map<std::string, DecomposeFn>& MathDecompositions() {
       {"Sum", Variadic},     {"Mean", Variadic},   {"Max", Variadic},       {"Min", Variadic},
       {"Clip", Clip},        {"Pow", Pow},         {"PRelu", PRelu},        {"GlobalMaxPool", GlobalMaxPool},
       {"IsNaN", IsNaNInf},   {"IsInf", IsNaNInf},  {"EyeLike", EyeLike},    {"OneHot", OneHot},
-      {"Tile", Tile},        {"Dropout", Dropout}, {"Range", Range},   {"ConstantOfShape", ConstantOfShape},
+      {"Tile", Tile},        {"Dropout", Dropout}, {"Bernoulli", Bernoulli}, {"Range", Range},   {"ConstantOfShape", ConstantOfShape},
       {"Gelu", Gelu},
   };
   return k;

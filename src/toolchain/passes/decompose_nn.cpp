@@ -1016,18 +1016,23 @@ StatusOr<std::string> Multiplier(Graph& g, const Node& n, Builder& b, size_t as,
   for (int i = 0; i < 3; ++i) {
     const Tensor* t = InputWithShape(g, n, idx[i]);
     if (!t) return NodeInvalid(n, "scale input " + Str(idx[i]) + " has no static shape");
-    if (t->dtype != DType::kFloat)
-      return NodeUnimplemented(n, "scale '" + n.inputs[idx[i]] + "' must be float32, got " + DTypeName(t->dtype));
+    if (t->dtype != DType::kFloat && t->dtype != DType::kFloat16)
+      return NodeUnimplemented(n, "scale '" + n.inputs[idx[i]] + "' must be float32 or float16, got " +
+                                      DTypeName(t->dtype));
+    // A float16 scale widens to float32 exactly; the multiplier is then
+    // computed in float32, as ONNX Runtime does.
+    const std::string sc = t->dtype == DType::kFloat ? n.inputs[idx[i]]
+                                                     : CastTo(b, n.inputs[idx[i]], DType::kFloat, "scale" + Str(i) + "_f");
     if (t->numel() == 1 && t->shape.size() <= 1) {
-      r[i] = t->shape.empty() ? n.inputs[idx[i]] : Reshape(b, n.inputs[idx[i]], {}, "scale" + Str(i) + "_scalar");
+      r[i] = t->shape.empty() ? sc : Reshape(b, sc, {}, "scale" + Str(i) + "_scalar");
     } else if (t->shape.size() == 1 && per[i] == 'r') {
-      r[i] = Reshape(b, n.inputs[idx[i]], {t->shape[0], 1}, "scale" + Str(i) + "_rows");
+      r[i] = Reshape(b, sc, {t->shape[0], 1}, "scale" + Str(i) + "_rows");
     } else if (t->shape.size() == 1 && per[i] == 'c') {
-      r[i] = n.inputs[idx[i]];
+      r[i] = sc;
     } else if (t->shape.size() == 1 && per[i] == 'o') {
       std::vector<int64_t> s(static_cast<size_t>(out_rank - 1), 1);
       s[0] = t->shape[0];
-      r[i] = Reshape(b, n.inputs[idx[i]], ToDims(s), "scale" + Str(i) + "_channels");
+      r[i] = Reshape(b, sc, ToDims(s), "scale" + Str(i) + "_channels");
     } else {
       return NodeUnimplemented(n, "scale '" + n.inputs[idx[i]] + "' of shape " + ShapeToString(t->shape) +
                                       " is not supported (per-tensor or per-row/column/channel only)");
@@ -1349,20 +1354,13 @@ Status ResizeInnermost(Graph& g, const Node& n, Builder& b);
 //    gives every listed axis round_half_up(scale * input) (the ONNX
 //    definition); the kernel's coordinate scale is then output / input per
 //    axis, as ONNX Runtime computes it;
-//  - `antialias` 1 (18) and coordinate_transformation_mode
-//    half_pixel_symmetric (19) are refused: the kernel implements neither.
+//  - `antialias` (18) and coordinate_transformation_mode
+//    half_pixel_symmetric (19) stay on the node for the kernel
+//    (lower.cpp Resize: resize2d_aa, coordinate mode 6).
 // Older opsets pass unchanged.
 Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
   if (g.opset < 18) return ResizeInnermost(g, n0, b);
-  if (n0.GetInt("antialias", 0) != 0)
-    return NodeUnimplemented(n0, "antialias 1 is not supported (the Resize kernel interpolates without an "
-                                 "antialiasing filter); export with antialias 0");
-  if (n0.GetString("coordinate_transformation_mode", "half_pixel") == "half_pixel_symmetric")
-    return NodeUnimplemented(n0, "coordinate_transformation_mode 'half_pixel_symmetric' is not supported "
-                                 "(half_pixel, asymmetric, align_corners, pytorch_half_pixel, "
-                                 "tf_half_pixel_for_nearest, tf_crop_and_resize)");
   Node n = n0;
-  n.attrs.erase("antialias");
   n.attrs.erase("axes");
   n.attrs.erase("keep_aspect_ratio_policy");
   const std::string policy = n0.GetString("keep_aspect_ratio_policy", "stretch");

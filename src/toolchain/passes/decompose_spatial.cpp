@@ -308,8 +308,9 @@ Status Pad(Graph& g, const Node& n, Builder& b) {
 }
 
 // GridSample-20 renamed the interpolation modes (linear, cubic; linear the
-// default) and admits N-D inputs; the kernel samples 4-D inputs with the
-// opset-16 names. GridSample-22 only admits more element types.
+// default) and admits N-D inputs; the kernels sample 4-D inputs (grid_sample)
+// and 5-D ones (grid_sample3d, trilinear or nearest) with the opset-16 names.
+// GridSample-22 only admits more element types.
 Status GridSample(Graph& g, const Node& n, Builder& b) {
   Node& c = KeepWith(n, b, n.inputs);
   if (g.opset < 20) return Status::Ok();
@@ -319,9 +320,10 @@ Status GridSample(Graph& g, const Node& n, Builder& b) {
   else if (mode != "nearest")
     return NodeInvalid(n, "mode '" + mode + "' is not linear, nearest or cubic");
   const Tensor* x = InputWithShape(g, n, 0);
-  if (x && x->shape.size() != 4)
+  if (x && x->shape.size() != 4 && x->shape.size() != 5)
     return NodeUnimplemented(n, "input " + ShapeToString(x->shape) +
-                                    ": only 4-D inputs ([N, C, H, W], 2-D sampling) are supported");
+                                    ": only 4-D and 5-D inputs ([N, C, H, W], [N, C, D, H, W]: 2-D and 3-D sampling) "
+                                    "are supported");
   return Status::Ok();
 }
 
