@@ -51,6 +51,14 @@ bool CanEvaluate(const Graph& g, const Node& n) {
     const Tensor* t = g.FindTensor(n.inputs[0]);
     return t && t->has_shape;
   }
+  // Low-bit tensors stay on the device: a packed int4 weight and its
+  // DequantizeLinear would otherwise fold into a float32 weight 8 times its
+  // size, and the evaluators have no low-bit arithmetic.
+  for (const auto* list : {&n.inputs, &n.outputs})
+    for (const std::string& name : *list) {
+      const Tensor* t = name.empty() ? nullptr : g.FindTensor(name);
+      if (t != nullptr && IsLowBitDType(t->dtype)) return false;
+    }
   for (const std::string& in : n.inputs)
     if (!in.empty() && !g.IsConst(in)) return false;
   // An input computed from run-time values (Tensor::sym) folds only where
