@@ -136,7 +136,8 @@ e2e_convert() {
 #   and SwiftShader (e2e_run_cases), and compares each output with ONNX
 #   Runtime's: the same names, dtype, shape and byte size, floats within
 #   rtol = atol = 1e-5, everything else exactly. Returns 1 when anything
-#   fails, naming it.
+#   fails, naming it. ORT_SESSION_OPTIONS (environment, JSON): ONNX
+#   Runtime's session options, e.g. {"graphOptimizationLevel":"disabled"}.
 e2e_check_against_ort() {
   local py=$1 root=$2 build=$3 tmp=$4 node_modules=$5 fail m d drv
   fail=0
@@ -158,7 +159,8 @@ const ARRAYS = { float32: Float32Array, int64: BigInt64Array, bool: Uint8Array }
     const out = `${tmp}/${m}/ort-${d}`;
     fs.mkdirSync(out, { recursive: true });
     try {
-      sessions[m] = sessions[m] || await ort.InferenceSession.create(`${tmp}/${m}/model.onnx`);
+      const options = JSON.parse(process.env.ORT_SESSION_OPTIONS || '{}');
+      sessions[m] = sessions[m] || await ort.InferenceSession.create(`${tmp}/${m}/model.onnx`, options);
       const feeds = {};
       for (const t of JSON.parse(fs.readFileSync(`${tmp}/${m}/${d}/manifest.json`, 'utf8'))) {
         const b = fs.readFileSync(`${tmp}/${m}/${d}/${t.file}`);

@@ -37,6 +37,10 @@ bool IsEvaluableOp(const std::string& op_type) { return Evaluable().count(op_typ
 
 bool CanEvaluate(const Graph& g, const Node& n) {
   if (!(n.domain.empty() || n.domain == "ai.onnx") || !Evaluable().count(n.op_type)) return false;
+  // A node a decomposition keeps on the device (`_no_fold`): the expansion
+  // of blocked quantization scales, which would fold into a constant
+  // block_size times the size of the scales.
+  if (n.GetInt("_no_fold", 0) != 0) return false;
   for (const std::string& o : n.outputs) {
     const Tensor* t = g.FindTensor(o);
     if (!o.empty() && (!t || !t->has_shape || DTypeSize(t->dtype) == 0)) return false;

@@ -818,6 +818,7 @@ StatusOr<std::string> QuantParam(Graph& g, const Node& n, Builder& b, size_t k, 
     for (int64_t i = 0; i < xs[axis].value(); ++i) idx.push_back(i / block);
     Node& gn = b.Add("Gather", {v, b.ConstI64(suffix + "_blocks", idx)}, suffix + "_expanded");
     gn.SetInt("axis", axis);
+    gn.SetInt("_no_fold", 1);  // the scales stay blocked in the bundle (eval.cpp CanEvaluate)
     return b.Out(gn);
   }
   if (p->shape.size() != 1 || p->shape[0] != xs[axis])
