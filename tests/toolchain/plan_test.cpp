@@ -372,8 +372,9 @@ TEST(Lower, Int64InputIsConvertedAtTheBoundaryAndCast) {
 
 // A DequantizeLinear of an int4 initializer (blocked, the LLM weight form)
 // keeps the weight packed, two elements per byte, in the weights buffer; a
-// `convert` dispatch reads the packed bytes on the device (INT4 -> int32),
-// and no float32 copy of the weight is folded at conversion.
+// `convert` dispatch reads the packed bytes on the device (the Cast INT4 ->
+// float32 of the decomposition), and no float32 copy of the weight is folded
+// at conversion.
 TEST(Lower, Int4WeightStaysPackedAndIsUnpackedOnTheDevice) {
   Graph g;
   g.opset = 21;

@@ -458,13 +458,21 @@ class Lowerer {
     }
     Dispatch d;
     d.kernel = il.d.kernel;
+    d.spec = il.d.spec;
     for (const std::string& in : il.d.inputs) {
+      // A Cast of a low-bit constant reads its packed bytes directly.
+      const Tensor* t = g_.FindTensor(in);
+      if (d.kernel == "convert" && t != nullptr && t->is_const && IsLowBitDType(t->dtype) && !alias_.count(in)) {
+        OAAXVK_ASSIGN_OR_RETURN(int v, PackedWeightsOf(*t));
+        d.bindings.push_back({v, false});
+        d.spec.at(1) = static_cast<uint32_t>(t->dtype);
+        continue;
+      }
       OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(in, n.name));
       d.bindings.push_back({v, false});
     }
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     d.bindings.push_back({y, true});
-    d.spec = il.d.spec;
     Grid1D(CeilDiv(il.d.units, 256), d.groups);
     Emit(n, d, il.d.detail);
     return Status::Ok();
@@ -554,16 +562,29 @@ class Lowerer {
     if (!t) return Internal(who + ": unknown tensor '" + name + "'");
     if (!t->is_const) return Internal(who + ": tensor '" + name + "' is used before it is produced");
     if (AnyDependsOnValue(t->sym)) return RunTimeValueOf(*t, who);
-    OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kWeights));
     if (IsLowBitDType(t->dtype)) {
       // A low-bit constant (an int4 / float8 weight) stays packed in the
       // bundle and in device memory; a convert dispatch unpacks it into the
-      // compute format where the graph first reads it.
+      // compute format where an operator other than Cast first reads it (a
+      // Cast reads the packed bytes itself: EmitPlanned).
+      OAAXVK_ASSIGN_OR_RETURN(int w, PackedWeightsOf(*t));
       OAAXVK_ASSIGN_OR_RETURN(int c, NewValue(*t, BufferKind::kArena));
-      EmitConvert(name, v, c, t->numel(), t->dtype, ComputeDType(t->dtype), t->dtype);
-      v = c;
+      EmitConvert(name, w, c, t->numel(), t->dtype, ComputeDType(t->dtype), t->dtype);
+      alias_[name] = c;
+      return c;
     }
+    OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kWeights));
     alias_[name] = v;
+    return v;
+  }
+
+  // The weights value holding low-bit constant `t` in its storage format
+  // (StorageWords), created once.
+  StatusOr<int> PackedWeightsOf(const Tensor& t) {
+    auto it = packed_.find(t.name);
+    if (it != packed_.end()) return it->second;
+    OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kWeights));
+    packed_[t.name] = v;
     return v;
   }
 
@@ -1531,6 +1552,7 @@ class Lowerer {
   std::vector<DecidedCut> cuts_;
   std::vector<size_t> dispatch_log_;  // dispatch index -> its p_.node_kernels entry
   std::map<int, int> f16_copy_;       // weights value -> its kWeightsF16 copy (-1: none)
+  std::map<std::string, int> packed_;  // low-bit constant -> its weights value in storage format
 };
 
 }  // namespace
