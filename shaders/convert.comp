@@ -17,8 +17,12 @@
 // not used). A float16/bfloat16 SEM rounds the value to that precision even
 // when DST is float32 (Cast to float16 inside the graph). uint32 (12) is one
 // word, uint64 (13) two words like int64 (the runtime checks host values fit
-// int32). One invocation per output unit: a 32-bit word for 8/16-bit DST (4
-// or 2 elements), else one element.
+// int32). The low-bit types (17-24, lowbit.glsl) are packed four (8-bit) or
+// eight (4-bit, element 8w+k in bits 4k..4k+3 of word w) per word; their
+// compute format is float32 (int32 for INT4 / UINT4), and a low-bit SEM
+// rounds as Cast does with MODE (lowbit.glsl: saturate, E8M0 rounding).
+// One invocation per output unit: a 32-bit word for 4/8/16-bit DST (8, 4 or
+// 2 elements), else one element.
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer X_ { uint x[]; };
 layout(set = 0, binding = 1) writeonly buffer Y_ { uint y[]; };
@@ -26,10 +30,12 @@ layout(constant_id = 0) const uint N = 1;    // elements
 layout(constant_id = 1) const uint SRC = 1;  // storage dtype of X
 layout(constant_id = 2) const uint DST = 1;  // storage dtype of Y
 layout(constant_id = 3) const uint SEM = 1;  // semantic target dtype
+layout(constant_id = 4) const uint MODE = 0;  // low-bit rounding (lowbit.glsl)
 #include "common.glsl"
 #include "float_order.glsl"
+#include "lowbit.glsl"
 
-bool is_float_dt(uint t) { return t == 1u || t == 11u || t == 10u || t == 16u; }
+bool is_float_dt(uint t) { return t == 1u || t == 11u || t == 10u || t == 16u || lowbit_is_float(t); }
 
 // float16 bits -> float32 bits, exactly (subnormals normalized).
 uint f16_to_f32(uint h) {
@@ -139,6 +145,12 @@ void load(uint i, out bool isf, out float f, out int v) {
   else if (SRC == 3u) v = bitfieldExtract(int(x[i >> 2]), int(8u * (i & 3u)), 8);
   else if (SRC == 4u) v = int((x[i >> 1] >> (16u * (i & 1u))) & 0xffffu);
   else if (SRC == 5u) v = bitfieldExtract(int(x[i >> 1]), int(16u * (i & 1u)), 16);
+  else if (lowbit_is(SRC)) {
+    uint code = lowbit_is_packed4(SRC) ? (x[i >> 3] >> (4u * (i & 7u))) & 0xfu : (x[i >> 2] >> (8u * (i & 3u))) & 0xffu;
+    uint b = lowbit_to_f32(SRC, code);
+    if (lowbit_is_float(SRC)) { isf = true; f = uintBitsToFloat(b); }
+    else v = int(b);
+  }
 }
 
 // Converts to SEM; returns float bits for float SEM, else the wrapped integer.
@@ -147,6 +159,7 @@ uint convert(bool isf, float f, int v) {
     uint b = floatBitsToUint(isf ? f : float(v));
     if (SEM == 10u) return f16_to_f32(f32_to_f16(b));
     if (SEM == 16u) return f32_to_bf16(b) << 16;
+    if (lowbit_is(SEM)) return lowbit_to_f32(SEM, lowbit_from_f32(SEM, b, MODE));
     return b;
   }
   // On the bits: a subnormal is true where a driver flushes it in comparisons.
@@ -164,6 +177,8 @@ uint convert(bool isf, float f, int v) {
   if (SEM == 3u) return uint(bitfieldExtract(t, 0, 8));
   if (SEM == 4u) return uint(t) & 0xffffu;
   if (SEM == 5u) return uint(bitfieldExtract(t, 0, 16));
+  if (SEM == 21u) return uint(t) & 0xfu;
+  if (SEM == 22u) return uint(bitfieldExtract(t, 0, 4));
   return uint(t);
 }
 
@@ -175,17 +190,19 @@ uint elem(uint i) {
 
 void main() {
   uint u = linear_index_256();
-  uint epw = (DST == 2u || DST == 3u || DST == 9u) ? 4u : ((DST == 4u || DST == 5u || DST == 10u || DST == 16u) ? 2u : 1u);
+  uint epw = lowbit_is_packed4(DST) ? 8u : ((DST == 2u || DST == 3u || DST == 9u || lowbit_is(DST)) ? 4u :
+             ((DST == 4u || DST == 5u || DST == 10u || DST == 16u) ? 2u : 1u));
   uint units = (N + epw - 1u) / epw;
   if (u >= units) return;
   if (epw > 1u) {
-    uint w = 0u, bits = 32u / epw, mask = epw == 4u ? 0xffu : 0xffffu;
+    uint w = 0u, bits = 32u / epw, mask = epw == 8u ? 0xfu : (epw == 4u ? 0xffu : 0xffffu);
     for (uint k = 0u; k < epw; ++k) {
       uint i = u * epw + k;
       if (i < N) {
         uint e = elem(i);
         if (DST == 10u) e = f32_to_f16(e);
         else if (DST == 16u) e = f32_to_bf16(e);
+        else if (lowbit_is(DST)) e = lowbit_from_f32(DST, e, MODE);
         w |= (e & mask) << (bits * k);
       }
     }

@@ -40,13 +40,33 @@ typedef enum tensor_data_type {
   DATA_TYPE_DOUBLE = 11, /* IEEE-754 binary64 */
   DATA_TYPE_UINT32 = 12,
   DATA_TYPE_UINT64 = 13,
-  DATA_TYPE_BFLOAT16 = 16 /* bfloat16: the high half of a binary32 (extension: the ONNX code) */
+  DATA_TYPE_BFLOAT16 = 16, /* bfloat16: the high half of a binary32 (extension: the ONNX code) */
+  /* Low-bit types (extensions: the ONNX codes and encodings). The 8-bit
+   * floats take one byte per element: E4M3FN (bias 7, max 448, NaN
+   * S.1111.111, no Inf), E4M3FNUZ (bias 8, max 240, the only NaN 0x80, no -0,
+   * no Inf), E5M2 (bias 15, max 57344, IEEE-like Inf and NaN), E5M2FNUZ
+   * (bias 16, max 57344, the only NaN 0x80, no -0, no Inf), E8M0 (an unsigned
+   * exponent: 2^(bits - 127), 0xFF NaN, no zero). The 4-bit types take half a
+   * byte: two elements per byte, element 2i in the low nibble and 2i+1 in the
+   * high nibble, so a tensor of n elements takes (n + 1) / 2 bytes (the last
+   * high nibble of an odd count is 0); UINT4 is 0..15, INT4 two's complement
+   * -8..7, FLOAT4E2M1 sign, 2 exponent bits (bias 1), 1 mantissa bit, max 6,
+   * no Inf or NaN. oaaxvk::TensorByteSize (tensors_util.h) computes a
+   * tensor's bytes for every type. */
+  DATA_TYPE_FLOAT8E4M3FN = 17,
+  DATA_TYPE_FLOAT8E4M3FNUZ = 18,
+  DATA_TYPE_FLOAT8E5M2 = 19,
+  DATA_TYPE_FLOAT8E5M2FNUZ = 20,
+  DATA_TYPE_UINT4 = 21,
+  DATA_TYPE_INT4 = 22,
+  DATA_TYPE_FLOAT4E2M1 = 23,
+  DATA_TYPE_FLOAT8E8M0 = 24
 } tensor_data_type;
 
 /* A set of tensors (spec 3.2). All arrays have num_tensors elements;
  * shapes[i] has ranks[i] elements (dimension sizes); data[i] holds the
  * product of shapes[i] elements of data_types[i], dense, row-major, in host
- * (little-endian) byte order. names[i] are unique, NUL-terminated UTF-8. */
+ * (little-endian) byte order (4-bit types packed two per byte, see above). names[i] are unique, NUL-terminated UTF-8. */
 typedef struct tensors_struct {
   size_t num_tensors;           /* number of tensors */
   char** names;                 /* tensor names (UTF-8) */

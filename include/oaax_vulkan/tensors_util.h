@@ -24,9 +24,11 @@
 namespace oaaxvk {
 
 // Bytes per element of an OAAX tensor_data_type (interface.h; the values equal
-// the ONNX TensorProto.DataType codes; FLOAT16 and BFLOAT16 are this
-// project's extensions, see interface.h). 0 for STRING and for codes neither
-// defines (e.g. the ONNX COMPLEX64).
+// the ONNX TensorProto.DataType codes; FLOAT16, BFLOAT16 and the low-bit
+// types are this project's extensions, see interface.h). 0 for STRING and for
+// codes neither defines (e.g. the ONNX COMPLEX64). The 4-bit types (UINT4,
+// INT4, FLOAT4E2M1) give 1, the byte that holds an element; their tensors
+// take TensorByteSize bytes, about half of elements × 1.
 inline size_t TensorElementSize(uint32_t dtype) noexcept {
   switch (dtype) {
     case DATA_TYPE_FLOAT: return 4;
@@ -42,8 +44,34 @@ inline size_t TensorElementSize(uint32_t dtype) noexcept {
     case DATA_TYPE_UINT64: return 8;
     case DATA_TYPE_FLOAT16: return 2;
     case DATA_TYPE_BFLOAT16: return 2;
+    case DATA_TYPE_FLOAT8E4M3FN: case DATA_TYPE_FLOAT8E4M3FNUZ: case DATA_TYPE_FLOAT8E5M2:
+    case DATA_TYPE_FLOAT8E5M2FNUZ: case DATA_TYPE_FLOAT8E8M0: return 1;
+    case DATA_TYPE_UINT4: case DATA_TYPE_INT4: case DATA_TYPE_FLOAT4E2M1: return 1;
     default: return 0;  // DATA_TYPE_STRING (8) and unknown values
   }
+}
+
+// True for the 4-bit types, packed two elements per byte (interface.h).
+inline bool IsPacked4Bit(uint32_t dtype) noexcept {
+  return dtype == DATA_TYPE_UINT4 || dtype == DATA_TYPE_INT4 || dtype == DATA_TYPE_FLOAT4E2M1;
+}
+
+// Bytes of a dense tensor of `elements` elements of `dtype`: elements ×
+// TensorElementSize, except (elements + 1) / 2 for the packed 4-bit types.
+// 0 for the types TensorElementSize gives 0. The caller checks overflow of
+// elements × 8 beforehand where elements comes from the host.
+inline uint64_t TensorByteSize(uint32_t dtype, uint64_t elements) noexcept {
+  if (IsPacked4Bit(dtype)) return elements / 2 + (elements & 1u);
+  return elements * TensorElementSize(dtype);
+}
+
+// Elements a dense tensor of `nbytes` bytes of `dtype` holds at most: the
+// inverse of TensorByteSize (2 × nbytes for the 4-bit types). 0 for the
+// types TensorElementSize gives 0.
+inline uint64_t TensorMaxElements(uint32_t dtype, uint64_t nbytes) noexcept {
+  const size_t es = TensorElementSize(dtype);
+  if (es == 0) return 0;
+  return IsPacked4Bit(dtype) ? nbytes * 2 : nbytes / es;
 }
 
 // Frees a tensors_struct deeply: each names[i], shapes[i], data[i] (for i <

@@ -30,6 +30,14 @@ const char* OaaxDtypeName(uint32_t dtype) {
     case 12: return "UINT32";
     case 13: return "UINT64";
     case 16: return "BFLOAT16";
+    case 17: return "FLOAT8E4M3FN";
+    case 18: return "FLOAT8E4M3FNUZ";
+    case 19: return "FLOAT8E5M2";
+    case 20: return "FLOAT8E5M2FNUZ";
+    case 21: return "UINT4";
+    case 22: return "INT4";
+    case 23: return "FLOAT4E2M1";
+    case 24: return "FLOAT8E8M0";
     default: return "unknown";
   }
 }
@@ -203,10 +211,12 @@ Status ParseIo(const Reader& r, const char* kind, uint64_t buffer_bytes, const s
     // Feature value_symbols: an output's stored shape may be computed from
     // input values (at their maxima); ParseShapeProgram checks those outputs.
     const bool deferred = !is_input && features.count("value_symbols") != 0 && features.count("dynamic_shapes") != 0;
-    if (!deferred && (numel > UINT64_MAX / esize || numel * esize != d.nbytes))
-      return r.Error(StrFormat("%s '%s': nbytes %llu != numel %llu x %zu (shape %s, %s)", kind, d.name.c_str(),
-                               static_cast<unsigned long long>(d.nbytes), static_cast<unsigned long long>(numel),
-                               esize, ShapeString(d.shape).c_str(), OaaxDtypeName(d.dtype)));
+    if (!deferred && (numel > UINT64_MAX / esize || TensorByteSize(d.dtype, numel) != d.nbytes))
+      return r.Error(StrFormat("%s '%s': nbytes %llu != %llu, the bytes of %llu elements (shape %s, %s)", kind,
+                               d.name.c_str(), static_cast<unsigned long long>(d.nbytes),
+                               static_cast<unsigned long long>(TensorByteSize(d.dtype, numel)),
+                               static_cast<unsigned long long>(numel), ShapeString(d.shape).c_str(),
+                               OaaxDtypeName(d.dtype)));
     if (d.offset % kBindingAlignment != 0)
       return r.Error(StrFormat("%s '%s': offset %llu is not a multiple of %llu", kind, d.name.c_str(),
                                static_cast<unsigned long long>(d.offset),
@@ -628,7 +638,7 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
     uint64_t numel = 1;
     for (uint64_t dim : d.shape) numel = dim != 0 && numel > UINT64_MAX / dim ? UINT64_MAX : numel * dim;
     const size_t esize = TensorElementSize(d.dtype);
-    if (!value_shaped && (numel > UINT64_MAX / esize || numel * esize != d.nbytes))
+    if (!value_shaped && (numel > UINT64_MAX / esize || TensorByteSize(d.dtype, numel) != d.nbytes))
       return r.Error(StrFormat("output '%s': nbytes %llu != numel %llu x %zu (shape %s)", d.name.c_str(),
                                static_cast<unsigned long long>(d.nbytes), static_cast<unsigned long long>(numel), esize,
                                ShapeString(d.shape).c_str()));

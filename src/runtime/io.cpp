@@ -183,7 +183,7 @@ Status ValidateInput(const Bundle& bundle, const tensors_struct* in, CheckedInpu
       }
       numel *= got;  // every dimension is at most the stored one: no overflow
     }
-    const uint64_t nbytes = numel * TensorElementSize(d.dtype);
+    const uint64_t nbytes = TensorByteSize(d.dtype, numel);
     if (!in->data[i] && nbytes > 0) return InvalidArgument(StrFormat("input tensor '%s': data[%zu] is NULL", name, i));
     // An input read only as run-time values (feature value_symbols) is read
     // by the host in 64 bits (INT64_MAX "to the end" is a valid Slice bound);
@@ -214,7 +214,7 @@ Status ReadValueSymbols(const Bundle& bundle, const tensors_struct* in, const st
     // The element must exist in the tensor as sent: an input with a symbolic
     // dimension may be shorter than its maximum shape, which the bundle
     // checked the element index against.
-    const uint64_t elements = checked->nbytes[host_index] / TensorElementSize(d.dtype);
+    const uint64_t elements = TensorMaxElements(d.dtype, checked->nbytes[host_index]);
     if (y.element >= elements)
       return InvalidArgument(StrFormat("input tensor '%s': value symbol %s is its element %llu, but the tensor as sent "
                                        "has %llu element(s); send a tensor that holds element %llu",
@@ -326,7 +326,19 @@ tensors_struct* BuildOutputs(const Bundle& bundle, const uint8_t* host_out,
       for (size_t j = a + 1; j < dims.size(); ++j) inner *= dims[j];
       dims[a] = c;
       nbytes = outer * c * inner;
-      if (outer > 1 && c > 0 && c < planned) {  // gather the first c slices of every outer block
+      if (IsPacked4Bit(d.dtype)) {
+        // Two elements per byte: the first c slices of every outer block,
+        // element by element (a slice may start in the middle of a byte).
+        nbytes = TensorByteSize(d.dtype, outer * c * inner);
+        gathered.assign(nbytes, 0);
+        for (uint64_t o = 0; o < outer; ++o)
+          for (uint64_t e = 0; e < c * inner; ++e) {
+            const uint64_t from = o * planned * inner + e, to = o * c * inner + e;
+            const uint8_t nib = (data[from / 2] >> (4 * (from & 1u))) & 0xfu;
+            gathered[to / 2] = static_cast<uint8_t>(gathered[to / 2] | (nib << (4 * (to & 1u))));
+          }
+        data = gathered.data();
+      } else if (outer > 1 && c > 0 && c < planned) {  // gather the first c slices of every outer block
         gathered.resize(nbytes);
         for (uint64_t o = 0; o < outer; ++o)
           memcpy(gathered.data() + o * c * inner, data + o * planned * inner, c * inner);

@@ -99,22 +99,21 @@ StatusOr<ShapeInstance> Recorder::Instantiate(const std::vector<int64_t>& symbol
       overflow = overflow || (shape[a] != 0 && numel > UINT64_MAX / shape[a]);
       numel *= shape[a];
     }
-    const size_t es = TensorElementSize(d.dtype);
-    if (!check_outputs && (overflow || numel > d.nbytes / es)) {
+    if (!check_outputs && (overflow || numel > TensorMaxElements(d.dtype, d.nbytes))) {
       // The load-time recording of a bundle with value symbols: the maximum
       // of every value symbol is a placeholder (its output shapes are never
       // returned); the stored bytes stand in.
       shape = d.shape;
-      numel = d.nbytes / es;
+      numel = TensorMaxElements(d.dtype, d.nbytes);
       overflow = false;
     }
-    if (overflow || numel > d.nbytes / es)
+    if (overflow || numel > TensorMaxElements(d.dtype, d.nbytes))
       return InvalidArgument(StrFormat("output '%s': shape %s at %s needs more than the %llu bytes the memory plan "
                                        "reserves for it (maximum shape %s)",
                                        d.name.c_str(), ShapeString(shape).c_str(), sp.ValuesString(symbols).c_str(),
                                        static_cast<unsigned long long>(d.nbytes), ShapeString(d.shape).c_str()));
     si.output_shapes.push_back(std::move(shape));
-    si.output_nbytes.push_back(numel * es);
+    si.output_nbytes.push_back(TensorByteSize(d.dtype, numel));
   }
   return si;
 }

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "oaax_vulkan/interface.h"
+#include "oaax_vulkan/lowbit_types.h"
 #include "oaax_vulkan/tensors_util.h"
 #include "onnx/onnx-data.pb.h"  // TensorProto sequences (upstream installs no _pb.h wrapper for it)
 #include "onnx/onnx_pb.h"
@@ -128,6 +129,14 @@ const char* OnnxTypeName(int t) {
     case onnx::TensorProto::COMPLEX64: return "COMPLEX64";
     case onnx::TensorProto::COMPLEX128: return "COMPLEX128";
     case onnx::TensorProto::BFLOAT16: return "BFLOAT16";
+    case 17: return "FLOAT8E4M3FN";
+    case 18: return "FLOAT8E4M3FNUZ";
+    case 19: return "FLOAT8E5M2";
+    case 20: return "FLOAT8E5M2FNUZ";
+    case 21: return "UINT4";
+    case 22: return "INT4";
+    case 23: return "FLOAT4E2M1";
+    case 24: return "FLOAT8E8M0";
     default: return "UNDEFINED";
   }
 }
@@ -187,12 +196,14 @@ std::string FromTensorProto(const onnx::TensorProto& p, const std::string& where
       case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16:  // bit patterns in int32_data
         PackField<uint16_t>(p.int32_data(), &t->bytes);
         break;
-      default: break;
+      default:  // low-bit types: one byte (a code, or two packed 4-bit codes) per int32_data value
+        if (oaaxvk::lowbit::IsLowBit(static_cast<uint32_t>(t->dtype))) PackField<uint8_t>(p.int32_data(), &t->bytes);
+        break;
     }
   }
-  if (t->bytes.size() != t->numel() * es) {
-    return where + ": holds " + std::to_string(t->bytes.size()) + " bytes, shape needs " +
-           std::to_string(t->numel() * es);
+  const uint64_t want = oaaxvk::TensorByteSize(static_cast<uint32_t>(t->dtype), t->numel());
+  if (t->bytes.size() != want) {
+    return where + ": holds " + std::to_string(t->bytes.size()) + " bytes, shape needs " + std::to_string(want);
   }
   return "";
 }
@@ -294,6 +305,12 @@ double BfloatBitsToDouble(uint16_t h) {
   return f;
 }
 
+// Element i of low-bit data: its byte, or its nibble of packed 4-bit data.
+uint32_t LowBitCode(int dtype, const void* p, size_t i) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  return oaaxvk::lowbit::IsPacked4(static_cast<uint32_t>(dtype)) ? oaaxvk::lowbit::UnpackNibble(b, i) : b[i];
+}
+
 double ElementAsDouble(int dtype, const void* p, size_t i) {
   switch (dtype) {
     case onnx::TensorProto::FLOAT16: return HalfBitsToDouble(Load<uint16_t>(p, i));
@@ -309,7 +326,10 @@ double ElementAsDouble(int dtype, const void* p, size_t i) {
     case onnx::TensorProto::BOOL: return Load<uint8_t>(p, i) != 0 ? 1.0 : 0.0;
     case onnx::TensorProto::UINT32: return Load<uint32_t>(p, i);
     case onnx::TensorProto::UINT64: return static_cast<double>(Load<uint64_t>(p, i));
-    default: return 0;
+    default:
+      if (oaaxvk::lowbit::IsLowBit(static_cast<uint32_t>(dtype)))
+        return oaaxvk::lowbit::ToDouble(static_cast<uint32_t>(dtype), LowBitCode(dtype, p, i));
+      return 0;
   }
 }
 
@@ -341,6 +361,11 @@ std::string Compare(const HostTensor& exp, int got_dtype, const std::vector<size
         ok = err <= kAtol + rtol * std::fabs(e);
         max_err = std::max(max_err, err);
       }
+    } else if (oaaxvk::lowbit::IsLowBit(static_cast<uint32_t>(exp.dtype))) {
+      // Exact: the same code, or NaN for both (E4M3FN and E5M2 have several).
+      const uint32_t ce = LowBitCode(exp.dtype, exp.bytes.data(), i), cg = LowBitCode(got_dtype, got, i);
+      ok = ce == cg || (std::isnan(ElementAsDouble(exp.dtype, exp.bytes.data(), i)) &&
+                        std::isnan(ElementAsDouble(got_dtype, got, i)));
     } else if (exp.dtype == onnx::TensorProto::BOOL) {
       ok = (Load<uint8_t>(exp.bytes.data(), i) != 0) == (Load<uint8_t>(got, i) != 0);
     } else {

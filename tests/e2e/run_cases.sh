@@ -136,7 +136,8 @@ e2e_convert() {
 #   and SwiftShader (e2e_run_cases), and compares each output with ONNX
 #   Runtime's: the same names, dtype, shape and byte size, floats within
 #   rtol = atol = 1e-5, everything else exactly. Returns 1 when anything
-#   fails, naming it.
+#   fails, naming it. ORT_SESSION_OPTIONS (environment, JSON): ONNX
+#   Runtime's session options (tools/reference/ort_run.js).
 e2e_check_against_ort() {
   local py=$1 root=$2 build=$3 tmp=$4 node_modules=$5 fail m d drv
   fail=0

@@ -286,6 +286,43 @@ TEST_F(Runtime, StagedOutputsWithDirectInputsMatchCpuReference) {
   ExpectError(Init({{"force_staging", "inputs"}}), {"force_staging"});
 }
 
+// 4-bit types cross the API packed two elements per byte (interface.h): an
+// odd count of n elements takes (n + 1) / 2 bytes at send_input and at
+// receive_output, and the bytes come back unchanged.
+TEST_F(Runtime, FourBitTensorsTakeHalfAByteAnElement) {
+  EXPECT_EQ(oaaxvk::TensorByteSize(DATA_TYPE_INT4, 5), 3u);
+  EXPECT_EQ(oaaxvk::TensorByteSize(DATA_TYPE_FLOAT4E2M1, 6), 3u);
+  EXPECT_EQ(oaaxvk::TensorByteSize(DATA_TYPE_FLOAT8E4M3FN, 5), 5u);
+  EXPECT_EQ(oaaxvk::TensorMaxElements(DATA_TYPE_UINT4, 3), 6u);
+  for (tensor_data_type dtype : {DATA_TYPE_UINT4, DATA_TYPE_INT4, DATA_TYPE_FLOAT4E2M1}) {
+    for (uint32_t n : {5u, 8u}) {
+      SCOPED_TRACE(std::to_string(dtype) + " [" + std::to_string(n) + "]");
+      if (initialized_) {
+        ASSERT_EQ(Destroy(), 0) << g_api->error();
+      }
+      ASSERT_EQ(Init(), 0) << g_api->error();
+      const std::string path =
+          Write(oaaxvk::test::Packed4CopyBundle(dtype, n), "packed4_" + std::to_string(dtype) + "_" + std::to_string(n));
+      ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+      const size_t bytes = (n + 1) / 2, shape[1] = {n};
+      // Element 2i in the low nibble: 0x21 is elements 1, 2; the last high
+      // nibble of an odd count is 0.
+      const uint8_t q[4] = {0x21, 0x43, n == 5 ? uint8_t{0x05} : uint8_t{0x65}, 0x87};
+      tensors_struct* t = oaaxvk::AllocTensors(1);
+      ASSERT_TRUE(oaaxvk::SetTensor(t, 0, "q", dtype, shape, 1, q, bytes));
+      ASSERT_EQ(g_api->send(t), 0) << g_api->error();
+      tensors_struct* out = nullptr;
+      ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+      ASSERT_EQ(out->num_tensors, 1u);
+      EXPECT_EQ(out->data_types[0], dtype);
+      ASSERT_EQ(out->ranks[0], 1u);
+      EXPECT_EQ(out->shapes[0][0], n);
+      EXPECT_EQ(std::memcmp(out->data[0], q, bytes), 0);
+      DeepFree(out);
+    }
+  }
+}
+
 TEST_F(Runtime, TwoInputsTwoOutputsByNameInAnyOrder) {
   const uint32_t n = 1000;
   ASSERT_EQ(Init(), 0) << g_api->error();

@@ -336,6 +336,24 @@ inline BundleSpec TwoInTwoOutBundle(uint32_t n) {
   return s;
 }
 
+// 4-bit I/O (two elements per byte): input "q" of `dtype` (21 UINT4, 22
+// INT4 or 23 FLOAT4E2M1) [n] in ceil(n / 2) bytes, copied word by word
+// (shaders/copy_words.comp) into output "r" of the same type and shape.
+inline BundleSpec Packed4CopyBundle(uint32_t dtype, uint32_t n) {
+  BundleSpec s;
+  const uint64_t bytes = (n + 1) / 2, words = (bytes + 3) / 4;
+  s.inputs = {{"q", dtype, {static_cast<int64_t>(n)}, 0, bytes}};
+  s.outputs = {{"r", dtype, {static_cast<int64_t>(n)}, 0, bytes}};
+  s.inputs_bytes = words * 4;
+  s.outputs_bytes = words * 4;
+  s.kernels = {{"copy_words", ReadSpirv("copy_words"), 2, 1}};
+  s.bindings = {{2, 0, words * 4}, {3, 0, words * 4}};
+  s.spec = {static_cast<uint32_t>(words)};
+  s.dispatch = {{0, 1, 1, 1, 0, 2, 0, 1}};
+  s.barrier = {0};
+  return s;
+}
+
 // y = x ([1, n]) through one deliberately slow dispatch (shaders/spin.comp:
 // `iterations` dependent multiply-adds per element): a frame that takes long
 // enough to observe receive_timeout_ms expiring.

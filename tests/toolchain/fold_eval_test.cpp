@@ -310,5 +310,44 @@ TEST(FoldEvalTest, NotConstantNamesTheConfigEntry) {
   EXPECT_EQ(m.find("dynamic shapes are not supported"), std::string::npos) << m;
 }
 
+// Low-bit constants hold one code per byte in the IR: values round into them
+// as ONNX Cast does with saturate = 1 (the codes are the ONNX reference's,
+// numpy_helper.saturate_cast / ml_dtypes), read back exactly, and an
+// operator reading one is left to the device, not folded.
+TEST(FoldEvalTest, LowBitConstantsRoundAsOnnxAndAreNotFolded) {
+  const std::vector<double> x = {0.47892547, 1e6, -1e-7, -3.3};
+  const struct {
+    DType t;
+    std::vector<uint8_t> codes;
+    std::vector<double> values;
+  } cases[] = {
+      {DType::kFloat8E4M3FN, {47, 126, 128, 197}, {0.46875, 448, -0.0, -3.25}},
+      {DType::kFloat8E4M3FNUZ, {55, 127, 0, 205}, {0.46875, 240, 0.0, -3.25}},
+      {DType::kFloat8E5M2, {56, 123, 128, 195}, {0.5, 57344, -0.0, -3.5}},
+      {DType::kFloat8E5M2FNUZ, {60, 127, 0, 199}, {0.5, 57344, 0.0, -3.5}},
+      {DType::kFloat4E2M1, {1, 7, 8, 13}, {0.5, 6, -0.0, -3}},
+      {DType::kInt4, {0, 0, 0, 13}, {0, 0, 0, -3}},  // truncation toward zero; 1e6 wraps to 0
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(DTypeName(c.t));
+    const Tensor t = MakeConstFromDoubles("q", c.t, {4}, x);
+    EXPECT_EQ(t.data, c.codes);
+    const std::vector<double> back = t.AsDoubles();
+    ASSERT_EQ(back.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(back[i], c.values[i]) << "element " << i;
+      EXPECT_EQ(std::signbit(back[i]), std::signbit(c.values[i])) << "element " << i;
+    }
+  }
+  Graph g;
+  AddConstOf(g, "q", DType::kInt4, {4}, {1, -2, 3, -4});
+  AddNode(g, "Cast", "c", {"q"}, {"f"}).SetInt("to", 1);
+  g.opset = 21;
+  AddOutput(g, "f");
+  PassResult r;
+  ASSERT_TRUE(FoldConstants(g, &r).ok());
+  EXPECT_EQ(g.nodes.size(), 1u) << "a Cast of an int4 constant was folded";
+}
+
 }  // namespace
 }  // namespace oaaxvk::toolchain

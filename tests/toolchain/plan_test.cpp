@@ -364,10 +364,41 @@ TEST(Lower, Int64InputIsConvertedAtTheBoundaryAndCast) {
   EXPECT_EQ(p->inputs[1].nbytes, 24u);  // host bytes: 3 x int64
   ASSERT_EQ(p->dispatches.size(), 3u);
   EXPECT_EQ(p->dispatches[0].kernel, "convert");  // int64 -> int32 at the input
-  EXPECT_EQ(p->dispatches[0].spec, (std::vector<uint32_t>{3, 7, 6, 7}));
-  EXPECT_EQ(p->dispatches[1].kernel, "convert");  // Cast int32 -> float32
-  EXPECT_EQ(p->dispatches[1].spec, (std::vector<uint32_t>{3, 6, 1, 1}));
+  EXPECT_EQ(p->dispatches[0].spec, (std::vector<uint32_t>{3, 7, 6, 7, 0}));
+  EXPECT_EQ(p->dispatches[1].kernel, "convert");  // Cast int32 -> float32 (saturate = 1)
+  EXPECT_EQ(p->dispatches[1].spec, (std::vector<uint32_t>{3, 6, 1, 1, 1}));
   EXPECT_EQ(p->dispatches[2].kernel, "eltwise");
+}
+
+// A DequantizeLinear of an int4 initializer (blocked, the LLM weight form)
+// keeps the weight packed, two elements per byte, in the weights buffer; a
+// `convert` dispatch reads the packed bytes on the device (the Cast INT4 ->
+// float32 of the decomposition), and no float32 copy of the weight is folded
+// at conversion.
+TEST(Lower, Int4WeightStaysPackedAndIsUnpackedOnTheDevice) {
+  Graph g;
+  g.opset = 21;
+  Tensor w;
+  w.name = "w"; w.dtype = DType::kInt4; w.shape = {5, 2}; w.has_shape = true; w.is_const = true;
+  w.data = {1, 2, 3, 4, 5, 6, 7, 0x8, 0x9, 0xf};  // one code per byte in the IR: 1..7, -8, -7, -1
+  g.tensors["w"] = w;
+  g.tensors["scale"] = MakeConstF32("scale", {3, 2}, {0.5f, 1.f, 2.f, 4.f, 8.f, 16.f});
+  AddNode(g, "DequantizeLinear", "dq", {"w", "scale"}, {"y"}).SetInt("axis", 0);
+  g.nodes.back().SetInt("block_size", 2);
+  AddOutput(g, "y");
+  ASSERT_TRUE(RunDefaultPipeline(g).ok());
+  auto p = Lower(g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  bool packed = false, unpacked = false;
+  for (const auto& v : p->values)
+    if (v.kind == BufferKind::kWeights && v.tensor == "w") {
+      packed = true;
+      EXPECT_EQ(v.data, (std::vector<uint8_t>{0x21, 0x43, 0x65, 0x87, 0xf9, 0, 0, 0}));
+    }
+  for (const auto& d : p->dispatches)
+    if (d.kernel == "convert" && DimValues(d.spec).at(1) == static_cast<int64_t>(DType::kInt4)) unpacked = true;
+  EXPECT_TRUE(packed) << "no packed weights value for 'w'";
+  EXPECT_TRUE(unpacked) << "no convert dispatch reading the packed int4 weight";
 }
 
 // Data types without a device representation are rejected naming the tensor.

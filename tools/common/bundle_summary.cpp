@@ -35,6 +35,14 @@ std::string DTypeName(uint32_t code) {
     case 12: return "uint32";
     case 13: return "uint64";
     case 16: return "bfloat16";
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
+    case 24: return "float8e8m0";
     default: return "dtype " + std::to_string(code);
   }
 }

@@ -14,10 +14,18 @@
 //   per model) on the inputs DIR/MODEL/SET and writes DIR/MODEL/ort-SET as
 //   above, or DIR/MODEL/ort-SET/error.txt with ONNX Runtime's message when
 //   it refuses that set (the caller decides whether that is expected).
+// Environment: ORT_SESSION_OPTIONS, JSON of ONNX Runtime's session options
+// (e.g. {"graphOptimizationLevel":"disabled"}, so that ONNX Runtime runs the
+// graph's own operators rather than its fused forms); the execution provider
+// is always the CPU.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const ort = require('onnxruntime-node');
+
+function sessionOptions() {
+  return { ...JSON.parse(process.env.ORT_SESSION_OPTIONS || '{}'), executionProviders: ['cpu'] };
+}
 
 const ARRAYS = {
   float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array,
@@ -65,7 +73,7 @@ async function runCases(dir) {
     fs.mkdirSync(outDir, { recursive: true });
     try {
       sessions[m] = sessions[m] ||
-        await ort.InferenceSession.create(path.join(dir, m, 'model.onnx'), { executionProviders: ['cpu'] });
+        await ort.InferenceSession.create(path.join(dir, m, 'model.onnx'), sessionOptions());
       await runInto(sessions[m], path.join(dir, m, set), outDir);
     } catch (e) {
       fs.writeFileSync(path.join(outDir, 'error.txt'), e.message);
@@ -81,7 +89,7 @@ async function main() {
     console.error('usage: node ort_run.js MODEL.onnx IN_DIR OUT_DIR | node ort_run.js --cases DIR');
     process.exit(2);
   }
-  const session = await ort.InferenceSession.create(model, { executionProviders: ['cpu'] });
+  const session = await ort.InferenceSession.create(model, sessionOptions());
   for (const t of await runInto(session, inDir, outDir)) console.log(`${t.name}\t${t.dtype}\t[${t.shape.join(', ')}]`);
 }
 

@@ -5,6 +5,7 @@
 #include "toolchain/import/function_defaults.h"
 #include "toolchain/import/onnx_guards.h"
 #include "toolchain/import/opset_forms.h"
+#include "oaax_vulkan/lowbit_types.h"
 
 #include <sys/stat.h>
 
@@ -130,6 +131,17 @@ Status ValidateTensorProto(const onnx::TensorProto& tp, const std::string& where
   if (tp.has_raw_data()) {
     const size_t es = RawElementBytes(tp.data_type());
     if (es == 0) return Status::Ok();
+    const DType dt = static_cast<DType>(tp.data_type());
+    if (StorageBytes(dt, static_cast<int64_t>(n)) != n * es) {  // 4-bit: two elements per byte
+      const uint64_t want = static_cast<uint64_t>(StorageBytes(dt, static_cast<int64_t>(n)).value());
+      if (tp.raw_data().size() != want)
+        return InvalidArgument(StrFormat("%s has dims %s (%llu elements of %s, two per byte = %llu bytes), but its "
+                                         "raw_data holds %zu bytes; the model file is corrupt or was written "
+                                         "inconsistently",
+                                         where.c_str(), dims.c_str(), static_cast<unsigned long long>(n),
+                                         DTypeName(dt), static_cast<unsigned long long>(want), tp.raw_data().size()));
+      return Status::Ok();
+    }
     if (tp.raw_data().size() / es != n || tp.raw_data().size() % es != 0)
       return InvalidArgument(StrFormat("%s has dims %s (%llu elements of %zu bytes = %llu bytes), but its raw_data "
                                        "holds %zu bytes; the model file is corrupt or was written inconsistently",
@@ -209,7 +221,16 @@ StatusOr<Tensor> ConvertTensor(const onnx::TensorProto& tp, const std::string& m
       return ResourceExhausted("tensor '" + t.name + "' has more than 2^40 elements, more than the importer can hold");
     n *= d;
   }
-  size_t nbytes = static_cast<size_t>(n) * es;
+  // Bytes as stored: 4-bit types two elements per byte; the IR holds one
+  // element per byte (graph.h), so packed data is unpacked below.
+  const bool packed4 = StorageBytes(t.dtype, n) != Dim(n * static_cast<int64_t>(es));
+  size_t nbytes = static_cast<size_t>(StorageBytes(t.dtype, n).value());
+  auto unpack4 = [&](Tensor* r) {
+    if (!packed4) return;
+    std::vector<uint8_t> u(static_cast<size_t>(n));
+    for (size_t i = 0; i < u.size(); ++i) u[i] = lowbit::UnpackNibble(r->data.data(), i);
+    r->data = std::move(u);
+  };
   if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string loc;
     uint64_t off = 0, len = nbytes;
@@ -250,6 +271,7 @@ StatusOr<Tensor> ConvertTensor(const onnx::TensorProto& tp, const std::string& m
     f.seekg(static_cast<std::streamoff>(off));
     if (nbytes && !f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(nbytes)))
       return InvalidArgument("cannot read external data of '" + t.name + "'");
+    unpack4(&t);
     return t;
   }
   if (tp.has_raw_data()) {
@@ -257,6 +279,19 @@ StatusOr<Tensor> ConvertTensor(const onnx::TensorProto& tp, const std::string& m
       return InvalidArgument(StrFormat("tensor '%s': raw_data has %zu bytes, expected %zu", t.name.c_str(),
                                        tp.raw_data().size(), nbytes));
     t.data.assign(tp.raw_data().begin(), tp.raw_data().end());
+    unpack4(&t);
+    return t;
+  }
+  if (IsLowBitDType(t.dtype)) {
+    // int32_data holds one byte per value: an 8-bit code, or two packed
+    // 4-bit codes (onnx.proto).
+    if (static_cast<size_t>(tp.int32_data_size()) != nbytes)
+      return InvalidArgument(StrFormat("tensor '%s' (%s): int32_data has %d values, its %lld elements need %zu",
+                                       t.name.c_str(), DTypeName(t.dtype), tp.int32_data_size(),
+                                       static_cast<long long>(n), nbytes));
+    t.data.resize(nbytes);
+    for (size_t i = 0; i < nbytes; ++i) t.data[i] = static_cast<uint8_t>(tp.int32_data(static_cast<int>(i)));
+    unpack4(&t);
     return t;
   }
   std::vector<double> v;
@@ -324,7 +359,8 @@ StatusOr<Tensor> ConstantNodeValue(const onnx::NodeProto& n, const std::string& 
 }
 
 constexpr const char* kIoDTypes =
-    "float32, float64, float16, bfloat16, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool";
+    "float32, float64, float16, bfloat16, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool, "
+    "FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0, UINT4, INT4, FLOAT4E2M1";
 
 template <typename T>
 void AppendLE(std::vector<uint8_t>* out, T v) {
@@ -342,6 +378,10 @@ StatusOr<std::vector<uint8_t>> EncodeBoundValue(const Tensor& t, const std::vect
                                      "give them flat, row-major",
                                      where.c_str(), vals.size(), t.name.c_str(), ShapeToString(t.shape).c_str(),
                                      static_cast<long long>(t.numel())));
+  if (IsLowBitDType(t.dtype))
+    return Unimplemented(StrFormat("%s: graph input '%s' is %s, which config.json input_values cannot bind; leave it "
+                                   "out of input_values and send it at run time",
+                                   where.c_str(), t.name.c_str(), DTypeName(t.dtype)));
   std::vector<uint8_t> out;
   out.reserve(vals.size() * DTypeSize(t.dtype));
   for (size_t i = 0; i < vals.size(); ++i) {

@@ -73,8 +73,8 @@ const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
       // others refused (decompose_spatial.cpp).
       {"GridSample", {20}},
       // QuantizeLinear / DequantizeLinear-19 to 24: float8, int4 and float4
-      // types (refused at import), `saturate` (float8 only), `block_size`
-      // (refused), `output_dtype` and `precision` (checked against what the
+      // types, `saturate` (float8 only), `block_size` (blocked parameters),
+      // `output_dtype` and `precision` (checked against what the
       // decompositions compute: decompose_nn.cpp).
       {"QuantizeLinear", {19, 21, 23, 24}}, {"DequantizeLinear", {19, 21, 23, 24}},
       // BitwiseAnd / Or / Xor / Not-18: integer ops of the binary_int kernel

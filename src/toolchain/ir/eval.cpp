@@ -37,6 +37,10 @@ bool IsEvaluableOp(const std::string& op_type) { return Evaluable().count(op_typ
 
 bool CanEvaluate(const Graph& g, const Node& n) {
   if (!(n.domain.empty() || n.domain == "ai.onnx") || !Evaluable().count(n.op_type)) return false;
+  // A node a decomposition keeps on the device (`_no_fold`): the expansion
+  // of blocked quantization scales, which would fold into a constant
+  // block_size times the size of the scales.
+  if (n.GetInt("_no_fold", 0) != 0) return false;
   for (const std::string& o : n.outputs) {
     const Tensor* t = g.FindTensor(o);
     if (!o.empty() && (!t || !t->has_shape || DTypeSize(t->dtype) == 0)) return false;
@@ -51,6 +55,14 @@ bool CanEvaluate(const Graph& g, const Node& n) {
     const Tensor* t = g.FindTensor(n.inputs[0]);
     return t && t->has_shape;
   }
+  // Low-bit tensors stay on the device: a packed int4 weight and its
+  // DequantizeLinear would otherwise fold into a float32 weight 8 times its
+  // size, and the evaluators have no low-bit arithmetic.
+  for (const auto* list : {&n.inputs, &n.outputs})
+    for (const std::string& name : *list) {
+      const Tensor* t = name.empty() ? nullptr : g.FindTensor(name);
+      if (t != nullptr && IsLowBitDType(t->dtype)) return false;
+    }
   for (const std::string& in : n.inputs)
     if (!in.empty() && !g.IsConst(in)) return false;
   // An input computed from run-time values (Tensor::sym) folds only where

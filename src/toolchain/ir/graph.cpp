@@ -3,6 +3,8 @@
 #include <cstring>
 #include <set>
 
+#include "oaax_vulkan/lowbit_types.h"
+
 namespace oaaxvk::toolchain {
 
 size_t DTypeSize(DType t) {
@@ -11,8 +13,15 @@ size_t DTypeSize(DType t) {
     case DType::kUint8: case DType::kInt8: case DType::kBool: return 1;
     case DType::kUint16: case DType::kInt16: case DType::kFloat16: case DType::kBfloat16: return 2;
     case DType::kInt64: case DType::kDouble: case DType::kUint64: return 8;
-    default: return 0;
+    default: return IsLowBitDType(t) ? 1 : 0;
   }
+}
+
+bool IsLowBitDType(DType t) { return lowbit::IsLowBit(static_cast<uint32_t>(t)); }
+
+Dim StorageBytes(DType t, const Dim& n) {
+  if (lowbit::IsPacked4(static_cast<uint32_t>(t))) return CeilDiv(n, 2);
+  return n * static_cast<int64_t>(DTypeSize(t));
 }
 
 const char* DTypeName(DType t) {
@@ -150,7 +159,7 @@ std::vector<double> Tensor::AsDoubles() const {
       case DType::kUint8: case DType::kBool: r[i] = *p; break;
       case DType::kFloat16: r[i] = HalfToFloat(Load<uint16_t>(p)); break;
       case DType::kBfloat16: r[i] = BfloatToFloat(Load<uint16_t>(p)); break;
-      default: r[i] = 0; break;
+      default: r[i] = IsLowBitDType(dtype) ? lowbit::ToDouble(static_cast<uint32_t>(dtype), *p) : 0; break;
     }
   }
   return r;
@@ -221,7 +230,9 @@ Tensor MakeConstFromDoubles(const std::string& name, DType dtype, const Shape& s
       case DType::kBool: Store<uint8_t>(p, x != 0 ? 1 : 0); break;
       case DType::kFloat16: Store<uint16_t>(p, FloatToHalf(static_cast<float>(x))); break;
       case DType::kBfloat16: Store<uint16_t>(p, FloatToBfloat(static_cast<float>(x))); break;
-      default: break;
+      default:  // low-bit: Cast's default rounding (saturate = 1)
+        if (IsLowBitDType(dtype)) *p = lowbit::FromDouble(static_cast<uint32_t>(dtype), static_cast<float>(x));
+        break;
     }
   }
   return t;

@@ -24,8 +24,17 @@ enum class DType : int32_t {
   kUndefined = 0, kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5,
   kInt32 = 6, kInt64 = 7, kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13,
   kBfloat16 = 16,
+  // Low-bit types (oaax_vulkan/lowbit_types.h): the IR holds one element per
+  // byte (its code; a 4-bit code in the low nibble), the graph's I/O and the
+  // bundle's weights pack 4-bit elements two per byte (StorageBytes).
+  kFloat8E4M3FN = 17, kFloat8E4M3FNUZ = 18, kFloat8E5M2 = 19, kFloat8E5M2FNUZ = 20, kUint4 = 21, kInt4 = 22,
+  kFloat4E2M1 = 23, kFloat8E8M0 = 24,
 };
-size_t DTypeSize(DType t);   // 0 for unsupported/undefined
+size_t DTypeSize(DType t);   // 0 for unsupported/undefined; 1 for the low-bit types (one code per byte)
+bool IsLowBitDType(DType t);  // the 8 types from kFloat8E4M3FN to kFloat8E8M0
+// Bytes of n elements in host / device storage: n * DTypeSize, except
+// ceil(n / 2) for the packed 4-bit types (uint4, int4, float4e2m1).
+Dim StorageBytes(DType t, const Dim& n);
 // IEEE binary16 / bfloat16 bit patterns <-> float32. float32 -> 16-bit rounds
 // to nearest even, overflows to Inf, keeps NaN a (quiet) NaN, makes subnormals.
 float HalfToFloat(uint16_t h);

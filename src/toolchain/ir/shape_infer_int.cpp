@@ -103,12 +103,13 @@ bool IsDeviceDType(DType t) {
     case DType::kFloat16: case DType::kBfloat16: case DType::kUint32: case DType::kUint64:  // I/O contract (issue 5)
       return true;
     default:
-      return false;
+      return IsLowBitDType(t);  // computed as float32 / int32 (lower_int.h ComputeDType)
   }
 }
 
 bool IsFloatLike(DType t) {
-  return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 || t == DType::kBfloat16;
+  return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 || t == DType::kBfloat16 ||
+         (IsLowBitDType(t) && t != DType::kUint4 && t != DType::kInt4);
 }
 
 Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {

@@ -72,7 +72,7 @@ const std::vector<KernelInfo>& Kernels() {
         {"roi_align", 4, 11, {256, 1, 1}, 0, {3}},
         {"conv_transpose2d", 4, 20, {256, 1, 1}, 0, {3}},
         // issue 5: data types and integer / logic / indexing operators (lower_int.cpp)
-        {"convert", 2, 4, {256, 1, 1}, 0, {1}},
+        {"convert", 2, 5, {256, 1, 1}, 0, {1}},
         {"binary_int", 3, 22, {256, 1, 1}, 0, {2}},
         {"where", 4, 25, {256, 1, 1}, 0, {3}},
         {"gather", 3, 4, {256, 1, 1}, 0, {2}},

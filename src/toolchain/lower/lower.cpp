@@ -163,7 +163,7 @@ class Lowerer {
       const Tensor& t = *g_.FindTensor(io.tensor);
       OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kInputs));
       p_.values[v].io_index = static_cast<int>(i);
-      p_.inputs.push_back({io.name, t.dtype, t.shape, v, t.numel() * static_cast<int64_t>(DTypeSize(t.dtype))});
+      p_.inputs.push_back({io.name, t.dtype, t.shape, v, StorageBytes(t.dtype, t.numel())});
       p_.inputs.back().value_min = io.value_min;
       p_.inputs.back().value_max = io.value_max;
       p_.inputs.back().value_rule = io.value_rule;
@@ -229,7 +229,7 @@ class Lowerer {
       // check that), or a dense prefix of an output sized at the values'
       // maxima (TopK), so it is converted / copied as that flat value.
       const Shape out_shape = t.shape;
-      const Dim out_nbytes = t.numel() * static_cast<int64_t>(DTypeSize(t.dtype));
+      const Dim out_nbytes = StorageBytes(t.dtype, t.numel());
       const bool by_value = AnyDependsOnUnsampledValue(t.shape);
       if (by_value) {
         // The whole region at its largest (a value-dependent size is copied at its maximum).
@@ -270,7 +270,7 @@ class Lowerer {
       p_.values[v].io_index = static_cast<int>(i);
       claimed[v] = true;
       p_.outputs.push_back({io.name, t.dtype, out_shape, v,
-                            by_value ? t.numel() * static_cast<int64_t>(DTypeSize(t.dtype)) : out_nbytes});
+                            by_value ? StorageBytes(t.dtype, t.numel()) : out_nbytes});
       p_.outputs.back().count_for = io.count_for;
       p_.outputs.back().count_axis = io.count_axis;
     }
@@ -458,13 +458,21 @@ class Lowerer {
     }
     Dispatch d;
     d.kernel = il.d.kernel;
+    d.spec = il.d.spec;
     for (const std::string& in : il.d.inputs) {
+      // A Cast of a low-bit constant reads its packed bytes directly.
+      const Tensor* t = g_.FindTensor(in);
+      if (d.kernel == "convert" && t != nullptr && t->is_const && IsLowBitDType(t->dtype) && !alias_.count(in)) {
+        OAAXVK_ASSIGN_OR_RETURN(int v, PackedWeightsOf(*t));
+        d.bindings.push_back({v, false});
+        d.spec.at(1) = static_cast<uint32_t>(t->dtype);
+        continue;
+      }
       OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(in, n.name));
       d.bindings.push_back({v, false});
     }
     OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     d.bindings.push_back({y, true});
-    d.spec = il.d.spec;
     Grid1D(CeilDiv(il.d.units, 256), d.groups);
     Emit(n, d, il.d.detail);
     return Status::Ok();
@@ -535,8 +543,13 @@ class Lowerer {
     v.kind = kind;
     v.bytes = n * 4;
     if (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)  // raw host bytes, 4-byte aligned
-      v.bytes = CeilDiv(n * static_cast<int64_t>(DTypeSize(t.dtype)), 4) * 4;
-    if (kind == BufferKind::kWeights) { OAAXVK_ASSIGN_OR_RETURN(v.data, DeviceWords(t)); }
+      v.bytes = CeilDiv(StorageBytes(t.dtype, n), 4) * 4;
+    if (kind == BufferKind::kWeights && IsLowBitDType(t.dtype)) {  // kept in its storage format (LowBitWeights)
+      v.data = StorageWords(t);
+      v.bytes = static_cast<int64_t>(v.data.size());
+    } else if (kind == BufferKind::kWeights) {
+      OAAXVK_ASSIGN_OR_RETURN(v.data, DeviceWords(t));
+    }
     p_.values.push_back(std::move(v));
     return static_cast<int>(p_.values.size() - 1);
   }
@@ -549,8 +562,29 @@ class Lowerer {
     if (!t) return Internal(who + ": unknown tensor '" + name + "'");
     if (!t->is_const) return Internal(who + ": tensor '" + name + "' is used before it is produced");
     if (AnyDependsOnValue(t->sym)) return RunTimeValueOf(*t, who);
+    if (IsLowBitDType(t->dtype)) {
+      // A low-bit constant (an int4 / float8 weight) stays packed in the
+      // bundle and in device memory; a convert dispatch unpacks it into the
+      // compute format where an operator other than Cast first reads it (a
+      // Cast reads the packed bytes itself: EmitPlanned).
+      OAAXVK_ASSIGN_OR_RETURN(int w, PackedWeightsOf(*t));
+      OAAXVK_ASSIGN_OR_RETURN(int c, NewValue(*t, BufferKind::kArena));
+      EmitConvert(name, w, c, t->numel(), t->dtype, ComputeDType(t->dtype), t->dtype);
+      alias_[name] = c;
+      return c;
+    }
     OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kWeights));
     alias_[name] = v;
+    return v;
+  }
+
+  // The weights value holding low-bit constant `t` in its storage format
+  // (StorageWords), created once.
+  StatusOr<int> PackedWeightsOf(const Tensor& t) {
+    auto it = packed_.find(t.name);
+    if (it != packed_.end()) return it->second;
+    OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kWeights));
+    packed_[t.name] = v;
     return v;
   }
 
@@ -1531,6 +1565,7 @@ class Lowerer {
   std::vector<DecidedCut> cuts_;
   std::vector<size_t> dispatch_log_;  // dispatch index -> its p_.node_kernels entry
   std::map<int, int> f16_copy_;       // weights value -> its kWeightsF16 copy (-1: none)
+  std::map<std::string, int> packed_;  // low-bit constant -> its weights value in storage format
 };
 
 }  // namespace

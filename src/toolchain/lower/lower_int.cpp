@@ -54,14 +54,27 @@ Status CheckDevice(const Graph& g, const Node& n) {
 
 DType ComputeDType(DType t) { return IsFloatLike(t) ? DType::kFloat : DType::kInt32; }
 
-std::vector<Dim> ConvertSpec(const Dim& n, DType src, DType dst, DType sem) {
-  return {n, static_cast<uint32_t>(src), static_cast<uint32_t>(dst), static_cast<uint32_t>(sem)};
+std::vector<Dim> ConvertSpec(const Dim& n, DType src, DType dst, DType sem, uint32_t mode) {
+  return {n, static_cast<uint32_t>(src), static_cast<uint32_t>(dst), static_cast<uint32_t>(sem), mode};
 }
 
 Dim ConvertUnits(const Dim& n, DType dst) {
+  if (StorageBytes(dst, 2) == Dim(1)) return CeilDiv(n, 8);  // 4-bit: 8 per word
   size_t es = DTypeSize(dst);
   int64_t epw = es == 1 ? 4 : es == 2 ? 2 : 1;
   return CeilDiv(n, epw);
+}
+
+std::vector<uint8_t> StorageWords(const Tensor& t) {
+  const size_t n = t.data.size();  // one code per byte in the IR
+  const bool packed = StorageBytes(t.dtype, 2) == Dim(1);
+  std::vector<uint8_t> out(((packed ? (n + 1) / 2 : n) + 3) / 4 * 4, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (packed) out[i / 2] = static_cast<uint8_t>(out[i / 2] | ((t.data[i] & 0xfu) << (4 * (i & 1u))));
+    else out[i] = t.data[i];
+  }
+  if (out.empty()) out.assign(4, 0);
+  return out;
 }
 
 StatusOr<std::vector<uint8_t>> DeviceWords(const Tensor& t) {
@@ -112,8 +125,10 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
     DType s = x->dtype, t = y->dtype;
     bool same_format = ComputeDType(s) == ComputeDType(t);
     // Float compute is float32: a cast between float types is a view unless it
-    // narrows to float16/bfloat16, which must round (the convert kernel).
-    bool narrow16 = (t == DType::kFloat16 || t == DType::kBfloat16) && s != t;
+    // narrows to float16/bfloat16 or a low-bit float, which must round (the
+    // convert kernel). Low-bit values are exact in their compute format, so
+    // a cast from them needs no rounding of its own.
+    bool narrow16 = (t == DType::kFloat16 || t == DType::kBfloat16 || IsLowBitDType(t)) && s != t;
     bool exact = s == t || (IsFloatLike(s) && IsFloatLike(t) && !narrow16) ||
                  (same_format && (t == DType::kInt32 || t == DType::kInt64) ) ||
                  (s == DType::kBool && same_format);
@@ -124,9 +139,17 @@ StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n) {
     }
     d.kernel = "convert";
     d.inputs = {n.inputs[0]};
-    d.spec = ConvertSpec(N, ComputeDType(s), ComputeDType(t), t);
+    // Cast-19 `saturate` (float8 targets; FLOAT4E2M1 always saturates) and
+    // Cast-24 `round_mode` (FLOAT8E8M0).
+    const bool saturate = n.GetInt("saturate", 1) != 0;
+    const std::string round_mode = n.GetString("round_mode", "up");
+    uint32_t e8m0 = 0;
+    if (round_mode == "down") e8m0 = 1;
+    else if (round_mode == "nearest") e8m0 = 2;
+    else if (round_mode != "up") return Err(n, "round_mode must be 'up', 'down' or 'nearest', got '" + round_mode + "'");
+    d.spec = ConvertSpec(N, ComputeDType(s), ComputeDType(t), t, (saturate ? kConvertSaturate : 0u) | (e8m0 << 1));
     d.units = ConvertUnits(N, ComputeDType(t));
-    d.detail = std::string(DTypeName(s)) + " -> " + DTypeName(t);
+    d.detail = std::string(DTypeName(s)) + " -> " + DTypeName(t) + (saturate ? "" : " (saturate=0)");
     return r;
   }
   if (op == "Gather") {

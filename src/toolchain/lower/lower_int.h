@@ -40,9 +40,21 @@ DType ComputeDType(DType t);
 // Add/Sub/Mul/Div/Max/Min/Abs/Neg/Relu on integers; errors name the node.
 StatusOr<IntLowering> LowerIntNode(const Graph& g, const Node& n);
 // `convert` kernel parameters for n elements read in storage dtype `src`,
-// converted to `sem`, written in storage dtype `dst`.
-std::vector<Dim> ConvertSpec(const Dim& n, DType src, DType dst, DType sem);
+// converted to `sem`, written in storage dtype `dst`. `mode` (shaders/
+// lowbit.glsl): bit 0 set = saturate (Cast's `saturate`, for float8
+// targets), bits 1-2 = FLOAT8E8M0 rounding (0 up, 1 down, 2 nearest). The
+// default, 0, keeps every value of a low-bit type (Inf of FLOAT8E5M2
+// included) as it is: the graph-boundary and weight conversions, whose
+// values already belong to the type.
+constexpr uint32_t kConvertSaturate = 1;
+std::vector<Dim> ConvertSpec(const Dim& n, DType src, DType dst, DType sem, uint32_t mode = 0);
+// Invocations of the convert kernel: one per 32-bit word of an 8-bit (4
+// elements), 16-bit (2) or 4-bit (8) `dst`, else one per element.
 Dim ConvertUnits(const Dim& n, DType dst);
+// A low-bit constant's storage bytes as the device reads them: one byte per
+// 8-bit element, two 4-bit elements per byte (element 2i in the low
+// nibble), zero-padded to a multiple of 4 bytes.
+std::vector<uint8_t> StorageWords(const Tensor& t);
 // A constant's data as device words (numel x 4 bytes): float64 rounded to
 // float32, integers narrowed to int32 (error naming the tensor when a value
 // does not fit), bool as 0/1.

@@ -788,70 +788,106 @@ double MaxAbsCentered(const Graph& g, const std::string& v, const std::string& z
   return 255.0;  // uint8 and int8 values and zero points differ by at most 255
 }
 
-// Per-tensor (scalar or [1]) or per-axis ([C] at `axis` of rank `rank`)
-// parameter, reshaped to broadcast against the data.
+// Per-tensor (scalar or [1]), per-axis ([C] at `axis` of rank `rank`) or
+// blocked (`block_size` > 0: the shape of x with ceil(x[axis] / block_size)
+// at `axis`, one value per block of block_size consecutive elements along
+// it) parameter k, as float32 when `to_float`, broadcasting against x.
 StatusOr<std::string> QuantParam(Graph& g, const Node& n, Builder& b, size_t k, const Shape& xs, int64_t axis,
-                                 const std::string& suffix) {
+                                 const std::string& suffix, bool to_float) {
   const Tensor* p = InputWithShape(g, n, k);
   if (!p) return NodeInvalid(n, "input " + Str(k) + " has no static shape");
-  if (p->numel() == 1 && p->shape.size() <= 1) return p->shape.empty() ? n.inputs[k] : Reshape(b, n.inputs[k], {}, suffix);
+  std::string v = n.inputs[k];
+  if (to_float && p->dtype != DType::kFloat) v = CastTo(b, v, DType::kFloat, suffix + "_f");
+  const int64_t block = n.GetInt("block_size", 0);
   const int64_t rank = static_cast<int64_t>(xs.size());
+  if (block < 0) return NodeInvalid(n, "block_size " + Str(block) + " is negative; it must be 0 or positive");
+  if (block == 0 && p->numel() == 1 && p->shape.size() <= 1) return p->shape.empty() ? v : Reshape(b, v, {}, suffix);
   if (axis < -rank || axis >= rank) return NodeInvalid(n, "axis " + Str(axis) + " is out of range for rank " + Str(rank));
   if (axis < 0) axis += rank;
+  if (block > 0) {
+    // Blocked: element i along `axis` reads the parameter of block i / block_size.
+    bool ok = p->shape.size() == xs.size();
+    for (int64_t a = 0; ok && a < rank; ++a)
+      ok = a == axis ? p->shape[a] == CeilDiv(xs[a], block) : p->shape[a] == xs[a];
+    if (!ok || xs[axis].is_symbolic())
+      return NodeInvalid(n, "input '" + n.inputs[k] + "' has shape " + ShapeToString(p->shape) +
+                                "; blocked quantization (block_size " + Str(block) + ", axis " + Str(axis) +
+                                ") needs the shape of x " + ShapeToString(xs) + " with ceil(" +
+                                (xs[axis].is_symbolic() ? std::string("a symbolic size") : Str(xs[axis].value())) + " / " + Str(block) + ") at axis " + Str(axis));
+    std::vector<Dim> idx;
+    for (int64_t i = 0; i < xs[axis].value(); ++i) idx.push_back(i / block);
+    Node& gn = b.Add("Gather", {v, b.ConstI64(suffix + "_blocks", idx)}, suffix + "_expanded");
+    gn.SetInt("axis", axis);
+    gn.SetInt("_no_fold", 1);  // the scales stay blocked in the bundle (eval.cpp CanEvaluate)
+    return b.Out(gn);
+  }
   if (p->shape.size() != 1 || p->shape[0] != xs[axis])
     return NodeUnimplemented(n, "input '" + n.inputs[k] + "' has shape " + ShapeToString(p->shape) +
-                                    "; only per-tensor (scalar) or per-axis ([" + Str(xs[axis]) +
-                                    "]) quantization parameters are supported");
+                                    "; only per-tensor (scalar), per-axis ([" + Str(xs[axis]) +
+                                    "]) or blocked (block_size) quantization parameters are supported");
   std::vector<int64_t> s(static_cast<size_t>(rank - axis), 1);
   s[0] = xs[axis];
-  return Reshape(b, n.inputs[k], ToDims(s), suffix);
+  return Reshape(b, v, ToDims(s), suffix);
 }
 
-// Requantizes float `v` (integer-valued or real) to `to`:
+// The integer range of a quantized type (every bound exact in float32).
+bool QuantRange(DType t, float* lo, float* hi) {
+  switch (t) {
+    case DType::kUint8: *lo = 0.f; *hi = 255.f; return true;
+    case DType::kInt8: *lo = -128.f; *hi = 127.f; return true;
+    case DType::kUint16: *lo = 0.f; *hi = 65535.f; return true;
+    case DType::kInt16: *lo = -32768.f; *hi = 32767.f; return true;
+    case DType::kUint4: *lo = 0.f; *hi = 15.f; return true;
+    case DType::kInt4: *lo = -8.f; *hi = 7.f; return true;
+    default: return false;
+  }
+}
+
+// The float types QuantizeLinear rounds into with Cast's rules (saturate).
+bool IsQuantFloat(DType t) {
+  return t == DType::kFloat8E4M3FN || t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2 ||
+         t == DType::kFloat8E5M2FNUZ || t == DType::kFloat4E2M1;
+}
+
+// Requantizes float `v` (integer-valued or real) to integer type `to`:
 // saturate(round_half_to_even(v) + zp).
 void Requantize(Builder& b, const std::string& v, const std::string& zp_f, DType to, const std::string& out) {
   std::string r = b.Out(b.Add("Round", {v}, "rounded"));
   std::string z = zp_f.empty() ? r : b.Out(b.Add("Add", {r, zp_f}, "plus_zero_point"));
-  // The saturation range of the output type (every bound exact in float32).
-  const float lo = to == DType::kUint8 || to == DType::kUint16 ? 0.f : to == DType::kInt16 ? -32768.f : -128.f;
-  const float hi = to == DType::kUint8 ? 255.f : to == DType::kUint16 ? 65535.f : to == DType::kInt16 ? 32767.f : 127.f;
+  float lo = 0.f, hi = 0.f;
+  QuantRange(to, &lo, &hi);
   std::string c1 = b.Out(b.Add("Max", {z, ScalarF(b, lo, "qmin")}, "saturate_low"));
   std::string c2 = b.Out(b.Add("Min", {c1, ScalarF(b, hi, "qmax")}, "saturate_high"));
   CastTo(b, c2, to, "cast", out);
 }
 
-// Blocked quantization (block_size, opset 21) has one scale per block of an
-// axis; the decompositions implement per-tensor and per-axis scales only.
-Status CheckNoBlocks(const Node& n) {
-  const int64_t block = n.GetInt("block_size", 0);
-  if (block != 0)
-    return NodeUnimplemented(n, "block_size " + Str(block) +
-                                    " (blocked quantization) is not supported; per-tensor and per-axis scales are");
-  return Status::Ok();
-}
+const char* kQuantTypes = "uint8/int8/uint16/int16/uint4/int4/FLOAT8E4M3FN/FLOAT8E4M3FNUZ/FLOAT8E5M2/FLOAT8E5M2FNUZ/"
+                          "FLOAT4E2M1";
 
-// QuantizeLinear of every opset: `saturate` (19) concerns float8 outputs,
-// which the IR does not have; `output_dtype` (21) names the output type when
-// there is no zero point (uint8, int8, uint16 and int16 are supported); `precision` (23) of
-// the division must be float32 (or unset: y_scale's type).
+// QuantizeLinear of every opset: integer outputs (uint8, int8, uint16,
+// int16, uint4, int4) round half to even, add the zero point and saturate;
+// float8 outputs are x / scale cast with `saturate` (the zero point, zero by
+// the specification, is not added, as in the ONNX reference); FLOAT4E2M1
+// adds the zero point and casts (always saturating). `output_dtype` (21)
+// names the output type when there is no zero point; `block_size` (21)
+// gives blocked parameters (QuantParam); `precision` (23) of the division
+// must be float32 (or unset: y_scale's type).
 Status QuantizeLinear(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x || !HasInput(n, 1)) return NodeInvalid(n, "needs inputs x and y_scale with static shapes");
   if (x->dtype != DType::kFloat)
     return NodeUnimplemented(n, std::string("input x has data type ") + DTypeName(x->dtype) + "; only float32 is supported");
-  OAAXVK_RETURN_IF_ERROR(CheckNoBlocks(n));
   const int64_t precision = n.GetInt("precision", 0);
   if (precision != 0 && precision != static_cast<int64_t>(DType::kFloat))
     return NodeUnimplemented(n, "precision " + Str(precision) + " (" + DTypeName(static_cast<DType>(precision)) +
                                     ") is not supported; the division is computed in float32");
   const int64_t output_dtype = n.GetInt("output_dtype", 0);
   DType to = output_dtype != 0 ? static_cast<DType>(output_dtype) : DType::kUint8;
-  // QuantizeLinear / DequantizeLinear also take the 16-bit types of opset
-  // 21: their values and zero points are exact in float32.
-  auto q16 = [](DType t) { return IsQuantType(t) || t == DType::kUint16 || t == DType::kInt16; };
-  if (!HasInput(n, 2) && !q16(to))
-    return NodeUnimplemented(n, std::string("output_dtype ") + DTypeName(to) +
-                                    " is not supported; only uint8/int8/uint16/int16 are");
+  float lo = 0.f, hi = 0.f;
+  auto supported = [&](DType t) { return QuantRange(t, &lo, &hi) || IsQuantFloat(t); };
+  if (!HasInput(n, 2) && !supported(to))
+    return NodeUnimplemented(n, std::string("output_dtype ") + DTypeName(to) + " is not supported; only " +
+                                    kQuantTypes + " are");
   std::string zp;
   const int64_t axis = n.GetInt("axis", 1);
   if (HasInput(n, 2)) {
@@ -861,31 +897,51 @@ Status QuantizeLinear(Graph& g, const Node& n, Builder& b) {
       return NodeInvalid(n, std::string("output_dtype ") + DTypeName(to) + " differs from y_zero_point's type " +
                                 DTypeName(z->dtype));
     to = z->dtype;
-    if (!q16(to))
-      return NodeUnimplemented(n, std::string("y_zero_point has data type ") + DTypeName(to) +
-                                      "; only uint8/int8/uint16/int16 are supported");
-    OAAXVK_ASSIGN_OR_RETURN(std::string zr, QuantParam(g, n, b, 2, x->shape, axis, "zero_point_b"));
-    zp = CastTo(b, zr, DType::kFloat, "zero_point_f");
+    if (!supported(to))
+      return NodeUnimplemented(n, std::string("y_zero_point has data type ") + DTypeName(to) + "; only " +
+                                      kQuantTypes + " are supported");
+    if (to != DType::kFloat4E2M1 && IsQuantFloat(to)) {
+      // Float8 zero points must be 0 (the specification); the reference ignores them.
+      if (z->is_const)
+        for (double d : z->AsDoubles())
+          if (d != 0)
+            return NodeInvalid(n, std::string("y_zero_point of type ") + DTypeName(to) +
+                                      " must be 0 (float8 quantization has no zero point)");
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(zp, QuantParam(g, n, b, 2, x->shape, axis, "zero_point_b", true));
+    }
   }
-  OAAXVK_ASSIGN_OR_RETURN(std::string scale, QuantParam(g, n, b, 1, x->shape, axis, "scale_b"));
+  OAAXVK_ASSIGN_OR_RETURN(std::string scale, QuantParam(g, n, b, 1, x->shape, axis, "scale_b", true));
   std::string q = b.Out(b.Add("Div", {n.inputs[0], scale}, "scaled"));
+  if (IsQuantFloat(to)) {
+    if (!zp.empty()) q = b.Out(b.Add("Add", {q, zp}, "plus_zero_point"));
+    Node& c = b.Add("Cast", {q}, "cast", n.outputs[0]);
+    c.SetInt("to", static_cast<int64_t>(to));
+    c.SetInt("saturate", n.GetInt("saturate", 1));
+    return Status::Ok();
+  }
   Requantize(b, q, zp, to, n.outputs[0]);
   return Status::Ok();
 }
 
-// DequantizeLinear of every opset: `output_dtype` (23) may only name float32,
-// the type the decomposition computes in.
+// DequantizeLinear of every opset: (x - zero_point) * scale in float32, for
+// every quantized type (kQuantTypes, int32 too), with per-tensor, per-axis
+// or blocked parameters (QuantParam); the result has the scale's type
+// (`output_dtype` (23), when given, must name it), rounded once from
+// float32 when that is float16 / bfloat16.
 Status DequantizeLinear(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
-  if (!x || !HasInput(n, 1)) return NodeInvalid(n, "needs inputs x and x_scale with static shapes");
-  OAAXVK_RETURN_IF_ERROR(CheckNoBlocks(n));
+  const Tensor* s = InputWithShape(g, n, 1);
+  if (!x || !s) return NodeInvalid(n, "needs inputs x and x_scale with static shapes");
   const int64_t output_dtype = n.GetInt("output_dtype", 0);
-  if (output_dtype != 0 && output_dtype != static_cast<int64_t>(DType::kFloat))
-    return NodeUnimplemented(n, std::string("output_dtype ") + DTypeName(static_cast<DType>(output_dtype)) +
-                                    " is not supported; only float32 is");
-  if (!IsQuantType(x->dtype) && x->dtype != DType::kInt32 && x->dtype != DType::kUint16 && x->dtype != DType::kInt16)
-    return NodeUnimplemented(n, std::string("input x has data type ") + DTypeName(x->dtype) +
-                                    "; only uint8/int8/uint16/int16/int32 are supported");
+  const DType out_t = output_dtype != 0 ? static_cast<DType>(output_dtype) : s->dtype;
+  if (out_t != DType::kFloat && out_t != DType::kFloat16 && out_t != DType::kBfloat16)
+    return NodeUnimplemented(n, std::string("output type ") + DTypeName(out_t) +
+                                    " is not supported; only float32, float16 and bfloat16 are");
+  float lo = 0.f, hi = 0.f;
+  if (!QuantRange(x->dtype, &lo, &hi) && !IsQuantFloat(x->dtype) && x->dtype != DType::kInt32)
+    return NodeUnimplemented(n, std::string("input x has data type ") + DTypeName(x->dtype) + "; only " +
+                                    kQuantTypes + "/int32 are supported");
   const int64_t axis = n.GetInt("axis", 1);
   std::string xf = CastTo(b, n.inputs[0], DType::kFloat, "x_f");
   if (x->dtype == DType::kInt32) {
@@ -896,12 +952,15 @@ Status DequantizeLinear(Graph& g, const Node& n, Builder& b) {
       return NodeUnimplemented(n, "int32 input x may exceed 2^24 in magnitude, which float32 cannot represent exactly");
   }
   if (HasInput(n, 2)) {
-    OAAXVK_ASSIGN_OR_RETURN(std::string zr, QuantParam(g, n, b, 2, x->shape, axis, "zero_point_b"));
-    std::string zf = CastTo(b, zr, DType::kFloat, "zero_point_f");
+    OAAXVK_ASSIGN_OR_RETURN(std::string zf, QuantParam(g, n, b, 2, x->shape, axis, "zero_point_b", true));
     xf = b.Out(b.Add("Sub", {xf, zf}, "centered"));
   }
-  OAAXVK_ASSIGN_OR_RETURN(std::string scale, QuantParam(g, n, b, 1, x->shape, axis, "scale_b"));
-  b.Add("Mul", {xf, scale}, "scaled", n.outputs[0]);
+  OAAXVK_ASSIGN_OR_RETURN(std::string scale, QuantParam(g, n, b, 1, x->shape, axis, "scale_b", true));
+  if (out_t == DType::kFloat) {
+    b.Add("Mul", {xf, scale}, "scaled", n.outputs[0]);
+  } else {
+    CastTo(b, b.Out(b.Add("Mul", {xf, scale}, "scaled")), out_t, "cast", n.outputs[0]);
+  }
   return Status::Ok();
 }
 
