@@ -527,8 +527,15 @@ class Lowerer {
     // A size that is 0 at this point of a dynamic conversion (an If's empty
     // branch result, feature segment_program) has no bytes here; its
     // expression sizes the plan.
+    // A constant with no elements read by a kernel that reads none of its
+    // elements when it has none (a reduction over an empty set, EmptyReads)
+    // keeps a 4-byte slot, as the I/O values do.
+    else if (n == 0 && kind == BufferKind::kWeights && empty_reads_ok_) n = 1;
     if (n < 0 || (n == 0 && !ReadsDecidedSymbol(n)))
-      return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
+      return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape) +
+                           " and is read by a kernel that would compute a non-empty result from it, which is only "
+                           "supported for the reductions; give the tensor at least one element (check the input "
+                           "shapes in config.json \"input_shapes\")");
     if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
     Value v;
     v.tensor = t.name;
@@ -536,7 +543,10 @@ class Lowerer {
     v.bytes = n * 4;
     if (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)  // raw host bytes, 4-byte aligned
       v.bytes = CeilDiv(n * static_cast<int64_t>(DTypeSize(t.dtype)), 4) * 4;
-    if (kind == BufferKind::kWeights) { OAAXVK_ASSIGN_OR_RETURN(v.data, DeviceWords(t)); }
+    if (kind == BufferKind::kWeights) {
+      OAAXVK_ASSIGN_OR_RETURN(v.data, DeviceWords(t));
+      if (v.data.empty()) v.data.assign(4, 0);  // an empty constant's slot (above)
+    }
     p_.values.push_back(std::move(v));
     return static_cast<int>(p_.values.size() - 1);
   }
@@ -551,6 +561,16 @@ class Lowerer {
     if (AnyDependsOnValue(t->sym)) return RunTimeValueOf(*t, who);
     OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(*t, BufferKind::kWeights));
     alias_[name] = v;
+    return v;
+  }
+
+  // ValueOf for the input of a kernel that reads none of its elements when
+  // it has none (a reduction over an empty set writes the empty set's value
+  // from its loop bounds alone), so an empty constant may be bound to it.
+  StatusOr<int> EmptyReadsValueOf(const std::string& name, const std::string& who) {
+    empty_reads_ok_ = true;
+    StatusOr<int> v = ValueOf(name, who);
+    empty_reads_ok_ = false;
     return v;
   }
 
@@ -1518,6 +1538,9 @@ class Lowerer {
   std::vector<DecidedCut> cuts_;
   std::vector<size_t> dispatch_log_;  // dispatch index -> its p_.node_kernels entry
   std::map<int, int> f16_copy_;       // weights value -> its kWeightsF16 copy (-1: none)
+  // Set while a kernel that reads no element of an empty input takes its
+  // inputs (EmptyReads): NewValue then gives an empty constant a slot.
+  bool empty_reads_ok_ = false;
 };
 
 }  // namespace
