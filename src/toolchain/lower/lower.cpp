@@ -520,18 +520,21 @@ class Lowerer {
     // A zero-size graph input is bound at conversion (import), and a
     // zero-size graph output is an empty constant: each keeps a 4-byte slot
     // of its I/O buffer that no kernel reads or writes.
-    // An output sized by an extent read back (a decided symbol) keeps that
-    // slot at every extent, 0 included, with its expression.
-    if ((kind == BufferKind::kInputs || kind == BufferKind::kOutputs) && ReadsDecidedSymbol(n)) n = Max(n, Dim(1));
-    else if (n == 0 && (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)) n = 1;
+    // An input or output sized by an extent read back (a decided symbol), or
+    // by input dimensions whose range holds 0, keeps that slot at every
+    // extent, 0 included, with its expression.
+    const bool io = kind == BufferKind::kInputs || kind == BufferKind::kOutputs;
+    if (io && n.is_symbolic() && (ReadsDecidedSymbol(n) || LowerBound(n) <= 0)) n = Max(n, Dim(1));
+    else if (n == 0 && io) n = 1;
     // A size that is 0 at this point of a dynamic conversion (an If's empty
-    // branch result, feature segment_program) has no bytes here; its
-    // expression sizes the plan.
+    // branch result, feature segment_program; a dimension whose range holds
+    // 0) has no bytes here; its expression sizes the plan, and a dispatch
+    // whose group count is 0 there does not run.
     // A constant with no elements read by a kernel that reads none of its
     // elements when it has none (a reduction over an empty set, EmptyReads)
     // keeps a 4-byte slot, as the I/O values do.
     else if (n == 0 && kind == BufferKind::kWeights && empty_reads_ok_) n = 1;
-    if (n < 0 || (n == 0 && !ReadsDecidedSymbol(n)))
+    if (n < 0 || (n == 0 && !n.is_symbolic()))
       return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape) +
                            " and is read by a kernel that would compute a non-empty result from it, which is only "
                            "supported for the reductions; give the tensor at least one element (check the input "
