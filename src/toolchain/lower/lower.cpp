@@ -536,9 +536,9 @@ class Lowerer {
     else if (n == 0 && kind == BufferKind::kWeights && empty_reads_ok_) n = 1;
     if (n < 0 || (n == 0 && !n.is_symbolic()))
       return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape) +
-                           " and is read by a kernel that would compute a non-empty result from it, which is only "
-                           "supported for the reductions; give the tensor at least one element (check the input "
-                           "shapes in config.json \"input_shapes\")");
+                           " and a kernel reads it, which only the reductions support (they write the empty set's "
+                           "value); give the tensor at least one element (check the input shapes in config.json "
+                           "\"input_shapes\")");
     if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
     Value v;
     v.tensor = t.name;
