@@ -12,8 +12,8 @@
 #                  and 6, in that order, in one model load;
 #   static_empty   x: [2, 0, 4] (0 bytes sent): its ReduceSum over axis 1
 #                  (zeros), ReduceProd (ones), its Relu (a [2, 0, 4]
-#                  output), and y: [5] split into [2, 0, 3] (an empty
-#                  middle piece).
+#                  output), MatMul(x^T, x) (K = 0: zeros [2, 4, 4]), and
+#                  y: [5] split into [2, 0, 3] (an empty middle piece).
 # On lavapipe and SwiftShader through libRuntimeLibrary.so (oaax-run,
 # validation layer on). Exit 77 (skip) without numpy / onnx or the reference
 # tools (scripts/fetch-reference.sh).
@@ -78,9 +78,11 @@ add("static_empty",
     [h.make_node("ReduceSum", ["x", "axes1"], ["sum"], keepdims=1),
      h.make_node("ReduceProd", ["x"], ["prod"], axes=[1], keepdims=0),
      h.make_node("Relu", ["x"], ["relu"]),
+     h.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+     h.make_node("MatMul", ["xt", "x"], ["gram"]),
      h.make_node("Split", ["y", "sizes"], ["y0", "y1", "y2"], axis=0)],
     [("x", F, [2, 0, 4]), ("y", F, [5])],
-    [("sum", F, [2, 1, 4]), ("prod", F, [2, 4]), ("relu", F, [2, 0, 4]),
+    [("sum", F, [2, 1, 4]), ("prod", F, [2, 4]), ("relu", F, [2, 0, 4]), ("gram", F, [2, 4, 4]),
      ("y0", F, [2]), ("y1", F, [0]), ("y2", F, [3])],
     [i64("axes1", [1]), i64("sizes", [2, 0, 3])],
     [{"x": np.zeros((2, 0, 4), np.float32), "y": rng.standard_normal(5).astype(np.float32)}])

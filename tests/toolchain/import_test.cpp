@@ -230,8 +230,9 @@ TEST(Import, ZeroSizeInputIsBoundToItsOnlyValue) {
 }
 
 // A reduction of an empty input (ReduceL1, which constant folding leaves to
-// the device) reads it through a 4-byte slot and writes
-// the empty set's value; another kernel reading an empty constant is refused.
+// the device) reads it through a 4-byte slot and writes the empty set's
+// value; a MatMul over an empty K folds to zeros; another kernel reading an
+// empty constant (Gemm) is refused.
 TEST(Import, AReductionReadsAnEmptyInputAndOtherKernelsRefuseOne) {
   ImportReport rep;
   auto g = ImportOnnxBytes(EncodeTinyModel({{"ReduceL1", "l1", {"data"}, {"reduced"}}},
@@ -247,9 +248,19 @@ TEST(Import, AReductionReadsAnEmptyInputAndOtherKernelsRefuseOne) {
   for (const Dispatch& d : r->program.dispatches) reduce = reduce || d.kernel == "reduce";
   EXPECT_TRUE(reduce);
 
-  ImportReport rep2;
-  auto g2 = ImportOnnxBytes(EncodeTinyModel({{"MatMul", "mm", {"a", "b"}, {"y"}}},
+  // A MatMul over an empty K: zeros, folded at conversion.
+  ImportReport rep1;
+  auto g1 = ImportOnnxBytes(EncodeTinyModel({{"MatMul", "mm", {"a", "b"}, {"y"}}},
                                             {{"a", 1, {2, 0}}, {"b", 1, {0, 3}}}, {{"y", 1, {2, 3}}}, 13),
+                            "", {}, &rep1);
+  ASSERT_TRUE(g1.ok()) << g1.status().ToString();
+  auto r1 = CompileGraph(std::move(*g1), nullptr, rep1.bound_inputs);
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->program.outputs[0].shape, (Shape{2, 3}));
+
+  ImportReport rep2;
+  auto g2 = ImportOnnxBytes(EncodeTinyModel({{"Gemm", "gemm", {"a", "b", "c"}, {"y"}}},
+                                            {{"a", 1, {2, 0}}, {"b", 1, {0, 3}}, {"c", 1, {3}}}, {{"y", 1, {2, 3}}}, 13),
                             "", {}, &rep2);
   ASSERT_TRUE(g2.ok()) << g2.status().ToString();
   auto r2 = CompileGraph(std::move(*g2), nullptr, rep2.bound_inputs);
