@@ -13,7 +13,10 @@
 #   static_empty   x: [2, 0, 4] (0 bytes sent): its ReduceSum over axis 1
 #                  (zeros), ReduceProd (ones), its Relu (a [2, 0, 4]
 #                  output), MatMul(x^T, x) (K = 0: zeros [2, 4, 4]), and
-#                  y: [5] split into [2, 0, 3] (an empty middle piece).
+#                  y: [5] split into [2, 0, 3] (an empty middle piece);
+#   split_empty    (lavapipe, no ONNX Runtime run) x: [0] split by sizes
+#                  read at run time: [0, 0, 0] gives three [0] pieces,
+#                  [1, 0, 2] fails the frame (each size's range is [0, 0]).
 # On lavapipe and SwiftShader through libRuntimeLibrary.so (oaax-run,
 # validation layer on). Exit 77 (skip) without numpy / onnx or the reference
 # tools (scripts/fetch-reference.sh).
@@ -89,5 +92,30 @@ add("static_empty",
 
 open(f"{out}/cases.txt", "w").write("\n".join(cases) + "\n")
 open(f"{out}/models.txt", "w").write("\n".join(names) + "\n")
+
+# Split sizes read at run time over an empty axis (lavapipe, no ONNX Runtime
+# run): sizes of 0 run; any other size is outside the range the toolchain
+# derives for them ([0, 0]) and fails the frame.
+g = h.make_graph([h.make_node("Split", ["x", "split"], ["p0", "p1", "p2"], axis=0)], "split_empty",
+                 [h.make_tensor_value_info("x", F, [0]), h.make_tensor_value_info("split", TensorProto.INT64, [3])],
+                 [h.make_tensor_value_info(f"p{k}", F, [0]) for k in range(3)])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)], ir_version=8)
+onnx.checker.check_model(m)
+os.makedirs(f"{out}/guard/split_empty")
+onnx.save(m, f"{out}/guard/split_empty/model.onnx")
+for k, sizes in enumerate([[0, 0, 0], [1, 0, 2]]):
+    d = f"{out}/guard/split_empty/in{k}"
+    os.makedirs(d)
+    np.zeros(0, np.float32).tofile(f"{d}/0.bin")
+    np.array(sizes, np.int64).tofile(f"{d}/1.bin")
+    json.dump([{"name": "x", "dtype": "float32", "shape": [0], "file": "0.bin"},
+               {"name": "split", "dtype": "int64", "shape": [3], "file": "1.bin"}], open(f"{d}/manifest.json", "w"))
+open(f"{out}/guard/models.txt", "w").write("split_empty\n")
+open(f"{out}/guard/cases.txt", "w").write(
+    "split_empty in0\nsplit_empty in1 element 0 (split[0]) is 1, outside split[0]'s range [0, 0]\n")
 PY
-e2e_check_against_ort "$py" "$root" "$build" "$tmp" "$node_modules"
+fail=0
+e2e_check_against_ort "$py" "$root" "$build" "$tmp" "$node_modules" || fail=1
+e2e_convert "$py" "$build" "$tmp/guard" || fail=1
+e2e_run_cases lavapipe "$tmp/guard" "$build" || fail=1
+exit $fail
