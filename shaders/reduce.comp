@@ -115,10 +115,14 @@ void main() {
     }
     return;
   }
-  // The last stage has PARTS = 1, so i is the output index.
-  if (OP == 8u) acc = isinf(acc) ? acc : acc + log(s);
+  // The last stage has PARTS = 1, so i is the output index. A sum of 0 (the
+  // empty set, or zeros) has the logarithm -inf, written as such: a
+  // driver's log(0) may be a large finite negative value instead
+  // (SwiftShader: -88.03), and -FLT_MAX + log(0) would round to -FLT_MAX.
+  const float neg_inf = uintBitsToFloat(0xff800000u);
+  if (OP == 8u) acc = isinf(acc) ? acc : (s == 0.0 ? neg_inf : acc + log(s));
   else if (OP == 1u) acc /= float(COUNT);
   else if (OP == 6u) acc = sqrt(acc);
-  else if (OP == 7u) acc = log(acc);
+  else if (OP == 7u) acc = acc == 0.0 ? neg_inf : log(acc);
   y[i] = acc;
 }

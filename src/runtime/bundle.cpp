@@ -415,11 +415,11 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       return r.Error(StrFormat("symbol %llu: the name '%s' is used by an earlier symbol", static_cast<unsigned long long>(s), nm));
     if (mult < 1) return r.Error(StrFormat("symbol %llu ('%s'): %smultiple_of = %lld (must be >= 1)",
                                            static_cast<unsigned long long>(s), nm, p.c_str(), mult));
-    // A decided symbol counts things (iterations, an extent, a condition): 0 is valid.
-    if ((mn < (sym.decided ? 0 : 1) && !sym.is_value()) || mn > mx || mn % mult != 0 || mx % mult != 0)
+    // A symbol is a size (an input dimension, or a decided count of
+    // iterations, an extent, a condition): 0 is valid (a zero-size tensor).
+    if ((mn < 0 && !sym.is_value()) || mn > mx || mn % mult != 0 || mx % mult != 0)
       return r.Error(StrFormat("symbol %llu ('%s'): range [%lld, %lld] with multiple_of %lld is invalid (need "
-                               "1 <= min <= max (a value symbol: min <= max; a decided one: 0 <= min <= max), both "
-                               "multiples of multiple_of)",
+                               "0 <= min <= max (a value symbol: min <= max), both multiples of multiple_of)",
                                static_cast<unsigned long long>(s), nm, mn, mx, mult));
     const std::string sv = SizeVarName(sym.name);
     const oinf::SizeVar* var = f.FindSizeVar(sv);

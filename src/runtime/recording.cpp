@@ -36,21 +36,26 @@ StatusOr<ShapeInstance> Recorder::Instantiate(const std::vector<int64_t>& symbol
   si.groups.resize(nd);
   si.spec.resize(nd);
   const uint32_t* max_groups = ctx_->properties().limits.maxComputeWorkGroupCount;
-  const bool segmented = bundle_->features.count("segment_program") != 0;
+  // Extents can be 0 only in a segment program (extents read back) or where
+  // a symbol's range holds 0; elsewhere a group count of 0 is a bundle error.
+  bool zero_extents = bundle_->features.count("segment_program") != 0;
+  for (const ShapeSymbol& y : sp.symbols) zero_extents = zero_extents || y.min <= 0;
+  const int64_t min_groups = zero_extents ? 0 : 1;
   for (size_t i = 0; i < nd; ++i) {
     const Dispatch& d = bundle_->dispatches[i];
     const auto& table = sp.group_expr[d.table];
     for (int a = 0; a < 3; ++a) {
       const int64_t e = table.empty() ? -1 : table[i][a];
       const int64_t g = e < 0 ? d.groups[a] : v[e];
-      // Feature segment_program: 0 groups skips the dispatch (a tensor with a 0 extent).
-      if (g < (segmented ? 0 : 1) || g > max_groups[a]) {
+      // 0 groups skips the dispatch: its tensors have a 0 extent (a
+      // dimension or an extent read back that is 0 in this frame).
+      if (g < min_groups || g > max_groups[a]) {
         const char* op = d.op < bundle_->op_names.size() ? bundle_->op_names[d.op].c_str() : "";
         return InvalidArgument(StrFormat(
             "dispatch %zu (kernel '%s', op '%s'): group count %c evaluates to %lld (shape.program instruction %lld) "
             "at %s; it must be in [%d, %u] (maxComputeWorkGroupCount[%d] of '%s')",
             i, bundle_->kernels[d.kernel].name.c_str(), op, "xyz"[a], static_cast<long long>(g),
-            static_cast<long long>(e), sp.ValuesString(symbols).c_str(), segmented ? 0 : 1, max_groups[a], a,
+            static_cast<long long>(e), sp.ValuesString(symbols).c_str(), static_cast<int>(min_groups), max_groups[a], a,
             ctx_->device_name().c_str()));
       }
       si.groups[i][a] = static_cast<uint32_t>(g);

@@ -2250,6 +2250,29 @@ TEST_F(DynamicShapes, OutputsHaveTheActualShapeAtMinMaxAndOddShapes) {
   }
 }
 
+// A symbol whose range holds 0: at N = 0 the input travels in 0 bytes (a NULL
+// data pointer), the dispatch (0 groups) does not run, and the output comes
+// back as [1, 0] in 0 bytes; frames of other sizes before and after are exact.
+TEST_F(DynamicShapes, AZeroExtentTravelsInZeroBytes) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  LoadDynamicAffine(0, 128, 1, "dyn_affine_zero");
+  RoundTrip(5, 5);
+  for (int k = 0; k < 2; ++k) {
+    tensors_struct* t = MakeTensors({"x"}, {{1, 0}}, {std::vector<float>()});
+    ASSERT_NE(t, nullptr);
+    std::free(t->data[0]);
+    t->data[0] = nullptr;  // 0 bytes: no data is needed
+    ASSERT_EQ(g_api->send(t), 0) << g_api->error();
+    std::vector<Output> outs = ReceiveOutputs();
+    ASSERT_EQ(outs.size(), 1u);
+    EXPECT_EQ(outs[0].name, "y");
+    EXPECT_EQ(outs[0].shape, (std::vector<size_t>{1, 0}));
+    EXPECT_TRUE(outs[0].values.empty());
+  }
+  RoundTrip(128, 128);
+  RoundTrip(1, 1);
+}
+
 TEST_F(DynamicShapes, TwoSymbolsWithMultipleOfAndAnOutputExpression) {
   ASSERT_EQ(Init(), 0) << g_api->error();
   ASSERT_EQ(g_api->load(Write(DynamicRowSumBundle(1, 200, 4, 64, 4), "dyn_rowsum").c_str()), 0) << g_api->error();
@@ -2374,8 +2397,8 @@ TEST_F(DynamicShapes, InvalidShapeProgramsAreRejectedAtLoad) {
          s->outputs[0].nbytes = 256;
        },
        "output 'y' dimension 1 evaluates to 128 (instruction 0) at the maximum shape (N = 128) but the bundle stores 64"},
-      {"symbol_range", [](BundleSpec* s) { s->symbols[0].min = 0; },
-       "symbol 0 ('N'): range [0, 128] with multiple_of 1 is invalid"},
+      {"symbol_range", [](BundleSpec* s) { s->symbols[0].min = 129; },
+       "symbol 0 ('N'): range [129, 128] with multiple_of 1 is invalid"},
       {"symbol_multiple", [](BundleSpec* s) { s->symbols[0].multiple_of = 3; },
        "symbol 0 ('N'): range [1, 128] with multiple_of 3 is invalid"},
       {"sizevar_value",
@@ -2553,8 +2576,8 @@ TEST_F(DynamicShapes, InvalidValueSymbolsAreRejectedAtLoad) {
        "guard out of range (shape.guards = 1)"},
       {"value_symbol_as_dimension", [](BundleSpec* s) { s->shape_refs.push_back({kRefInput, 0, 1, 0}); },
        "input 'x' dimension 1 evaluates symbol 'shape[0]', which is a value symbol"},
-      {"dimension_symbol_below_one", [](BundleSpec* s) { s->symbols[0].input = -1; s->symbols[0].min = 0; },
-       "range [0, 6] with multiple_of 1 is invalid"},
+      {"dimension_symbol_above_max", [](BundleSpec* s) { s->symbols[0].input = -1; s->symbols[0].min = 7; },
+       "range [7, 6] with multiple_of 1 is invalid"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

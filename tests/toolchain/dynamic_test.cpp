@@ -288,8 +288,8 @@ TEST(DynamicConfig, NamedInputValuesBecomeSampledValueSymbols) {
   EXPECT_NE(error(R"({"input_shapes": {"x": ["A"]}, "input_values": {"p": ["A"]},
                       "dimensions": {"A": {"min": 1, "max": 2}}})").find("names both a dimension"),
             std::string::npos);
-  EXPECT_NE(error(R"({"input_shapes": {"x": ["H"]}, "dimensions": {"H": {"min": 0, "max": 8}}})")
-                .find("dimensions['H'].min is 0; a dimension must be at least 1"), std::string::npos);
+  EXPECT_NE(error(R"({"input_shapes": {"x": ["H"]}, "dimensions": {"H": {"min": -1, "max": 8}}})")
+                .find("dimensions['H'].min is -1; a dimension must be at least 0"), std::string::npos);
 }
 
 TEST(DynamicConfig, SamplePointsStartAtTheMaximumAndCoverTheCorners) {

@@ -229,6 +229,48 @@ TEST(Import, ZeroSizeInputIsBoundToItsOnlyValue) {
   EXPECT_EQ(r->program.outputs[0].shape, (Shape{1, 1, 1}));
 }
 
+// A reduction of an empty input (ReduceL1, which constant folding leaves to
+// the device) reads it through a 4-byte slot and writes the empty set's
+// value; a MatMul over an empty K folds to zeros; another kernel reading an
+// empty constant (Gemm) is refused.
+TEST(Import, AReductionReadsAnEmptyInputAndOtherKernelsRefuseOne) {
+  ImportReport rep;
+  auto g = ImportOnnxBytes(EncodeTinyModel({{"ReduceL1", "l1", {"data"}, {"reduced"}}},
+                                           {{"data", 1, {2, 0, 4}}}, {{"reduced", 1, {1, 1, 1}}}, 13),
+                           "", {}, &rep);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_TRUE(g->FindTensor("data")->is_const);
+  auto r = CompileGraph(std::move(*g), nullptr, rep.bound_inputs);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->program.inputs[0].nbytes, 0);
+  EXPECT_EQ(r->program.outputs[0].shape, (Shape{1, 1, 1}));
+  bool reduce = false;
+  for (const Dispatch& d : r->program.dispatches) reduce = reduce || d.kernel == "reduce";
+  EXPECT_TRUE(reduce);
+
+  // A MatMul over an empty K: zeros, folded at conversion.
+  ImportReport rep1;
+  auto g1 = ImportOnnxBytes(EncodeTinyModel({{"MatMul", "mm", {"a", "b"}, {"y"}}},
+                                            {{"a", 1, {2, 0}}, {"b", 1, {0, 3}}}, {{"y", 1, {2, 3}}}, 13),
+                            "", {}, &rep1);
+  ASSERT_TRUE(g1.ok()) << g1.status().ToString();
+  auto r1 = CompileGraph(std::move(*g1), nullptr, rep1.bound_inputs);
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->program.outputs[0].shape, (Shape{2, 3}));
+
+  ImportReport rep2;
+  auto g2 = ImportOnnxBytes(EncodeTinyModel({{"Gemm", "gemm", {"a", "b", "c"}, {"y"}}},
+                                            {{"a", 1, {2, 0}}, {"b", 1, {0, 3}}, {"c", 1, {3}}}, {{"y", 1, {2, 3}}}, 13),
+                            "", {}, &rep2);
+  ASSERT_TRUE(g2.ok()) << g2.status().ToString();
+  auto r2 = CompileGraph(std::move(*g2), nullptr, rep2.bound_inputs);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_NE(r2.status().message().find("has zero elements [2, 0] and a kernel reads it, which only the reductions "
+                                       "support"),
+            std::string::npos)
+      << r2.status().ToString();
+}
+
 TEST(Import, BoundInputBecomesAConstantButStaysAGraphInput) {
   ImportOptions o;
   o.input_values["shape"] = {{3, true, 3}, {-1, true, -1}};

@@ -15,9 +15,10 @@ opsets:
   opset23_mix.onnx  (x: [1, 3, 8, 8], input in in23/), opset 23, IR 11:
                  Conv-22 -> Transpose-23 -> Reshape-23 -> Unsqueeze-23 ->
                  Identity-23 -> Cast-23 (y), and Shape-23 -> Cast-23 (sf)
-  refused_reducemax20.onnx  ReduceMax-20 (a definition the toolchain does
-                 not lower: bool inputs and the value of an empty reduction);
-                 the toolchain must refuse it.
+  opset20_reduce.onnx  (x: [2, 6, 5], input in in20/), opset 20:
+                 ReduceMax-20 / ReduceMin-20 over axis 1 of x > 0 (bool: any,
+                 all; rows of x all positive, all negative and mixed), cast to
+                 float (any, all), and ReduceMax-20 of x (max)
 
 usage: make_opset18_models.py OUT_DIR
 """
@@ -100,10 +101,27 @@ def main():
     with open(os.path.join(out, "in23", "manifest.json"), "w") as fh:
         json.dump([{"name": "x", "dtype": "float32", "shape": [1, 3, 8, 8], "file": "0.bin"}], fh)
 
-    rmax = helper.make_node("ReduceMax", ["x", "max_axes"], ["y"], name="reducemax20", keepdims=1)
-    graph = helper.make_graph([rmax], "refused_reducemax20", [helper.make_tensor_value_info("x", f, [2, 6, 5])],
-                              [helper.make_tensor_value_info("y", f, [2, 1, 5])], [i64("max_axes", [1])])
-    save(graph, os.path.join(out, "refused_reducemax20.onnx"), opset=20, ir_version=9)
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["pos"], name="positive"),
+        helper.make_node("ReduceMax", ["pos", "axes1"], ["any_b"], name="reducemax20_bool", keepdims=1),
+        helper.make_node("ReduceMin", ["pos", "axes1"], ["all_b"], name="reducemin20_bool", keepdims=0),
+        helper.make_node("Cast", ["any_b"], ["any"], name="cast_any", to=f),
+        helper.make_node("Cast", ["all_b"], ["all"], name="cast_all", to=f),
+        helper.make_node("ReduceMax", ["x", "axes1"], ["max"], name="reducemax20", keepdims=1),
+    ]
+    graph = helper.make_graph(nodes, "opset20_reduce", [helper.make_tensor_value_info("x", f, [2, 6, 5])],
+                              [helper.make_tensor_value_info("any", f, [2, 1, 5]),
+                               helper.make_tensor_value_info("all", f, [2, 5]),
+                               helper.make_tensor_value_info("max", f, [2, 1, 5])],
+                              [i64("axes1", [1]), numpy_helper.from_array(np.array(0, np.float32), "zero")])
+    save(graph, os.path.join(out, "opset20_reduce.onnx"), opset=20, ir_version=9)
+    x = rng.standard_normal((2, 6, 5)).astype(np.float32)
+    x[:, :, 0] = np.abs(x[:, :, 0]) + 0.5   # all positive: any and all true
+    x[:, :, 1] = -np.abs(x[:, :, 1]) - 0.5  # all negative: any and all false
+    os.makedirs(os.path.join(out, "in20"), exist_ok=True)
+    x.tofile(os.path.join(out, "in20", "0.bin"))
+    with open(os.path.join(out, "in20", "manifest.json"), "w") as fh:
+        json.dump([{"name": "x", "dtype": "float32", "shape": [2, 6, 5], "file": "0.bin"}], fh)
 
 
 if __name__ == "__main__":

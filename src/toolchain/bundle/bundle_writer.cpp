@@ -451,8 +451,12 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
   io("outputs", "output", p.outputs);
 
   // Dynamic shapes: symbols, the shape program and the fields it drives (a
-  // segment program's steps read the shape program too).
-  if (!refs.rows.empty() || !p.control.empty()) {
+  // segment program's steps read the shape program too). A program whose
+  // sizes no longer depend on the symbols may still guard their values
+  // (split sizes of an empty axis must add up to 0): the guards are kept.
+  const bool guarded = SymContext::Current() != nullptr && !SymContext::Current()->guards().empty() &&
+                       features.count("dynamic_shapes") != 0;
+  if (!refs.rows.empty() || !p.control.empty() || guarded) {
     const SymContext* c = SymContext::Current();
     if (c == nullptr || !features.count("dynamic_shapes"))
       return Internal("symbolic sizes in a program compiled without symbols (feature dynamic_shapes)");

@@ -374,7 +374,10 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       }
       for (const auto& [input, names] : in->config.input_symbols)
         for (size_t d = 0; d < names.size(); ++d)
-          if (!names[d].empty()) iopt.input_shapes[input][d] = point[index.at(names[d])];
+          if (!names[d].empty()) {
+            iopt.input_shapes[input][d] = point[index.at(names[d])];
+            iopt.symbolic_inputs.insert(input);
+          }
       OAAXVK_ASSIGN_OR_RETURN(Graph g, ImportOnnxFile(in->model_path, iopt, rep));
       for (const auto& [input, ks] : value_symbols) {
         rep->bound_inputs.erase(input);  // not bound: the runtime reads the value

@@ -55,9 +55,11 @@ StatusOr<std::vector<Symbol>> ResolveSymbols(const ModelConfig& config) {
       return InvalidArgument(StrFormat("config.json: dimensions['%s'] = [%g, %g]: a dimension's range holds integers "
                                        "(fractions are for the run-time values of a float input)",
                                        name.c_str(), sym.value_min, sym.value_max));
-    } else if (sym.min < 1) {
-      return InvalidArgument(StrFormat("config.json: dimensions['%s'].min is %lld; a dimension must be at least 1 "
-                                       "(only a run-time value named in \"input_values\" may be 0 or negative)",
+    } else if (sym.min < 0) {
+      // 0 is a valid extent: the tensors of such a shape have no elements
+      // (docs/toolchain.md "Zero-size tensors").
+      return InvalidArgument(StrFormat("config.json: dimensions['%s'].min is %lld; a dimension must be at least 0 "
+                                       "(only a run-time value named in \"input_values\" may be negative)",
                                        name.c_str(), static_cast<long long>(sym.min)));
     }
     s.multiple_of = std::max<int64_t>(1, s.multiple_of);

@@ -239,6 +239,16 @@ class Inliner {
         return true;
       }
       if (n.op_type() == "Gather" && n.input_size() == 2) return KnownShapeElement(n, v);
+      // The element count of a tensor whose shape is static (AffineGrid's
+      // function body tests Size(size) == 4 for a 2-D grid).
+      if (n.op_type() == "Size" && n.input_size() == 1) {
+        std::vector<int64_t> shape;
+        if (!ShapeOf(n.input(0), &shape)) return false;
+        double count = 1;
+        for (int64_t d : shape) count *= static_cast<double>(d);
+        *v = count;
+        return true;
+      }
       if (n.op_type() == "Not" && n.input_size() == 1) {
         if (!Known(n.input(0), v)) return false;
         *v = *v != 0 ? 0 : 1;
@@ -249,6 +259,8 @@ class Inliner {
         if (a.name() == "value" && a.has_t()) return FirstElement(a.t(), v);
         if (a.name() == "value_int") { *v = static_cast<double>(a.i()); return true; }
         if (a.name() == "value_float") { *v = a.f(); return true; }
+        if (a.name() == "value_ints" && a.ints_size() == 1) { *v = static_cast<double>(a.ints(0)); return true; }
+        if (a.name() == "value_floats" && a.floats_size() == 1) { *v = a.floats(0); return true; }
       }
       return false;
     }

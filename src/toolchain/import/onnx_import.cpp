@@ -525,8 +525,11 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
     if (!t.has_shape) return InvalidArgument("graph input '" + vi.name() + "' has no static shape after binding");
     auto bv = options.input_values.find(vi.name());
     // An input with zero elements has one possible value, the empty one: it
-    // is bound at conversion without being named (e.g. ReduceSum `axes` [0]).
-    const bool empty = t.numel() == 0;
+    // is bound at conversion without being named (e.g. ReduceSum `axes` [0]);
+    // one sized by a dimension symbol that is 0 at this point is not.
+    bool symbolic = options.symbolic_inputs.count(vi.name()) != 0;
+    for (const auto& sd : report->symbolic_dims) symbolic = symbolic || std::get<0>(sd) == vi.name();
+    const bool empty = t.numel() == 0 && !symbolic;
     if (bv == options.input_values.end() && !empty) {
       g.tensors[t.name] = t;
       g.inputs.push_back({vi.name(), vi.name()});

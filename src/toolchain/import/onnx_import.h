@@ -42,6 +42,9 @@ struct ImportOptions {
   // Symbolic dimensions named by the model (dim_param) that the conversion
   // treats as symbols (config.json "dimensions"): name -> the value to import at.
   std::map<std::string, int64_t> symbol_values;
+  // Graph inputs with a dimension symbol of config.json "input_shapes": one
+  // with zero elements at this point is a run-time input, not bound empty.
+  std::set<std::string> symbolic_inputs;
 };
 
 // Notes the importer wants logged (e.g. "batch dimension of 'x' set to 1").

@@ -20,7 +20,7 @@ const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
       // optional input, as ReduceSum-13 already had it; the reduction shape
       // inference and lowering read either (shape_infer_float.cpp).
       {"ReduceL1", {18}}, {"ReduceL2", {18}}, {"ReduceLogSum", {18}}, {"ReduceLogSumExp", {18}},
-      {"ReduceMax", {18}}, {"ReduceMean", {18}}, {"ReduceMin", {18}}, {"ReduceProd", {18}},
+      {"ReduceMax", {18, 20}}, {"ReduceMean", {18}}, {"ReduceMin", {18, 20}}, {"ReduceProd", {18}},
       {"ReduceSumSquare", {18}},
       // Split-18 added `num_outputs` (equal chunks, the last one smaller);
       // passes/decompose.cpp turns it into split sizes.
@@ -83,6 +83,11 @@ const std::map<std::string, std::vector<int>>& LoweredNewerForms() {
       // DFT-20 reads `axis` from an input (default -2) (decompose_signal.cpp).
       // Swish-24 is the Swish activation (x * sigmoid(alpha * x), passes.cpp).
       {"DFT", {20}}, {"Swish", {24}},
+      // OptionalHasElement / OptionalGetElement-18 also take a plain tensor
+      // or sequence (HasElement: true, or false for a missing input;
+      // GetElement: the value itself) besides an optional
+      // (import/control_flow.cpp).
+      {"OptionalHasElement", {18}}, {"OptionalGetElement", {18}},
   };
   return k;
 }
@@ -181,7 +186,8 @@ Status CheckLoweredOperatorVersions(const onnx::ModelProto& model) {
        "ScatterElements/ScatterND-18, Cast/CastLike-19 to 24, Mish-18, Gelu-20, GroupNormalization-18/21, "
        "RMSNormalization-23, DeformConv-19/22, TensorScatter-24, CenterCropPad-18, Col2Im-18, AffineGrid-20, Attention-23/24, RotaryEmbedding-23, "
        "AveragePool-19/22, LpPool-18/22, MaxPool-22, Pad-18 to 24, Resize-18/19, GridSample-20/22, "
-       "QuantizeLinear/DequantizeLinear-19 to 24, BitwiseAnd/Or/Xor/Not-18, DFT-20, Swish-24, and every "
+       "QuantizeLinear/DequantizeLinear-19 to 24, BitwiseAnd/Or/Xor/Not-18, DFT-20, Swish-24, "
+       "OptionalHasElement/OptionalGetElement-18, and every "
        "newer definition that only admits more element types); "
        "re-export the model with opset " + std::to_string(kLoweredOnnxOpset) + " or lower";
   return Unimplemented(m);

@@ -223,7 +223,7 @@ Status ParseDimensions(const nlohmann::json& v, ModelConfig* c) {
       const auto& n = k.value();
       if (k.key() != "min" && k.key() != "max" && k.key() != "multiple_of")
         return InvalidArgument(where + ": unknown key '" + k.key() + "' (supported: min, max, multiple_of)");
-      // [1, 2^31] for a dimension, checked once its use is known (ResolveSymbols);
+      // [0, 2^31] for a dimension, checked once its use is known (ResolveSymbols);
       // a run-time value's range may hold 0 and negative numbers, and a float
       // input's fractions (checked by the driver, which knows the input's type).
       if (k.key() != "multiple_of" && n.is_number_float() && std::isfinite(n.get<double>()) &&

@@ -528,15 +528,25 @@ class Lowerer {
     // A zero-size graph input is bound at conversion (import), and a
     // zero-size graph output is an empty constant: each keeps a 4-byte slot
     // of its I/O buffer that no kernel reads or writes.
-    // An output sized by an extent read back (a decided symbol) keeps that
-    // slot at every extent, 0 included, with its expression.
-    if ((kind == BufferKind::kInputs || kind == BufferKind::kOutputs) && ReadsDecidedSymbol(n)) n = Max(n, Dim(1));
-    else if (n == 0 && (kind == BufferKind::kInputs || kind == BufferKind::kOutputs)) n = 1;
+    // An input or output sized by an extent read back (a decided symbol), or
+    // by input dimensions whose range holds 0, keeps that slot at every
+    // extent, 0 included, with its expression.
+    const bool io = kind == BufferKind::kInputs || kind == BufferKind::kOutputs;
+    if (io && n.is_symbolic() && (ReadsDecidedSymbol(n) || LowerBound(n) <= 0)) n = Max(n, Dim(1));
+    else if (n == 0 && io) n = 1;
     // A size that is 0 at this point of a dynamic conversion (an If's empty
-    // branch result, feature segment_program) has no bytes here; its
-    // expression sizes the plan.
-    if (n < 0 || (n == 0 && !ReadsDecidedSymbol(n)))
-      return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape));
+    // branch result, feature segment_program; a dimension whose range holds
+    // 0) has no bytes here; its expression sizes the plan, and a dispatch
+    // whose group count is 0 there does not run.
+    // A constant with no elements read by a kernel that reads none of its
+    // elements when it has none (a reduction over an empty set, EmptyReads)
+    // keeps a 4-byte slot, as the I/O values do.
+    else if (n == 0 && kind == BufferKind::kWeights && empty_reads_ok_) n = 1;
+    if (n < 0 || (n == 0 && !n.is_symbolic()))
+      return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape) +
+                           " and a kernel reads it, which only the reductions support (they write the empty set's "
+                           "value); give the tensor at least one element (check the input shapes in config.json "
+                           "\"input_shapes\")");
     if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
     Value v;
     v.tensor = t.name;
@@ -546,9 +556,11 @@ class Lowerer {
       v.bytes = CeilDiv(StorageBytes(t.dtype, n), 4) * 4;
     if (kind == BufferKind::kWeights && IsLowBitDType(t.dtype)) {  // kept in its storage format (LowBitWeights)
       v.data = StorageWords(t);
+      if (v.data.empty()) v.data.assign(4, 0);  // an empty constant's slot (above)
       v.bytes = static_cast<int64_t>(v.data.size());
     } else if (kind == BufferKind::kWeights) {
       OAAXVK_ASSIGN_OR_RETURN(v.data, DeviceWords(t));
+      if (v.data.empty()) v.data.assign(4, 0);  // an empty constant's slot (above)
     }
     p_.values.push_back(std::move(v));
     return static_cast<int>(p_.values.size() - 1);
@@ -585,6 +597,16 @@ class Lowerer {
     if (it != packed_.end()) return it->second;
     OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kWeights));
     packed_[t.name] = v;
+    return v;
+  }
+
+  // ValueOf for the input of a kernel that reads none of its elements when
+  // it has none (a reduction over an empty set writes the empty set's value
+  // from its loop bounds alone), so an empty constant may be bound to it.
+  StatusOr<int> EmptyReadsValueOf(const std::string& name, const std::string& who) {
+    empty_reads_ok_ = true;
+    StatusOr<int> v = ValueOf(name, who);
+    empty_reads_ok_ = false;
     return v;
   }
 
@@ -1566,6 +1588,9 @@ class Lowerer {
   std::vector<size_t> dispatch_log_;  // dispatch index -> its p_.node_kernels entry
   std::map<int, int> f16_copy_;       // weights value -> its kWeightsF16 copy (-1: none)
   std::map<std::string, int> packed_;  // low-bit constant -> its weights value in storage format
+  // Set while a kernel that reads no element of an empty input takes its
+  // inputs (EmptyReads): NewValue then gives an empty constant a slot.
+  bool empty_reads_ok_ = false;
 };
 
 }  // namespace

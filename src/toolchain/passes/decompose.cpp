@@ -196,7 +196,9 @@ Status Split(Graph& g, const Node& n, Builder& b) {
                               " outputs");
   int64_t total = 0;
   for (int64_t v : split) {
-    if (v <= 0) return NodeUnimplemented(n, "split sizes must be positive (empty outputs are not supported)");
+    // A size of 0 gives an empty piece: its Slice has no elements and
+    // constant folding makes it an empty constant.
+    if (v < 0) return NodeInvalid(n, "split size " + std::to_string(v) + " is negative; sizes must be >= 0");
     total += v;
   }
   if (total != dim)

@@ -693,6 +693,26 @@ Status Gelu(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// ReduceMax / ReduceMin of bool values (opset 20): any / all. The values go
+// through the float reductions as 0 / 1: any is a sum that is not 0, all a
+// product that is not 0. The empty set gives a sum of 0 (false) and a
+// product of 1 (true), the minimum and maximum of bool, as ReduceMax /
+// ReduceMin-20 define the empty set (a float maximum would give -inf, true).
+// Other types keep the node as it is.
+Status ReduceBool(Graph& g, const Node& n, Builder& b) {
+  const Tensor* x = n.inputs.empty() ? nullptr : g.FindTensor(n.inputs[0]);
+  if (x == nullptr || x->dtype != DType::kBool || n.outputs.empty() || n.outputs[0].empty()) {
+    b.nodes().push_back(n);
+    return Status::Ok();
+  }
+  std::vector<std::string> in = n.inputs;
+  in[0] = b.Cast(n.inputs[0], DType::kFloat, "as_float");
+  Node& r = b.Add(n.op_type == "ReduceMax" ? "ReduceSum" : "ReduceProd", in, n.op_type == "ReduceMax" ? "any" : "all");
+  r.attrs = n.attrs;
+  b.Cast(b.Out(r), DType::kBool, "as_bool", n.outputs[0]);
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::map<std::string, DecomposeFn>& MathDecompositions() {
@@ -701,7 +721,7 @@ const std::map<std::string, DecomposeFn>& MathDecompositions() {
       {"Clip", Clip},        {"Pow", Pow},         {"PRelu", PRelu},        {"GlobalMaxPool", GlobalMaxPool},
       {"IsNaN", IsNaNInf},   {"IsInf", IsNaNInf},  {"EyeLike", EyeLike},    {"OneHot", OneHot},
       {"Tile", Tile},        {"Dropout", Dropout}, {"Bernoulli", Bernoulli}, {"Range", Range},   {"ConstantOfShape", ConstantOfShape},
-      {"Gelu", Gelu},
+      {"Gelu", Gelu},        {"ReduceMax", ReduceBool}, {"ReduceMin", ReduceBool},
   };
   return k;
 }

@@ -95,6 +95,22 @@ Status FoldConstants(Graph& g, PassResult* r) {
       ++folded_by_op[n.op_type + " (empty result)"];
       continue;
     }
+    // A MatMul over a static empty K (both inputs empty constants) sums no
+    // products: its result is zeros, whatever the batch and M / N extents.
+    if (n.op_type == "MatMul" && n.inputs.size() == 2 && n.outputs.size() == 1 && IsStaticEmpty(g, n.inputs[0]) &&
+        IsStaticEmpty(g, n.inputs[1])) {
+      const Tensor* a = g.FindTensor(n.inputs[0]);
+      const Tensor* y = g.FindTensor(n.outputs[0]);
+      OAAXVK_ASSIGN_OR_RETURN(bool small, FitsFoldingLimit(g, n));
+      if (a->shape.size() >= 2 && a->shape.back() == 0 && y != nullptr && y->has_shape && !AnySymbolic(y->shape) &&
+          small) {
+        g.tensors[n.outputs[0]] = MakeConstFromDoubles(
+            n.outputs[0], y->dtype, y->shape, std::vector<double>(static_cast<size_t>(y->numel().value()), 0.0));
+        dead[i] = true;
+        ++folded_by_op["MatMul (empty K: zeros)"];
+        continue;
+      }
+    }
     // Concat ignores inputs with no elements (they are empty constants).
     if (n.op_type == "Concat" && n.inputs.size() > 1) {
       std::vector<std::string> kept;
