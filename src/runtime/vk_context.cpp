@@ -299,23 +299,25 @@ Status VkContext::Init(const ContextOptions& options) {
   const bool have_12 = properties_.apiVersion >= VK_API_VERSION_1_2;
   if (have_12) s16.pNext = &f16;
   // Cooperative matrices (VK_NV_cooperative_matrix) and the Vulkan memory
-  // model their modules use: queried and enabled only when the device lists
-  // the extension (and, for the memory model, Vulkan 1.2).
+  // model their modules use (VK_KHR_vulkan_memory_model: the instance asks
+  // for Vulkan 1.1, where the memory model is an extension): queried and
+  // enabled only when the device lists the extensions.
   const bool has_coopmat_ext = HasDeviceExtension(physical_, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  const bool has_vmm_ext = HasDeviceExtension(physical_, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
   VkPhysicalDeviceVulkanMemoryModelFeatures vmm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-  if (have_12) {
+  if (has_vmm_ext) {
     vmm.pNext = s16.pNext;
     s16.pNext = &vmm;
-    if (has_coopmat_ext) {
-      cm.pNext = s16.pNext;
-      s16.pNext = &cm;
-    }
+  }
+  if (has_coopmat_ext) {
+    cm.pNext = s16.pNext;
+    s16.pNext = &cm;
   }
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &s16;
   vkGetPhysicalDeviceFeatures2(physical_, &f2);
-  const bool memory_model = have_12 && vmm.vulkanMemoryModel == VK_TRUE;
+  const bool memory_model = has_vmm_ext && vmm.vulkanMemoryModel == VK_TRUE;
   const bool coopmat = has_coopmat_ext && memory_model && cm.cooperativeMatrix == VK_TRUE;
   VkPhysicalDeviceFeatures enabled{};
   robust_buffer_access_ = f2.features.robustBufferAccess == VK_TRUE;
@@ -335,6 +337,7 @@ Status VkContext::Init(const ContextOptions& options) {
   if (memory_model) {
     vmm_on.pNext = s16_on.pNext;
     s16_on.pNext = &vmm_on;
+    device_extensions.push_back(VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
   }
   if (coopmat) {
     cm_on.pNext = s16_on.pNext;

@@ -55,8 +55,10 @@ class VkContext {
   // "storageBuffer16BitAccess" (the feature, enabled at device creation) and
   // "subgroupArithmetic" (supportedStages has COMPUTE, supportedOperations
   // has BASIC and ARITHMETIC), "sharedMemory32KiB"
-  // (maxComputeSharedMemorySize >= 32768), "shaderFloat16" and
-  // "vulkanMemoryModel" (the features, enabled at device creation),
+  // (maxComputeSharedMemorySize >= 32768), "shaderFloat16" (the feature,
+  // enabled at device creation), "vulkanMemoryModel"
+  // (VK_KHR_vulkan_memory_model and its feature, both enabled at device
+  // creation when listed),
   // "cooperativeMatrixNV16x16x16f16f32" (VK_NV_cooperative_matrix and its
   // feature, enabled at device creation only when the device lists them; the
   // 16 x 16 x 16 f16 x f16 + f32 shape at subgroup scope, compute among its

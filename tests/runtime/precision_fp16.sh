@@ -15,6 +15,7 @@
 #   wrong     matrix:wrong: the same with the bias left out in the checked
 #             run; the check drops both kernels, the rows run the fp16 forms
 #             and the results stay within the bound.
+# Every run has the validation layer on (the check's own Vulkan work included).
 # usage: precision_fp16.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
@@ -64,8 +65,9 @@ run() {  # run NAME CHECK [oaax-run args...]
   local name=$1 check=$2
   shift 2
   "$build/oaax-run" --model "$tmp/bundle/model.oinf" --inputs "$tmp/in" --outputs "$tmp/$name" --quiet \
-    --arg log_level=2 --arg kernel_variant=gpu "$@" > /dev/null 2> "$tmp/$name.log" ||
+    --arg log_level=2 --arg kernel_variant=gpu --arg validation=1 "$@" > /dev/null 2> "$tmp/$name.log" ||
     { echo "FAIL: $name:"; cat "$tmp/$name.log"; fail=1; return; }
+  if grep -q "VUID" "$tmp/$name.log"; then echo "FAIL: $name: validation messages:"; grep "VUID" "$tmp/$name.log"; fail=1; fi
   "$py" "$tmp/check.py" "$tmp" "$tmp/$name" "$name" "$check" "$ort" || fail=1
 }
 expect() {  # expect NAME PATTERN: the load log of run NAME has a line matching PATTERN
