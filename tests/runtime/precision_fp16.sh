@@ -14,7 +14,9 @@
 #             runs it, keeps it, and the rows use it;
 #   wrong     matrix:wrong: the same with the bias left out in the checked
 #             run; the check drops both kernels, the rows run the fp16 forms
-#             and the results stay within the bound.
+#             and the results stay within the bound;
+#   swiftshader  precision=fp16 on SwiftShader, which lacks shaderFloat16:
+#             every row keeps its fp32 kernel with that reason, fp32 results.
 # Every run has the validation layer on (the check's own Vulkan work included).
 # usage: precision_fp16.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
@@ -91,6 +93,16 @@ expect wrong "precision fp16: 3 rows run fp16 forms, 0 of them on cooperative ma
 instead of cooperative matrices \(3 whose cooperative-matrix kernel failed its load-time check\)"
 if ! cmp -s "$tmp/fp16/0.bin" "$tmp/wrong/0.bin"; then
   echo "FAIL: with the matrix kernels dropped the results differ from the fp16 forms'"; fail=1
+fi
+# SwiftShader has no shaderFloat16: every row keeps its fp32 kernel, says
+# why, and the results are the fp32 ones.
+icd="$root/third_party/swiftshader/vk_swiftshader_icd.json"
+if [ -f "$icd" ]; then
+  VK_ICD_FILENAMES="$icd" run swiftshader fp32 --arg precision=fp16
+  expect swiftshader "precision fp16: 0 rows run fp16 forms, 0 of them on cooperative matrices; 3 rows keep fp32 \
+\(capabilities the device lacks: shaderFloat16 \(3 rows\)\)"
+else
+  echo "swiftshader: $icd missing, skipped"
 fi
 [ $fail = 0 ] && echo "precision_fp16: fp32, fp16, matrix stand-in kept and dropped: all within their bounds"
 exit $fail
