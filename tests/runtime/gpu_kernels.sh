@@ -19,7 +19,8 @@
 #         within (2^-10 + 2^-22) * sum|x * w| more than the fp32 tolerance
 #         (docs/kernels.md "fp16 precision");
 #   dyn   (lavapipe) a Conv and a MatMul with a symbolic batch N in [1, 8]
-#         (sizes read from the parameter buffer), fp32 tiles, N = 1 and 5.
+#         (sizes read from the parameter buffer), fp32 tiles and
+#         precision=fp16, N = 1 and 5.
 # No row may keep its default row. The bundles' load requirement
 # (device.max_shared_memory_bytes) stays the default table's 8 KiB.
 # usage: gpu_kernels.sh PYTHON REPO_ROOT BUILD_DIR [lavapipe|swiftshader]
@@ -123,6 +124,7 @@ if [ "$part" = lavapipe ]; then
   for n in 1 5; do
     cdir=$tmp/dyn/b$n
     run lavapipe dyn/bundle fp32
+    run lavapipe dyn/bundle fp16p --arg precision=fp16
   done
 elif [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ]; then
   run swiftshader b32 fp32
