@@ -62,12 +62,15 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
   // and its rows run the fp16 form.
   PrecisionChoice precision;
   precision.fp16 = options.precision_fp16;
-  if (precision.fp16) CheckMatrixKernels(ctx, &bundle, &dl, &precision.dropped_matrix);
+  const bool device_is_cpu = ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool gpu_table = bundle.features.count("device_variants") != 0 &&
+                         (options.kernel_variant == KernelVariant::kGpu ||
+                          (options.kernel_variant == KernelVariant::kAuto && !device_is_cpu));
+  if (precision.fp16 && gpu_table) CheckMatrixKernels(ctx, &bundle, &dl, &precision.dropped_matrix);
   // Features kernel_variants / device_variants: choose the dispatch rows
   // before anything is checked or created for them.
   const VariantSelection sel = SelectKernelVariant(
-      &bundle, options.kernel_variant, ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, dl,
-      options.fp16_weights, precision);
+      &bundle, options.kernel_variant, device_is_cpu, dl, options.fp16_weights, precision);
   if (!sel.unknown_capabilities.empty()) {
     std::string known;
     for (const std::string& c : kKnownCapabilities) known += (known.empty() ? "" : ", ") + c;

@@ -348,6 +348,9 @@ std::string PrecisionSummary(const std::string& path, const VariantSelection& se
                                             kv.second == 1 ? "" : "s");
     return s;
   };
+  if (std::strcmp(sel.table, "gpu") != 0)
+    return StrFormat("'%s': precision fp16: the %s table runs, whose kernels have no fp16 forms (they are the GPU "
+                     "table's: kernel_variant=gpu, or auto on a GPU)", path.c_str(), sel.table);
   std::string line = StrFormat("'%s': precision fp16: %zu row%s run fp16 forms, %zu of them on cooperative matrices",
                                path.c_str(), sel.fp16_forms, sel.fp16_forms == 1 ? "" : "s", sel.matrix_forms);
   if (sel.fp16_kept > 0) {

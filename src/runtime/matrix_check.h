@@ -51,7 +51,8 @@ Status CheckMatrixKernel(VkContext* ctx, const Kernel& candidate, const Kernel& 
 void CheckMatrixKernels(VkContext* ctx, Bundle* bundle, DeviceLimits* limits, std::set<uint32_t>* dropped);
 
 // The load-log line of a precision=fp16 selection: rows on fp16 forms and on
-// cooperative matrices, and each row kept on a wider form with its reason.
+// cooperative matrices, and each row kept on a wider form with its reason;
+// for a table other than the GPU one, that it has no fp16 forms.
 std::string PrecisionSummary(const std::string& bundle_path, const VariantSelection& sel);
 
 }  // namespace oaaxvk::runtime

@@ -15,6 +15,8 @@
 #   wrong     matrix:wrong: the same with the bias left out in the checked
 #             run; the check drops both kernels, the rows run the fp16 forms
 #             and the results stay within the bound;
+#   auto      precision=fp16 with kernel_variant=auto on lavapipe: the CPU
+#             table, fp32 results, the log saying it has no fp16 forms;
 #   swiftshader  precision=fp16 on SwiftShader, which lacks shaderFloat16:
 #             every row keeps its fp32 kernel with that reason, fp32 results.
 # Every run has the validation layer on (the check's own Vulkan work included).
@@ -94,6 +96,10 @@ instead of cooperative matrices \(3 whose cooperative-matrix kernel failed its l
 if ! cmp -s "$tmp/fp16/0.bin" "$tmp/wrong/0.bin"; then
   echo "FAIL: with the matrix kernels dropped the results differ from the fp16 forms'"; fail=1
 fi
+# kernel_variant=auto on lavapipe (a CPU device) runs the CPU table, which
+# has no fp16 forms: fp32 results, and the log says so.
+run auto fp32 --arg precision=fp16 --arg kernel_variant=auto
+expect auto "precision fp16: the cpu table runs, whose kernels have no fp16 forms"
 # SwiftShader has no shaderFloat16: every row keeps its fp32 kernel, says
 # why, and the results are the fp32 ones.
 icd="$root/third_party/swiftshader/vk_swiftshader_icd.json"
