@@ -1,4 +1,5 @@
-// Body of conv2d_gemm_gpu.comp and conv2d_gemm_gpu_f16w.comp (included after
+// Body of conv2d_gemm_gpu.comp, conv2d_gemm_gpu_f16w.comp and the precision
+// forms conv2d_gemm_gpu_fp16.comp / conv2d_gemm_gpu_coopmat.comp (included after
 // #version): the GPU-class row of conv2d_gemm (docs/bundle-format.md
 // "Device-specific variants"; docs/kernels.md "GPU-class GEMM tiles"). Same
 // bindings, math and epilogue (bias, fused residual, activation) as

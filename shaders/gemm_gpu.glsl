@@ -1,4 +1,5 @@
-// Body of gemm_gpu.comp and gemm_gpu_f16w.comp (included after #version):
+// Body of gemm_gpu.comp, gemm_gpu_f16w.comp and the precision forms
+// gemm_gpu_fp16.comp / gemm_gpu_coopmat.comp (included after #version):
 // the GPU-class row of gemm (docs/bundle-format.md "Device-specific
 // variants"; docs/kernels.md "GPU-class GEMM tiles"). Same bindings, spec
 // constants 0-16 and math as gemm.glsl: for batch b = gl_WorkGroupID.z
