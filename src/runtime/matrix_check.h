@@ -29,8 +29,10 @@ namespace oaaxvk::runtime {
 // fragment), on data from a fixed pseudo-random sequence in [-1, 1], the
 // output filled with NaN beforehand so an unwritten output disagrees.
 // The two agree when every output differs by at most
-//   (2 K + 8) * 2^-24 * (sum_k |a_k b_k| + |bias| + |residual|),
-// the bound on two fp32 summation orders of the same binary16 products.
+//   (4 K + 8) * 2^-24 * (sum_k |a_k b_k| + |bias| + |residual|),
+// the bound on two fp32 summations of the same binary16 products, each
+// addition within one ulp (a matrix unit may truncate where the portable
+// kernel rounds).
 // `inject_error` (fault injection: a stand-in for a broken matrix kernel)
 // runs the candidate with its bias left out.
 // Ok when the candidate agrees; otherwise an error that names the candidate
