@@ -281,7 +281,10 @@ Status CheckMatrixKernel(VkContext* ctx, const Kernel& candidate, const Kernel& 
     uint32_t m, n;
     bool vec;
   };
-  const Tile tiles[] = {{128, 128, true}, {16, 16, false}};
+  // Every fragment slot (128 x 128), one fragment (16 x 16), and both
+  // orientations of an oblong tile (the fragment's row and column come from
+  // different tile sizes).
+  const Tile tiles[] = {{128, 128, true}, {16, 16, false}, {32, 64, true}, {64, 32, false}};
   const Buffer& out = res.buffers[p.output];
   // Each kernel's K fp32 additions may err by one ulp each (matrix units may
   // align the products by truncation, not rounding): 2 K ulps between them.

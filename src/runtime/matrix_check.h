@@ -24,10 +24,11 @@ namespace oaaxvk::runtime {
 //   GEMM: 64 x 64 x 64, bias per column;
 //   Conv: 1 x 8 x 8 x 8 input, 64 output channels, 3 x 3, padding 1
 //         (K = 72, not a multiple of the 16-deep slice);
-// each at a 128 x 128 tile (vec4 loads where the problem allows; every
-// fragment slot of the matrix tile) and a 16 x 16 tile (scalar loads; one
-// fragment), on data from a fixed pseudo-random sequence in [-1, 1], the
-// output filled with NaN beforehand so an unwritten output disagrees.
+// each at tiles 128 x 128 (vec4 loads where the problem allows; every
+// fragment slot of the matrix tile), 16 x 16 (scalar loads; one fragment),
+// 32 x 64 (vec4) and 64 x 32 (scalar), on data from a fixed pseudo-random
+// sequence in [-1, 1], the output filled with NaN beforehand so an unwritten
+// output disagrees.
 // The two agree when every output differs by at most
 //   (4 K + 8) * 2^-24 * (sum_k |a_k b_k| + |bias| + |residual|),
 // the bound on two fp32 summations of the same binary16 products, each

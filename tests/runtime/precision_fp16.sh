@@ -19,7 +19,8 @@
 #             table, fp32 results, the log saying it has no fp16 forms;
 #   swiftshader  precision=fp16 on SwiftShader, which lacks shaderFloat16:
 #             every row keeps its fp32 kernel with that reason, fp32 results.
-# Every run has the validation layer on (the check's own Vulkan work included).
+# The fp16 and matrix runs have the validation layer on (the check's own
+# Vulkan work included).
 # usage: precision_fp16.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
@@ -69,7 +70,7 @@ run() {  # run NAME CHECK [oaax-run args...]
   local name=$1 check=$2
   shift 2
   "$build/oaax-run" --model "$tmp/bundle/model.oinf" --inputs "$tmp/in" --outputs "$tmp/$name" --quiet \
-    --arg log_level=2 --arg kernel_variant=gpu --arg validation=1 "$@" > /dev/null 2> "$tmp/$name.log" ||
+    --arg log_level=2 --arg kernel_variant=gpu "$@" > /dev/null 2> "$tmp/$name.log" ||
     { echo "FAIL: $name:"; cat "$tmp/$name.log"; fail=1; return; }
   if grep -q "VUID" "$tmp/$name.log"; then echo "FAIL: $name: validation messages:"; grep "VUID" "$tmp/$name.log"; fail=1; fi
   "$py" "$tmp/check.py" "$tmp" "$tmp/$name" "$name" "$check" "$ort" || fail=1
@@ -79,16 +80,16 @@ expect() {  # expect NAME PATTERN: the load log of run NAME has a line matching 
 }
 run fp32 fp32
 if grep -q "precision fp16" "$tmp/fp32.log"; then echo "FAIL: fp32 ran fp16 forms:"; cat "$tmp/fp32.log"; fail=1; fi
-run fp16 fp16 --arg precision=fp16
+run fp16 fp16 --arg precision=fp16 --arg validation=1
 expect fp16 "precision fp16: 3 rows run fp16 forms, 0 of them on cooperative matrices; 3 rows keep the fp16 form \
 instead of cooperative matrices \(capabilities the device lacks: .*cooperativeMatrixNV16x16x16f16f32 \(3 rows\)"
 if cmp -s "$tmp/fp32/0.bin" "$tmp/fp16/0.bin"; then echo "FAIL: precision=fp16 gave the fp32 results bit for bit"; fail=1; fi
 fi_lib="$build/tests/runtime/libRuntimeLibraryFaultInjection.so"
-OAAXVK_INJECT_FAULT=matrix:standin run standin fp16 --runtime "$fi_lib" --arg precision=fp16
+OAAXVK_INJECT_FAULT=matrix:standin run standin fp16 --runtime "$fi_lib" --arg precision=fp16 --arg validation=1
 expect standin "cooperative-matrix kernel 'conv2d_gemm_gpu_coopmat' passed its load-time check"
 expect standin "cooperative-matrix kernel 'gemm_gpu_coopmat' passed its load-time check"
 expect standin "precision fp16: 3 rows run fp16 forms, 3 of them on cooperative matrices"
-OAAXVK_INJECT_FAULT=matrix:wrong run wrong fp16 --runtime "$fi_lib" --arg precision=fp16
+OAAXVK_INJECT_FAULT=matrix:wrong run wrong fp16 --runtime "$fi_lib" --arg precision=fp16 --arg validation=1
 expect wrong "dropped cooperative-matrix kernel 'conv2d_gemm_gpu_coopmat' .*: at tile 128x128 output [0-9]+ is"
 expect wrong "dropped cooperative-matrix kernel 'gemm_gpu_coopmat' .*; its rows run 'gemm_gpu_fp16' instead"
 expect wrong "precision fp16: 3 rows run fp16 forms, 0 of them on cooperative matrices; 3 rows keep the fp16 form \
