@@ -620,8 +620,19 @@ class Check:
         variant table chosen, and the kernels that took longest."""
         logf = os.path.join(self.work, f"profile-{int(time.time() * 1000)}.log")
         r = self.oaax_run(bundle, in_dir, 3, 1, 1, extra=list(extra) + ["profile=1", "log_level=2", f"log_file={logf}"])
-        frames, disp, variant = {}, {}, None
+        frames, disp, variant, precision, matrix = {}, {}, None, None, {}
         for line in open(logf):
+            # precision=fp16: the rows on fp16 forms / cooperative matrices,
+            # and the load-time check's verdict on each matrix kernel.
+            m = re.search(r"precision fp16: (.*)$", line)
+            if m:
+                precision = m.group(1).strip()
+            m = re.search(r"cooperative-matrix kernel '([^']+)' passed its load-time check", line)
+            if m:
+                matrix[m.group(1)] = "kept"
+            m = re.search(r"dropped cooperative-matrix kernel '([^']+)' \(load-time check[^)]*\): (.*)$", line)
+            if m:
+                matrix[m.group(1)] = "dropped: " + m.group(2).strip()[:200]
             m = re.search(r"profile frame #(\d+): (\d+) dispatches, ([\d.]+) us in dispatches", line)
             if m:
                 frames[int(m.group(1))] = float(m.group(3))
@@ -642,7 +653,7 @@ class Check:
         top = sorted(per_kernel.items(), key=lambda kv: -kv[1])[:5]
         return {"gpu_ms": round(statistics.median(timed) / 1000.0, 3), "variant": variant,
                 "wall_ms": round(r["latency_ms"]["p50"], 3), "load_ms": round(r["load_ms"], 1),
-                "dispatches": len(disp.get(last, [])),
+                "dispatches": len(disp.get(last, [])), "precision": precision, "matrix_check": matrix,
                 "top_kernels": [{"kernel": k, "ms": round(v / 1000.0, 3)} for k, v in top]}
 
     def compare(self, ref_dir, got_dir, abs_tol=None):
@@ -859,8 +870,11 @@ class Check:
                         self.skip(f"{name} batch {batch} variant {v}", need)
                         break
                     vdir = os.path.join(bdir, f"got-{v}")
-                    extra = ["kernel_variant=gpu", "fp16_weights=1"] if v == "gpu_fp16_weights" else [
-                        f"kernel_variant={v}"]
+                    # gpu_fp16: the same bundle with precision=fp16 (fp16
+                    # forms, cooperative matrices where the device has them
+                    # and the load-time check keeps them).
+                    extra = (["kernel_variant=gpu", "fp16_weights=1"] if v == "gpu_fp16_weights" else
+                             ["kernel_variant=gpu", "precision=fp16"] if v == "gpu_fp16" else [f"kernel_variant={v}"])
                     try:
                         vbundle = bundle
                         if v == "gpu_fp16_weights":
@@ -873,6 +887,9 @@ class Check:
                         prof = self.profile(vbundle, in_dir, extra=extra)
                         b["variants"][v]["gpu_ms"] = prof.get("gpu_ms")
                         b["variants"][v]["top_kernels"] = prof.get("top_kernels")
+                        if v == "gpu_fp16":
+                            b["variants"][v]["precision"] = prof.get("precision")
+                            b["variants"][v]["matrix_check"] = prof.get("matrix_check")
                     except Failure as e:
                         b["variants"][v] = {"error": str(e)[:300]}
                 log(f"{name} b{batch}: variants {b['variants']}")
@@ -1074,6 +1091,14 @@ def render_markdown(r):
                     cells.append("—")
             lines.append(f"| {n} | {auto} | " + " | ".join(cells) + " |")
         lines.append("")
+        fp16 = [(n, b["variants"]["gpu_fp16"]) for n, b in var_rows if b["variants"].get("gpu_fp16", {}).get("precision")]
+        if fp16:
+            lines += ["`gpu_fp16` (`precision=fp16`): the rows on fp16 forms and on cooperative matrices, and the "
+                      "load-time check of each cooperative-matrix kernel (kept, or dropped with the reason):", ""]
+            for n, x in fp16:
+                checks = "; ".join(f"{k}: {v}" for k, v in sorted((x.get("matrix_check") or {}).items()))
+                lines.append(f"- {n}: {x['precision']}" + (f" — check: {checks}" if checks else " — check: not run"))
+            lines.append("")
     tops = [(e["name"], b) for e in r.get("models", []) for b in e.get("batches", [])
             if b.get("profile", {}).get("top_kernels") and b["batch"] == (e["batches"][0]["batch"])]
     if tops:
@@ -1109,8 +1134,9 @@ def main():
     p.add_argument("--depths", default="1,2,4", help="comma-separated depths (default 1,2,4)")
     p.add_argument("--compile-batches", default="32", help="batches that get torch.compile (default 32)")
     p.add_argument("--steps", default="roofline,runtime,models,conformance")
-    p.add_argument("--variants", default="default,cpu,gpu_fp16_weights",
-                   help="other kernel tables checked and timed at the first batch (default,cpu,gpu,gpu_fp16_weights)")
+    p.add_argument("--variants", default="default,cpu,gpu_fp16_weights,gpu_fp16",
+                   help="other kernel tables checked and timed at the first batch "
+                        "(default,cpu,gpu,gpu_fp16_weights,gpu_fp16)")
     p.add_argument("--conformance-filter", default=None, help="regex: only these node tests")
     p.add_argument("--runtime-tests-timeout", type=float, default=90)
     p.add_argument("--conformance-first", action="store_true", help="the node tests before the models")

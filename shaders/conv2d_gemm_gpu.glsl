@@ -1,4 +1,5 @@
-// Body of conv2d_gemm_gpu.comp and conv2d_gemm_gpu_f16w.comp (included after
+// Body of conv2d_gemm_gpu.comp, conv2d_gemm_gpu_f16w.comp and the precision
+// forms conv2d_gemm_gpu_fp16.comp / conv2d_gemm_gpu_coopmat.comp (included after
 // #version): the GPU-class row of conv2d_gemm (docs/bundle-format.md
 // "Device-specific variants"; docs/kernels.md "GPU-class GEMM tiles"). Same
 // bindings, math and epilogue (bias, fused residual, activation) as
@@ -105,13 +106,13 @@ void main() {
   uint lnb = 0u, loh = 0u, low = 0u;
   if (lcol_ok) { low = lcol % OW; uint t = lcol / OW; loh = t % OH; lnb = t / OH; }
 
-  for (uint i = 0u; i < 8u; ++i) for (uint j = 0u; j < 8u; ++j) acc[i][j] = 0.0;
+  gpu_tile_init();
   const uint slices = (KD + TK - 1u) / TK;
   load_a(0u, g, m0, M, KD, tid);
   load_b(0u, g, n0, KD, NCOL, tid, lcol_ok, lnb, loh, low);
   gpu_tile_store_a(0u, tid);
   gpu_tile_store_b(0u, tid);
-  barrier();
+  gpu_tile_barrier();
   for (uint t = 0u; t < slices; ++t) {
     const uint cur = t & 1u;
     const bool more = t + 1u < slices;
@@ -124,22 +125,21 @@ void main() {
       gpu_tile_store_a(cur ^ 1u, tid);
       gpu_tile_store_b(cur ^ 1u, tid);
     }
-    barrier();
+    gpu_tile_barrier();
   }
 
-  for (uint i = 0u; i < 8u; ++i) {
-    const uint m = m0 + ty + 16u * i;
-    if (i >= RM || m >= M) continue;
-    const uint oc = g * M + m;
-    const float bv = HAS_BIAS != 0u ? bias[oc] : 0.0;
-    for (uint j = 0u; j < 8u; ++j) {
-      const uint col = n0 + tx + 16u * j;
-      if (j >= RN || col >= NCOL) continue;
-      uint ow = col % OW; uint t = col / OW; uint oh = t % OH; uint nb = t / OH;
-      uint yi = ((nb * K_OUT + oc) * OH + oh) * OW + ow;
-      float v = acc[i][j] + bv;
-      if (HAS_RES != 0u) v += res[yi];
-      y[yi] = apply_act(v, ACT, ACT_A, ACT_B);
-    }
-  }
+  gpu_tile_finish(tid);
+}
+
+void gpu_tile_epilogue(uint ml, uint nl, float sum) {
+  const uint M = K_OUT / GROUPS;
+  const uint NCOL = N * OH * OW;
+  const uint m = gl_WorkGroupID.y * TILE_M + ml, col = gl_WorkGroupID.x * TILE_N + nl;
+  if (m >= M || col >= NCOL) return;
+  const uint oc = gl_WorkGroupID.z * M + m;
+  uint ow = col % OW; uint t = col / OW; uint oh = t % OH; uint nb = t / OH;
+  uint yi = ((nb * K_OUT + oc) * OH + oh) * OW + ow;
+  float v = sum + (HAS_BIAS != 0u ? bias[oc] : 0.0);
+  if (HAS_RES != 0u) v += res[yi];
+  y[yi] = apply_act(v, ACT, ACT_A, ACT_B);
 }

@@ -1,4 +1,5 @@
-// Body of gemm_gpu.comp and gemm_gpu_f16w.comp (included after #version):
+// Body of gemm_gpu.comp, gemm_gpu_f16w.comp and the precision forms
+// gemm_gpu_fp16.comp / gemm_gpu_coopmat.comp (included after #version):
 // the GPU-class row of gemm (docs/bundle-format.md "Device-specific
 // variants"; docs/kernels.md "GPU-class GEMM tiles"). Same bindings, spec
 // constants 0-16 and math as gemm.glsl: for batch b = gl_WorkGroupID.z
@@ -74,13 +75,13 @@ void main() {
   const uint tx = tid % 16u, ty = tid / 16u;
   const uint bb = gl_WorkGroupID.z;
   const uint m0 = gl_WorkGroupID.y * TILE_M, n0 = gl_WorkGroupID.x * TILE_N;
-  for (uint i = 0u; i < 8u; ++i) for (uint j = 0u; j < 8u; ++j) acc[i][j] = 0.0;
+  gpu_tile_init();
   const uint slices = (K + TK - 1u) / TK;
   load_a(0u, bb, m0, tid);
   load_b(0u, bb, n0, tid);
   gpu_tile_store_a(0u, tid);
   gpu_tile_store_b(0u, tid);
-  barrier();
+  gpu_tile_barrier();
   for (uint t = 0u; t < slices; ++t) {
     const uint cur = t & 1u;
     const bool more = t + 1u < slices;
@@ -93,17 +94,16 @@ void main() {
       gpu_tile_store_a(cur ^ 1u, tid);
       gpu_tile_store_b(cur ^ 1u, tid);
     }
-    barrier();
+    gpu_tile_barrier();
   }
-  for (uint i = 0u; i < 8u; ++i) {
-    const uint m = m0 + ty + 16u * i;
-    if (i >= RM || m >= M) continue;
-    for (uint j = 0u; j < 8u; ++j) {
-      const uint n = n0 + tx + 16u * j;
-      if (j >= RN || n >= N) continue;
-      float v = ALPHA * acc[i][j];
-      if (HAS_BIAS != 0u) v += BETA * bias[m * SCM + n * SCN];
-      y[(bb * M + m) * N + n] = apply_act(v, ACT, ACT_A, ACT_B);
-    }
-  }
+  gpu_tile_finish(tid);
+}
+
+void gpu_tile_epilogue(uint ml, uint nl, float sum) {
+  const uint bb = gl_WorkGroupID.z;
+  const uint m = gl_WorkGroupID.y * TILE_M + ml, n = gl_WorkGroupID.x * TILE_N + nl;
+  if (m >= M || n >= N) return;
+  float v = ALPHA * sum;
+  if (HAS_BIAS != 0u) v += BETA * bias[m * SCM + n * SCN];
+  y[(bb * M + m) * N + n] = apply_act(v, ACT, ACT_A, ACT_B);
 }

@@ -14,8 +14,29 @@
 // so each slice costs one barrier and the loads' latency overlaps the FMAs.
 // Shared memory: 2 * 16 * (TILE_M + TILE_N) floats, 32 KiB at 128 x 128
 // (the kernels require sharedMemory32KiB).
+//
+// The kernel body stages a slice with its load_a / load_b into ra / rb, and
+// after the reduction calls gpu_tile_finish, which hands every output of the
+// tile to the body's gpu_tile_epilogue(row in tile, column in tile, sum).
+//
+// GPU_TILE_F16 (the fp16 precision forms, *_fp16.comp): the shared slices
+// hold binary16 (rounded to nearest from the staged fp32 values); each
+// product of two binary16 operands is formed in fp32, where it is exact, and
+// summed in fp32: the numbers a tensor core computes (docs/kernels.md "fp16
+// precision"). Shared memory: half the fp32 tile's, 16 KiB at 128 x 128.
+// GPU_TILE_MATRIX (with GPU_TILE_F16; the *_coopmat.comp forms): the same
+// binary16 slices multiplied by cooperative-matrix operations
+// (GL_NV_cooperative_matrix, 16 x 16 x 16, f16 operands, f32 accumulators;
+// see gpu_tile_matrix.glsl).
 #ifndef OAAXVK_GPU_TILE_GLSL
 #define OAAXVK_GPU_TILE_GLSL
+#ifdef GPU_TILE_F16
+#define GPU_TILE_VEC4 f16vec4
+#define GPU_TILE_SCALAR float16_t
+#else
+#define GPU_TILE_VEC4 vec4
+#define GPU_TILE_SCALAR float
+#endif
 layout(local_size_x = 256) in;
 layout(constant_id = GPU_TILE_ID) const uint TILE_M = 64;
 layout(constant_id = GPU_TILE_ID + 1) const uint TILE_N = 64;
@@ -32,11 +53,32 @@ const uint RM = TILE_M / 16u, RN = TILE_N / 16u;
 // warp), and the staging stores of neighbouring invocations go to
 // neighbouring words. B is kept [k][n]: the reads of 16 neighbouring columns
 // are 16 distinct banks.
-shared vec4 As[2u * TK / 4u * TILE_M];  // [buffer][m][k / 4]
-shared float Bs[2u * TK * TILE_N];  // [buffer][k][n]
-float acc[8][8];
 // Per-invocation staging of the next slice (at most 8 scalars or 2 vec4 per operand).
 float ra[8], rb[8];
+// The body's output step: tile row ml, tile column nl (ml < TILE_M,
+// nl < TILE_N, possibly beyond the problem's edge), the reduced sum v.
+void gpu_tile_epilogue(uint ml, uint nl, float v);
+#ifdef GPU_TILE_MATRIX
+#include "gpu_tile_matrix.glsl"
+#else
+// Between a slice's stores and its reads (and the reads and the next stores).
+void gpu_tile_barrier() { barrier(); }
+
+shared GPU_TILE_VEC4 As[2u * TK / 4u * TILE_M];  // [buffer][m][k / 4]
+shared GPU_TILE_SCALAR Bs[2u * TK * TILE_N];  // [buffer][k][n]
+float acc[8][8];
+
+void gpu_tile_init() {
+  for (uint i = 0u; i < 8u; ++i) for (uint j = 0u; j < 8u; ++j) acc[i][j] = 0.0;
+}
+
+// Hands this invocation's outputs to gpu_tile_epilogue.
+void gpu_tile_finish(uint tid) {
+  const uint tx = tid % 16u, ty = tid / 16u;
+  for (uint i = 0u; i < 8u; ++i)
+    for (uint j = 0u; j < 8u; ++j)
+      if (i < RM && j < RN) gpu_tile_epilogue(ty + 16u * i, tx + 16u * j, acc[i][j]);
+}
 
 // acc += the slice in shared buffer `buf`.
 void gpu_tile_fma(uint buf, uint tx, uint ty) {
@@ -44,11 +86,11 @@ void gpu_tile_fma(uint buf, uint tx, uint ty) {
   for (uint kq = 0u; kq < TK / 4u; ++kq) {
     vec4 av[8];
     for (uint i = 0u; i < 8u; ++i)
-      if (i < RM) av[i] = As[a0 + (ty + 16u * i) * (TK / 4u) + kq];
+      if (i < RM) av[i] = vec4(As[a0 + (ty + 16u * i) * (TK / 4u) + kq]);
     for (uint c = 0u; c < 4u; ++c) {
       float bv[8];
       for (uint j = 0u; j < 8u; ++j)
-        if (j < RN) bv[j] = Bs[b0 + (4u * kq + c) * TILE_N + tx + 16u * j];
+        if (j < RN) bv[j] = float(Bs[b0 + (4u * kq + c) * TILE_N + tx + 16u * j]);
       for (uint i = 0u; i < 8u; ++i)
         for (uint j = 0u; j < 8u; ++j)
           if (i < RM && j < RN) acc[i][j] += av[i][c] * bv[j];
@@ -64,12 +106,13 @@ void gpu_tile_store_a(uint buf, uint tid) {
   if (VEC_A != 0u) {
     for (uint r = 0u; r < 2u; ++r) {
       const uint e = tid + 256u * r;
-      if (e < 4u * TILE_M) As[a0 + e] = vec4(ra[4u * r], ra[4u * r + 1u], ra[4u * r + 2u], ra[4u * r + 3u]);
+      if (e < 4u * TILE_M)
+        As[a0 + e] = GPU_TILE_VEC4(vec4(ra[4u * r], ra[4u * r + 1u], ra[4u * r + 2u], ra[4u * r + 3u]));
     }
   } else {
     for (uint r = 0u; r < 8u; ++r) {
       const uint e = tid + 256u * r;
-      if (r < RM) As[a0 + e / 4u][e % 4u] = ra[r];
+      if (r < RM) As[a0 + e / 4u][e % 4u] = GPU_TILE_SCALAR(ra[r]);
     }
   }
 }
@@ -86,13 +129,14 @@ void gpu_tile_store_b(uint buf, uint tid) {
     for (uint r = 0u; r < 2u; ++r) {
       const uint e = tid + 256u * r;
       if (e < 4u * TILE_N)
-        for (uint c = 0u; c < 4u; ++c) Bs[b0 + (e / q) * TILE_N + 4u * (e % q) + c] = rb[4u * r + c];
+        for (uint c = 0u; c < 4u; ++c) Bs[b0 + (e / q) * TILE_N + 4u * (e % q) + c] = GPU_TILE_SCALAR(rb[4u * r + c]);
     }
   } else {
     for (uint r = 0u; r < 8u; ++r) {
       const uint e = tid + 256u * r;
-      if (r < RN) Bs[b0 + (e / TILE_N) * TILE_N + e % TILE_N] = rb[r];
+      if (r < RN) Bs[b0 + (e / TILE_N) * TILE_N + e % TILE_N] = GPU_TILE_SCALAR(rb[r]);
     }
   }
 }
+#endif  // GPU_TILE_MATRIX
 #endif

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -842,6 +843,17 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
       if (twin == j) return r.Error(StrFormat("metadata '%sfp32_kernel' names the kernel itself", p.c_str()));
       k.fp32_kernel = static_cast<int64_t>(twin);
     }
+    // Feature device_variants: the fp16 precision form and the
+    // cooperative-matrix form (checked against their kernels below).
+    for (const char* key : {"fp16_kernel", "matrix_kernel"}) {
+      if (!f.FindMetadata(p + key)) continue;
+      if (!device_variants)
+        return r.Error(StrFormat("metadata '%s%s' is present but bundle.features does not list 'device_variants'",
+                                 p.c_str(), key));
+      OAAXVK_ASSIGN_OR_RETURN(uint64_t form, r.Unsigned(p + key, nk - 1));
+      if (form == j) return r.Error(StrFormat("metadata '%s%s' names the kernel itself", p.c_str(), key));
+      (std::strcmp(key, "fp16_kernel") == 0 ? k.fp16_kernel : k.matrix_kernel) = static_cast<int64_t>(form);
+    }
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* t, r.DataTensor(p + "spirv", ValueType::kU32, 1));
     k.spirv = reinterpret_cast<const uint32_t*>(t->data.data);  // 8-byte aligned by the reader
     k.spirv_words = static_cast<size_t>(t->numel);
@@ -860,6 +872,19 @@ StatusOr<Bundle> ParseBundle(oinf::File file, const std::string& path) {
                                static_cast<long long>(k.fp32_kernel), twin.name.c_str(), twin.bindings,
                                twin.spec_constants, k.name.c_str(), k.bindings, k.spec_constants));
   }
+
+  for (size_t j = 0; j < b.kernels.size(); ++j)
+    for (const char* key : {"fp16_kernel", "matrix_kernel"}) {
+      const int64_t form = std::strcmp(key, "fp16_kernel") == 0 ? b.kernels[j].fp16_kernel : b.kernels[j].matrix_kernel;
+      if (form < 0) continue;
+      const Kernel& k = b.kernels[j];
+      const Kernel& fk = b.kernels[static_cast<size_t>(form)];
+      if (fk.bindings != k.bindings || fk.spec_constants != k.spec_constants || fk.binding_types != k.binding_types)
+        return r.Error(StrFormat("metadata 'kernel.%zu.%s' = %lld: kernel '%s' (%u bindings, %u spec constants) is "
+                                 "not a precision form of '%s' (%u bindings, %u spec constants)", j, key,
+                                 static_cast<long long>(form), fk.name.c_str(), fk.bindings, fk.spec_constants,
+                                 k.name.c_str(), k.bindings, k.spec_constants));
+    }
 
   // ---- program ----
   OAAXVK_ASSIGN_OR_RETURN(const Tensor* td, r.DataTensor("program.dispatch", ValueType::kU32, 2));
@@ -1111,8 +1136,26 @@ bool TexelBindingsFit(const Bundle& b, const Dispatch& d, const DeviceLimits& l)
   return texel_bindings <= l.max_sampled_images_per_stage;
 }
 
+bool RowWeightsFitFloat16(const Bundle& b, const Dispatch& d) {
+  // Bindings 0 and 1 are the GEMM operands (A and B; X and W); the bias and
+  // the residual stay fp32.
+  for (uint32_t k = 0; k < d.n_bindings && k < 2; ++k) {
+    const Binding& bd = b.bindings[d.first_binding + k];
+    if (bd.kind != kWeights) continue;
+    if (!b.weights || bd.offset > b.weights_bytes || bd.size > b.weights_bytes - bd.offset) return false;
+    const uint8_t* p = b.weights + bd.offset;
+    for (uint64_t i = 0; i + 4 <= bd.size; i += 4) {
+      float v;
+      std::memcpy(&v, p + i, 4);
+      if (!(std::fabs(v) <= kMaxFloat16)) return false;  // NaN too
+    }
+  }
+  return true;
+}
+
 VariantSelection SelectKernelVariant(Bundle* b, KernelVariant choice, bool device_is_cpu,
-                                     const DeviceLimits& limits, bool allow_fp16_weights) {
+                                     const DeviceLimits& limits, bool allow_fp16_weights,
+                                     const PrecisionChoice& precision) {
   VariantSelection sel;
   const bool has_cpu = b->features.count("kernel_variants") != 0;
   const bool has_gpu = b->features.count("device_variants") != 0;
@@ -1132,9 +1175,15 @@ VariantSelection SelectKernelVariant(Bundle* b, KernelVariant choice, bool devic
     // A binary16-weight row whose kernel has an fp32 form runs that form when
     // fp16 weights are not allowed or not supported, reading the default
     // row's weights bindings (the rules make them the same tensors in fp32).
+    // Under precision=fp16 the row goes to the fp32 form too when that form
+    // has an fp16 precision form, which rounds the weights to binary16 itself.
     const int64_t twin = b->kernels[v.kernel].fp32_kernel;
+    const bool to_fp16_form = precision.fp16 && twin >= 0 && b->kernels[static_cast<size_t>(twin)].fp16_kernel >= 0 &&
+                              MissingCapabilities(b->kernels[static_cast<size_t>(
+                                                      b->kernels[static_cast<size_t>(twin)].fp16_kernel)],
+                                                  limits).empty();
     if (twin >= 0 && RowBindsKind(*b, v, kWeightsF16) &&
-        !(allow_fp16_weights && MissingCapabilities(b->kernels[v.kernel], limits).empty()) &&
+        (!(allow_fp16_weights && MissingCapabilities(b->kernels[v.kernel], limits).empty()) || to_fp16_form) &&
         MissingCapabilities(b->kernels[static_cast<size_t>(twin)], limits).empty()) {
       const Dispatch& def = b->dispatches[i];
       std::vector<Binding> rows(b->bindings.begin() + v.first_binding,
@@ -1144,7 +1193,39 @@ VariantSelection SelectKernelVariant(Bundle* b, KernelVariant choice, bool devic
       v.kernel = static_cast<uint32_t>(twin);
       v.first_binding = static_cast<uint32_t>(b->bindings.size());
       b->bindings.insert(b->bindings.end(), rows.begin(), rows.end());
-      ++sel.fp32_forms;
+      if (!to_fp16_form) ++sel.fp32_forms;
+    }
+    // Precision fp16: the fp16 form when the device has its capabilities and
+    // the row's weight operands fit binary16, then its cooperative-matrix form
+    // when the device has that one's and the load-time check kept it.
+    const int64_t fp16_form = b->kernels[v.kernel].fp16_kernel;
+    if (precision.fp16 && fp16_form >= 0) {
+      const Kernel& fk = b->kernels[static_cast<size_t>(fp16_form)];
+      const std::vector<std::string> fp16_missing = MissingCapabilities(fk, limits);
+      if (!fp16_missing.empty()) {
+        ++sel.fp16_kept;
+        for (const std::string& c : fp16_missing) ++sel.fp16_missing_capabilities[c];
+      } else if (!RowWeightsFitFloat16(*b, v)) {
+        ++sel.fp16_kept;
+        ++sel.fp16_kept_range;
+      } else {
+        v.kernel = static_cast<uint32_t>(fp16_form);
+        ++sel.fp16_forms;
+        const int64_t matrix = fk.matrix_kernel;
+        if (matrix >= 0) {
+          const std::vector<std::string> m_missing = MissingCapabilities(b->kernels[static_cast<size_t>(matrix)], limits);
+          if (!m_missing.empty()) {
+            ++sel.matrix_kept;
+            for (const std::string& c : m_missing) ++sel.matrix_missing_capabilities[c];
+          } else if (precision.dropped_matrix.count(static_cast<uint32_t>(matrix))) {
+            ++sel.matrix_kept;
+            ++sel.matrix_kept_dropped;
+          } else {
+            v.kernel = static_cast<uint32_t>(matrix);
+            ++sel.matrix_forms;
+          }
+        }
+      }
     }
     const std::vector<std::string> missing = MissingCapabilities(b->kernels[v.kernel], limits);
     if (!missing.empty()) {

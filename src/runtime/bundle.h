@@ -59,8 +59,15 @@ inline constexpr uint32_t kBufferKinds = 5;
 // Vulkan feature / property names they stand for (sharedMemory32KiB:
 // maxComputeSharedMemorySize >= 32768). A required name not listed here
 // counts as missing on every device.
+// shaderFloat16 and vulkanMemoryModel are the features of those names;
+// cooperativeMatrixNV16x16x16f16f32: VK_NV_cooperative_matrix's feature, a
+// subgroup-scope 16 x 16 x 16 shape with binary16 A, B and fp32 C, D, compute
+// among its supported stages, and subgroups of 32 (VkContext::capabilities).
 inline const std::set<std::string> kKnownCapabilities = {"storageBuffer16BitAccess", "subgroupArithmetic",
-                                                         "sharedMemory32KiB"};
+                                                         "sharedMemory32KiB", "shaderFloat16", "vulkanMemoryModel",
+                                                         "cooperativeMatrixNV16x16x16f16f32"};
+// Largest finite binary16 value.
+inline constexpr float kMaxFloat16 = 65504.0f;
 
 // Name of an OAAX tensor_data_type ("FLOAT", ...; "unknown" for undefined values).
 // Its element size is oaaxvk::TensorElementSize (oaax_vulkan/tensors_util.h).
@@ -115,6 +122,16 @@ struct Kernel {
   // bindings, spec constants and grid, weights read from the weights
   // buffer), run instead when fp16 weights are not allowed; -1 = none.
   int64_t fp32_kernel = -1;
+  // Feature device_variants (`kernel.<j>.fp16_kernel`): the fp16 precision
+  // form of a GPU-row kernel (same bindings, binding types, spec constants
+  // and grid; binary16 operands, fp32 sums), run under the runtime argument
+  // precision=fp16; -1 = none.
+  int64_t fp16_kernel = -1;
+  // Feature device_variants (`kernel.<j>.matrix_kernel`): an fp16 precision
+  // form's cooperative-matrix form (same interface), run instead of it when
+  // the device has its capabilities and it passed the load-time check
+  // (matrix_check.h); -1 = none.
+  int64_t matrix_kernel = -1;
 };
 
 // Bytes a texel-buffer view of binding type `type` ('v', 'f' or 'u') covers
@@ -256,7 +273,36 @@ struct VariantSelection {
   // The capability names of kept rows that are not in kKnownCapabilities.
   std::set<std::string> unknown_capabilities;
   size_t kept_default() const { return kept_texel + kept_capability + kept_fp16_off; }
+  // Precision fp16 (PrecisionChoice::fp16): rows that run an fp16 precision
+  // form, and rows whose kernel has one but keep the fp32 kernel, because the
+  // device lacks a capability of the form (counted by name) or a weight
+  // operand of the row does not fit binary16 (fp16_kept_range).
+  size_t fp16_forms = 0;
+  size_t fp16_kept = 0;
+  size_t fp16_kept_range = 0;
+  std::map<std::string, size_t> fp16_missing_capabilities;
+  // Of the fp16 rows: those that run the cooperative-matrix form, and those
+  // whose form has one but keep the fp16 form, because the device lacks a
+  // capability of it (counted by name) or the load-time check dropped it
+  // (matrix_kept_dropped).
+  size_t matrix_forms = 0;
+  size_t matrix_kept = 0;
+  size_t matrix_kept_dropped = 0;
+  std::map<std::string, size_t> matrix_missing_capabilities;
 };
+
+// The arithmetic of the GPU rows (runtime argument precision).
+struct PrecisionChoice {
+  // precision=fp16: rows whose kernel has an fp16 precision form
+  // (Kernel::fp16_kernel) run it, or its cooperative-matrix form.
+  bool fp16 = false;
+  // Cooperative-matrix kernels (indices into Bundle::kernels) the load-time
+  // check dropped: their rows run the fp16 form.
+  std::set<uint32_t> dropped_matrix;
+};
+// Whether every float of the weights bindings among row d's first two
+// bindings (the GEMM operands) is finite and within +-kMaxFloat16.
+bool RowWeightsFitFloat16(const Bundle& bundle, const Dispatch& d);
 
 // Replaces the rows of bundle->dispatches by the rows of the table `choice`
 // selects (for kAuto, by `device_is_cpu`), when the bundle carries it. A row
@@ -269,8 +315,12 @@ struct VariantSelection {
 // ranges (or a weights range and its fp16 copy), so they are interchangeable
 // one by one. barrier and op stay those of program.dispatch. Clears
 // cpu_dispatches and gpu_dispatches.
+// Under `precision`.fp16 a row whose kernel (its fp32 form, for a
+// binary16-weight row) has an fp16 precision form runs that form, or its
+// cooperative-matrix form (PrecisionChoice, the counts of VariantSelection).
 VariantSelection SelectKernelVariant(Bundle* bundle, KernelVariant choice, bool device_is_cpu,
-                                     const DeviceLimits& limits, bool allow_fp16_weights);
+                                     const DeviceLimits& limits, bool allow_fp16_weights,
+                                     const PrecisionChoice& precision = {});
 // The capabilities in `kernel`.required_capabilities that `limits.capabilities`
 // lacks, in bundle order (empty: the device can run the kernel).
 std::vector<std::string> MissingCapabilities(const Kernel& kernel, const DeviceLimits& limits);

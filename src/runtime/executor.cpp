@@ -8,6 +8,7 @@
 #include "oaax_vulkan/tensors_util.h"
 #include "runtime/fault_injection.h"
 #include "runtime/log.h"
+#include "runtime/matrix_check.h"
 
 namespace oaaxvk::runtime {
 
@@ -56,11 +57,20 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
     dl.max_heap_bytes = std::max<uint64_t>(dl.max_heap_bytes, ctx->memory_properties().memoryHeaps[h].size);
   dl.capabilities = ctx->capabilities();
   dl.device_name = ctx->device_name();
+  // Precision fp16: the cooperative-matrix kernels the rows may reach are
+  // checked on the device first (matrix_check.h); a failing one is dropped
+  // and its rows run the fp16 form.
+  PrecisionChoice precision;
+  precision.fp16 = options.precision_fp16;
+  const bool device_is_cpu = ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool gpu_table = bundle.features.count("device_variants") != 0 &&
+                         (options.kernel_variant == KernelVariant::kGpu ||
+                          (options.kernel_variant == KernelVariant::kAuto && !device_is_cpu));
+  if (precision.fp16 && gpu_table) CheckMatrixKernels(ctx, &bundle, &dl, &precision.dropped_matrix);
   // Features kernel_variants / device_variants: choose the dispatch rows
   // before anything is checked or created for them.
   const VariantSelection sel = SelectKernelVariant(
-      &bundle, options.kernel_variant, ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, dl,
-      options.fp16_weights);
+      &bundle, options.kernel_variant, device_is_cpu, dl, options.fp16_weights, precision);
   if (!sel.unknown_capabilities.empty()) {
     std::string known;
     for (const std::string& c : kKnownCapabilities) known += (known.empty() ? "" : ", ") + c;
@@ -98,6 +108,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(VkContext* ctx, Bundle bund
     Log(LogLevel::kInfo, StrFormat("'%s': running the %s kernel variants on '%s'%s", bundle.path.c_str(), sel.table,
                                    dl.device_name.c_str(), kept.c_str()));
   }
+  if (precision.fp16) Log(LogLevel::kInfo, PrecisionSummary(bundle.path, sel));
   OAAXVK_RETURN_IF_ERROR(CheckDeviceLimits(bundle, dl));
 
   std::unique_ptr<Executor> e(new Executor(ctx, std::move(bundle), options));

@@ -71,6 +71,13 @@ struct ExecutorOptions {
   // off by default, so results stay fp32 unless the host opts in (those rows
   // then keep their program.dispatch row).
   bool fp16_weights = false;
+  // Runtime argument precision=fp16 (default fp32): the GPU table's GEMM and
+  // convolution rows run their fp16 precision forms (binary16 operands, fp32
+  // sums; docs/kernels.md "fp16 precision") where the device has
+  // shaderFloat16 and the row's weights fit binary16, and their
+  // cooperative-matrix forms where the device has matrix units and the
+  // load-time check (matrix_check.h) keeps them.
+  bool precision_fp16 = false;
   // Feature dynamic_shapes (runtime argument shape_cache_size, 1..1024): how
   // many recorded command buffers (one per shape) each frame slot keeps; the
   // least recently used one is freed when a new shape needs room. Static

@@ -68,4 +68,14 @@ OAAXVK_FAULT_SEAM uint64_t MaxAllocationBytes(uint64_t device_value) {
   return device_value;
 }
 
+OAAXVK_FAULT_SEAM MatrixStandIn InjectedMatrixStandIn() {
+#ifdef OAAXVK_FAULT_INJECTION
+  if (const char* e = getenv("OAAXVK_INJECT_FAULT")) {
+    if (strcmp(e, "matrix:standin") == 0) return MatrixStandIn::kStandIn;
+    if (strcmp(e, "matrix:wrong") == 0) return MatrixStandIn::kWrong;
+  }
+#endif
+  return MatrixStandIn::kNone;
+}
+
 }  // namespace oaaxvk::runtime

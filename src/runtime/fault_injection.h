@@ -11,7 +11,9 @@
 // call, so a test sets and unsets it between calls. In the same build,
 // OAAXVK_INJECT_MAX_ALLOCATION = <bytes> lowers the device's
 // maxMemoryAllocationSize as the runtime sees it at model loading, so tests
-// place small buffers in several allocations. No other build reads either.
+// place small buffers in several allocations. "matrix:standin" and
+// "matrix:wrong" stand in for a cooperative-matrix device at model loading
+// (InjectedMatrixStandIn). No other build reads any of these.
 #ifndef OAAXVK_RUNTIME_FAULT_INJECTION_H_
 #define OAAXVK_RUNTIME_FAULT_INJECTION_H_
 
@@ -27,6 +29,14 @@ VkResult WaitForFences(VkDevice device, uint32_t count, const VkFence* fences, V
 void MaybeThrowInjected(const char* where);
 // The device's maxMemoryAllocationSize, or the smaller injected one.
 uint64_t MaxAllocationBytes(uint64_t device_value);
+// The load-time check of cooperative-matrix kernels (matrix_check.h) on a
+// device without matrix units: kStandIn makes the runtime treat the device
+// as having the matrix kernels' capabilities and run each matrix kernel's
+// fp16 precision form in its place (a correct kernel: the check keeps it);
+// kWrong does the same with a deliberate error in the checked run (the bias
+// left out: the check drops it). kNone (always, outside the test build).
+enum class MatrixStandIn { kNone, kStandIn, kWrong };
+MatrixStandIn InjectedMatrixStandIn();
 
 }  // namespace oaaxvk::runtime
 

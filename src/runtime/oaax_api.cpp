@@ -132,13 +132,14 @@ Status Initialize(int length, const char** keys, const void** values) {
                           known("receive_timeout_ms") || known("validation") || known("pipeline_cache") ||
                           known("pipeline_cache_dir") || known("load_warmup") || known("force_staging") ||
                           known("profile") ||
-                          known("kernel_variant") || known("fp16_weights") || known("shape_cache_size");
+                          known("kernel_variant") || known("fp16_weights") || known("shape_cache_size") ||
+                          known("precision");
     if (!is_known) continue;  // spec 4.2: unknown keys are ignored
     if (!value) return InvalidArgument(StrFormat("value of argument '%s' is NULL", key));
     // Numbers and kernel_variant are never empty; the paths, device and the
     // booleans may be ("" = default).
     const bool empty_ok = !(known("log_level") || known("frames_in_flight") || known("receive_timeout_ms") ||
-                            known("kernel_variant") || known("shape_cache_size"));
+                            known("kernel_variant") || known("shape_cache_size") || known("precision"));
     OAAXVK_RETURN_IF_ERROR(CheckTextValue(key, value, empty_ok));
     if (known("log_level")) {
       OAAXVK_ASSIGN_OR_RETURN(uint64_t v, ParseUnsigned(key, value, 0, 6));
@@ -166,6 +167,14 @@ Status Initialize(int length, const char** keys, const void** values) {
       OAAXVK_ASSIGN_OR_RETURN(eopts.kernel_variant, ParseKernelVariant(value));
     } else if (known("fp16_weights")) {
       OAAXVK_ASSIGN_OR_RETURN(eopts.fp16_weights, ParseBool(key, value));
+    } else if (known("precision")) {
+      if (strcmp(value, "fp16") == 0) {
+        eopts.precision_fp16 = true;
+      } else if (strcmp(value, "fp32") == 0) {
+        eopts.precision_fp16 = false;
+      } else {
+        return InvalidArgument(StrFormat("runtime argument precision is '%s' (expected fp32 or fp16)", value));
+      }
     } else if (known("shape_cache_size")) {
       OAAXVK_ASSIGN_OR_RETURN(uint64_t v, ParseUnsigned(key, value, 1, 1024));
       eopts.shape_cache_size = static_cast<uint32_t>(v);

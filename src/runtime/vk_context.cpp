@@ -108,6 +108,46 @@ bool HasComputeQueue(VkPhysicalDevice pd, uint32_t* family) {
   return false;
 }
 
+
+bool HasDeviceExtension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> ext(n);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, ext.data()) != VK_SUCCESS) return false;
+  for (uint32_t i = 0; i < n; ++i)
+    if (std::strcmp(ext[i].extensionName, name) == 0) return true;
+  return false;
+}
+
+// Whether the device lists an m x n x k subgroup-scope shape with binary16 A
+// and B and fp32 C and D (VK_NV_cooperative_matrix).
+bool HasCoopMatShapeNV(VkInstance instance, VkPhysicalDevice pd, uint32_t m, uint32_t n, uint32_t k) {
+  auto props_fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (!props_fn) return false;
+  uint32_t count = 0;
+  if (props_fn(pd, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> props(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  if (props_fn(pd, &count, props.data()) != VK_SUCCESS) return false;
+  for (const VkCooperativeMatrixPropertiesNV& p : props)
+    if (p.MSize == m && p.NSize == n && p.KSize == k && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  return false;
+}
+
+// Whether VkPhysicalDeviceCooperativeMatrixPropertiesNV lists compute among
+// cooperativeMatrixSupportedStages.
+bool HasCoopMatComputeStage(VkPhysicalDevice pd) {
+  VkPhysicalDeviceCooperativeMatrixPropertiesNV cmp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  p2.pNext = &cmp;
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  return (cmp.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+}
+
+
 }  // namespace
 
 StatusOr<std::unique_ptr<VkContext>> VkContext::Create(const ContextOptions& options) {
@@ -258,9 +298,27 @@ Status VkContext::Init(const ContextOptions& options) {
   VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   const bool have_12 = properties_.apiVersion >= VK_API_VERSION_1_2;
   if (have_12) s16.pNext = &f16;
+  // Cooperative matrices (VK_NV_cooperative_matrix) and the Vulkan memory
+  // model their modules use (VK_KHR_vulkan_memory_model: the instance asks
+  // for Vulkan 1.1, where the memory model is an extension): queried and
+  // enabled only when the device lists the extensions.
+  const bool has_coopmat_ext = HasDeviceExtension(physical_, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  const bool has_vmm_ext = HasDeviceExtension(physical_, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
+  VkPhysicalDeviceVulkanMemoryModelFeatures vmm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  if (has_vmm_ext) {
+    vmm.pNext = s16.pNext;
+    s16.pNext = &vmm;
+  }
+  if (has_coopmat_ext) {
+    cm.pNext = s16.pNext;
+    s16.pNext = &cm;
+  }
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &s16;
   vkGetPhysicalDeviceFeatures2(physical_, &f2);
+  const bool memory_model = has_vmm_ext && vmm.vulkanMemoryModel == VK_TRUE;
+  const bool coopmat = has_coopmat_ext && memory_model && cm.cooperativeMatrix == VK_TRUE;
   VkPhysicalDeviceFeatures enabled{};
   robust_buffer_access_ = f2.features.robustBufferAccess == VK_TRUE;
   enabled.robustBufferAccess = f2.features.robustBufferAccess;
@@ -271,6 +329,21 @@ Status VkContext::Init(const ContextOptions& options) {
   VkPhysicalDevice16BitStorageFeatures s16_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   s16_on.storageBuffer16BitAccess = storage_16bit_ ? VK_TRUE : VK_FALSE;
   if (shader_float16_) s16_on.pNext = &f16_on;
+  VkPhysicalDeviceVulkanMemoryModelFeatures vmm_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  vmm_on.vulkanMemoryModel = VK_TRUE;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cm_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  cm_on.cooperativeMatrix = VK_TRUE;
+  std::vector<const char*> device_extensions;
+  if (memory_model) {
+    vmm_on.pNext = s16_on.pNext;
+    s16_on.pNext = &vmm_on;
+    device_extensions.push_back(VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
+  }
+  if (coopmat) {
+    cm_on.pNext = s16_on.pNext;
+    s16_on.pNext = &cm_on;
+    device_extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -282,6 +355,8 @@ Status VkContext::Init(const ContextOptions& options) {
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   dci.pEnabledFeatures = &enabled;
+  dci.enabledExtensionCount = static_cast<uint32_t>(device_extensions.size());
+  dci.ppEnabledExtensionNames = device_extensions.data();
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice")
                              .WithContext(StrFormat("device '%s'", properties_.deviceName)));
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
@@ -295,6 +370,13 @@ Status VkContext::Init(const ContextOptions& options) {
   // Kernels with up to 32 KiB of shared memory (the GPU-class GEMM tiles);
   // Vulkan guarantees only 16 KiB.
   if (properties_.limits.maxComputeSharedMemorySize >= 32768) capabilities_.insert("sharedMemory32KiB");
+  if (shader_float16_) capabilities_.insert("shaderFloat16");
+  if (memory_model) capabilities_.insert("vulkanMemoryModel");
+  // The matrix kernels give each subgroup of 32 its fragments
+  // (shaders/gpu_tile_matrix.glsl).
+  if (coopmat && subgroup_.subgroupSize == 32 && HasCoopMatComputeStage(physical_) &&
+      HasCoopMatShapeNV(instance_, physical_, 16, 16, 16))
+    capabilities_.insert("cooperativeMatrixNV16x16x16f16f32");
   std::string caps;
   for (const std::string& c : capabilities_) caps += (caps.empty() ? "" : " ") + c;
   Log(LogLevel::kInfo, StrFormat("using Vulkan device '%s' (queue family %u, robustBufferAccess %s, capabilities: %s)",

@@ -55,7 +55,14 @@ class VkContext {
   // "storageBuffer16BitAccess" (the feature, enabled at device creation) and
   // "subgroupArithmetic" (supportedStages has COMPUTE, supportedOperations
   // has BASIC and ARITHMETIC), "sharedMemory32KiB"
-  // (maxComputeSharedMemorySize >= 32768).
+  // (maxComputeSharedMemorySize >= 32768), "shaderFloat16" (the feature,
+  // enabled at device creation), "vulkanMemoryModel"
+  // (VK_KHR_vulkan_memory_model and its feature, both enabled at device
+  // creation when listed),
+  // "cooperativeMatrixNV16x16x16f16f32" (VK_NV_cooperative_matrix and its
+  // feature, enabled at device creation only when the device lists them; the
+  // 16 x 16 x 16 f16 x f16 + f32 shape at subgroup scope, compute among its
+  // stages, subgroups of 32).
   const std::set<std::string>& capabilities() const { return capabilities_; }
   // VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize (Vulkan
   // 1.1 core): the largest single allocation.

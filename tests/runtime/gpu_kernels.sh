@@ -14,8 +14,13 @@
 #         + 1e-5 * (1 + |ref|).
 #   fp32  also the default conversion without the opt-in on lavapipe: the
 #         _f16w rows run their fp32 form (kernel.<j>.fp32_kernel);
+#   fp16p both bundles with the runtime argument precision=fp16 on lavapipe:
+#         every tiled row runs its _fp16 form (binary16 operands, fp32 sums),
+#         within (2^-10 + 2^-22) * sum|x * w| more than the fp32 tolerance
+#         (docs/kernels.md "fp16 precision");
 #   dyn   (lavapipe) a Conv and a MatMul with a symbolic batch N in [1, 8]
-#         (sizes read from the parameter buffer), fp32 tiles, N = 1 and 5.
+#         (sizes read from the parameter buffer), fp32 tiles and
+#         precision=fp16, N = 1 and 5.
 # No row may keep its default row. The bundles' load requirement
 # (device.max_shared_memory_bytes) stays the default table's 8 KiB.
 # usage: gpu_kernels.sh PYTHON REPO_ROOT BUILD_DIR [lavapipe|swiftshader]
@@ -68,6 +73,10 @@ for r in man:
     # 2^-11 * sum|x * w|), which a reduction over hundreds of terms can reach
     # where they cancel.
     lim = 1e-5 * (1 + np.abs(a)) + 2.0 ** -9 * bound[name]
+    if check == "fp16p":
+        # precision=fp16: both operands rounded to binary16, each product
+        # within 2^-10 + 2^-22 (2 + 2^-11 bounds), the fp32 sum as above.
+        lim += (2.0 + 2.0 ** -11) * bound[name]
     if not np.all(np.abs(a - b) <= lim):
         i = int(np.argmax(np.abs(a - b) - lim))
         bad.append(f"{name}: |diff| {abs(a[i] - b[i]):.3g} > {lim[i]:.3g} at element {i} (got {b[i]:.7g}, "
@@ -97,6 +106,15 @@ cdir=$tmp
 if [ "$part" = lavapipe ]; then
   run lavapipe b32 fp32
   run lavapipe b16 fp16 --arg fp16_weights=1
+  # precision=fp16: every tiled row runs its fp16 form (binary16 operands,
+  # fp32 sums), from the fp32 bundle and, through the fp32 form, from the
+  # binary16-weight one; no cooperative matrices on lavapipe.
+  for b in b32 b16; do
+    run lavapipe $b fp16p --arg precision=fp16
+    grep -qE "precision fp16: [0-9]+ rows run fp16 forms, 0 of them on cooperative matrices" "$cdir/lavapipe-$b.log" &&
+      ! grep -q "keep fp32" "$cdir/lavapipe-$b.log" ||
+      { echo "FAIL: lavapipe $b precision=fp16: not every row ran its fp16 form:"; cat "$cdir/lavapipe-$b.log"; fail=1; }
+  done
   # The default conversion without the opt-in: the _f16w rows run their fp32
   # form (kernel.<j>.fp32_kernel), the same tiles on the fp32 weights.
   run lavapipe b16 fp32
@@ -106,6 +124,7 @@ if [ "$part" = lavapipe ]; then
   for n in 1 5; do
     cdir=$tmp/dyn/b$n
     run lavapipe dyn/bundle fp32
+    run lavapipe dyn/bundle fp16p --arg precision=fp16
   done
 elif [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ]; then
   run swiftshader b32 fp32

@@ -114,7 +114,10 @@ def main():
     # Batched MatMul with a computed B (both inputs; 16x32 tiles over 2 batches, B never binary16).
     a, b = inp("bm_a", f32(2, 130, 12)), inp("bm_b", f32(2, 12, 600))
     nodes.append(helper.make_node("MatMul", ["bm_a", "bm_b"], ["y_bm"], name="bm"))
-    output("y_bm", np.matmul(a.astype(np.float64), b.astype(np.float64)))
+    # Its bound is the fp32 check's scale 2^-11 * sum|a * b| like every case's:
+    # precision=fp16 rounds both operands.
+    output("y_bm", np.matmul(a.astype(np.float64), b.astype(np.float64)), None,
+           2.0 ** -11 * np.matmul(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64))))
 
     def conv(name, xname, m, k, stride=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1), group=1, bias=True, act=None,
              res=False):

@@ -1126,6 +1126,34 @@ TEST_F(Runtime, Fp16WeightRowsRunTheirFp32FormWithoutTheOptIn) {
   ASSERT_EQ(Destroy(), 0) << g_api->error();
 }
 
+// kernel.<j>.fp16_kernel / matrix_kernel (docs/bundle-format.md,
+// "Device-specific variants"): a form must have its kernel's bindings,
+// binding types and spec constants, and may not name the kernel itself; the
+// load fails naming the entry otherwise.
+TEST_F(Runtime, PrecisionFormsWithAnotherInterfaceAreRefused) {
+  const uint32_t n = 7;
+  oaaxvk::test::BundleSpec spec =
+      oaaxvk::test::AffineReluWithDeviceVariants(n, Random(n, 51), Random(n, 52), false);
+  ASSERT_EQ(spec.kernels[0].name, "mul");
+  ASSERT_EQ(spec.kernels[2].name, "relu");
+  struct Case {
+    const char* key;
+    int64_t form;
+    const char* want;
+  };
+  for (const Case& c : {Case{"fp16_kernel", 2, "'kernel.0.fp16_kernel' = 2: kernel 'relu' (2 bindings"},
+                        Case{"matrix_kernel", 2, "'kernel.0.matrix_kernel' = 2: kernel 'relu'"},
+                        Case{"fp16_kernel", 0, "'kernel.0.fp16_kernel' names the kernel itself"}}) {
+    SCOPED_TRACE(std::string(c.key) + " = " + std::to_string(c.form));
+    oaaxvk::test::BundleSpec bad = spec;
+    (std::string(c.key) == "fp16_kernel" ? bad.kernels[0].fp16_kernel : bad.kernels[0].matrix_kernel) = c.form;
+    ASSERT_EQ(Init(), 0) << g_api->error();
+    EXPECT_NE(g_api->load(Write(bad, "precision_form_bad").c_str()), 0);
+    EXPECT_NE(std::string(g_api->error()).find(c.want), std::string::npos) << g_api->error();
+    ASSERT_EQ(Destroy(), 0) << g_api->error();
+  }
+}
+
 // Integer-valued x in 1..8, so every summation order gives the exact sum and
 // any element summed twice or missed shows.
 std::vector<float> SmallIntegers(size_t n, uint32_t seed) {

@@ -43,6 +43,8 @@ struct BundleSpec {
     std::string binding_types{};  // kernel.<j>.binding_types ("" = omitted)
     std::string required{};       // kernel.<j>.requires ("" = omitted; feature device_variants)
     int64_t fp32_kernel = -1;     // kernel.<j>.fp32_kernel (-1 = omitted; feature device_variants)
+    int64_t fp16_kernel = -1;     // kernel.<j>.fp16_kernel (-1 = omitted; feature device_variants)
+    int64_t matrix_kernel = -1;   // kernel.<j>.matrix_kernel (-1 = omitted; feature device_variants)
   };
   std::string format = "oaax-vulkan-bundle";
   uint32_t format_version = 1;
@@ -153,6 +155,11 @@ struct BundleSpec {
       if (!kernels[j].required.empty()) w.AddMetadata(p + "requires", MetadataValue::String(kernels[j].required));
       if (kernels[j].fp32_kernel >= 0)
         w.AddMetadata(p + "fp32_kernel", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(kernels[j].fp32_kernel)));
+      if (kernels[j].fp16_kernel >= 0)
+        w.AddMetadata(p + "fp16_kernel", MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(kernels[j].fp16_kernel)));
+      if (kernels[j].matrix_kernel >= 0)
+        w.AddMetadata(p + "matrix_kernel",
+                      MetadataValue::Scalar<uint32_t>(static_cast<uint32_t>(kernels[j].matrix_kernel)));
     }
     w.AddTensor("program.dispatch", ValueType::kU32, {dispatch.size(), 8}, dispatch.data(), dispatch.size() * 32);
     if (!dispatch_cpu.empty())

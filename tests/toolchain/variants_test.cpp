@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <set>
 
 #include "oaax_vulkan/oinf.h"
 #include "test_util.h"
@@ -944,6 +945,79 @@ TEST(DeviceVariants, TilesNeedSharedMemory32KiBAndFallBackRowByRow) {
     }
     EXPECT_EQ(tiled, has32 ? 3u : 0u);
     EXPECT_EQ(subgroup, 3u);  // the subgroup rows run either way
+    EXPECT_TRUE(runtime::CheckDeviceLimits(*b, l).ok()) << runtime::CheckDeviceLimits(*b, l).ToString();
+  }
+}
+
+// precision=fp16: the tiled rows (conv, gemm and the MatMul) run their fp16
+// forms where the device has shaderFloat16, the cooperative-matrix forms where
+// it also has their capabilities and the load-time check did not drop them;
+// otherwise the selection counts each kept row under its reason.
+TEST(DeviceVariants, PrecisionFp16FormsAndMatrixFormsFallBackWithTheirReason) {
+  auto r = CompileGraph(DeviceVariantGraph());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::set<std::string> base = {"storageBuffer16BitAccess", "subgroupArithmetic", "sharedMemory32KiB"};
+  const std::set<std::string> matrix = {"shaderFloat16", "vulkanMemoryModel", "cooperativeMatrixNV16x16x16f16f32"};
+  enum Case { kNoFloat16, kNoMatrix, kDropped, kMatrix };
+  for (const Case c : {kNoFloat16, kNoMatrix, kDropped, kMatrix}) {
+    SCOPED_TRACE(c);
+    auto f = oinf::File::FromMemory(r->bundle.data(), r->bundle.size());
+    ASSERT_TRUE(f.ok());
+    auto b = runtime::ParseBundle(std::move(*f), "precision");
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    runtime::DeviceLimits l;
+    l.max_workgroup_invocations = 256;
+    for (int a = 0; a < 3; ++a) {
+      l.max_workgroup_size[a] = a == 0 ? 256 : 64;
+      l.max_workgroup_count[a] = 65535;
+    }
+    l.max_shared_memory_bytes = 32768;
+    l.max_storage_buffer_range = UINT32_MAX;
+    l.max_storage_buffers_per_stage = 8;
+    l.max_texel_buffer_elements = 1u << 27;
+    l.max_sampled_images_per_stage = 16;
+    l.capabilities = base;
+    if (c != kNoFloat16) l.capabilities.insert("shaderFloat16");
+    if (c == kDropped || c == kMatrix) l.capabilities.insert(matrix.begin(), matrix.end());
+    runtime::PrecisionChoice pc;
+    pc.fp16 = true;
+    if (c == kDropped)
+      for (size_t j = 0; j < b->kernels.size(); ++j)
+        if (b->kernels[j].name.find("_coopmat") != std::string::npos) pc.dropped_matrix.insert(static_cast<uint32_t>(j));
+    const runtime::VariantSelection sel =
+        runtime::SelectKernelVariant(&*b, runtime::KernelVariant::kGpu, false, l, false, pc);
+    std::map<std::string, int> rows;
+    for (const runtime::Dispatch& d : b->dispatches) ++rows[b->kernels[d.kernel].name];
+    EXPECT_EQ(sel.kept_default(), 0u);
+    if (c == kNoFloat16) {
+      EXPECT_EQ(sel.fp16_forms, 0u);
+      EXPECT_EQ(sel.fp16_kept, 3u);
+      EXPECT_EQ(sel.fp16_missing_capabilities, (std::map<std::string, size_t>{{"shaderFloat16", 3}}));
+      EXPECT_EQ(rows["conv2d_gemm_gpu"] + rows["gemm_gpu"], 3);
+      continue;
+    }
+    EXPECT_EQ(sel.fp16_forms, 3u);
+    EXPECT_EQ(sel.fp16_kept, 0u);
+    // The _f16w rows went through their fp32 form to the fp16 form: not counted as fp32 forms.
+    EXPECT_EQ(sel.fp32_forms, 0u);
+    if (c == kMatrix) {
+      EXPECT_EQ(sel.matrix_forms, 3u);
+      EXPECT_EQ(sel.matrix_kept, 0u);
+      EXPECT_EQ(rows["conv2d_gemm_gpu_coopmat"], 1);
+      EXPECT_EQ(rows["gemm_gpu_coopmat"], 2);
+    } else {
+      EXPECT_EQ(sel.matrix_forms, 0u);
+      EXPECT_EQ(sel.matrix_kept, 3u);
+      EXPECT_EQ(rows["conv2d_gemm_gpu_fp16"], 1);
+      EXPECT_EQ(rows["gemm_gpu_fp16"], 2);
+      if (c == kNoMatrix) {
+        EXPECT_EQ(sel.matrix_kept_dropped, 0u);
+        EXPECT_EQ(sel.matrix_missing_capabilities.count("cooperativeMatrixNV16x16x16f16f32"), 1u);
+      } else {
+        EXPECT_EQ(sel.matrix_kept_dropped, 3u);
+        EXPECT_TRUE(sel.matrix_missing_capabilities.empty());
+      }
+    }
     EXPECT_TRUE(runtime::CheckDeviceLimits(*b, l).ok()) << runtime::CheckDeviceLimits(*b, l).ToString();
   }
 }

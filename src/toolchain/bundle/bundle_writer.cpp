@@ -241,6 +241,23 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     kernel_index[twin] = static_cast<uint32_t>(kernels.size());
     kernels.push_back(k);
   }
+  // The fp16 precision forms of the GPU rows' kernels and their
+  // cooperative-matrix forms (kernel.<j>.fp16_kernel, kernel.<j>.matrix_kernel),
+  // which the runtime runs under precision=fp16; appended after the kernel
+  // naming them, so the loop reaches the matrix form too.
+  std::set<std::string> precision_forms;
+  for (size_t j = 0; j < kernels.size(); ++j) {
+    for (const std::string* form : {&kernels[j]->fp16_kernel, &kernels[j]->matrix_kernel}) {
+      if (form->empty() || kernel_index.count(*form)) continue;
+      const KernelInfo* k = FindKernel(*form);
+      if (!k || !k->spirv) return Internal("kernel '" + *form + "' has no embedded SPIR-V");
+      if (k->bindings != kernels[j]->bindings || k->spec_constants != kernels[j]->spec_constants)
+        return Internal("kernel '" + *form + "' is not a precision form of '" + kernels[j]->name + "'");
+      kernel_index[*form] = static_cast<uint32_t>(kernels.size());
+      kernels.push_back(k);
+      precision_forms.insert(*form);
+    }
+  }
   // Required features: the program's, plus texel_bindings when a kernel has
   // a texel-buffer binding (kernel.<j>.binding_types).
   std::set<std::string> features = p.features;
@@ -286,15 +303,21 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     }
     if (!k.fp32_kernel.empty())  // feature device_variants
       w->AddMetadata(pre + "fp32_kernel", MetadataValue::Scalar<uint32_t>(kernel_index.at(k.fp32_kernel)));
+    if (!k.fp16_kernel.empty())  // feature device_variants
+      w->AddMetadata(pre + "fp16_kernel", MetadataValue::Scalar<uint32_t>(kernel_index.at(k.fp16_kernel)));
+    if (!k.matrix_kernel.empty())  // feature device_variants
+      w->AddMetadata(pre + "matrix_kernel", MetadataValue::Scalar<uint32_t>(kernel_index.at(k.matrix_kernel)));
     s.max_workgroup_invocations = std::max(s.max_workgroup_invocations, k.local_size[0] * k.local_size[1] * k.local_size[2]);
     max_x = std::max(max_x, k.local_size[0]);
     max_y = std::max(max_y, k.local_size[1]);
     max_z = std::max(max_z, k.local_size[2]);
     // A kernel that requires sharedMemory32KiB runs only in GPU rows, on
     // devices with that much (the others keep their default row): the load
-    // requirement stays that of the rows every device runs.
+    // requirement stays that of the rows every device runs. So does a
+    // precision form's, which runs only when the device can run it.
     const bool optional_shared = std::find(k.required_capabilities.begin(), k.required_capabilities.end(),
-                                           kCapabilitySharedMemory32KiB) != k.required_capabilities.end();
+                                           kCapabilitySharedMemory32KiB) != k.required_capabilities.end() ||
+                                 precision_forms.count(k.name) != 0;
     if (!optional_shared) s.max_shared_memory_bytes = std::max(s.max_shared_memory_bytes, k.shared_bytes);
   }
 

@@ -13,6 +13,11 @@ namespace {
 // Shared memory of shaders/gpu_tile.glsl at its largest tile: two buffers of
 // 16 x (128 + 128) floats.
 constexpr uint32_t kGpuTileSharedBytes = 2 * 16 * (128 + 128) * 4;
+// The fp16 precision forms keep the slices in binary16 (half of it); the
+// cooperative-matrix forms add an fp32 16 x 16 staging fragment for each of
+// up to 8 subgroups (shaders/gpu_tile_matrix.glsl).
+constexpr uint32_t kGpuTileF16SharedBytes = 2 * 16 * (128 + 128) * 2;
+constexpr uint32_t kGpuTileMatrixSharedBytes = kGpuTileF16SharedBytes + 8 * 256 * 4;
 
 // Reads KernelInfo::param_constants and parameter_buffer from a SPIR-V
 // module: OpName of specialization constants (SpecId decorations) ending in
@@ -132,12 +137,26 @@ const std::vector<KernelInfo>& Kernels() {
     // the plain _gpu kernel is its fp32 form (KernelInfo::fp32_kernel).
     // _sg: the row's reductions with subgroup operations, one shared-memory
     // entry per subgroup (at most 64); same spec constants and grid.
-    v.push_back({"conv2d_gemm_gpu", 5, 25, {256, 1, 1}, kGpuTileSharedBytes, {3}, "", {kCapabilitySharedMemory32KiB}});
+    // _fp16 (runtime argument precision=fp16): binary16 shared slices, fp32
+    // sums; the _gpu kernel names it (KernelInfo::fp16_kernel). _coopmat: the
+    // same on cooperative matrices, named by the _fp16 form
+    // (KernelInfo::matrix_kernel).
+    v.push_back({"conv2d_gemm_gpu", 5, 25, {256, 1, 1}, kGpuTileSharedBytes, {3}, "", {kCapabilitySharedMemory32KiB},
+                 "", "conv2d_gemm_gpu_fp16"});
     v.push_back({"conv2d_gemm_gpu_f16w", 5, 25, {256, 1, 1}, kGpuTileSharedBytes, {3}, "",
                  {kCapabilityStorage16, kCapabilitySharedMemory32KiB}, "conv2d_gemm_gpu"});
-    v.push_back({"gemm_gpu", 4, 21, {256, 1, 1}, kGpuTileSharedBytes, {3}, "", {kCapabilitySharedMemory32KiB}});
+    v.push_back({"conv2d_gemm_gpu_fp16", 5, 25, {256, 1, 1}, kGpuTileF16SharedBytes, {3}, "", {kCapabilityFloat16},
+                 "", "", "conv2d_gemm_gpu_coopmat"});
+    v.push_back({"conv2d_gemm_gpu_coopmat", 5, 25, {256, 1, 1}, kGpuTileMatrixSharedBytes, {3}, "",
+                 {kCapabilityFloat16, kCapabilitySharedMemory32KiB, kCapabilityVulkanMemoryModel, kCapabilityCoopMatNV}});
+    v.push_back({"gemm_gpu", 4, 21, {256, 1, 1}, kGpuTileSharedBytes, {3}, "", {kCapabilitySharedMemory32KiB}, "",
+                 "gemm_gpu_fp16"});
     v.push_back({"gemm_gpu_f16w", 4, 21, {256, 1, 1}, kGpuTileSharedBytes, {3}, "",
                  {kCapabilityStorage16, kCapabilitySharedMemory32KiB}, "gemm_gpu"});
+    v.push_back({"gemm_gpu_fp16", 4, 21, {256, 1, 1}, kGpuTileF16SharedBytes, {3}, "", {kCapabilityFloat16}, "", "",
+                 "gemm_gpu_coopmat"});
+    v.push_back({"gemm_gpu_coopmat", 4, 21, {256, 1, 1}, kGpuTileMatrixSharedBytes, {3}, "",
+                 {kCapabilityFloat16, kCapabilitySharedMemory32KiB, kCapabilityVulkanMemoryModel, kCapabilityCoopMatNV}});
     v.push_back({"softmax_sg", 2, 4, {64, 1, 1}, 2 * 64 * 4 + 4, {1}, "", {kCapabilitySubgroupArithmetic}});
     v.push_back({"reduce_mean_sg", 2, 2, {64, 1, 1}, 64 * 4, {1}, "", {kCapabilitySubgroupArithmetic}});
     AppendIndexKernels(&v);  // issue 5: indexing / scanning kernels (lower_index.cpp)

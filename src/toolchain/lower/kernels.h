@@ -43,6 +43,16 @@ struct KernelInfo {
   // runtime runs the row with it when the host has not opted in to binary16
   // weights (runtime argument fp16_weights); empty = none.
   std::string fp32_kernel{};
+  // A GPU-row fp32 kernel's fp16 precision form (bundle metadata
+  // kernel.<j>.fp16_kernel): same bindings, spec constants and grid, binary16
+  // operands in shared memory, fp32 sums; the runtime runs it under the
+  // runtime argument precision=fp16. Empty = none.
+  std::string fp16_kernel{};
+  // An fp16 precision form's cooperative-matrix form (bundle metadata
+  // kernel.<j>.matrix_kernel): same bindings, spec constants and grid, run
+  // instead under precision=fp16 on a device with its capabilities once it
+  // passes the runtime's load-time check. Empty = none.
+  std::string matrix_kernel{};
   const uint32_t* spirv = nullptr;
   size_t spirv_words = 0;
   // Derived from the SPIR-V when the table is built (bundle feature
@@ -71,6 +81,16 @@ inline constexpr uint32_t kMaxParamSlots = 4096;  // uvec4 params_v4[1024]
 inline constexpr const char* kCapabilityStorage16 = "storageBuffer16BitAccess";
 inline constexpr const char* kCapabilitySubgroupArithmetic = "subgroupArithmetic";
 inline constexpr const char* kCapabilitySharedMemory32KiB = "sharedMemory32KiB";
+// VkPhysicalDeviceShaderFloat16Int8Features::shaderFloat16 (binary16 values
+// in shared memory and registers).
+inline constexpr const char* kCapabilityFloat16 = "shaderFloat16";
+// VkPhysicalDeviceVulkanMemoryModelFeatures::vulkanMemoryModel (a
+// cooperative-matrix module uses the Vulkan memory model).
+inline constexpr const char* kCapabilityVulkanMemoryModel = "vulkanMemoryModel";
+// VK_NV_cooperative_matrix with its cooperativeMatrix feature, a 16 x 16 x 16
+// subgroup-scope shape of binary16 A and B and fp32 C and D, compute among
+// cooperativeMatrixSupportedStages, and subgroups of 32 invocations.
+inline constexpr const char* kCapabilityCoopMatNV = "cooperativeMatrixNV16x16x16f16f32";
 
 const std::vector<KernelInfo>& Kernels();
 // nullptr when unknown.
