@@ -1391,8 +1391,10 @@ Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
     return t;
   };
   if (has_sizes) {
-    OAAXVK_ASSIGN_OR_RETURN(const Tensor* zt, constant(3, "sizes"));
-    const std::vector<int64_t> z = zt->AsInts();
+    // Sizes read at run time (feature value_symbols) keep their expressions.
+    const Tensor* zt = g.FindTensor(n0.inputs[3]);
+    if (zt == nullptr || !zt->is_const) return NotConstant(g, n0, "sizes", n0.inputs[3]);
+    const std::vector<Dim> z = zt->AsDims();
     if (z.size() != na) return NodeInvalid(n0, "sizes has " + Str(static_cast<int64_t>(z.size())) + " entries for " +
                                                   Str(static_cast<int64_t>(na)) + " axes");
     std::vector<Dim> full(x->shape.begin(), x->shape.end());
@@ -1402,14 +1404,33 @@ Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
                                          " is symbolic; sizes with axes or keep_aspect_ratio_policy need it static");
     if (policy == "stretch") {
       for (size_t i = 0; i < na; ++i) full[axes[i]] = z[i];
-    } else {
+    } else if (!AnySymbolic(z)) {
       double scale = 0;
       for (size_t i = 0; i < na; ++i) {
-        const double r = static_cast<double>(z[i]) / static_cast<double>(x->shape[axes[i]].value());
+        const double r = static_cast<double>(z[i].value()) / static_cast<double>(x->shape[axes[i]].value());
         scale = i == 0 ? r : policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
       }
       for (size_t i = 0; i < na; ++i)
         full[axes[i]] = static_cast<int64_t>(std::floor(scale * static_cast<double>(x->shape[axes[i]].value()) + 0.5));
+    } else {
+      // Run-time sizes: round_half_up(r * in_j) is monotone in r, so the
+      // size from the smallest (largest) ratio is the smallest (largest) of
+      // the sizes each ratio z_i / in_i gives, each computed exactly as
+      // floor((2 z_i in_j + in_i) / (2 in_i)).
+      SymContext* sc = SymContext::Current();
+      for (size_t i = 0; i < na && sc != nullptr; ++i)
+        OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(z[i], Dim(0))).Node(sc),
+                                            "Resize '" + n0.name + "': sizes[" + Str(static_cast<int64_t>(i)) + "] is negative"));
+      for (size_t j = 0; j < na; ++j) {
+        const Dim in_j = x->shape[axes[j]];
+        Dim pick;
+        for (size_t i = 0; i < na; ++i) {
+          const Dim in_i = x->shape[axes[i]];
+          const Dim s = FloorDiv(Dim(2) * z[i] * in_j + in_i, Dim(2) * in_i);
+          pick = i == 0 ? s : policy == "not_larger" ? Min(pick, s) : Max(pick, s);
+        }
+        full[axes[j]] = pick;
+      }
     }
     n.inputs[3] = b.ConstI64("sizes_all_axes", full);
   }

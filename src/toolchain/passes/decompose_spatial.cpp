@@ -44,12 +44,21 @@ StatusOr<std::vector<int64_t>> StaticDims(const Node& n, const Tensor& x) {
 
 // CenterCropPad: on each listed axis, a larger input is cropped around its
 // center (the extra element of an odd difference at the end) and a smaller
-// one zero-padded around it (likewise): one Slice, then one Pad.
+// one zero-padded around it (likewise): one Slice, then one Pad. A `shape`
+// read at run time (feature value_symbols) or a symbolic input dimension
+// makes both amounts expressions: the Slice keeps min(want, dim) elements
+// from floor((dim - kept) / 2), the Pad adds max(want, dim) - dim split the
+// same way, so one of the two is empty at every point.
 Status CenterCropPad(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
-  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticDims(n, *x));
-  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> target, ConstIntsInput(g, n, 1, "shape"));
+  if (!HasInput(n, 1)) return NodeInvalid(n, "missing input 1 (shape)");
+  const Tensor* st = g.FindTensor(n.inputs[1]);
+  if (st == nullptr || !st->is_const) return NodeInvalid(n, NotConstantMessage(g, "shape", n.inputs[1]));
+  if (st->dtype != DType::kInt64 && st->dtype != DType::kInt32)
+    return NodeInvalid(n, "shape input '" + n.inputs[1] + "' must be int64, got " + DTypeName(st->dtype));
+  const std::vector<Dim> target = st->AsDims();
+  const Shape& dims = x->shape;
   const int64_t rank = static_cast<int64_t>(dims.size());
   std::vector<int64_t> axes = n.GetInts("axes", {});
   if (axes.empty())
@@ -57,39 +66,58 @@ Status CenterCropPad(Graph& g, const Node& n, Builder& b) {
   if (axes.size() != target.size())
     return NodeInvalid(n, "shape has " + Str(static_cast<int64_t>(target.size())) + " entries for " +
                               Str(static_cast<int64_t>(axes.size())) + " axes");
-  std::vector<int64_t> starts, ends, slice_axes, pads(2 * rank, 0);
+  std::vector<Dim> starts, ends, pads(2 * rank, Dim(0));
+  std::vector<int64_t> slice_axes;
   std::vector<bool> seen(rank, false);
+  bool any_pad = false;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i];
     if (a < -rank || a >= rank) return NodeInvalid(n, "axis " + Str(a) + " is out of range for rank " + Str(rank));
     if (a < 0) a += rank;
     if (seen[a]) return NodeInvalid(n, "axis " + Str(axes[i]) + " is listed twice");
     seen[a] = true;
-    const int64_t dim = dims[a], want = target[i];
-    if (want < 0) return NodeInvalid(n, "shape entry " + Str(want) + " for axis " + Str(a) + " is negative");
-    if (want < dim) {
-      const int64_t s = (dim - want) / 2;
-      starts.push_back(s);
-      ends.push_back(s + want);
-      slice_axes.push_back(a);
-    } else if (want > dim) {
-      pads[a] = (want - dim) / 2;
-      pads[rank + a] = want - dim - pads[a];
+    const Dim& dim = dims[a];
+    const Dim& want = target[i];
+    if (!want.is_symbolic() && !dim.is_symbolic()) {
+      if (want < 0) return NodeInvalid(n, "shape entry " + Str(want.value()) + " for axis " + Str(a) + " is negative");
+      if (want < dim) {
+        const int64_t s = (dim.value() - want.value()) / 2;
+        starts.push_back(Dim(s));
+        ends.push_back(Dim(s + want.value()));
+        slice_axes.push_back(a);
+      } else if (want > dim) {
+        pads[a] = Dim((want.value() - dim.value()) / 2);
+        pads[rank + a] = want - dim - pads[a];
+        any_pad = true;
+      }
+      continue;
     }
+    // Known only per inference: the runtime refuses a negative entry before
+    // anything runs, naming this node.
+    SymContext* sc = SymContext::Current();
+    if (sc != nullptr)
+      OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(want, Dim(0))).Node(sc),
+                                          "CenterCropPad '" + n.name + "': shape entry " + Str(static_cast<int64_t>(i)) +
+                                              " (axis " + Str(a) + ") is negative"));
+    const Dim kept = Min(want, dim);
+    const Dim s = FloorDiv(dim - kept, Dim(2));
+    starts.push_back(s);
+    ends.push_back(s + kept);
+    slice_axes.push_back(a);
+    const Dim grow = Max(want, dim) - dim;
+    pads[a] = FloorDiv(grow, Dim(2));
+    pads[rank + a] = grow - pads[a];
+    any_pad = true;
   }
   std::string y = n.inputs[0];
-  bool any_pad = false;
-  for (int64_t p : pads) any_pad |= p != 0;
   if (!slice_axes.empty()) {
     const std::string out = any_pad ? "" : n.outputs[0];
-    y = b.Out(b.Add("Slice",
-                    {y, b.ConstI64("starts", {starts.begin(), starts.end()}),
-                     b.ConstI64("ends", {ends.begin(), ends.end()}),
-                     b.ConstI64("axes", {slice_axes.begin(), slice_axes.end()})},
+    std::vector<Dim> sa(slice_axes.begin(), slice_axes.end());
+    y = b.Out(b.Add("Slice", {y, b.ConstI64("starts", starts), b.ConstI64("ends", ends), b.ConstI64("axes", sa)},
                     "crop", out));
   }
   if (any_pad) {
-    b.Add("Pad", {y, b.ConstI64("pads", {pads.begin(), pads.end()})}, "pad", n.outputs[0]);
+    b.Add("Pad", {y, b.ConstI64("pads", pads)}, "pad", n.outputs[0]);
   } else if (slice_axes.empty()) {
     b.Add("Identity", {y}, "same", n.outputs[0]);
   }
