@@ -270,6 +270,52 @@ Node& KeepWith(const Node& n, Builder& b, std::vector<std::string> inputs) {
   return c;
 }
 
+// Pad mode "wrap" with pads read at run time (feature value_symbols): per
+// axis, a Gather at the indices (j - pb) mod d for j in [0, d + pb + pe),
+// computed on the device from a run-time iota, so that a pad of 0 needs no
+// empty piece. Guards keep each amount in [0, d], the static form's limit.
+Status WrapPadByValue(const Node& n, Builder& b, const std::vector<int64_t>& dims, const std::vector<Dim>& pads) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return NodeInvalid(n, "pads has " + Str(static_cast<int64_t>(pads.size())) + " entries for rank " + Str(rank));
+  SymContext* sc = SymContext::Current();
+  std::vector<int64_t> padded;
+  for (int64_t a = 0; a < rank; ++a)
+    if (pads[a].is_symbolic() || pads[rank + a].is_symbolic() || pads[a] != 0 || pads[rank + a] != 0) padded.push_back(a);
+  std::string y = n.inputs[0];
+  if (padded.empty()) {
+    b.Add("Identity", {y}, "same", n.outputs[0]);
+    return Status::Ok();
+  }
+  for (int64_t a : padded) {
+    const Dim& pb = pads[a];
+    const Dim& pe = pads[rank + a];
+    const Dim d(dims[a]);
+    for (const Dim* p : {&pb, &pe}) {
+      const std::string who = "Pad '" + n.name + "': mode 'wrap' pads dimension " + Str(a) + " (extent " + Str(dims[a]) +
+                              ") by " + (p == &pb ? "pads[" + Str(a) + "]" : "pads[" + Str(rank + a) + "]");
+      if (!p->is_symbolic()) {
+        if (*p < 0 || *p > d)
+          return NodeUnimplemented(n, "mode 'wrap' pads dimension " + Str(a) + " (extent " + Str(dims[a]) + ") by " +
+                                          Str(p->value()) + "; only pads between 0 and the extent are supported");
+      } else if (sc != nullptr) {
+        OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(*p, Dim(0))).Node(sc), who + ", which is negative"));
+        OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(d, *p)).Node(sc), who + ", more than the extent"));
+      }
+    }
+    const std::string s = Str(a);
+    // (j + d - pb) mod d: the dividend is never negative (pb <= d).
+    const std::string j = b.RunTimeIota(d + pb + pe, DType::kInt64, false, "wrap_j" + s);
+    const std::string shifted = b.Op("Add", {j, b.ConstI64("wrap_shift" + s, {d - pb})}, "wrap_shifted" + s);
+    const std::string idx = b.Op("Mod", {shifted, b.ConstI64("wrap_extent" + s, {d})}, "wrap_index" + s);
+    const bool final_axis = a == padded.back();
+    Node& gather = b.Add("Gather", {y, idx}, "wrapped" + s, final_axis ? n.outputs[0] : "");
+    gather.SetInt("axis", a);
+    y = b.Out(gather);
+  }
+  return Status::Ok();
+}
+
 // Pad mode "wrap" (opset 19) becomes, per padded axis, a Concat of the
 // input's last pb elements, the input and its first pe elements (pads given
 // for every axis or, from opset 18, for the listed `axes`). Every other Pad
@@ -286,6 +332,9 @@ Status Pad(Graph& g, const Node& n, Builder& b) {
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticDims(n, *x));
   const int64_t rank = static_cast<int64_t>(dims.size());
+  if (const Tensor* pt = HasInput(n, 1) ? g.FindTensor(n.inputs[1]) : nullptr;
+      pt != nullptr && pt->is_const && AnyDependsOnValue(pt->sym) && !has_axes)
+    return WrapPadByValue(n, b, dims, pt->AsDims());
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ConstIntsInput(g, n, 1, "pads"));
   std::vector<int64_t> full(2 * rank, 0);
   if (has_axes) {
