@@ -205,9 +205,14 @@ Status Col2Im(Graph& g, const Node& n, Builder& b) {
 // coordinates in [-1, 1] (pixel centers without align_corners, corners
 // with), a constant [2 + 1 or 3 + 1, D * H * W] matrix: one MatMul, then the
 // coordinate axis moved last.
+Status AffineGridByValue(const Node& n, Builder& b, const Tensor& theta, const std::vector<Dim>& size);
+
 Status AffineGrid(Graph& g, const Node& n, Builder& b) {
   const Tensor* theta = InputWithShape(g, n, 0);
   if (!theta) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  if (const Tensor* st = HasInput(n, 1) ? g.FindTensor(n.inputs[1]) : nullptr;
+      st != nullptr && st->is_const && AnyDependsOnValue(st->sym))
+    return AffineGridByValue(n, b, *theta, st->AsDims());
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> size, ConstIntsInput(g, n, 1, "size"));
   if (size.size() != 4 && size.size() != 5)
     return NodeInvalid(n, "size must be [N, C, H, W] or [N, C, D, H, W], got " +
@@ -255,6 +260,69 @@ Status AffineGrid(Graph& g, const Node& n, Builder& b) {
   const std::string last = b.Transpose(prod, {0, 2, 1}, "coordinates_last");
   std::vector<Dim> out = {theta->shape[0]};
   for (int64_t s : spatial) out.push_back(s);
+  out.push_back(static_cast<int64_t>(nd));
+  b.Add("Reshape", {last, b.ConstI64("grid_shape", out)}, "grid", n.outputs[0]);
+  return Status::Ok();
+}
+
+// AffineGrid with `size` read at run time (feature value_symbols): the same
+// product with the base grid computed on the device in float32 from
+// run-time iotas, coordinate (2 i + 1) / s - 1 (align_corners: 2 i /
+// max(s - 1, 1) - 1, which is -1 for s = 1), each axis' coordinates
+// expanded over the grid's points. Guards: the batch equals theta's, the
+// spatial extents are positive.
+Status AffineGridByValue(const Node& n, Builder& b, const Tensor& theta, const std::vector<Dim>& size) {
+  if (size.size() != 4 && size.size() != 5)
+    return NodeInvalid(n, "size must be [N, C, H, W] or [N, C, D, H, W], got " +
+                              Str(static_cast<int64_t>(size.size())) + " entries");
+  const size_t nd = size.size() - 2;
+  if (theta.shape.size() != 3 || theta.shape[1].is_symbolic() || theta.shape[2].is_symbolic() ||
+      theta.shape[1].value() != static_cast<int64_t>(nd) || theta.shape[2].value() != static_cast<int64_t>(nd) + 1)
+    return NodeInvalid(n, "theta must be [N, " + Str(static_cast<int64_t>(nd)) + ", " +
+                              Str(static_cast<int64_t>(nd + 1)) + "] for a " + Str(static_cast<int64_t>(nd)) +
+                              "-D size, got " + ShapeToString(theta.shape));
+  if (theta.dtype != DType::kFloat && theta.dtype != DType::kFloat16)
+    return NodeUnimplemented(n, "theta has data type " + std::string(DTypeName(theta.dtype)) +
+                                    "; AffineGrid with a size read at run time is supported on float32 and float16");
+  SymContext* sc = SymContext::Current();
+  if (sc == nullptr) return Internal("node '" + n.name + "': run-time size without a symbol context");
+  const std::string who = "AffineGrid '" + n.name + "': ";
+  OAAXVK_RETURN_IF_ERROR(sc->AddGuard(Eq(size[0], theta.shape[0]).Node(sc), who + "size[0] must equal theta's batch"));
+  const std::vector<Dim> spatial(size.begin() + 2, size.end());
+  for (size_t a = 0; a < nd; ++a)
+    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(spatial[a], Dim(1))).Node(sc),
+                                        who + "size[" + Str(static_cast<int64_t>(a + 2)) + "] must be positive"));
+  const bool align = n.GetInt("align_corners", 0) != 0;
+  Dim points = 1;
+  for (const Dim& e : spatial) points = points * e;
+  auto f32 = [&](double v, const std::string& sfx) { return b.AddConst(MakeConstFromDoubles("", DType::kFloat, {1}, {v}), sfx); };
+  // rows[c]: coordinate c (innermost axis first) at every point, [1, points].
+  std::vector<std::string> rows(nd + 1);
+  for (size_t c = 0; c < nd; ++c) {
+    const size_t axis = nd - 1 - c;  // coordinate c runs along spatial axis nd - 1 - c
+    const std::string sx = Str(static_cast<int64_t>(c));
+    const Dim& e = spatial[axis];
+    const std::string i = b.RunTimeIota(e, DType::kFloat, false, "iota" + sx);
+    const std::string twice = b.Op("Mul", {i, f32(2.0, "two" + sx)}, "twice" + sx);
+    const std::string num = align ? twice : b.Op("Add", {twice, f32(1.0, "one" + sx)}, "numerator" + sx);
+    const Dim den = align ? Max(e - 1, Dim(1)) : e;
+    const std::string den_f = b.Cast(b.ConstI64("denominator" + sx, {den}), DType::kFloat, "denominator_f" + sx);
+    const std::string coord = b.Op("Sub", {b.Op("Div", {num, den_f}, "ratio" + sx), f32(1.0, "minus_one" + sx)}, "coord" + sx);
+    std::vector<Dim> view(nd, Dim(1)), full(spatial);
+    view[axis] = e;
+    const std::string spread = b.Op("Expand", {b.Reshape(coord, view, "coord_view" + sx), b.ConstI64("grid_extent" + sx, full)},
+                                    "coord_spread" + sx);
+    rows[c] = b.Reshape(spread, {Dim(1), points}, "coord_row" + sx);
+  }
+  rows[nd] = b.Op("Expand", {f32(1.0, "one"), b.ConstI64("ones_extent", {Dim(1), points})}, "ones_row");
+  Node& cat = b.Add("Concat", rows, "base_grid");
+  cat.SetInt("axis", 0);
+  std::string base = b.Out(cat);  // [nd + 1, points]
+  if (theta.dtype != DType::kFloat) base = b.Cast(base, theta.dtype, "base_grid_cast");
+  const std::string prod = b.Op("MatMul", {n.inputs[0], base}, "transformed");  // [N, nd, points]
+  const std::string last = b.Transpose(prod, {0, 2, 1}, "coordinates_last");
+  std::vector<Dim> out = {theta.shape[0]};
+  for (const Dim& e : spatial) out.push_back(e);
   out.push_back(static_cast<int64_t>(nd));
   b.Add("Reshape", {last, b.ConstI64("grid_shape", out)}, "grid", n.outputs[0]);
   return Status::Ok();
