@@ -1446,6 +1446,29 @@ Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
     }
   }
   if (has_axes && HasInput(n0, 1) && n0.GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+    const Tensor* rd = g.FindTensor(n0.inputs[1]);
+    if (rd != nullptr && !rd->is_const && rd->has_shape && has_sizes) {
+      // A roi read at run time (the kernel reads it, resize2d_roi): spread
+      // over every axis on the device, a Gather from the roi followed by
+      // [0, 1] at the constant positions of the axes not listed.
+      if (rd->shape.size() != 1 || rd->shape[0].is_symbolic() || rd->shape[0].value() != static_cast<int64_t>(2 * na))
+        return NodeInvalid(n0, "roi has shape " + ShapeToString(rd->shape) + " for " + Str(static_cast<int64_t>(na)) +
+                                   " axes (2 per axis)");
+      const std::string unit = b.AddConst(MakeConstFromDoubles("", rd->dtype, {2}, {0.0, 1.0}), "roi_unit");
+      Node& cat = b.Add("Concat", {n0.inputs[1], unit}, "roi_with_unit");
+      cat.SetInt("axis", 0);
+      std::vector<Dim> pick(2 * rank);
+      for (int64_t i = 0; i < rank; ++i) {
+        pick[i] = static_cast<int64_t>(2 * na);
+        pick[rank + i] = static_cast<int64_t>(2 * na + 1);
+      }
+      for (size_t i = 0; i < na; ++i) {
+        pick[axes[i]] = static_cast<int64_t>(i);
+        pick[rank + axes[i]] = static_cast<int64_t>(na + i);
+      }
+      n.inputs[1] = b.Op("Gather", {b.Out(cat), b.ConstI64("roi_positions", pick)}, "roi_all_axes");
+      return ResizeInnermost(g, n, b);
+    }
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* rt, constant(1, "roi"));
     const std::vector<double> rv = rt->AsDoubles();
     if (rv.size() != 2 * na) return NodeInvalid(n0, "roi has " + Str(static_cast<int64_t>(rv.size())) +
