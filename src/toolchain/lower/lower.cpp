@@ -1168,7 +1168,8 @@ class Lowerer {
     // (shaders/resize2d.glsl src_coord); elsewhere a fixed value keeps the
     // specialization the same at every input size.
     if (ctm != "tf_crop_and_resize") d.spec[17] = d.spec[18] = FBits(1.f);
-    if (scales_by_value) d.spec.push_back(static_cast<uint32_t>(r - 2));  // SCALE_H_INDEX
+    if (scales_by_value)  // SCALE_H_INDEX: 0 where the scales input holds only H and W (shape_infer.cpp _scales_hw)
+      d.spec.push_back(n.GetInt("_scales_hw", 0) != 0 ? 0u : static_cast<uint32_t>(r - 2));
     if (roi_by_input) d.spec.push_back(static_cast<uint32_t>(r));         // ROI_RANK
     Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : ""));

@@ -1434,6 +1434,32 @@ Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
     }
     n.inputs[3] = b.ConstI64("sizes_all_axes", full);
   }
+  if (const Tensor* rs = has_axes && HasInput(n0, 2) ? g.FindTensor(n0.inputs[2]) : nullptr;
+      rs != nullptr && rs->is_const && AnyDependsOnValue(rs->sym)) {
+    // Scales read at run time (the kernel reads them, resize2d_scales) for
+    // the two innermost axes: the kernel takes the scales input as its H and
+    // W entries (_scales_hw); listed W first, the resize runs on the input
+    // with H and W swapped, which the separable interpolation allows.
+    if (na != 2 || rank < 2 || std::min(axes[0], axes[1]) != rank - 2 || std::max(axes[0], axes[1]) != rank - 1)
+      return NodeUnimplemented(n0, "scales read at run time with axes may resize only the two innermost axes; bind "
+                                   "the scales (config.json \"input_values\")");
+    n.SetInt("_scales_hw", 1);
+    if (axes[0] == rank - 2) {
+      Keep(n, b);
+      return Status::Ok();
+    }
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < rank - 2; ++i) perm.push_back(i);
+    perm.push_back(rank - 1);
+    perm.push_back(rank - 2);
+    Node swapped = n;
+    swapped.inputs[0] = b.Transpose(n0.inputs[0], perm, "hw_swapped");
+    swapped.outputs = {b.NewTensor("resized_swapped")};
+    Keep(swapped, b);
+    Node& back = b.Add("Transpose", {swapped.outputs[0]}, "hw_restored", n0.outputs[0]);
+    back.SetInts("perm", perm);
+    return Status::Ok();
+  }
   if (has_axes && HasInput(n0, 2)) {
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* st, constant(2, "scales"));
     const std::vector<double> sv = st->AsDoubles();
