@@ -627,6 +627,11 @@ Status InferOutputs(Graph& g, Node& n) {
       a.floats = std::move(v);
       n.attrs[key] = std::move(a);
     };
+    // keep_aspect_ratio_policy (decompose_nn.cpp ResizeNd): the listed axes
+    // interpolate with the policy's scale rather than output / input.
+    if (auto ps = n.attrs.find("_policy_scales"); ps != n.attrs.end() && ps->second.floats.size() == eff.size())
+      for (size_t i = 0; i < eff.size(); ++i)
+        if (ps->second.floats[i] != 0.f) eff[i] = ps->second.floats[i];
     floats_attr("_scales", eff);
     floats_attr("_lengths", len);
     if (!roi.empty()) floats_attr("_roi", roi);

@@ -1086,7 +1086,10 @@ class Lowerer {
     if (it != n.attrs.end()) sc = it->second.floats;
     // Scales read at run time (feature float_value_symbols): the kernel reads
     // them from their input (resize2d_scales); 0 marks them unknown here.
-    const bool scales_by_value = n.GetInt("_scales_by_value", 0) != 0;
+    // keep_aspect_ratio_policy with sizes read at run time (decompose_nn.cpp
+    // ResizeNd): the scales computed on the device are input 4.
+    const bool policy_input = n.GetInt("_policy_scales_input", 0) != 0 && n.inputs.size() > 4;
+    const bool scales_by_value = n.GetInt("_scales_by_value", 0) != 0 || policy_input;
     if (scales_by_value) sc.assign(xs.size(), 0.f);
     if (xs.size() < 2 || sc.size() != xs.size()) return NodeError(n, "needs an input of rank >= 2 with static scales");
     for (size_t i = 0; i + 2 < xs.size(); ++i)
@@ -1151,7 +1154,7 @@ class Lowerer {
     int scales_v = -1;
     if (scales_by_value && roi_by_input) return NodeError(n, "a run-time roi with run-time scales is not supported");
     if (scales_by_value) {
-      OAAXVK_ASSIGN_OR_RETURN(scales_v, ValueOf(n.inputs[g_.opset < 11 ? 1 : 2], n.name));
+      OAAXVK_ASSIGN_OR_RETURN(scales_v, ValueOf(n.inputs[policy_input ? 4 : g_.opset < 11 ? 1 : 2], n.name));
       d.kernel = "resize2d_scales";
       d.bindings.push_back({scales_v, false});
     } else if (roi_by_input) {

@@ -1346,9 +1346,9 @@ Status ResizeInnermost(Graph& g, const Node& n, Builder& b);
 //    [0, 1] elsewhere); they must be known at conversion;
 //  - `keep_aspect_ratio_policy` not_larger / not_smaller (18, with sizes):
 //    one scale, the smallest / largest size / input ratio over the axes,
-//    gives every listed axis round_half_up(scale * input) (the ONNX
-//    definition); the kernel's coordinate scale is then output / input per
-//    axis, as ONNX Runtime computes it;
+//    gives every listed axis round_half_up(scale * input), at least 1 (the
+//    ONNX definition), and is the kernel's coordinate scale on those axes,
+//    computed in float32 as ONNX Runtime does;
 //  - `antialias` 1 (18) and coordinate_transformation_mode
 //    half_pixel_symmetric (19) are refused: the kernel implements neither.
 // Older opsets pass unchanged.
@@ -1406,12 +1406,23 @@ Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
       for (size_t i = 0; i < na; ++i) full[axes[i]] = z[i];
     } else if (!AnySymbolic(z)) {
       double scale = 0;
+      float scale_f = 0.f;  // the interpolation's scale, in float32 as ONNX Runtime computes it
       for (size_t i = 0; i < na; ++i) {
         const double r = static_cast<double>(z[i].value()) / static_cast<double>(x->shape[axes[i]].value());
+        const float rf = static_cast<float>(z[i].value()) / static_cast<float>(x->shape[axes[i]].value());
         scale = i == 0 ? r : policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+        scale_f = i == 0 ? rf : policy == "not_larger" ? std::min(scale_f, rf) : std::max(scale_f, rf);
       }
-      for (size_t i = 0; i < na; ++i)
-        full[axes[i]] = static_cast<int64_t>(std::floor(scale * static_cast<double>(x->shape[axes[i]].value()) + 0.5));
+      std::vector<float> coord(rank, 0.f);  // 0: output / input (the axes not listed keep their size)
+      for (size_t i = 0; i < na; ++i) {
+        full[axes[i]] = std::max<int64_t>(
+            1, static_cast<int64_t>(std::floor(scale * static_cast<double>(x->shape[axes[i]].value()) + 0.5)));
+        coord[axes[i]] = scale_f;
+      }
+      Attr a;
+      a.kind = Attr::kFloats;
+      a.floats = coord;
+      n.attrs["_policy_scales"] = std::move(a);
     } else {
       // Run-time sizes: round_half_up(r * in_j) is monotone in r, so the
       // size from the smallest (largest) ratio is the smallest (largest) of
@@ -1429,8 +1440,33 @@ Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
           const Dim s = FloorDiv(Dim(2) * z[i] * in_j + in_i, Dim(2) * in_i);
           pick = i == 0 ? s : policy == "not_larger" ? Min(pick, s) : Max(pick, s);
         }
-        full[axes[j]] = pick;
+        full[axes[j]] = Max(pick, Dim(1));  // at least 1, as ONNX Runtime
       }
+      // The interpolation's scale, min / max of float(z_i) / float(in_i) as
+      // ONNX Runtime computes it (not output / input), on the device: the
+      // kernel reads it per axis (resize2d_scales, _policy_scales_input).
+      if (n0.GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
+        return NodeUnimplemented(n0, "tf_crop_and_resize with keep_aspect_ratio_policy and sizes read at run time is "
+                                     "not supported; bind the sizes (config.json \"input_values\")");
+      std::vector<double> in_list;
+      std::vector<Dim> pick(rank, Dim(static_cast<int64_t>(1)));
+      for (size_t i = 0; i < na; ++i) {
+        in_list.push_back(static_cast<double>(x->shape[axes[i]].value()));
+        pick[axes[i]] = Dim(0);
+      }
+      const std::string zf = b.Cast(n0.inputs[3], DType::kFloat, "sizes_f");
+      const std::string ins =
+          b.AddConst(MakeConstFromDoubles("", DType::kFloat, {static_cast<int64_t>(na)}, in_list), "input_extents");
+      const std::string ratios = b.Op("Div", {zf, ins}, "ratios");
+      Node& red = b.Add(policy == "not_larger" ? "ReduceMin" : "ReduceMax", {ratios}, "policy_scale");
+      red.SetInts("axes", {0});
+      red.SetInt("keepdims", 1);
+      const std::string one = b.AddConst(MakeConstFromDoubles("", DType::kFloat, {1}, {1.0}), "unit_scale");
+      Node& cat = b.Add("Concat", {b.Out(red), one}, "policy_scale_and_unit");
+      cat.SetInt("axis", 0);
+      n.inputs.resize(5);
+      n.inputs[4] = b.Op("Gather", {b.Out(cat), b.ConstI64("policy_positions", pick)}, "policy_scales");
+      n.SetInt("_policy_scales_input", 1);
     }
     n.inputs[3] = b.ConstI64("sizes_all_axes", full);
   }

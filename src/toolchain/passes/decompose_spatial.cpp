@@ -203,7 +203,7 @@ Status Col2Im(Graph& g, const Node& n, Builder& b) {
 
 // AffineGrid: grid[n, (d,) h, w] = theta[n] @ (x_w, y_h(, z_d), 1), the base
 // coordinates in [-1, 1] (pixel centers without align_corners, corners
-// with), a constant [2 + 1 or 3 + 1, D * H * W] matrix: one MatMul, then the
+// with; 1 for an extent of 1 with align_corners), a constant [2 + 1 or 3 + 1, D * H * W] matrix: one MatMul, then the
 // coordinate axis moved last.
 Status AffineGridByValue(const Node& n, Builder& b, const Tensor& theta, const std::vector<Dim>& size);
 
@@ -237,7 +237,9 @@ Status AffineGrid(Graph& g, const Node& n, Builder& b) {
     points *= s;
   }
   auto coord = [&](int64_t i, int64_t s) {
-    if (align) return s == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(s - 1);
+    // align_corners on an extent of 1: ONNX Runtime's 1 (the ONNX reference
+    // divides by 0 there).
+    if (align) return s == 1 ? 1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(s - 1);
     return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(s);
   };
   std::vector<double> base(static_cast<size_t>((nd + 1) * points));
@@ -268,7 +270,7 @@ Status AffineGrid(Graph& g, const Node& n, Builder& b) {
 // AffineGrid with `size` read at run time (feature value_symbols): the same
 // product with the base grid computed on the device in float32 from
 // run-time iotas, coordinate (2 i + 1) / s - 1 (align_corners: 2 i /
-// max(s - 1, 1) - 1, which is -1 for s = 1), each axis' coordinates
+// max(s - 1, 1) - 1, or 1 for s = 1 as in AffineGrid), each axis' coordinates
 // expanded over the grid's points. Guards: the batch equals theta's, the
 // spatial extents are positive.
 Status AffineGridByValue(const Node& n, Builder& b, const Tensor& theta, const std::vector<Dim>& size) {
@@ -307,7 +309,10 @@ Status AffineGridByValue(const Node& n, Builder& b, const Tensor& theta, const s
     const std::string num = align ? twice : b.Op("Add", {twice, f32(1.0, "one" + sx)}, "numerator" + sx);
     const Dim den = align ? Max(e - 1, Dim(1)) : e;
     const std::string den_f = b.Cast(b.ConstI64("denominator" + sx, {den}), DType::kFloat, "denominator_f" + sx);
-    const std::string coord = b.Op("Sub", {b.Op("Div", {num, den_f}, "ratio" + sx), f32(1.0, "minus_one" + sx)}, "coord" + sx);
+    // The subtrahend: 1, or -1 for an extent of 1 with align_corners.
+    const Dim sub = align ? Dim(1) - Dim(2) * Eq(e, Dim(1)) : Dim(1);
+    const std::string sub_f = b.Cast(b.ConstI64("offset" + sx, {sub}), DType::kFloat, "offset_f" + sx);
+    const std::string coord = b.Op("Sub", {b.Op("Div", {num, den_f}, "ratio" + sx), sub_f}, "coord" + sx);
     std::vector<Dim> view(nd, Dim(1)), full(spatial);
     view[axis] = e;
     const std::string spread = b.Op("Expand", {b.Reshape(coord, view, "coord_view" + sx), b.ConstI64("grid_extent" + sx, full)},
