@@ -25,13 +25,16 @@
 #   pad_wrap          Pad-19 (wrap) of a [3, 4] tensor, `pads` (int64 [4])
 #                     in [0, 3] x [0, 4] x [0, 3] x [0, 4], zero pads among
 #                     them;
+#   dft_axis          DFT-20 of a [1, 5, 5, 2] signal, `axis` (int64 scalar)
+#                     in [-3, 2]: axes 1 and 2, given both ways (the DFT
+#                     along each, selected on the device);
 #   affine_grid / affine_grid_align
 #                     AffineGrid-20 of theta [2, 2, 3], `size` (int64 [4])
 #                     N in [1, 4], C in [1, 3], H in [1, 5], W in [1, 6],
 #                     align_corners 0 and 1, extents of 1 among them.
 # Then values that break a rule the toolchain turned into a run-time guard
-# must fail their frame naming the node: an AffineGrid batch other than
-# theta's, a repeated Pad axis. Every bundle runs through
+# must fail their frame naming the node: a DFT axis that is not a signal
+# axis, an AffineGrid batch other than theta's, a repeated Pad axis. Every bundle runs through
 # libRuntimeLibrary.so (oaax-run, validation layer on) on lavapipe and
 # SwiftShader. Exit 77 (skip) without numpy / onnx or the reference tools
 # (scripts/fetch-reference.sh).
@@ -104,6 +107,10 @@ add("pad_wrap", h.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="wrap"
     [("x", F, [3, 4]), ("pads", I64, [4])], 2,
     {"pads": {"b0": (0, 3), "b1": (0, 4), "e0": (0, 3), "e1": (0, 4)}},
     [{"x": x, "pads": np.array(p, np.int64)} for p in ([1, 2, 0, 3], [0, 0, 0, 0], [3, 4, 3, 4], [2, 0, 1, 1])])
+sig = data([1, 5, 5, 2])
+add("dft_axis", h.make_node("DFT", ["x", "", "axis"], ["y"], name="dft"), 20,
+    [("x", F, [1, 5, 5, 2]), ("axis", I64, [])], 4, {"axis": {"ax": (-3, 2)}},
+    [{"x": sig, "axis": np.array(v, np.int64)} for v in (1, 2, -2, -3)])
 theta = data([2, 2, 3])
 for align in (0, 1):
     add("affine_grid" + ("_align" if align else ""),
@@ -120,7 +127,7 @@ def write_sets(name, msgs=None):
         os.makedirs(d)
         manifest = []
         for i, (n, t, s) in enumerate(ins):
-            a = np.ascontiguousarray(v[n])
+            a = np.array(v[n], order="C")  # 0-d stays 0-d (ascontiguousarray makes it 1-d)
             a.tofile(f"{d}/{i}.bin")
             manifest.append({"name": n, "dtype": a.dtype.name, "shape": list(a.shape), "file": f"{i}.bin"})
         json.dump(manifest, open(f"{d}/manifest.json", "w"))
@@ -144,7 +151,11 @@ add("pad_axes_repeated", h.make_node("Pad", ["x", "pads", "", "axes"], ["y"], na
     {"pads": {"p0": (0, 2), "p1": (0, 2), "p2": (0, 2), "p3": (0, 2)}, "axes": {"a0": (-2, 1), "a1": (-2, 1)}},
     [{"x": x, "pads": np.array([1, 1, 1, 1], np.int64), "axes": np.array(a, np.int64)} for a in ([0, 1], [1, -1])],
     where=g)
-lines = write_sets("affine_grid_batch", ["", "AffineGrid 'grid': size[0] must equal theta's batch"])
+add("dft_axis_range", h.make_node("DFT", ["x", "", "axis"], ["y"], name="dft"), 20,
+    [("x", F, [1, 5, 5, 2]), ("axis", I64, [])], 4, {"axis": {"ax": (1, 3)}},
+    [{"x": sig, "axis": np.array(v, np.int64)} for v in (2, 3)], where=g)
+lines = write_sets("dft_axis_range", ["", "DFT 'dft': axis must be one of 1, 2"])
+lines += write_sets("affine_grid_batch", ["", "AffineGrid 'grid': size[0] must equal theta's batch"])
 lines += write_sets("pad_axes_repeated", ["", "Pad 'pad': an axis is repeated"])
 open(f"{g}/cases.txt", "w").write("\n".join(lines) + "\n")
 open(f"{g}/models.txt", "w").write("\n".join(m for m in models if m not in first) + "\n")
