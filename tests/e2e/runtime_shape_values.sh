@@ -25,6 +25,9 @@
 #   pad_wrap          Pad-19 (wrap) of a [3, 4] tensor, `pads` (int64 [4])
 #                     in [0, 3] x [0, 4] x [0, 3] x [0, 4], zero pads among
 #                     them;
+#   col2im            Col2Im-18 of a [1, 4, 6] input, `image_shape` in
+#                     [1, 8] x [1, 8] and `block_shape` in [1, 4] x [1, 4]:
+#                     one and two channels, blocks 2 x 2, 1 x 2, 2 x 1;
 #   dft_axis          DFT-20 of a [1, 5, 5, 2] signal, `axis` (int64 scalar)
 #                     in [-3, 2]: axes 1 and 2, given both ways (the DFT
 #                     along each, selected on the device);
@@ -33,7 +36,8 @@
 #                     N in [1, 4], C in [1, 3], H in [1, 5], W in [1, 6],
 #                     align_corners 0 and 1, extents of 1 among them.
 # Then values that break a rule the toolchain turned into a run-time guard
-# must fail their frame naming the node: a DFT axis that is not a signal
+# must fail their frame naming the node: Col2Im sizes whose block grid is
+# not the input's block count, a DFT axis that is not a signal
 # axis, an AffineGrid batch other than theta's, a repeated Pad axis. Every bundle runs through
 # libRuntimeLibrary.so (oaax-run, validation layer on) on lavapipe and
 # SwiftShader. Exit 77 (skip) without numpy / onnx or the reference tools
@@ -107,6 +111,12 @@ add("pad_wrap", h.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="wrap"
     [("x", F, [3, 4]), ("pads", I64, [4])], 2,
     {"pads": {"b0": (0, 3), "b1": (0, 4), "e0": (0, 3), "e1": (0, 4)}},
     [{"x": x, "pads": np.array(p, np.int64)} for p in ([1, 2, 0, 3], [0, 0, 0, 0], [3, 4, 3, 4], [2, 0, 1, 1])])
+cols = data([1, 4, 6])
+add("col2im", h.make_node("Col2Im", ["x", "image_shape", "block_shape"], ["y"], name="col2im"), 18,
+    [("x", F, [1, 4, 6]), ("image_shape", I64, [2]), ("block_shape", I64, [2])], 4,
+    {"image_shape": {"ih": (1, 8), "iw": (1, 8)}, "block_shape": {"bh": (1, 4), "bw": (1, 4)}},
+    [{"x": cols, "image_shape": np.array(i, np.int64), "block_shape": np.array(k, np.int64)}
+     for i, k in (([3, 4], [2, 2]), ([4, 3], [2, 2]), ([6, 2], [1, 2]), ([3, 3], [2, 1]))])
 sig = data([1, 5, 5, 2])
 add("dft_axis", h.make_node("DFT", ["x", "", "axis"], ["y"], name="dft"), 20,
     [("x", F, [1, 5, 5, 2]), ("axis", I64, [])], 4, {"axis": {"ax": (-3, 2)}},
@@ -154,7 +164,13 @@ add("pad_axes_repeated", h.make_node("Pad", ["x", "pads", "", "axes"], ["y"], na
 add("dft_axis_range", h.make_node("DFT", ["x", "", "axis"], ["y"], name="dft"), 20,
     [("x", F, [1, 5, 5, 2]), ("axis", I64, [])], 4, {"axis": {"ax": (1, 3)}},
     [{"x": sig, "axis": np.array(v, np.int64)} for v in (2, 3)], where=g)
-lines = write_sets("dft_axis_range", ["", "DFT 'dft': axis must be one of 1, 2"])
+add("col2im_grid", h.make_node("Col2Im", ["x", "image_shape", "block_shape"], ["y"], name="col2im"), 18,
+    [("x", F, [1, 4, 6]), ("image_shape", I64, [2]), ("block_shape", I64, [2])], 4,
+    {"image_shape": {"ih": (1, 8), "iw": (1, 8)}, "block_shape": {"bh": (1, 4), "bw": (1, 4)}},
+    [{"x": cols, "image_shape": np.array(i, np.int64), "block_shape": np.array(k, np.int64)}
+     for i, k in (([3, 4], [2, 2]), ([2, 7], [1, 4]))], where=g)
+lines = write_sets("col2im_grid", ["", "Col2Im 'col2im': the input's 6 blocks must be the block grid"])
+lines += write_sets("dft_axis_range", ["", "DFT 'dft': axis must be one of 1, 2"])
 lines += write_sets("affine_grid_batch", ["", "AffineGrid 'grid': size[0] must equal theta's batch"])
 lines += write_sets("pad_axes_repeated", ["", "Pad 'pad': an axis is repeated"])
 open(f"{g}/cases.txt", "w").write("\n".join(lines) + "\n")
