@@ -121,14 +121,22 @@ Status ScaleFloatValueSymbols(const Graph& g, std::vector<Symbol>* symbols) {
                              (n.op_type == "Upsample" && k == 1));
         if (scales) {
           const Tensor* x = g.FindTensor(n.inputs[0]);
+          // The dimension the scale applies to: Resize-18's `axes` lists them.
+          int64_t dim = y.value_element;
+          if (const std::vector<int64_t> axes = n.GetInts("axes", {}); n.op_type == "Resize" && !axes.empty() &&
+                                                                          x != nullptr && x->has_shape) {
+            const int64_t r = static_cast<int64_t>(x->shape.size());
+            dim = static_cast<size_t>(y.value_element) < axes.size() ? axes[y.value_element] : -r - 1;
+            dim = dim < 0 ? dim + r : dim;
+          }
           // An outer dimension is not resized: its scale must be exactly 1,
           // which floor(e * 2^24) == 2^24 checks for a float32 e (the Resize
           // guard); a resized one's symbol is the output size.
-          if (x != nullptr && x->has_shape && y.value_element + 2 < static_cast<int64_t>(x->shape.size()))
+          if (x != nullptr && x->has_shape && dim >= 0 && dim + 2 < static_cast<int64_t>(x->shape.size()))
             f = kOuterScaleFactor;
-          else if (x != nullptr && x->has_shape && static_cast<size_t>(y.value_element) < x->shape.size() &&
-                   !x->shape[y.value_element].is_symbolic())
-            f = x->shape[y.value_element].value();
+          else if (x != nullptr && x->has_shape && dim >= 0 && static_cast<size_t>(dim) < x->shape.size() &&
+                   !x->shape[dim].is_symbolic())
+            f = x->shape[dim].value();
           if (f < 1)
             return Unimplemented(where + ": the scale of " + n.op_type + " '" + n.name +
                                  "' applies to a dimension that is symbolic or 0; run-time scales need a static "

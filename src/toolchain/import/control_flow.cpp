@@ -972,6 +972,23 @@ class Inliner {
     return true;
   }
 
+  // The integers config.json "input_values" binds graph input `name` to, and
+  // whether that input is a scalar; false when it is not bound (or is read at
+  // run time).
+  bool BoundInts(const std::string& name, std::vector<int64_t>* v, bool* scalar) const {
+    auto b = bound_.find(name);
+    if (b == bound_.end() || run_time_values_.count(name)) return false;
+    std::vector<int64_t> shape;
+    if (!ShapeOf(name, &shape)) return false;
+    v->clear();
+    for (const ConfigNumber& c : b->second) {
+      if (!c.is_integer) return false;
+      v->push_back(c.integer);
+    }
+    *scalar = shape.empty();
+    return true;
+  }
+
   // A one-element integer tensor named `name` (the output of a node that is
   // compiled away), visible to Known() at once.
   void ConstNamed(const std::string& name, int data_type, int64_t v) {
@@ -1182,9 +1199,28 @@ class Inliner {
     } else {
       std::vector<int64_t> split;
       bool scalar = false;
-      if (!KnownInts(n.input(1), &split, &scalar))
+      if (!KnownInts(n.input(1), &split, &scalar) && !BoundInts(n.input(1), &split, &scalar)) {
+        // A list of k sizes read at run time: k pieces, whatever the values;
+        // Split computes their extents per inference (the sizes become value
+        // symbols, a guard requires them to add up to the axis' extent).
+        std::vector<int64_t> split_shape;
+        if (opset_ >= 13 && ShapeOf(n.input(1), &split_shape) && split_shape.size() == 1 && split_shape[0] >= 1 &&
+            split_shape[0] <= kMaxUnrolledIterations) {
+          NodeProto& sp = Add(out, "Split", {x, n.input(1)}, Fresh(base + "piece"), base + "split");
+          for (int64_t k = 1; k < split_shape[0]; ++k) sp.add_output(Fresh(base + "piece"));
+          onnx::AttributeProto* a = sp.add_attribute();
+          a->set_name("axis");
+          a->set_type(onnx::AttributeProto::INT);
+          a->set_i(axis);
+          Compound c;
+          c.elems.assign(sp.output().begin(), sp.output().end());
+          compounds_[n.output(0)] = std::move(c);
+          return Status::Ok();
+        }
         return Refuse(n, "the split input '" + n.input(1) + "' is not a compile-time constant; sequences are "
-                         "compiled away, so their lengths must be known at conversion");
+                         "compiled away, so their lengths must be known at conversion (a scalar split decides "
+                         "the number of pieces; a list of sizes needs a static length)");
+      }
       if (scalar) {  // pieces of that size, the last one shorter
         const int64_t s = split.empty() ? 0 : split[0];
         if (s < 1) return Refuse(n, "split must be positive");

@@ -31,6 +31,19 @@ const std::set<std::string>& Evaluable() {
   return k;
 }
 
+// Integer arithmetic on run-time input values (a CenterCropPad body's
+// max(shape, dims) - dims, halved) folds when every element of its result
+// has an expression (eval_symbolic.cpp) and the result is a short list (at
+// most 8 integers, what a kernel reading it as data gets from dims_to_data);
+// otherwise the device computes it from the values.
+bool InputValueArithmetic(const Graph& g, const Node& n, const Tensor* y) {
+  if (y == nullptr || (y->dtype != DType::kInt64 && y->dtype != DType::kInt32) || !y->has_shape ||
+      y->shape.size() > 1 || AnySymbolic(y->shape) || y->numel().value() > 8)
+    return false;
+  std::vector<Dim> sym;
+  return eval::ArithmeticSymbols(g, n, *y, &sym);
+}
+
 }  // namespace
 
 bool IsEvaluableOp(const std::string& op_type) { return Evaluable().count(op_type) != 0; }
@@ -90,7 +103,8 @@ bool CanEvaluate(const Graph& g, const Node& n) {
         // (shape_infer_int.h IfSelectionWithKnownCondition), with no readback.
         ((int_out || (y != nullptr && y->dtype == DType::kBool)) && !AnyReadsInputValue(t->sym) &&
          (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
-          op == "Not" || op == "And" || op == "Or" || op == "Where" || op == "Cast"));
+          op == "Not" || op == "And" || op == "Or" || op == "Where" || op == "Cast")) ||
+        InputValueArithmetic(g, n, y);
     if (!carried) return false;
   }
   return true;

@@ -7,7 +7,7 @@
 // expression uses the shape program's plain opcodes: a comparison is written
 // with min / max (a < b is min(1, max(0, b - a)) on integers), a selection as
 // c * x + (1 - c) * y. An element whose expression cannot be written (a
-// division of a possibly negative value, a float computation) keeps only its
+// division by a symbolic or negative divisor, a float computation) keeps only its
 // value; the dynamic-shape conversion then refuses the size it feeds,
 // naming it, rather than bake in one point's value.
 #include <set>
@@ -115,6 +115,12 @@ bool ArithmeticSymbols(const Graph& g, const Node& n, const Tensor& out, std::ve
         // non-negative dividend and a positive constant divisor (Mod with
         // fmod = 0 for any dividend).
         r = op == "Div" ? FloorDiv(a, b) : Mod(a, b);
+      } else if (!b.is_symbolic() && b > 0) {
+        // A dividend of unknown sign: the truncating quotient is the floor
+        // one plus 1 where a < 0 leaves a remainder; fmod's remainder
+        // follows from it.
+        const Dim q = FloorDiv(a, b) + Lt(a, Dim(0)) * Lt(Dim(0), Mod(a, b));
+        r = op == "Div" ? q : a - b * q;
       } else {
         ok = false;
         return;

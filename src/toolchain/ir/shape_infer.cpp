@@ -568,7 +568,10 @@ Status InferOutputs(Graph& g, Node& n) {
         // Scales read at run time (feature float_value_symbols): each value
         // symbol is the output size floor(x * scale) itself; the kernel reads
         // the scales from their input buffer (resize2d_scales).
-        if (static_cast<int64_t>(t->sym.size()) != rank)
+        // _scales_hw (Resize-18 with axes of the two innermost dimensions,
+        // decompose_nn.cpp): the two entries are H and W, the others are 1.
+        const bool hw = n.GetInt("_scales_hw", 0) != 0;
+        if (static_cast<int64_t>(t->sym.size()) != (hw ? 2 : rank))
           return NodeError(n, "scales must have one entry per input dimension");
         if (g.opset >= 11 && n.GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
           return NodeError(n, "tf_crop_and_resize with scales read at run time is not supported (bind the scales)");
@@ -576,12 +579,14 @@ Status InferOutputs(Graph& g, Node& n) {
         Shape s = x;
         for (int64_t i = 0; i < rank; ++i) {
           const std::string who = "Resize '" + n.name + "': scales[" + std::to_string(i) + "]";
+          if (hw && i + 2 < rank) continue;
+          const Dim& v = t->sym[hw ? i + 2 - rank : i];
           if (i + 2 < rank) {
-            OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(t->sym[i], Dim(kOuterScaleFactor)).Node(c),
+            OAAXVK_RETURN_IF_ERROR(c->AddGuard(Eq(v, Dim(kOuterScaleFactor)).Node(c),
                                                who + " must be 1 (only the last two dimensions are resized)"));
             continue;
           }
-          s[i] = t->sym[i];
+          s[i] = v;
           if (g.opset < 11 && n.GetString("mode", "nearest") == "nearest")  // ONNX Runtime's Resize-10 rule
             OAAXVK_RETURN_IF_ERROR(c->AddGuard((Dim(1) - Lt(s[i], x[i])).Node(c),
                                                who + ": an opset-10 nearest resize with run-time scales must upsample"));
@@ -666,6 +671,11 @@ Status InferOutputs(Graph& g, Node& n) {
       a.floats = std::move(v);
       n.attrs[key] = std::move(a);
     };
+    // keep_aspect_ratio_policy (decompose_nn.cpp ResizeNd): the listed axes
+    // interpolate with the policy's scale rather than output / input.
+    if (auto ps = n.attrs.find("_policy_scales"); ps != n.attrs.end() && ps->second.floats.size() == eff.size())
+      for (size_t i = 0; i < eff.size(); ++i)
+        if (ps->second.floats[i] != 0.f) eff[i] = ps->second.floats[i];
     floats_attr("_scales", eff);
     floats_attr("_lengths", len);
     if (!roi.empty()) floats_attr("_roi", roi);

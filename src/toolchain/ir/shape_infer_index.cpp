@@ -98,6 +98,29 @@ StatusOr<std::vector<Dim>> PadAmounts(const Graph& g, const Node& n, int64_t ran
       OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> p, ConstParam(g, n, 1, "pads"));
       pads = ToDims(p);
     }
+    const Tensor* at = n.inputs.size() > 3 && !n.inputs[3].empty() ? g.FindTensor(n.inputs[3]) : nullptr;
+    if (at != nullptr && at->is_const && AnyDependsOnValue(at->sym)) {
+      // Axes read at run time (feature value_symbols): each dimension's
+      // amount is the sum of the pads whose axis names it (at most one, a
+      // guard requires distinct axes in range).
+      const std::vector<Dim> ax = at->AsDims();
+      if (pads.size() != 2 * ax.size())
+        return IdxError(n, "pads has " + std::to_string(pads.size()) + " entries, expected " +
+                               std::to_string(2 * ax.size()));
+      const std::string who = "Pad '" + n.name + "'";
+      SymContext* c = SymContext::Current();
+      std::vector<Dim> both(static_cast<size_t>(2 * rank), Dim(0));
+      for (size_t i = 0; i < ax.size(); ++i) {
+        const Dim norm = ax[i] + Lt(ax[i], Dim(0)) * Dim(rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          const Dim hit = Eq(norm, Dim(d));
+          both[d] = both[d] + hit * pads[i];
+          both[d + rank] = both[d + rank] + hit * pads[i + ax.size()];
+        }
+      }
+      if (c != nullptr) OAAXVK_RETURN_IF_ERROR(AxesByValue(ax, rank, who).status());
+      return both;
+    }
     OAAXVK_ASSIGN_OR_RETURN(axes, ConstParam(g, n, 3, "axes"));
   }
   if (axes.empty())

@@ -1145,7 +1145,10 @@ class Lowerer {
     if (it != n.attrs.end()) sc = it->second.floats;
     // Scales read at run time (feature float_value_symbols): the kernel reads
     // them from their input (resize2d_scales); 0 marks them unknown here.
-    const bool scales_by_value = n.GetInt("_scales_by_value", 0) != 0;
+    // keep_aspect_ratio_policy with sizes read at run time (decompose_nn.cpp
+    // ResizeNd): the scales computed on the device are input 4.
+    const bool policy_input = n.GetInt("_policy_scales_input", 0) != 0 && n.inputs.size() > 4;
+    const bool scales_by_value = n.GetInt("_scales_by_value", 0) != 0 || policy_input;
     if (scales_by_value) sc.assign(xs.size(), 0.f);
     if (xs.size() < 2 || sc.size() != xs.size()) return NodeError(n, "needs an input of rank >= 2 with static scales");
     for (size_t i = 0; i + 2 < xs.size(); ++i)
@@ -1216,7 +1219,7 @@ class Lowerer {
       return NodeError(n, "antialias 1 with a roi read at run time is not supported; bind the roi at conversion "
                           "(config.json \"input_values\")");
     if (scales_by_value) {
-      OAAXVK_ASSIGN_OR_RETURN(scales_v, ValueOf(n.inputs[g_.opset < 11 ? 1 : 2], n.name));
+      OAAXVK_ASSIGN_OR_RETURN(scales_v, ValueOf(n.inputs[policy_input ? 4 : g_.opset < 11 ? 1 : 2], n.name));
       d.kernel = "resize2d_scales";
       d.bindings.push_back({scales_v, false});
     } else if (roi_by_input) {
@@ -1237,7 +1240,8 @@ class Lowerer {
     // (shaders/resize2d.glsl src_coord); elsewhere a fixed value keeps the
     // specialization the same at every input size.
     if (ctm != "tf_crop_and_resize") d.spec[17] = d.spec[18] = FBits(1.f);
-    if (scales_by_value) d.spec.push_back(static_cast<uint32_t>(r - 2));  // SCALE_H_INDEX
+    if (scales_by_value)  // SCALE_H_INDEX: 0 where the scales input holds only H and W (shape_infer.cpp _scales_hw)
+      d.spec.push_back(n.GetInt("_scales_hw", 0) != 0 ? 0u : static_cast<uint32_t>(r - 2));
     if (roi_by_input) d.spec.push_back(static_cast<uint32_t>(r));         // ROI_RANK
     Grid1D(CeilDiv(NumElements(ys), 256), d.groups);
     Emit(n, d, mode + " " + ctm + (mode == "nearest" ? " " + nm : "") + (antialias ? " antialias" : ""));

@@ -1410,9 +1410,9 @@ Status ResizeInnermost(Graph& g, const Node& n, Builder& b);
 //    [0, 1] elsewhere); they must be known at conversion;
 //  - `keep_aspect_ratio_policy` not_larger / not_smaller (18, with sizes):
 //    one scale, the smallest / largest size / input ratio over the axes,
-//    gives every listed axis round_half_up(scale * input) (the ONNX
-//    definition); the kernel's coordinate scale is then output / input per
-//    axis, as ONNX Runtime computes it;
+//    gives every listed axis round_half_up(scale * input), at least 1 (the
+//    ONNX definition), and is the kernel's coordinate scale on those axes,
+//    computed in float32 as ONNX Runtime does;
 //  - `antialias` (18) and coordinate_transformation_mode
 //    half_pixel_symmetric (19) stay on the node for the kernel
 //    (lower.cpp Resize: resize2d_aa, coordinate mode 6).
@@ -1448,8 +1448,10 @@ Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
     return t;
   };
   if (has_sizes) {
-    OAAXVK_ASSIGN_OR_RETURN(const Tensor* zt, constant(3, "sizes"));
-    const std::vector<int64_t> z = zt->AsInts();
+    // Sizes read at run time (feature value_symbols) keep their expressions.
+    const Tensor* zt = g.FindTensor(n0.inputs[3]);
+    if (zt == nullptr || !zt->is_const) return NotConstant(g, n0, "sizes", n0.inputs[3]);
+    const std::vector<Dim> z = zt->AsDims();
     if (z.size() != na) return NodeInvalid(n0, "sizes has " + Str(static_cast<int64_t>(z.size())) + " entries for " +
                                                   Str(static_cast<int64_t>(na)) + " axes");
     std::vector<Dim> full(x->shape.begin(), x->shape.end());
@@ -1459,16 +1461,97 @@ Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
                                          " is symbolic; sizes with axes or keep_aspect_ratio_policy need it static");
     if (policy == "stretch") {
       for (size_t i = 0; i < na; ++i) full[axes[i]] = z[i];
-    } else {
+    } else if (!AnySymbolic(z)) {
       double scale = 0;
+      float scale_f = 0.f;  // the interpolation's scale, in float32 as ONNX Runtime computes it
       for (size_t i = 0; i < na; ++i) {
-        const double r = static_cast<double>(z[i]) / static_cast<double>(x->shape[axes[i]].value());
+        const double r = static_cast<double>(z[i].value()) / static_cast<double>(x->shape[axes[i]].value());
+        const float rf = static_cast<float>(z[i].value()) / static_cast<float>(x->shape[axes[i]].value());
         scale = i == 0 ? r : policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+        scale_f = i == 0 ? rf : policy == "not_larger" ? std::min(scale_f, rf) : std::max(scale_f, rf);
       }
-      for (size_t i = 0; i < na; ++i)
-        full[axes[i]] = static_cast<int64_t>(std::floor(scale * static_cast<double>(x->shape[axes[i]].value()) + 0.5));
+      std::vector<float> coord(rank, 0.f);  // 0: output / input (the axes not listed keep their size)
+      for (size_t i = 0; i < na; ++i) {
+        full[axes[i]] = std::max<int64_t>(
+            1, static_cast<int64_t>(std::floor(scale * static_cast<double>(x->shape[axes[i]].value()) + 0.5)));
+        coord[axes[i]] = scale_f;
+      }
+      Attr a;
+      a.kind = Attr::kFloats;
+      a.floats = coord;
+      n.attrs["_policy_scales"] = std::move(a);
+    } else {
+      // Run-time sizes: round_half_up(r * in_j) is monotone in r, so the
+      // size from the smallest (largest) ratio is the smallest (largest) of
+      // the sizes each ratio z_i / in_i gives, each computed exactly as
+      // floor((2 z_i in_j + in_i) / (2 in_i)).
+      SymContext* sc = SymContext::Current();
+      for (size_t i = 0; i < na && sc != nullptr; ++i)
+        OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(z[i], Dim(0))).Node(sc),
+                                            "Resize '" + n0.name + "': sizes[" + Str(static_cast<int64_t>(i)) + "] is negative"));
+      for (size_t j = 0; j < na; ++j) {
+        const Dim in_j = x->shape[axes[j]];
+        Dim pick;
+        for (size_t i = 0; i < na; ++i) {
+          const Dim in_i = x->shape[axes[i]];
+          const Dim s = FloorDiv(Dim(2) * z[i] * in_j + in_i, Dim(2) * in_i);
+          pick = i == 0 ? s : policy == "not_larger" ? Min(pick, s) : Max(pick, s);
+        }
+        full[axes[j]] = Max(pick, Dim(1));  // at least 1, as ONNX Runtime
+      }
+      // The interpolation's scale, min / max of float(z_i) / float(in_i) as
+      // ONNX Runtime computes it (not output / input), on the device: the
+      // kernel reads it per axis (resize2d_scales, _policy_scales_input).
+      if (n0.GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
+        return NodeUnimplemented(n0, "tf_crop_and_resize with keep_aspect_ratio_policy and sizes read at run time is "
+                                     "not supported; bind the sizes (config.json \"input_values\")");
+      std::vector<double> in_list;
+      std::vector<Dim> pick(rank, Dim(static_cast<int64_t>(1)));
+      for (size_t i = 0; i < na; ++i) {
+        in_list.push_back(static_cast<double>(x->shape[axes[i]].value()));
+        pick[axes[i]] = Dim(0);
+      }
+      const std::string zf = b.Cast(n0.inputs[3], DType::kFloat, "sizes_f");
+      const std::string ins =
+          b.AddConst(MakeConstFromDoubles("", DType::kFloat, {static_cast<int64_t>(na)}, in_list), "input_extents");
+      const std::string ratios = b.Op("Div", {zf, ins}, "ratios");
+      Node& red = b.Add(policy == "not_larger" ? "ReduceMin" : "ReduceMax", {ratios}, "policy_scale");
+      red.SetInts("axes", {0});
+      red.SetInt("keepdims", 1);
+      const std::string one = b.AddConst(MakeConstFromDoubles("", DType::kFloat, {1}, {1.0}), "unit_scale");
+      Node& cat = b.Add("Concat", {b.Out(red), one}, "policy_scale_and_unit");
+      cat.SetInt("axis", 0);
+      n.inputs.resize(5);
+      n.inputs[4] = b.Op("Gather", {b.Out(cat), b.ConstI64("policy_positions", pick)}, "policy_scales");
+      n.SetInt("_policy_scales_input", 1);
     }
     n.inputs[3] = b.ConstI64("sizes_all_axes", full);
+  }
+  if (const Tensor* rs = has_axes && HasInput(n0, 2) ? g.FindTensor(n0.inputs[2]) : nullptr;
+      rs != nullptr && rs->is_const && AnyDependsOnValue(rs->sym)) {
+    // Scales read at run time (the kernel reads them, resize2d_scales) for
+    // the two innermost axes: the kernel takes the scales input as its H and
+    // W entries (_scales_hw); listed W first, the resize runs on the input
+    // with H and W swapped, which the separable interpolation allows.
+    if (na != 2 || rank < 2 || std::min(axes[0], axes[1]) != rank - 2 || std::max(axes[0], axes[1]) != rank - 1)
+      return NodeUnimplemented(n0, "scales read at run time with axes may resize only the two innermost axes; bind "
+                                   "the scales (config.json \"input_values\")");
+    n.SetInt("_scales_hw", 1);
+    if (axes[0] == rank - 2) {
+      Keep(n, b);
+      return Status::Ok();
+    }
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < rank - 2; ++i) perm.push_back(i);
+    perm.push_back(rank - 1);
+    perm.push_back(rank - 2);
+    Node swapped = n;
+    swapped.inputs[0] = b.Transpose(n0.inputs[0], perm, "hw_swapped");
+    swapped.outputs = {b.NewTensor("resized_swapped")};
+    Keep(swapped, b);
+    Node& back = b.Add("Transpose", {swapped.outputs[0]}, "hw_restored", n0.outputs[0]);
+    back.SetInts("perm", perm);
+    return Status::Ok();
   }
   if (has_axes && HasInput(n0, 2)) {
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* st, constant(2, "scales"));
@@ -1482,6 +1565,29 @@ Status ResizeNd(Graph& g, const Node& n0, Builder& b) {
     }
   }
   if (has_axes && HasInput(n0, 1) && n0.GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+    const Tensor* rd = g.FindTensor(n0.inputs[1]);
+    if (rd != nullptr && !rd->is_const && rd->has_shape && has_sizes) {
+      // A roi read at run time (the kernel reads it, resize2d_roi): spread
+      // over every axis on the device, a Gather from the roi followed by
+      // [0, 1] at the constant positions of the axes not listed.
+      if (rd->shape.size() != 1 || rd->shape[0].is_symbolic() || rd->shape[0].value() != static_cast<int64_t>(2 * na))
+        return NodeInvalid(n0, "roi has shape " + ShapeToString(rd->shape) + " for " + Str(static_cast<int64_t>(na)) +
+                                   " axes (2 per axis)");
+      const std::string unit = b.AddConst(MakeConstFromDoubles("", rd->dtype, {2}, {0.0, 1.0}), "roi_unit");
+      Node& cat = b.Add("Concat", {n0.inputs[1], unit}, "roi_with_unit");
+      cat.SetInt("axis", 0);
+      std::vector<Dim> pick(2 * rank);
+      for (int64_t i = 0; i < rank; ++i) {
+        pick[i] = static_cast<int64_t>(2 * na);
+        pick[rank + i] = static_cast<int64_t>(2 * na + 1);
+      }
+      for (size_t i = 0; i < na; ++i) {
+        pick[axes[i]] = static_cast<int64_t>(i);
+        pick[rank + axes[i]] = static_cast<int64_t>(na + i);
+      }
+      n.inputs[1] = b.Op("Gather", {b.Out(cat), b.ConstI64("roi_positions", pick)}, "roi_all_axes");
+      return ResizeInnermost(g, n, b);
+    }
     OAAXVK_ASSIGN_OR_RETURN(const Tensor* rt, constant(1, "roi"));
     const std::vector<double> rv = rt->AsDoubles();
     if (rv.size() != 2 * na) return NodeInvalid(n0, "roi has " + Str(static_cast<int64_t>(rv.size())) +

@@ -12,6 +12,7 @@
 // each product is one MatMul with a constant [N, K] matrix.
 // STFT gathers the frames with a constant index table (Gather), multiplies
 // by the window and applies the same DFT to the frame axis.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -160,12 +161,17 @@ StatusOr<int64_t> ScalarInput(const Graph& g, const Node& n, size_t k, const cha
   return t->AsInts()[0];
 }
 
+Status DftByValueAxis(Graph& g, const Node& n, Builder& b, const Tensor& x, const Dim& axis);
+
 Status Dft(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
   if (x->dtype != DType::kFloat) return NodeUnimplemented(n, "only float32 signals are supported");
   const int64_t rank = static_cast<int64_t>(x->shape.size());
   if (rank < 3) return NodeInvalid(n, "input must have rank >= 3 ([batch, ..., 1 or 2])");
+  if (const Tensor* at = g.opset >= 20 && n.inputs.size() > 2 && !n.inputs[2].empty() ? g.FindTensor(n.inputs[2]) : nullptr;
+      at != nullptr && at->is_const && at->numel() == 1 && AnyDependsOnValue(at->sym))
+    return DftByValueAxis(g, n, b, *x, at->sym[0]);
   // DFT-17: the attribute `axis` (default 1); DFT-20: the optional scalar
   // input 2 (default -2, the last signal axis), negative from the back of
   // the whole rank.
@@ -184,6 +190,81 @@ Status Dft(Graph& g, const Node& n, Builder& b) {
   if (n.inputs.size() > 1 && !n.inputs[1].empty()) { OAAXVK_ASSIGN_OR_RETURN(L, ScalarInput(g, n, 1, "dft_length")); }
   return DftCore(n, b, n.inputs[0], x->shape, axis, L, n.GetInt("inverse", 0) != 0, n.GetInt("onesided", 0) != 0,
                  n.outputs[0]);
+}
+
+// DFT-20 with `axis` read at run time (feature value_symbols, a range from
+// config.json): the axis decides which dimension the matrices multiply, so
+// the DFT is computed along every axis the range allows (a signal axis:
+// not the batch axis, not the last) and the result selected by Where on
+// the axis value, computed on the device. Every candidate must give the
+// same output shape (otherwise the axis decides the shape: bind it); a
+// guard refuses an axis outside the candidates before anything runs.
+Status DftByValueAxis(Graph& g, const Node& n, Builder& b, const Tensor& x, const Dim& axis) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  SymContext* sc = SymContext::Current();
+  if (sc == nullptr) return Internal("node '" + n.name + "': run-time axis without a symbol context");
+  const std::pair<int64_t, int64_t> range = sc->Range(axis.Node(sc));
+  if (range.first < -rank || range.second > rank - 1)
+    return NodeUnimplemented(n, "axis input '" + n.inputs[2] + "' is read at run time with a range beyond [" +
+                                    std::to_string(-rank) + ", " + std::to_string(rank - 1) +
+                                    "]; give it a range within the input's rank (config.json \"dimensions\") or bind it");
+  std::vector<int64_t> candidates;
+  for (int64_t v = range.first; v <= range.second; ++v) {
+    const int64_t a = v < 0 ? v + rank : v;
+    if (a >= 1 && a < rank - 1 && std::find(candidates.begin(), candidates.end(), a) == candidates.end())
+      candidates.push_back(a);
+  }
+  if (candidates.empty())
+    return NodeInvalid(n, "no value in the axis range [" + std::to_string(range.first) + ", " +
+                              std::to_string(range.second) + "] is a signal axis of input " + ShapeToString(x.shape));
+  const bool has_length = n.inputs.size() > 1 && !n.inputs[1].empty();
+  int64_t length = 0;
+  if (has_length) { OAAXVK_ASSIGN_OR_RETURN(length, ScalarInput(g, n, 1, "dft_length")); }
+  const bool onesided = n.GetInt("onesided", 0) != 0;
+  std::string names;
+  Dim valid = 0;
+  const Dim norm = axis + Lt(axis, Dim(0)) * Dim(rank);
+  Shape first_out;
+  for (int64_t a : candidates) {
+    if (x.shape[a].is_symbolic())
+      return NodeUnimplemented(n, "input " + ShapeToString(x.shape) + " has a symbolic dimension " + std::to_string(a) +
+                                      " that the axis read at run time may select; bind the axis");
+    Shape out = x.shape;
+    const int64_t L = has_length ? length : x.shape[a].value();
+    out[a] = onesided ? L / 2 + 1 : L;
+    out[rank - 1] = 2;
+    if (first_out.empty()) first_out = out;
+    if (out != first_out)
+      return NodeUnimplemented(n, "the axis read at run time decides the output's shape (" + ShapeToString(first_out) +
+                                      " or " + ShapeToString(out) + "); bind the axis (config.json \"input_values\")");
+    valid = valid + Eq(norm, Dim(a));
+    names += (names.empty() ? "" : ", ") + std::to_string(a);
+  }
+  OAAXVK_RETURN_IF_ERROR(sc->AddGuard(Eq(valid, Dim(1)).Node(sc), "DFT '" + n.name + "': axis must be one of " + names +
+                                                                      " (or that minus " + std::to_string(rank) + ")"));
+  std::string acc;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const int64_t a = candidates[k];
+    const bool last = k + 1 == candidates.size();
+    Node sub = n;  // its own node names, so the candidates' nodes stay distinct
+    sub.name = n.name + "/axis" + std::to_string(a);
+    Builder bb(g, sub);
+    const std::string y = last && acc.empty() ? n.outputs[0] : bb.NewTensor("y");
+    const int64_t L = has_length ? length : x.shape[a].value();
+    OAAXVK_RETURN_IF_ERROR(DftCore(sub, bb, n.inputs[0], x.shape, a, L, n.GetInt("inverse", 0) != 0, onesided, y));
+    for (Node& m : bb.nodes()) b.nodes().push_back(std::move(m));
+    if (acc.empty()) {
+      acc = y;
+      continue;
+    }
+    // axis == a or axis == a - rank, read from the input on the device.
+    const std::string is_a = b.Op("Or", {b.Op("Equal", {n.inputs[2], b.ConstI64("axis_" + std::to_string(a), {Dim(a)})}, "is_axis" + std::to_string(a)),
+                                         b.Op("Equal", {n.inputs[2], b.ConstI64("axis_neg_" + std::to_string(a), {Dim(a - rank)})}, "is_neg_axis" + std::to_string(a))},
+                                  "selects_axis" + std::to_string(a));
+    acc = b.Out(b.Add("Where", {b.Reshape(is_a, {}, "selects_scalar" + std::to_string(a)), y, acc}, "select" + std::to_string(a),
+                      last ? n.outputs[0] : ""));
+  }
+  return Status::Ok();
 }
 
 Status Stft(Graph& g, const Node& n, Builder& b) {

@@ -44,12 +44,21 @@ StatusOr<std::vector<int64_t>> StaticDims(const Node& n, const Tensor& x) {
 
 // CenterCropPad: on each listed axis, a larger input is cropped around its
 // center (the extra element of an odd difference at the end) and a smaller
-// one zero-padded around it (likewise): one Slice, then one Pad.
+// one zero-padded around it (likewise): one Slice, then one Pad. A `shape`
+// read at run time (feature value_symbols) or a symbolic input dimension
+// makes both amounts expressions: the Slice keeps min(want, dim) elements
+// from floor((dim - kept) / 2), the Pad adds max(want, dim) - dim split the
+// same way, so one of the two is empty at every point.
 Status CenterCropPad(Graph& g, const Node& n, Builder& b) {
   const Tensor* x = InputWithShape(g, n, 0);
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
-  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticDims(n, *x));
-  OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> target, ConstIntsInput(g, n, 1, "shape"));
+  if (!HasInput(n, 1)) return NodeInvalid(n, "missing input 1 (shape)");
+  const Tensor* st = g.FindTensor(n.inputs[1]);
+  if (st == nullptr || !st->is_const) return NodeInvalid(n, NotConstantMessage(g, "shape", n.inputs[1]));
+  if (st->dtype != DType::kInt64 && st->dtype != DType::kInt32)
+    return NodeInvalid(n, "shape input '" + n.inputs[1] + "' must be int64, got " + DTypeName(st->dtype));
+  const std::vector<Dim> target = st->AsDims();
+  const Shape& dims = x->shape;
   const int64_t rank = static_cast<int64_t>(dims.size());
   std::vector<int64_t> axes = n.GetInts("axes", {});
   if (axes.empty())
@@ -57,42 +66,157 @@ Status CenterCropPad(Graph& g, const Node& n, Builder& b) {
   if (axes.size() != target.size())
     return NodeInvalid(n, "shape has " + Str(static_cast<int64_t>(target.size())) + " entries for " +
                               Str(static_cast<int64_t>(axes.size())) + " axes");
-  std::vector<int64_t> starts, ends, slice_axes, pads(2 * rank, 0);
+  std::vector<Dim> starts, ends, pads(2 * rank, Dim(0));
+  std::vector<int64_t> slice_axes;
   std::vector<bool> seen(rank, false);
+  bool any_pad = false;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i];
     if (a < -rank || a >= rank) return NodeInvalid(n, "axis " + Str(a) + " is out of range for rank " + Str(rank));
     if (a < 0) a += rank;
     if (seen[a]) return NodeInvalid(n, "axis " + Str(axes[i]) + " is listed twice");
     seen[a] = true;
-    const int64_t dim = dims[a], want = target[i];
-    if (want < 0) return NodeInvalid(n, "shape entry " + Str(want) + " for axis " + Str(a) + " is negative");
-    if (want < dim) {
-      const int64_t s = (dim - want) / 2;
-      starts.push_back(s);
-      ends.push_back(s + want);
-      slice_axes.push_back(a);
-    } else if (want > dim) {
-      pads[a] = (want - dim) / 2;
-      pads[rank + a] = want - dim - pads[a];
+    const Dim& dim = dims[a];
+    const Dim& want = target[i];
+    if (!want.is_symbolic() && !dim.is_symbolic()) {
+      if (want < 0) return NodeInvalid(n, "shape entry " + Str(want.value()) + " for axis " + Str(a) + " is negative");
+      if (want < dim) {
+        const int64_t s = (dim.value() - want.value()) / 2;
+        starts.push_back(Dim(s));
+        ends.push_back(Dim(s + want.value()));
+        slice_axes.push_back(a);
+      } else if (want > dim) {
+        pads[a] = Dim((want.value() - dim.value()) / 2);
+        pads[rank + a] = want - dim - pads[a];
+        any_pad = true;
+      }
+      continue;
     }
+    // Known only per inference: the runtime refuses a negative entry before
+    // anything runs, naming this node.
+    SymContext* sc = SymContext::Current();
+    if (sc != nullptr)
+      OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(want, Dim(0))).Node(sc),
+                                          "CenterCropPad '" + n.name + "': shape entry " + Str(static_cast<int64_t>(i)) +
+                                              " (axis " + Str(a) + ") is negative"));
+    const Dim kept = Min(want, dim);
+    const Dim s = FloorDiv(dim - kept, Dim(2));
+    starts.push_back(s);
+    ends.push_back(s + kept);
+    slice_axes.push_back(a);
+    const Dim grow = Max(want, dim) - dim;
+    pads[a] = FloorDiv(grow, Dim(2));
+    pads[rank + a] = grow - pads[a];
+    any_pad = true;
   }
   std::string y = n.inputs[0];
-  bool any_pad = false;
-  for (int64_t p : pads) any_pad |= p != 0;
   if (!slice_axes.empty()) {
     const std::string out = any_pad ? "" : n.outputs[0];
-    y = b.Out(b.Add("Slice",
-                    {y, b.ConstI64("starts", {starts.begin(), starts.end()}),
-                     b.ConstI64("ends", {ends.begin(), ends.end()}),
-                     b.ConstI64("axes", {slice_axes.begin(), slice_axes.end()})},
+    std::vector<Dim> sa(slice_axes.begin(), slice_axes.end());
+    y = b.Out(b.Add("Slice", {y, b.ConstI64("starts", starts), b.ConstI64("ends", ends), b.ConstI64("axes", sa)},
                     "crop", out));
   }
   if (any_pad) {
-    b.Add("Pad", {y, b.ConstI64("pads", {pads.begin(), pads.end()})}, "pad", n.outputs[0]);
+    b.Add("Pad", {y, b.ConstI64("pads", pads)}, "pad", n.outputs[0]);
   } else if (slice_axes.empty()) {
     b.Add("Identity", {y}, "same", n.outputs[0]);
   }
+  return Status::Ok();
+}
+
+// Col2Im with image_shape / block_shape read at run time (feature
+// value_symbols): the kernel size is a value, so instead of a ConvTranspose
+// every input element is added at its image position by one ScatterElements
+// (reduction add, one invocation walking the elements in order) into a
+// zeroed [N * C * H * W] buffer, the positions computed on the device from
+// the values: element (n, c K + k, l) with k = (k1, k2) over the block and l
+// = (l1, l2) over the block grid lands at row l1 s1 - p1 + k1 d1, column
+// l2 s2 - p2 + k2 d2; one outside the image (padding) at an index past the
+// end, which the scatter skips. Guards: positive sizes, C * prod(block)
+// channels, the block grid holding the input's L blocks.
+Status Col2ImByValue(const Node& n, Builder& b, const std::vector<int64_t>& xd, const std::vector<Dim>& image,
+                     const std::vector<Dim>& block) {
+  const size_t nd = image.size();
+  if (nd != 2 || block.size() != 2)
+    return NodeUnimplemented(n, "image_shape and block_shape read at run time must have 2 entries (2-D images)");
+  const std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
+                             pd = n.GetInts("pads", {0, 0, 0, 0});
+  if (st.size() != 2 || dl.size() != 2 || pd.size() != 4)
+    return NodeInvalid(n, "strides, dilations and pads must have 2, 2 and 4 entries");
+  for (size_t i = 0; i < 2; ++i)
+    if (st[i] <= 0 || dl[i] <= 0 || pd[i] < 0 || pd[2 + i] < 0)
+      return NodeInvalid(n, "strides and dilations must be positive, pads non-negative");
+  SymContext* sc = SymContext::Current();
+  if (sc == nullptr) return Internal("node '" + n.name + "': run-time sizes without a symbol context");
+  const std::string who = "Col2Im '" + n.name + "': ";
+  std::vector<Dim> grid(2);
+  for (size_t i = 0; i < 2; ++i) {
+    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(image[i], Dim(1))).Node(sc), who + "image_shape entries must be positive"));
+    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(block[i], Dim(1))).Node(sc), who + "block_shape entries must be positive"));
+    const Dim room = image[i] + pd[i] + pd[2 + i] - (block[i] - 1) * dl[i] - 1;  // >= 0: the block fits
+    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(room, Dim(0))).Node(sc),
+                                        who + "the block does not fit the padded image on spatial axis " + Str(static_cast<int64_t>(i))));
+    grid[i] = FloorDiv(Max(room, Dim(0)), Dim(st[i])) + 1;
+  }
+  const Dim K = block[0] * block[1];
+  OAAXVK_RETURN_IF_ERROR(sc->AddGuard(Eq(Mod(Dim(xd[1]), Max(K, Dim(1))), Dim(0)).Node(sc),
+                                      who + "input dimension 1 (" + Str(xd[1]) + ") must be a multiple of prod(block_shape)"));
+  OAAXVK_RETURN_IF_ERROR(sc->AddGuard(Eq(grid[0] * grid[1], Dim(xd[2])).Node(sc),
+                                      who + "the input's " + Str(xd[2]) + " blocks must be the block grid of image_shape, "
+                                            "block_shape, strides, dilations and pads"));
+  // At least 1 also at points a guard refuses (a block larger than the
+  // channels), which the conversion still sizes.
+  const Dim C = Max(FloorDiv(Dim(xd[1]), Max(K, Dim(1))), Dim(1));
+  const Dim H = image[0], W = image[1];
+  auto i64 = [&](const std::vector<int64_t>& v, const Shape& shape, const std::string& sfx) {
+    std::vector<double> d(v.begin(), v.end());
+    return b.AddConst(MakeConstFromDoubles("", DType::kInt64, shape, d), sfx);
+  };
+  auto iota = [&](int64_t len, const Shape& shape, const std::string& sfx) {
+    std::vector<int64_t> v(static_cast<size_t>(len));
+    for (int64_t i = 0; i < len; ++i) v[i] = i;
+    return i64(v, shape, sfx);
+  };
+  auto val = [&](const Dim& d, const std::string& sfx) { return b.ConstI64(sfx, {d}); };  // [1], computed per inference
+  auto op = [&](const std::string& o, std::vector<std::string> in, const std::string& sfx) { return b.Op(o, std::move(in), sfx); };
+  const std::string nn = iota(xd[0], {xd[0], 1, 1}, "n");
+  const std::string ck = iota(xd[1], {1, xd[1], 1}, "ck");
+  const std::string l = iota(xd[2], {1, 1, xd[2]}, "l");
+  const std::string c = op("Div", {ck, val(Max(K, Dim(1)), "k_count")}, "c");
+  const std::string k = op("Mod", {ck, val(Max(K, Dim(1)), "k_count_m")}, "k");
+  const std::string k1 = op("Div", {k, val(block[1], "block_w")}, "k1");
+  const std::string k2 = op("Mod", {k, val(block[1], "block_w_m")}, "k2");
+  const std::string l1 = op("Div", {l, val(grid[1], "grid_w")}, "l1");
+  const std::string l2 = op("Mod", {l, val(grid[1], "grid_w_m")}, "l2");
+  auto coord = [&](const std::string& li, const std::string& ki, size_t i, const std::string& sfx) {
+    const std::string a = op("Mul", {li, i64({st[i]}, {1}, sfx + "_stride")}, sfx + "_start");
+    const std::string bb = op("Mul", {ki, i64({dl[i]}, {1}, sfx + "_dilation")}, sfx + "_offset");
+    return op("Sub", {op("Add", {a, bb}, sfx + "_sum"), i64({pd[i]}, {1}, sfx + "_pad")}, sfx);
+  };
+  const std::string y = coord(l1, k1, 0, "row"), x = coord(l2, k2, 1, "col");
+  const std::string zero = i64({0}, {1}, "zero");
+  auto inside = [&](const std::string& v, const std::string& ext, const std::string& sfx) {
+    return op("And", {op("Not", {op("Less", {v, zero}, sfx + "_neg")}, sfx + "_nonneg"), op("Less", {v, ext}, sfx + "_below")}, sfx);
+  };
+  const std::string hv = val(H, "height"), wv = val(W, "width");
+  const std::string ok = op("And", {inside(y, hv, "row_in"), inside(x, wv, "col_in")}, "inside");
+  // ((n C + c) H + y) W + x
+  const std::string plane = op("Add", {op("Mul", {nn, val(C, "channels")}, "n_c"), c}, "plane");
+  const std::string row = op("Add", {op("Mul", {plane, hv}, "plane_h"), y}, "flat_row");
+  const std::string flat = op("Add", {op("Mul", {row, wv}, "flat_row_w"), x}, "flat");
+  const Dim total = Dim(xd[0]) * C * H * W;
+  const std::string past_end = val(total, "past_end");  // skipped by the scatter
+  const std::string idx = op("Where", {ok, flat, past_end}, "positions");
+  const int64_t count = xd[0] * xd[1] * xd[2];
+  const std::string idx_flat = b.Reshape(idx, {Dim(count)}, "positions_flat");
+  const std::string upd = b.Reshape(n.inputs[0], {Dim(count)}, "values_flat");
+  const Tensor* xt = b.graph().FindTensor(n.inputs[0]);
+  const std::string zf = b.AddConst(MakeConstFromDoubles("", xt->dtype, {1}, {0.0}), "zero_value");
+  const std::string zeros = op("Expand", {zf, b.ConstI64("image_elements", {total})}, "zeros");
+  Node& sc_node = b.Add("ScatterElements", {zeros, idx_flat, upd}, "sum");
+  sc_node.SetInt("axis", 0);
+  sc_node.SetString("reduction", "add");
+  b.Add("Reshape", {b.Out(sc_node), b.ConstI64("image", {Dim(xd[0]), C, H, W})}, "image_view", n.outputs[0]);
   return Status::Ok();
 }
 
@@ -109,6 +233,16 @@ Status Col2Im(Graph& g, const Node& n, Builder& b) {
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> xd, StaticDims(n, *x));
   if (xd.size() != 3) return NodeInvalid(n, "input must be [N, C * prod(block_shape), L], got " + ShapeToString(x->shape));
+  for (size_t k : {size_t{1}, size_t{2}})
+    if (const Tensor* t = HasInput(n, k) ? g.FindTensor(n.inputs[k]) : nullptr;
+        t != nullptr && t->is_const && AnyDependsOnValue(t->sym)) {
+      const Tensor* it = g.FindTensor(n.inputs[1]);
+      const Tensor* bt = HasInput(n, 2) ? g.FindTensor(n.inputs[2]) : nullptr;
+      if (it == nullptr || !it->is_const || bt == nullptr || !bt->is_const)
+        return NodeInvalid(n, NotConstantMessage(g, it == nullptr || !it->is_const ? "image_shape" : "block_shape",
+                                                 n.inputs[it == nullptr || !it->is_const ? 1 : 2]));
+      return Col2ImByValue(n, b, xd, it->AsDims(), bt->AsDims());
+    }
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> image, ConstIntsInput(g, n, 1, "image_shape"));
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> block, ConstIntsInput(g, n, 2, "block_shape"));
   const size_t nd = image.size();
@@ -175,11 +309,16 @@ Status Col2Im(Graph& g, const Node& n, Builder& b) {
 
 // AffineGrid: grid[n, (d,) h, w] = theta[n] @ (x_w, y_h(, z_d), 1), the base
 // coordinates in [-1, 1] (pixel centers without align_corners, corners
-// with), a constant [2 + 1 or 3 + 1, D * H * W] matrix: one MatMul, then the
+// with; 1 for an extent of 1 with align_corners), a constant [2 + 1 or 3 + 1, D * H * W] matrix: one MatMul, then the
 // coordinate axis moved last.
+Status AffineGridByValue(const Node& n, Builder& b, const Tensor& theta, const std::vector<Dim>& size);
+
 Status AffineGrid(Graph& g, const Node& n, Builder& b) {
   const Tensor* theta = InputWithShape(g, n, 0);
   if (!theta) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
+  if (const Tensor* st = HasInput(n, 1) ? g.FindTensor(n.inputs[1]) : nullptr;
+      st != nullptr && st->is_const && AnyDependsOnValue(st->sym))
+    return AffineGridByValue(n, b, *theta, st->AsDims());
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> size, ConstIntsInput(g, n, 1, "size"));
   if (size.size() != 4 && size.size() != 5)
     return NodeInvalid(n, "size must be [N, C, H, W] or [N, C, D, H, W], got " +
@@ -204,7 +343,9 @@ Status AffineGrid(Graph& g, const Node& n, Builder& b) {
     points *= s;
   }
   auto coord = [&](int64_t i, int64_t s) {
-    if (align) return s == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(s - 1);
+    // align_corners on an extent of 1: ONNX Runtime's 1 (the ONNX reference
+    // divides by 0 there).
+    if (align) return s == 1 ? 1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(s - 1);
     return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(s);
   };
   std::vector<double> base(static_cast<size_t>((nd + 1) * points));
@@ -232,6 +373,72 @@ Status AffineGrid(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
+// AffineGrid with `size` read at run time (feature value_symbols): the same
+// product with the base grid computed on the device in float32 from
+// run-time iotas, coordinate (2 i + 1) / s - 1 (align_corners: 2 i /
+// max(s - 1, 1) - 1, or 1 for s = 1 as in AffineGrid), each axis' coordinates
+// expanded over the grid's points. Guards: the batch equals theta's, the
+// spatial extents are positive.
+Status AffineGridByValue(const Node& n, Builder& b, const Tensor& theta, const std::vector<Dim>& size) {
+  if (size.size() != 4 && size.size() != 5)
+    return NodeInvalid(n, "size must be [N, C, H, W] or [N, C, D, H, W], got " +
+                              Str(static_cast<int64_t>(size.size())) + " entries");
+  const size_t nd = size.size() - 2;
+  if (theta.shape.size() != 3 || theta.shape[1].is_symbolic() || theta.shape[2].is_symbolic() ||
+      theta.shape[1].value() != static_cast<int64_t>(nd) || theta.shape[2].value() != static_cast<int64_t>(nd) + 1)
+    return NodeInvalid(n, "theta must be [N, " + Str(static_cast<int64_t>(nd)) + ", " +
+                              Str(static_cast<int64_t>(nd + 1)) + "] for a " + Str(static_cast<int64_t>(nd)) +
+                              "-D size, got " + ShapeToString(theta.shape));
+  if (theta.dtype != DType::kFloat && theta.dtype != DType::kFloat16)
+    return NodeUnimplemented(n, "theta has data type " + std::string(DTypeName(theta.dtype)) +
+                                    "; AffineGrid with a size read at run time is supported on float32 and float16");
+  SymContext* sc = SymContext::Current();
+  if (sc == nullptr) return Internal("node '" + n.name + "': run-time size without a symbol context");
+  const std::string who = "AffineGrid '" + n.name + "': ";
+  OAAXVK_RETURN_IF_ERROR(sc->AddGuard(Eq(size[0], theta.shape[0]).Node(sc), who + "size[0] must equal theta's batch"));
+  const std::vector<Dim> spatial(size.begin() + 2, size.end());
+  for (size_t a = 0; a < nd; ++a)
+    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(spatial[a], Dim(1))).Node(sc),
+                                        who + "size[" + Str(static_cast<int64_t>(a + 2)) + "] must be positive"));
+  const bool align = n.GetInt("align_corners", 0) != 0;
+  Dim points = 1;
+  for (const Dim& e : spatial) points = points * e;
+  auto f32 = [&](double v, const std::string& sfx) { return b.AddConst(MakeConstFromDoubles("", DType::kFloat, {1}, {v}), sfx); };
+  // rows[c]: coordinate c (innermost axis first) at every point, [1, points].
+  std::vector<std::string> rows(nd + 1);
+  for (size_t c = 0; c < nd; ++c) {
+    const size_t axis = nd - 1 - c;  // coordinate c runs along spatial axis nd - 1 - c
+    const std::string sx = Str(static_cast<int64_t>(c));
+    const Dim& e = spatial[axis];
+    const std::string i = b.RunTimeIota(e, DType::kFloat, false, "iota" + sx);
+    const std::string twice = b.Op("Mul", {i, f32(2.0, "two" + sx)}, "twice" + sx);
+    const std::string num = align ? twice : b.Op("Add", {twice, f32(1.0, "one" + sx)}, "numerator" + sx);
+    const Dim den = align ? Max(e - 1, Dim(1)) : e;
+    const std::string den_f = b.Cast(b.ConstI64("denominator" + sx, {den}), DType::kFloat, "denominator_f" + sx);
+    // The subtrahend: 1, or -1 for an extent of 1 with align_corners.
+    const Dim sub = align ? Dim(1) - Dim(2) * Eq(e, Dim(1)) : Dim(1);
+    const std::string sub_f = b.Cast(b.ConstI64("offset" + sx, {sub}), DType::kFloat, "offset_f" + sx);
+    const std::string coord = b.Op("Sub", {b.Op("Div", {num, den_f}, "ratio" + sx), sub_f}, "coord" + sx);
+    std::vector<Dim> view(nd, Dim(1)), full(spatial);
+    view[axis] = e;
+    const std::string spread = b.Op("Expand", {b.Reshape(coord, view, "coord_view" + sx), b.ConstI64("grid_extent" + sx, full)},
+                                    "coord_spread" + sx);
+    rows[c] = b.Reshape(spread, {Dim(1), points}, "coord_row" + sx);
+  }
+  rows[nd] = b.Op("Expand", {f32(1.0, "one"), b.ConstI64("ones_extent", {Dim(1), points})}, "ones_row");
+  Node& cat = b.Add("Concat", rows, "base_grid");
+  cat.SetInt("axis", 0);
+  std::string base = b.Out(cat);  // [nd + 1, points]
+  if (theta.dtype != DType::kFloat) base = b.Cast(base, theta.dtype, "base_grid_cast");
+  const std::string prod = b.Op("MatMul", {n.inputs[0], base}, "transformed");  // [N, nd, points]
+  const std::string last = b.Transpose(prod, {0, 2, 1}, "coordinates_last");
+  std::vector<Dim> out = {theta.shape[0]};
+  for (const Dim& e : spatial) out.push_back(e);
+  out.push_back(static_cast<int64_t>(nd));
+  b.Add("Reshape", {last, b.ConstI64("grid_shape", out)}, "grid", n.outputs[0]);
+  return Status::Ok();
+}
+
 // Adds a copy of `n` (name, domain, attributes, outputs) with `inputs` to `b`.
 Node& KeepWith(const Node& n, Builder& b, std::vector<std::string> inputs) {
   Node& c = b.Add(n.op_type, std::move(inputs), "kept", n.outputs.empty() ? "" : n.outputs[0]);
@@ -240,6 +447,52 @@ Node& KeepWith(const Node& n, Builder& b, std::vector<std::string> inputs) {
   c.outputs = n.outputs;
   c.attrs = n.attrs;
   return c;
+}
+
+// Pad mode "wrap" with pads read at run time (feature value_symbols): per
+// axis, a Gather at the indices (j - pb) mod d for j in [0, d + pb + pe),
+// computed on the device from a run-time iota, so that a pad of 0 needs no
+// empty piece. Guards keep each amount in [0, d], the static form's limit.
+Status WrapPadByValue(const Node& n, Builder& b, const std::vector<int64_t>& dims, const std::vector<Dim>& pads) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return NodeInvalid(n, "pads has " + Str(static_cast<int64_t>(pads.size())) + " entries for rank " + Str(rank));
+  SymContext* sc = SymContext::Current();
+  std::vector<int64_t> padded;
+  for (int64_t a = 0; a < rank; ++a)
+    if (pads[a].is_symbolic() || pads[rank + a].is_symbolic() || pads[a] != 0 || pads[rank + a] != 0) padded.push_back(a);
+  std::string y = n.inputs[0];
+  if (padded.empty()) {
+    b.Add("Identity", {y}, "same", n.outputs[0]);
+    return Status::Ok();
+  }
+  for (int64_t a : padded) {
+    const Dim& pb = pads[a];
+    const Dim& pe = pads[rank + a];
+    const Dim d(dims[a]);
+    for (const Dim* p : {&pb, &pe}) {
+      const std::string who = "Pad '" + n.name + "': mode 'wrap' pads dimension " + Str(a) + " (extent " + Str(dims[a]) +
+                              ") by " + (p == &pb ? "pads[" + Str(a) + "]" : "pads[" + Str(rank + a) + "]");
+      if (!p->is_symbolic()) {
+        if (*p < 0 || *p > d)
+          return NodeUnimplemented(n, "mode 'wrap' pads dimension " + Str(a) + " (extent " + Str(dims[a]) + ") by " +
+                                          Str(p->value()) + "; only pads between 0 and the extent are supported");
+      } else if (sc != nullptr) {
+        OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(*p, Dim(0))).Node(sc), who + ", which is negative"));
+        OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(d, *p)).Node(sc), who + ", more than the extent"));
+      }
+    }
+    const std::string s = Str(a);
+    // (j + d - pb) mod d: the dividend is never negative (pb <= d).
+    const std::string j = b.RunTimeIota(d + pb + pe, DType::kInt64, false, "wrap_j" + s);
+    const std::string shifted = b.Op("Add", {j, b.ConstI64("wrap_shift" + s, {d - pb})}, "wrap_shifted" + s);
+    const std::string idx = b.Op("Mod", {shifted, b.ConstI64("wrap_extent" + s, {d})}, "wrap_index" + s);
+    const bool final_axis = a == padded.back();
+    Node& gather = b.Add("Gather", {y, idx}, "wrapped" + s, final_axis ? n.outputs[0] : "");
+    gather.SetInt("axis", a);
+    y = b.Out(gather);
+  }
+  return Status::Ok();
 }
 
 // Pad mode "wrap" (opset 19) becomes, per padded axis, a Concat of the
@@ -258,6 +511,9 @@ Status Pad(Graph& g, const Node& n, Builder& b) {
   if (!x) return NodeInvalid(n, "input '" + n.inputs[0] + "' has no static shape");
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticDims(n, *x));
   const int64_t rank = static_cast<int64_t>(dims.size());
+  if (const Tensor* pt = HasInput(n, 1) ? g.FindTensor(n.inputs[1]) : nullptr;
+      pt != nullptr && pt->is_const && AnyDependsOnValue(pt->sym) && !has_axes)
+    return WrapPadByValue(n, b, dims, pt->AsDims());
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ConstIntsInput(g, n, 1, "pads"));
   std::vector<int64_t> full(2 * rank, 0);
   if (has_axes) {
