@@ -317,7 +317,11 @@ Status VkContext::Init(const ContextOptions& options) {
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &s16;
   vkGetPhysicalDeviceFeatures2(physical_, &f2);
-  const bool memory_model = has_vmm_ext && vmm.vulkanMemoryModel == VK_TRUE;
+  // With the memory model enabled, every module's Device-scope barriers
+  // (memoryBarrier() in the ordinary kernels) need vulkanMemoryModelDeviceScope
+  // too (VUID-RuntimeSpirv-vulkanMemoryModel-06265): both, or neither.
+  const bool memory_model = has_vmm_ext && vmm.vulkanMemoryModel == VK_TRUE &&
+                            vmm.vulkanMemoryModelDeviceScope == VK_TRUE;
   const bool coopmat = has_coopmat_ext && memory_model && cm.cooperativeMatrix == VK_TRUE;
   VkPhysicalDeviceFeatures enabled{};
   robust_buffer_access_ = f2.features.robustBufferAccess == VK_TRUE;
@@ -331,6 +335,7 @@ Status VkContext::Init(const ContextOptions& options) {
   if (shader_float16_) s16_on.pNext = &f16_on;
   VkPhysicalDeviceVulkanMemoryModelFeatures vmm_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   vmm_on.vulkanMemoryModel = VK_TRUE;
+  vmm_on.vulkanMemoryModelDeviceScope = VK_TRUE;
   VkPhysicalDeviceCooperativeMatrixFeaturesNV cm_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   cm_on.cooperativeMatrix = VK_TRUE;
   std::vector<const char*> device_extensions;
