@@ -41,9 +41,24 @@ float fm_erf(float x) {
 // log(1 + exp(x)) without overflow.
 float fm_softplus(float x) { return max(x, 0.0) + log(1.0 + exp(-abs(x))); }
 
+// ONNX's Log (IEEE log) for every input. GLSL leaves log(x) undefined for
+// x <= 0 (SwiftShader's log(0) is -88.03, not -inf), and a driver may flush
+// a subnormal argument to 0: the special values are decided on the bits, and
+// a subnormal m * 2^-149 is taken as log(m) - 149 ln 2, m < 2^23 exact in
+// float.
+float fm_log(float v) {
+  uint w = floatBitsToUint(v);
+  if ((w & 0x7fffffffu) > 0x7f800000u) return v;                        // NaN
+  if ((w & 0x7fffffffu) == 0u) return uintBitsToFloat(0xff800000u);     // log(+-0) = -inf
+  if ((w & 0x80000000u) != 0u) return fm_nan();                         // x < 0
+  if (w == 0x7f800000u) return v;                                       // log(+inf) = +inf
+  if (w < 0x00800000u) return log(float(w)) - 103.27892990343185;       // subnormal
+  return log(v);
+}
+
 float apply_float_math(float v, uint act, float a, float b) {
   // GLSL leaves log/asin/acos/acosh/atanh outside their domain undefined; ONNX gives NaN.
-  if (act == ACT_LOG) return v < 0.0 ? fm_nan() : log(v);
+  if (act == ACT_LOG) return fm_log(v);
   if (act == ACT_FLOOR) return floor(v);
   if (act == ACT_CEIL) return ceil(v);
   if (act == ACT_ROUND) return roundEven(v);

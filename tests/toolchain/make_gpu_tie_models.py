@@ -18,6 +18,8 @@ short-range sin/cos would give a different answer from ONNX Runtime
   sincos       Sin, Cos and Tan at 1000, 1e4, -1e4, 3.14159274 and others
                (outputs named *_approx: compared to 1e-6 relative to 1 + |ref|,
                the rest bit for bit)
+  log_special  Log of +-0, negatives, +-inf, NaN and 1 (bit for bit) and of
+               subnormals and normal values (log_approx)
   det_singular Det of singular 3x3 and 4x4 integer matrices (exactly 0)
 
 OUT_DIR/<model>/model.onnx and OUT_DIR/<model>/<set>/ (manifest.json + raw
@@ -142,6 +144,16 @@ def main():
     lines.append(save(out, "sincos", nodes, [("x", F32, [len(x)])],
                       [("sin_approx", F32), ("cos_approx", F32), ("tan_approx", F32)],
                       sets=[("s0", [x])]))
+
+    # Log at its special values and on subnormals (GLSL leaves log(x <= 0)
+    # undefined: SwiftShader's log(0) is -88.03; a driver may flush a
+    # subnormal argument to 0). The special values must be exact; the rest
+    # within 1e-6 (log_approx).
+    sp = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 1.0], np.float32)
+    xl = np.array([1e-40, 1.4e-45, 1.1754942e-38, 1.17549435e-38, 2.5, 1e30, 0.5, 3e-39], np.float32)
+    nodes = [h.make_node("Log", ["sp"], ["log_special"]), h.make_node("Log", ["xl"], ["log_approx"])]
+    lines.append(save(out, "log_special", nodes, [("sp", F32, [len(sp)]), ("xl", F32, [len(xl)])],
+                      [("log_special", F32), ("log_approx", F32)], sets=[("s0", [sp, xl])]))
 
     # Det of singular integer matrices.
     m3 = np.array([[[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[2, 4, 6], [1, 3, 5], [3, 7, 11]],
