@@ -222,11 +222,14 @@ Status FindLoopBodies(const Graph& g, std::vector<std::vector<size_t>>* body, st
       // Values read back inside the body (ir/loop_reads.h) fold into
       // constants and shapes sized by their symbols: a node reading one
       // (a ConstantOfShape of such a shape) runs in every iteration too.
+      // Only nodes before the _LoopEnd: a node after it reading a scan
+      // output shaped by those symbols is no part of the body.
       std::set<int64_t> read_syms;
       for (size_t i : in_body)
         if (g.nodes[i].op_type == "_LoopRead")
           for (int64_t k : g.nodes[i].GetInts("_read_syms", {})) read_syms.insert(k);
-      for (size_t i = b + 1; i < g.nodes.size() && !read_syms.empty(); ++i) {
+      const size_t stop = (*end)[b] >= 0 ? static_cast<size_t>((*end)[b]) : g.nodes.size();
+      for (size_t i = b + 1; i < stop && !read_syms.empty(); ++i) {
         const Node& n = g.nodes[i];
         if (in_body.count(i) || IsLoopNode(n)) continue;
         bool reads = false;

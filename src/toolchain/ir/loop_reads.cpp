@@ -59,6 +59,22 @@ std::vector<Symbol> FindLoopReads(const Graph& g) {
   std::vector<int64_t> ends;
   if (!FindLoopBodies(g, &bodies, &ends).ok()) return out;  // the compilation reports it
   const auto consumers = g.Consumers();
+  // Tensors computed from constants and shapes only (a Shape, then
+  // arithmetic, a ConstantOfShape, comparisons): the passes fold them, so
+  // they are never device data, whatever ONNX's shape inference left unknown
+  // about them at import.
+  std::set<std::string> from_shapes;
+  for (const auto& [name, t] : g.tensors)
+    if (t.is_const) from_shapes.insert(name);
+  for (const Node& n : g.nodes) {
+    bool all = n.op_type == "Shape" || n.op_type == "Size";
+    if (!all && !IsLoopNode(n) && !n.inputs.empty()) {
+      all = true;
+      for (const std::string& x : n.inputs) all = all && (x.empty() || from_shapes.count(x));
+    }
+    if (all)
+      for (const std::string& o : n.outputs) from_shapes.insert(o);
+  }
   const int64_t limit = static_cast<int64_t>(std::min<uint64_t>(CurrentLimits().max_loop_read_value, INT32_MAX));
   for (size_t b = 0; b < bodies.size(); ++b) {
     if (bodies[b].empty()) continue;
@@ -74,7 +90,7 @@ std::vector<Symbol> FindLoopReads(const Graph& g) {
       for (const std::string& x : n.inputs) {
         if (x.empty() || std::find(begin.outputs.begin(), begin.outputs.end(), x) != begin.outputs.end()) continue;
         const Tensor* xt = g.FindTensor(x);
-        from_data = from_data || (xt != nullptr && !xt->is_const && !IsSmallInt(xt));
+        from_data = from_data || (xt != nullptr && !from_shapes.count(x) && !IsSmallInt(xt));
       }
       if (!from_data) continue;
       for (const std::string& o : n.outputs) {

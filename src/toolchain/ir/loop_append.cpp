@@ -1,0 +1,67 @@
+#include "toolchain/ir/loop_append.h"
+
+#include <string>
+#include <vector>
+
+namespace oaaxvk::toolchain {
+
+Status StackAppendedLoopStates(Graph& g) {
+  for (size_t b = 0; b < g.nodes.size(); ++b) {
+    if (g.nodes[b].op_type != "_LoopBegin") continue;
+    const std::string loop = g.nodes[b].GetString("_loop", g.nodes[b].name);
+    int64_t e = -1;
+    for (size_t i = b + 1; i < g.nodes.size() && e < 0; ++i)
+      if (g.nodes[i].op_type == "_LoopEnd" && g.nodes[i].GetString("_loop", "") == loop) e = static_cast<int64_t>(i);
+    if (e < 0) continue;
+    for (int64_t k = g.nodes[b].GetInt("_loop_states", 0) - 1; k >= 0; --k) {
+      Node& begin = g.nodes[b];
+      Node& end = g.nodes[static_cast<size_t>(e)];
+      const size_t in = 2 + static_cast<size_t>(k);
+      if (begin.inputs.size() <= in || begin.outputs.size() <= in || end.inputs.size() <= 1 + in - 2 + 1 ||
+          end.outputs.size() <= static_cast<size_t>(k))
+        return Internal("node '" + begin.name + "': malformed _LoopBegin / _LoopEnd");
+      const Tensor* init = g.FindTensor(begin.inputs[in]);
+      if (init == nullptr || !init->has_shape || init->shape.empty() || init->shape[0].is_symbolic() ||
+          init->shape[0].value() != 0)
+        continue;
+      const std::string state = begin.outputs[in], result = end.inputs[1 + static_cast<size_t>(k)];
+      const auto consumers = g.Consumers();
+      auto cs = consumers.find(state);
+      auto rs = consumers.find(result);
+      if (cs == consumers.end() || cs->second.size() != 1 || rs == consumers.end() || rs->second.size() != 1 ||
+          g.IsGraphOutput(result))
+        continue;
+      Node& cat = g.nodes[cs->second[0]];
+      if (cat.op_type != "Concat" || cat.inputs.size() != 2 || cat.inputs[0] != state || cat.inputs[1] == state ||
+          cat.outputs.size() != 1 || cat.outputs[0] != result || cat.GetInt("axis", 0) != 0)
+        continue;
+      // The Concat becomes the slice: Squeeze(appended, axes [0]).
+      const std::string axes = g.UniqueName(result + "#axes");
+      g.tensors[axes] = MakeConstI64(axes, {1}, {0});
+      Node sq;
+      sq.name = cat.name + "#slice";
+      sq.op_type = "Squeeze";
+      sq.inputs = {cat.inputs[1], axes};
+      sq.outputs = {g.UniqueName(result + "#slice")};
+      g.tensors[sq.outputs[0]].name = sq.outputs[0];
+      const std::string slice = sq.outputs[0];
+      cat = std::move(sq);
+      g.tensors.erase(result);
+      // The loop-carried value leaves both nodes; its final output becomes
+      // the last scan output.
+      const std::string final_out = end.outputs[static_cast<size_t>(k)];
+      begin.inputs.erase(begin.inputs.begin() + static_cast<std::ptrdiff_t>(in));
+      begin.outputs.erase(begin.outputs.begin() + static_cast<std::ptrdiff_t>(in));
+      end.inputs.erase(end.inputs.begin() + 1 + k);
+      end.outputs.erase(end.outputs.begin() + k);
+      end.inputs.insert(end.inputs.end() - 1, slice);  // before the link to _LoopBegin
+      end.outputs.push_back(final_out);
+      begin.SetInt("_loop_states", begin.GetInt("_loop_states", 0) - 1);
+      end.SetInt("_loop_states", end.GetInt("_loop_states", 0) - 1);
+      g.tensors.erase(state);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace oaaxvk::toolchain
