@@ -31,8 +31,24 @@ Status StackAppendedLoopStates(Graph& g) {
       if (cs == consumers.end() || cs->second.size() != 1 || rs == consumers.end() || rs->second.size() != 1 ||
           g.IsGraphOutput(result))
         continue;
+      // A Cast to the value's own type between it and the Concat (PyTorch
+      // exports one for a list of floats) changes nothing: it goes too.
+      std::string head = state;
+      size_t cast = g.nodes.size();
+      {
+        const Node& r = g.nodes[cs->second[0]];
+        const Tensor* st = g.FindTensor(begin.outputs[in]);
+        if (r.op_type == "Cast" && r.outputs.size() == 1 && st != nullptr && st->dtype != DType::kUndefined &&
+            r.GetInt("to", -1) == static_cast<int64_t>(st->dtype)) {
+          auto rc = consumers.find(r.outputs[0]);
+          if (rc == consumers.end() || rc->second.size() != 1 || g.IsGraphOutput(r.outputs[0])) continue;
+          cast = cs->second[0];
+          head = r.outputs[0];
+          cs = rc;
+        }
+      }
       Node& cat = g.nodes[cs->second[0]];
-      if (cat.op_type != "Concat" || cat.inputs.size() != 2 || cat.inputs[0] != state || cat.inputs[1] == state ||
+      if (cat.op_type != "Concat" || cat.inputs.size() != 2 || cat.inputs[0] != head || cat.inputs[1] == head ||
           cat.outputs.size() != 1 || cat.outputs[0] != result || cat.GetInt("axis", 0) != 0)
         continue;
       // The Concat becomes the slice: Squeeze(appended, axes [0]).
@@ -59,6 +75,11 @@ Status StackAppendedLoopStates(Graph& g) {
       begin.SetInt("_loop_states", begin.GetInt("_loop_states", 0) - 1);
       end.SetInt("_loop_states", end.GetInt("_loop_states", 0) - 1);
       g.tensors.erase(state);
+      if (cast < g.nodes.size()) {
+        g.tensors.erase(head);
+        g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(cast));
+        if (cast < static_cast<size_t>(e)) --e;
+      }
     }
   }
   return Status::Ok();
