@@ -101,13 +101,21 @@ TEST(LoopReads, ReadersSeeAConstantOfTheSymbols) {
 
 // init [0, 3]; the body appends Unsqueeze(Gather(x, it)) by a
 // Concat along axis 0 (init [1, 3] unless `empty_init`).
-Graph AppendGraph(bool empty_init) {
+// With `zeros`, init is ConstantOfShape([0, 3]), whose shape is not known
+// before shape inference, and the body appends through a Cast to float.
+Graph AppendGraph(bool empty_init, bool zeros = false) {
   Graph g;
   g.opset = 13;
   AddInput(g, "m", {});
   g.tensors["m"].dtype = DType::kInt64;
   AddInput(g, "x", {5, 3});
-  AddConst(g, "init", {empty_init ? 0 : 1, 3});
+  if (zeros) {
+    AddConstI64(g, "zshape", {0, 3});
+    AddNode(g, "ConstantOfShape", "zeros", {"zshape"}, {"init"});
+    g.tensors["init"].dtype = DType::kFloat;
+  } else {
+    AddConst(g, "init", {empty_init ? 0 : 1, 3});
+  }
   AddConstI64(g, "axes0", {0});
   {
     Node& b = AddNode(g, "_LoopBegin", "l/begin", {"m", "", "init"}, {"it", "c", "acc"});
@@ -116,7 +124,12 @@ Graph AppendGraph(bool empty_init) {
   }
   AddNode(g, "Gather", "row", {"x", "it"}, {"row"}).SetInt("axis", 0);
   AddNode(g, "Unsqueeze", "u", {"row", "axes0"}, {"u"});
-  AddNode(g, "Concat", "append", {"acc", "u"}, {"acc_next"}).SetInt("axis", 0);
+  if (zeros) {
+    AddNode(g, "Cast", "same_type", {"acc"}, {"acc_f"}).SetInt("to", 1);
+    AddNode(g, "Concat", "append", {"acc_f", "u"}, {"acc_next"}).SetInt("axis", 0);
+  } else {
+    AddNode(g, "Concat", "append", {"acc", "u"}, {"acc_next"}).SetInt("axis", 0);
+  }
   {
     Node& e = AddNode(g, "_LoopEnd", "l/end", {"c", "acc_next", "c"}, {"all"});
     e.SetString("_loop", "l");
@@ -139,6 +152,15 @@ TEST(LoopAppend, AnEmptyValueAppendedToBecomesAScanOutput) {
   EXPECT_EQ(g.nodes[static_cast<size_t>(g.Producer(e.inputs[1]))].op_type, "Squeeze");
   ASSERT_TRUE(InferShapes(g).ok());
   EXPECT_EQ(g.tensors["all"].shape, (Shape{1024, 3}));  // the stack of the rows, at the cap
+}
+
+TEST(LoopAppend, ZerosOfAConstantShapeAndASameTypeCastToo) {
+  Graph g = AppendGraph(true, /*zeros=*/true);
+  ASSERT_TRUE(StackAppendedLoopStates(g).ok());
+  ASSERT_TRUE(g.Validate().ok());
+  EXPECT_EQ(g.Producer("acc_f"), -1);  // the Cast is gone
+  ASSERT_TRUE(InferShapes(g).ok());
+  EXPECT_EQ(g.tensors["all"].shape, (Shape{1024, 3}));
 }
 
 TEST(LoopAppend, AValueThatDoesNotStartEmptyStaysLoopCarried) {

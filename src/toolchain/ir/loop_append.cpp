@@ -3,7 +3,34 @@
 #include <string>
 #include <vector>
 
+#include "toolchain/ir/shape_infer_int.h"
+
 namespace oaaxvk::toolchain {
+
+namespace {
+
+// Whether tensor `name` has a leading extent 0 that is known before shape
+// inference: a static shape says so, or a ConstantOfShape builds it from a
+// constant shape (or a Concat of pieces along axis 0) whose first entry is
+// 0 (torchvision's `torch.zeros((0, 3, K))` with K from the model).
+bool LeadsWithZero(const Graph& g, const std::string& name) {
+  const Tensor* t = g.FindTensor(name);
+  if (t == nullptr) return false;
+  if (t->has_shape && !t->shape.empty()) return !t->shape[0].is_symbolic() && t->shape[0].value() == 0;
+  const int p = g.Producer(name);
+  if (p < 0 || g.nodes[static_cast<size_t>(p)].op_type != "ConstantOfShape") return false;
+  std::string first = g.nodes[static_cast<size_t>(p)].inputs.at(0);
+  const int q = g.Producer(first);
+  if (q >= 0 && g.nodes[static_cast<size_t>(q)].op_type == "Concat" &&
+      g.nodes[static_cast<size_t>(q)].GetInt("axis", 0) == 0 && !g.nodes[static_cast<size_t>(q)].inputs.empty())
+    first = g.nodes[static_cast<size_t>(q)].inputs[0];
+  const Tensor* s = g.FindTensor(first);
+  if (s == nullptr || !s->is_const || IsFloatLike(s->dtype)) return false;
+  const std::vector<int64_t> v = s->AsInts();
+  return !v.empty() && v[0] == 0;
+}
+
+}  // namespace
 
 Status StackAppendedLoopStates(Graph& g) {
   for (size_t b = 0; b < g.nodes.size(); ++b) {
@@ -21,9 +48,7 @@ Status StackAppendedLoopStates(Graph& g) {
           end.outputs.size() <= static_cast<size_t>(k))
         return Internal("node '" + begin.name + "': malformed _LoopBegin / _LoopEnd");
       const Tensor* init = g.FindTensor(begin.inputs[in]);
-      if (init == nullptr || !init->has_shape || init->shape.empty() || init->shape[0].is_symbolic() ||
-          init->shape[0].value() != 0)
-        continue;
+      if (init == nullptr || !LeadsWithZero(g, begin.inputs[in])) continue;
       const std::string state = begin.outputs[in], result = end.inputs[1 + static_cast<size_t>(k)];
       const auto consumers = g.Consumers();
       auto cs = consumers.find(state);
@@ -37,9 +62,10 @@ Status StackAppendedLoopStates(Graph& g) {
       size_t cast = g.nodes.size();
       {
         const Node& r = g.nodes[cs->second[0]];
-        const Tensor* st = g.FindTensor(begin.outputs[in]);
-        if (r.op_type == "Cast" && r.outputs.size() == 1 && st != nullptr && st->dtype != DType::kUndefined &&
-            r.GetInt("to", -1) == static_cast<int64_t>(st->dtype)) {
+        // (The value's type: its initial value's; the body's view of it
+        // has none before shape inference.)
+        if (r.op_type == "Cast" && r.outputs.size() == 1 && init->dtype != DType::kUndefined &&
+            r.GetInt("to", -1) == static_cast<int64_t>(init->dtype)) {
           auto rc = consumers.find(r.outputs[0]);
           if (rc == consumers.end() || rc->second.size() != 1 || g.IsGraphOutput(r.outputs[0])) continue;
           cast = cs->second[0];
