@@ -58,6 +58,7 @@ std::vector<Symbol> FindLoopReads(const Graph& g) {
   std::vector<std::vector<size_t>> bodies;
   std::vector<int64_t> ends;
   if (!FindLoopBodies(g, &bodies, &ends).ok()) return out;  // the compilation reports it
+  if (std::all_of(bodies.begin(), bodies.end(), [](const std::vector<size_t>& b) { return b.empty(); })) return out;
   const auto consumers = g.Consumers();
   // Tensors computed from constants and shapes only (a Shape, then
   // arithmetic, a ConstantOfShape, comparisons): the passes fold them, so
