@@ -416,11 +416,14 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
       return r.Error(StrFormat("symbol %llu: the name '%s' is used by an earlier symbol", static_cast<unsigned long long>(s), nm));
     if (mult < 1) return r.Error(StrFormat("symbol %llu ('%s'): %smultiple_of = %lld (must be >= 1)",
                                            static_cast<unsigned long long>(s), nm, p.c_str(), mult));
-    // A symbol is a size (an input dimension, or a decided count of
-    // iterations, an extent, a condition): 0 is valid (a zero-size tensor).
-    if ((mn < 0 && !sym.is_value()) || mn > mx || mn % mult != 0 || mx % mult != 0)
+    // A symbol is a size (an input dimension): 0 is valid (a zero-size
+    // tensor). A decided symbol holds what the device decided (iterations,
+    // an extent, a condition, a coordinate read back inside a loop body) and
+    // a value symbol an input's value: any range.
+    if ((mn < 0 && !sym.is_value() && !sym.decided) || mn > mx || mn % mult != 0 || mx % mult != 0)
       return r.Error(StrFormat("symbol %llu ('%s'): range [%lld, %lld] with multiple_of %lld is invalid (need "
-                               "0 <= min <= max (a value symbol: min <= max), both multiples of multiple_of)",
+                               "0 <= min <= max (a value or decided symbol: min <= max), both multiples of "
+                               "multiple_of)",
                                static_cast<unsigned long long>(s), nm, mn, mx, mult));
     const std::string sv = SizeVarName(sym.name);
     const oinf::SizeVar* var = f.FindSizeVar(sv);
@@ -624,12 +627,15 @@ Status ParseShapeProgram(const Reader& r, Bundle* b) {
                                static_cast<unsigned long long>(s), sp.symbols[s].name.c_str()));
 
   // Feature value_symbols: every output whose dimensions do not depend on a
-  // value symbol holds exactly its stored shape's bytes (others are checked
-  // per inference: the evaluated shape must fit nbytes).
+  // value symbol or a decided one (run-time values both; the toolchain plans
+  // such an output at its largest over their ranges) holds exactly its
+  // stored shape's bytes (others are checked per inference: the evaluated
+  // shape must fit nbytes).
   std::vector<char> by_value(sp.program.size(), 0);
   for (size_t k = 0; k < sp.program.size(); ++k) {
     const ShapeInstruction& in = sp.program[k];
-    if (in.opcode == kShapeSymbol) by_value[k] = sp.symbols[static_cast<size_t>(in.a)].is_value();
+    if (in.opcode == kShapeSymbol)
+      by_value[k] = sp.symbols[static_cast<size_t>(in.a)].is_value() || sp.symbols[static_cast<size_t>(in.a)].decided;
     else if (in.opcode != kShapeConst) by_value[k] = by_value[in.a] || by_value[in.b];
   }
   for (size_t o = 0; o < b->outputs.size(); ++o) {

@@ -39,7 +39,8 @@ config.json (--config FILE for a plain .onnx; an archive carries its own), a JSO
   fp16_weights   true (default) / false: also store binary16 weight copies for GPU rows
   limits         {"max_binding_bytes": 134217728, "max_dispatches": 1048576, ...}: size
                  limits (max_folded_bytes, max_tensor_elements, max_tensor_bytes,
-                 max_arena_bytes, max_dispatches, max_binding_bytes, max_loop_iterations)
+                 max_arena_bytes, max_dispatches, max_binding_bytes, max_loop_iterations,
+                 max_loop_read_value)
   Unknown keys are an error. Example for a batch range:
     {"dimensions": {"N": {"min": 1, "max": 8}}}
 

@@ -21,6 +21,7 @@
 
 #include "toolchain/driver/dynamic.h"
 #include "toolchain/driver/loop_symbols.h"
+#include "toolchain/ir/loop_reads.h"
 #include "toolchain/ir/shape_infer.h"
 
 namespace oaaxvk::toolchain {
@@ -442,6 +443,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
         used.insert(it->first);
       }
       OAAXVK_RETURN_IF_ERROR(AnnotateDecidedLoops(g, *symbols, point, &used));  // driver/loop_symbols.h
+      OAAXVK_RETURN_IF_ERROR(InsertLoopReads(g, *symbols, point, &used));       // ir/loop_reads.h
       for (const Symbol& s : *symbols)
         if (!s.is_value() && !used.count(s.name))
           return InvalidArgument("config.json: dimensions['" + s.name +
@@ -466,6 +468,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       if (!decided.ok()) return fail(decided.status());
       decided_syms = std::move(*decided);
       for (Symbol& y : FindDecidedLoops(*scan)) decided_syms.push_back(std::move(y));  // driver/loop_symbols.h
+      for (Symbol& y : FindLoopReads(*scan)) decided_syms.push_back(std::move(y));     // ir/loop_reads.h
       for (DecidedExtent& e : FindDecidedExtents(*scan)) {
         extent_nodes[e.symbol.name] = e.node;
         extent_syms.push_back(std::move(e.symbol));

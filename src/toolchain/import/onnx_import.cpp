@@ -1,6 +1,7 @@
 #include "toolchain/import/onnx_import.h"
 
 #include "toolchain/import/control_flow.h"
+#include "toolchain/ir/loop_append.h"
 #include "toolchain/ir/loop_nodes.h"
 #include "toolchain/import/function_defaults.h"
 #include "toolchain/import/onnx_guards.h"
@@ -603,6 +604,7 @@ StatusOr<Graph> Convert(onnx::ModelProto& model, const std::string& model_dir, c
   }
   // A Loop decided on the device: its placeholders become _LoopBegin / _LoopEnd.
   OAAXVK_RETURN_IF_ERROR(MergeLoopPlaceholders(g));
+  OAAXVK_RETURN_IF_ERROR(StackAppendedLoopStates(g));  // ir/loop_append.h
   // The checker lets a graph output that nothing produces through.
   Status structure = g.Validate();
   if (!structure.ok())

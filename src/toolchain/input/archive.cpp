@@ -263,7 +263,8 @@ Status ParseLimits(const nlohmann::json& j, ModelConfig* c) {
       {"max_arena_bytes", &ConversionLimits::max_arena_bytes},
       {"max_dispatches", &ConversionLimits::max_dispatches},
       {"max_binding_bytes", &ConversionLimits::max_binding_bytes},
-      {"max_loop_iterations", &ConversionLimits::max_loop_iterations}};
+      {"max_loop_iterations", &ConversionLimits::max_loop_iterations},
+      {"max_loop_read_value", &ConversionLimits::max_loop_read_value}};
   for (auto it = j.begin(); it != j.end(); ++it) {
     bool known = false;
     for (const auto& [name, field] : keys) {
@@ -277,7 +278,8 @@ Status ParseLimits(const nlohmann::json& j, ModelConfig* c) {
     if (!known)
       return InvalidArgument("config.json: unknown key limits['" + it.key() +
                              "'] (supported: \"max_folded_bytes\", \"max_tensor_elements\", \"max_tensor_bytes\", "
-                             "\"max_arena_bytes\", \"max_dispatches\", \"max_binding_bytes\", \"max_loop_iterations\")");
+                             "\"max_arena_bytes\", \"max_dispatches\", \"max_binding_bytes\", \"max_loop_iterations\", "
+                             "\"max_loop_read_value\")");
   }
   return Status::Ok();
 }

@@ -36,6 +36,11 @@ struct ConversionLimits {
   // maximum (ir/loop_nodes.h): its scan outputs are planned at this many
   // slices, and a frame whose loop would run more fails naming the Loop.
   uint64_t max_loop_iterations = 1024;
+  // A value a device loop's body reads back from the device to size its
+  // tensors (ir/loop_reads.h, a box's coordinates): each element is planned
+  // in [-max_loop_read_value, max_loop_read_value], and a frame whose value
+  // falls outside fails naming the node.
+  uint64_t max_loop_read_value = 1024;
 };
 
 namespace limits_internal {

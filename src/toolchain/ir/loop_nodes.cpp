@@ -7,6 +7,7 @@
 
 #include "toolchain/ir/dim.h"
 #include "toolchain/ir/limits.h"
+#include "toolchain/ir/loop_reads.h"
 
 namespace oaaxvk::toolchain {
 
@@ -197,24 +198,46 @@ Status FindLoopBodies(const Graph& g, std::vector<std::vector<size_t>>* body, st
     std::set<size_t> in_body;
     std::vector<std::string> todo(begin.outputs.begin(), begin.outputs.end());
     while (!todo.empty()) {
-      const std::string t = todo.back();
-      todo.pop_back();
-      auto it = consumers.find(t);
-      if (it == consumers.end()) continue;
-      for (size_t i : it->second) {
-        const Node& n = g.nodes[i];
-        if (n.op_type == "_LoopEnd") {
-          if (n.GetString("_loop", "") != loop)
-            return LoopError(loop, "the body reaches the end of Loop '" + n.GetString("_loop", "") +
-                                       "'; a Loop run on the device inside another one is not supported");
-          (*end)[b] = static_cast<int64_t>(i);
-          continue;
+      while (!todo.empty()) {
+        const std::string t = todo.back();
+        todo.pop_back();
+        auto it = consumers.find(t);
+        if (it == consumers.end()) continue;
+        for (size_t i : it->second) {
+          const Node& n = g.nodes[i];
+          if (n.op_type == "_LoopEnd") {
+            if (n.GetString("_loop", "") != loop)
+              return LoopError(loop, "the body reaches the end of Loop '" + n.GetString("_loop", "") +
+                                         "'; a Loop run on the device inside another one is not supported");
+            (*end)[b] = static_cast<int64_t>(i);
+            continue;
+          }
+          if (n.op_type == "_LoopBegin")
+            return LoopError(loop, "the body holds Loop '" + n.GetString("_loop", "") +
+                                       "', which also runs on the device; nested device loops are not supported "
+                                       "(give the inner Loop a trip count known at conversion)");
+          if (in_body.insert(i).second) todo.insert(todo.end(), n.outputs.begin(), n.outputs.end());
         }
-        if (n.op_type == "_LoopBegin")
-          return LoopError(loop, "the body holds Loop '" + n.GetString("_loop", "") +
-                                     "', which also runs on the device; nested device loops are not supported "
-                                     "(give the inner Loop a trip count known at conversion)");
-        if (in_body.insert(i).second) todo.insert(todo.end(), n.outputs.begin(), n.outputs.end());
+      }
+      // Values read back inside the body (ir/loop_reads.h) fold into
+      // constants and shapes sized by their symbols: a node reading one
+      // (a ConstantOfShape of such a shape) runs in every iteration too.
+      // Only nodes before the _LoopEnd: a node after it reading a scan
+      // output shaped by those symbols is no part of the body.
+      std::set<int64_t> read_syms;
+      for (size_t i : in_body)
+        if (g.nodes[i].op_type == "_LoopRead")
+          for (int64_t k : g.nodes[i].GetInts("_read_syms", {})) read_syms.insert(k);
+      const size_t stop = (*end)[b] >= 0 ? static_cast<size_t>((*end)[b]) : g.nodes.size();
+      for (size_t i = b + 1; i < stop && !read_syms.empty(); ++i) {
+        const Node& n = g.nodes[i];
+        if (in_body.count(i) || IsLoopNode(n)) continue;
+        bool reads = false;
+        for (const std::string& x : n.inputs) {
+          const Tensor* xt = x.empty() ? nullptr : g.FindTensor(x);
+          reads = reads || (xt != nullptr && ReadsSymbols(*xt, read_syms));
+        }
+        if (reads && in_body.insert(i).second) todo.insert(todo.end(), n.outputs.begin(), n.outputs.end());
       }
     }
     (*body)[b].assign(in_body.begin(), in_body.end());

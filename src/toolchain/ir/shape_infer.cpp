@@ -3,6 +3,7 @@
 
 #include "toolchain/ir/limits.h"
 #include "toolchain/ir/loop_nodes.h"
+#include "toolchain/ir/loop_reads.h"
 
 #include "toolchain/ir/extent.h"
 #include "toolchain/ir/shape_infer_float.h"
@@ -931,7 +932,9 @@ Status InferOutputs(Graph& g, Node& n) {
 }  // namespace
 
 Status InferNodeShapes(Graph& g, Node& n) {
-  OAAXVK_RETURN_IF_ERROR(IsLoopNode(n) ? InferLoopNodeShapes(g, n) : InferOutputs(g, n));  // ir/loop_nodes.h
+  OAAXVK_RETURN_IF_ERROR(IsLoopNode(n)                 ? InferLoopNodeShapes(g, n)  // ir/loop_nodes.h
+                         : n.op_type == "_LoopRead" ? InferLoopReadShape(g, n)   // ir/loop_reads.h
+                                                    : InferOutputs(g, n));
   // Sizes computed from the model are checked before anything allocates or
   // multiplies them further (ir/limits.h).
   for (const std::string& o : n.outputs) {

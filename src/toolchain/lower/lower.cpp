@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "toolchain/ir/extent.h"
+#include "toolchain/ir/limits.h"
 #include "toolchain/ir/loop_nodes.h"
 #include "toolchain/ir/shape_infer.h"
 #include "toolchain/ir/shape_infer_float.h"
@@ -689,6 +690,7 @@ class Lowerer {
   Status LowerNode(const Node& n) {
     const std::string& op = n.op_type;
     bool fold_only = false;
+    if (op == "_LoopRead") return LoopRead(n);  // lower_loop.inc
     if (!IsSupportedOp(n.domain, op, &fold_only)) return NodeError(n, "unsupported operator");
     if (op == "Where" && IfSelectionWithKnownCondition(g_, n)) return IfSelectKnown(n);
     if (op == "Where" && n.HasAttr("_if_larger")) return IfSelect(n);

@@ -664,8 +664,9 @@ Status EliminateDeadCode(Graph& g, PassResult* r) {
   for (int i = static_cast<int>(g.nodes.size()) - 1; i >= 0; --i) {
     const Node& n = g.nodes[i];
     // A node whose extent is read back into a decided symbol (ir/extent.h)
-    // sizes later values even when nobody reads its result.
-    bool used = n.HasAttr("_decided_extent");
+    // sizes later values even when nobody reads its result; so does a value
+    // read back inside a loop body (ir/loop_reads.h).
+    bool used = n.HasAttr("_decided_extent") || n.op_type == "_LoopRead";
     for (const std::string& o : n.outputs) used |= !o.empty() && live.count(o);
     if (!used) { r->details.push_back("removed unused " + n.op_type + " '" + n.name + "'"); continue; }
     dead[i] = false;
