@@ -734,12 +734,18 @@ class Lowerer {
           (n.outputs.empty() || n.outputs[0].empty() || T(n.outputs[0]).data_dependent_axis < 0))
         return NodeError(n, "internal: input '" + in + "' has an extent that only the device knows, which the "
                                 "output does not carry");
+    // The activations (Unary) run flat over the elements: their only sizes
+    // are the element count's expression, exact at every value (an element
+    // count that is 0 at this check point keeps the refusal: a zero-size
+    // output planned at a run-time value is not supported).
+    const bool flat = IsActivationOp(op) && !n.outputs.empty() && g_.FindTensor(n.outputs[0]) &&
+                      T(n.outputs[0]).numel().value() >= 1;
     for (const std::string& in : n.inputs)
-      if (!view && !in.empty() && g_.FindTensor(in) && AnyDependsOnUnsampledValue(T(in).shape))
+      if (!view && !flat && !in.empty() && g_.FindTensor(in) && AnyDependsOnUnsampledValue(T(in).shape))
         return NodeError(n, "input '" + in + "' has a shape " + ShapeToString(T(in).shape) +
-                                " computed from a run-time input value; only Reshape, Flatten, Squeeze, Unsqueeze "
-                                "and Identity may follow such a value (bind the input at conversion, config.json "
-                                "\"input_values\")");
+                                " computed from a run-time input value; only Reshape, Flatten, Squeeze, Unsqueeze, "
+                                "Identity and the elementwise activations may follow such a value (bind the input at "
+                                "conversion, config.json \"input_values\")");
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" ||
         op == "Dropout" || op == "Cast") {
       OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(n.inputs[0], "node '" + n.name + "'"));
@@ -1284,6 +1290,7 @@ class Lowerer {
     d.kernel = "unary";
     d.bindings = {{x, false}, {y, true}};
     d.spec = {N, static_cast<uint32_t>(ap.act), FBits(ap.alpha), FBits(ap.beta)};
+    d.value_sizes = DependsOnUnsampledValue(N);  // the element count's expression, exact at every value
     Grid1D(CeilDiv(N, 256), d.groups);
     // CPU-class variant: four elements per invocation (vec4 texel fetch and
     // vec4 store), same spec constants.
