@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End to end, run-time value symbols: an integer graph input that fixes a
 # shape or a size is left unbound at conversion; the runtime reads its values
-# at send_input and computes the output shapes per inference. Nine one-node
+# at send_input and computes the output shapes per inference. Ten
 # models, each converted once with no config:
 #   Reshape `shape` (int64 [3]) of a [2,3,4] tensor, opset 13;
 #   Unsqueeze `axes` (int64 [2]) of [3,4] and Squeeze `axes` of [1,3,1,4], opset 13;
@@ -9,7 +9,9 @@
 #   TopK `K` (int64 [1]) of [3,5], axis=-1 and axis=0 largest=0, opset 11
 #   (outputs Values and Indices, [3,K] / [K,5]);
 #   Slice of [20,10,5], opset 13, with `starts`, `ends`, `axes`, `steps` (int64 [2]
-#   each) and with only `starts`, `ends` (axes and steps omitted).
+#   each) and with only `starts`, `ends` (axes and steps omitted);
+#   and the Reshape followed by Abs and Sqrt (elementwise kernels sized by the
+#   value-determined shape).
 # Each bundle runs through libRuntimeLibrary.so (oaax-run, validation layer
 # on) on lavapipe and SwiftShader with many value sets (0 copies a dimension,
 # -1 infers one, negative axes, every K; Slice bounds past either end, negative
@@ -74,7 +76,12 @@ models = {
                             lambda x, k: topk(x, k[0], 0, 0)),
     "slice": ("Slice", {}, 13, "x", [20, 10, 5], SEAS, Y, lambda x, v: [slice_(x, *v)]),
     "slice_starts_ends": ("Slice", {}, 13, "x", [20, 10, 5], SE, Y, lambda x, v: [slice_(x, *v)]),
+    "reshape_then_sqrt": ("Reshape", {}, 13, "data", [2, 3, 4], [("shape", I64, [3])], Y,
+                          lambda x, s: [np.sqrt(np.abs(onnx_reshape(x, s)))]),
 }
+# Models whose one output goes through these activations after the op (a
+# value-determined shape reaching elementwise kernels).
+POST = {"reshape_then_sqrt": ["Abs", "Sqrt"]}
 MAX = 2**63 - 1
 valid = {
     "reshape": [[4, 3, 2], [2, -1, 4], [0, 12, -1], [24, 1, 1], [1, 1, 24], [-1, 2, 2],
@@ -91,6 +98,7 @@ valid = {
               ([0, 0], [MAX, MAX], [0, 1], [1, 1]),  # INT64_MAX: to the end
               ([5, 5], [5, 5], [0, 1], [1, 1])],  # empty: [0, 0, 5]
     "slice_starts_ends": [([2, 0], [5, 3]), ([-3, -20], [20, 20])],
+    "reshape_then_sqrt": [[4, 3, 2], [0, 12, -1], [1, 1, 24], [-1, 2, 2]],
 }
 invalid = {
     "reshape": [([5, 5, 1], "the target shape must hold the input's 24 elements"),
@@ -127,7 +135,13 @@ def write(d, name, vals):
     return x
 for name, (op, attrs, opset, xn, xs, vins, outs, ref) in models.items():
     ranks = [y.ndim for y in ref(np.zeros(xs, np.float32), valid[name][0])]
-    g = h.make_graph([h.make_node(op, [xn] + [v[0] for v in vins], [o for o, _ in outs], name=name, **attrs)], name,
+    post = POST.get(name, [])
+    heads = [o + "_pre" for o, _ in outs] if post else [o for o, _ in outs]
+    nodes = [h.make_node(op, [xn] + [v[0] for v in vins], heads, name=name, **attrs)]
+    for k, act in enumerate(post):
+        nodes.append(h.make_node(act, [heads[0] if k == 0 else f"post{k}"],
+                                 [outs[0][0] if k == len(post) - 1 else f"post{k + 1}"], name=f"{name}_{act}"))
+    g = h.make_graph(nodes, name,
                      [h.make_tensor_value_info(xn, F, xs)] + [h.make_tensor_value_info(*v) for v in vins],
                      [h.make_tensor_value_info(o, t, [f"{o}{i}" for i in range(r)])
                       for (o, t), r in zip(outs, ranks)])
