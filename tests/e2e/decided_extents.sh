@@ -42,12 +42,8 @@
 # usage: decided_extents.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
-node_modules="$root/third_party/cache/node/node_modules"
-if [ ! -d "$node_modules/onnxruntime-node" ] || ! command -v node >/dev/null; then
-  echo "SKIP: reference tools missing; run scripts/fetch-reference.sh"; exit 77
-fi
 . "$root/tests/e2e/run_cases.sh"
-e2e_setup "$py"
+e2e_setup "$py" "$root"
 # Models and one input directory per value set. cases.txt: "MODEL DIR";
 # models.txt the models to convert.
 "$py" - "$tmp" <<'PY'

@@ -18,15 +18,11 @@
 # usage: lowbit.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
-node_modules="$root/third_party/cache/node/node_modules"
-if [ ! -d "$node_modules/onnxruntime-node" ] || ! command -v node >/dev/null; then
-  echo "SKIP: reference tools missing; run scripts/fetch-reference.sh"; exit 77
-fi
 if ! "$py" -c 'import onnx; onnx.TensorProto.INT4' 2>/dev/null; then
   echo "SKIP: $py has no onnx with INT4 (onnx >= 1.16)"; exit 77
 fi
 . "$root/tests/e2e/run_cases.sh"
-e2e_setup "$py"
+e2e_setup "$py" "$root"
 "$py" - "$tmp" <<'PY'
 import json, os, sys
 import numpy as np

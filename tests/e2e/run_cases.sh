@@ -2,9 +2,12 @@
 # (value_symbols.sh, value_ranges.sh, data_dependent.sh, dropout_training.sh,
 # nms.sh, control_flow.sh).
 #
-# e2e_setup PYTHON
-#   exits 77 (ctest SKIP) when PYTHON lacks numpy or onnx; otherwise sets
-#   `tmp` to a new directory removed when the script exits.
+# e2e_setup PYTHON [ROOT]
+#   exits 77 (ctest SKIP) when PYTHON lacks numpy or onnx, or, with ROOT,
+#   when ONNX Runtime for node (ROOT/third_party/cache/node/node_modules,
+#   scripts/fetch-reference.sh) or node is missing; otherwise sets `tmp` to a
+#   new directory removed when the script exits, and with ROOT
+#   `node_modules` to that directory.
 # e2e_use_driver DRIVER ROOT
 #   lavapipe: the default ICD; swiftshader: VK_ICD_FILENAMES =
 #   ROOT/third_party/swiftshader/vk_swiftshader_icd.json. Returns 1 (after a
@@ -32,6 +35,12 @@
 e2e_setup() {
   if ! "$1" -c 'import numpy, onnx' 2>/dev/null; then
     echo "SKIP: $1 lacks numpy or onnx"; exit 77
+  fi
+  if [ $# -ge 2 ]; then
+    node_modules="$2/third_party/cache/node/node_modules"
+    if [ ! -d "$node_modules/onnxruntime-node" ] || ! command -v node >/dev/null; then
+      echo "SKIP: reference tools missing; run scripts/fetch-reference.sh"; exit 77
+    fi
   fi
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT

@@ -45,12 +45,8 @@
 # usage: runtime_shape_values.sh PYTHON REPO_ROOT BUILD_DIR
 set -euo pipefail
 py=$1 root=$2 build=$3
-node_modules="$root/third_party/cache/node/node_modules"
-if [ ! -d "$node_modules/onnxruntime-node" ] || ! command -v node >/dev/null; then
-  echo "SKIP: reference tools missing; run scripts/fetch-reference.sh"; exit 77
-fi
 . "$root/tests/e2e/run_cases.sh"
-e2e_setup "$py"
+e2e_setup "$py" "$root"
 # Models, their config.json and one input directory per value set.
 # cases.txt: "MODEL DIR" (compared with ONNX Runtime); guard/cases.txt:
 # "MODEL DIR MESSAGE" (the frame must fail with MESSAGE).
