@@ -25,7 +25,7 @@ struct TinyIo {
 std::string EncodeTinyModel(const std::vector<TinyNode>& nodes, const std::vector<TinyIo>& inputs,
                             const std::vector<TinyIo>& outputs, int opset);  // import_test.cpp
 std::string ReshapeWithShapeInputModel();  // import_test.cpp
-std::string ReshapeThenReluModel();  // import_test.cpp
+std::string ReshapeThenSoftmaxModel();  // import_test.cpp
 std::string UnsupportedOpsModel();         // import_test.cpp
 }  // namespace oaaxvk::toolchain
 
@@ -148,8 +148,8 @@ TEST(Cli, FailureReasonsOnStderr) {
                   "over the binding limit max_binding_bytes = 1024",
                   "how to fix: use a smaller input shape, or raise the named limit in config.json \"limits\"");
   // A value that must be a compile-time constant.
-  WriteText(dir + "/reshape_relu.onnx", oaaxvk::toolchain::ReshapeThenReluModel());
-  ExpectFailureOf(dir + "/reshape_relu.onnx", dir + "/const", "computed from a run-time input value");
+  WriteText(dir + "/reshape_softmax.onnx", oaaxvk::toolchain::ReshapeThenSoftmaxModel());
+  ExpectFailureOf(dir + "/reshape_softmax.onnx", dir + "/const", "computed from a run-time input value");
   // An unsupported operator, a file that is not ONNX, a missing file: the hint fits the class.
   ExpectFailureOf(M("unsupported_ops.onnx"), dir + "/unsupported", "bad_random",
                   "how to fix: docs/toolchain.md (\"Operators\") lists what is supported");
@@ -271,8 +271,8 @@ TEST(Cli, ConfigFileBindsAnInputOfAPlainOnnx) {
     EXPECT_NE(f0->FindMetadata("shape.guards"), nullptr);
   }
   // A run-time shape that reaches a kernel is refused, and the message says how to bind.
-  WriteText(dir + "/reshape_relu.onnx", oaaxvk::toolchain::ReshapeThenReluModel());
-  EXPECT_EQ(RunCli(dir + "/reshape_relu.onnx " + dir + "/out2"), 1);
+  WriteText(dir + "/reshape_softmax.onnx", oaaxvk::toolchain::ReshapeThenSoftmaxModel());
+  EXPECT_EQ(RunCli(dir + "/reshape_softmax.onnx " + dir + "/out2"), 1);
   std::string tech = Log(dir + "/out2").back()["Data"]["Technical Error"];
   EXPECT_NE(tech.find("computed from a run-time input value"), std::string::npos) << tech;
   EXPECT_NE(tech.find("input_values"), std::string::npos) << tech;

@@ -64,9 +64,11 @@ std::string ReshapeWithShapeInputModel() {
                          {{"y", 1, {-1, -1}}}, 13);
 }
 
-// Reshape by a run-time shape, then Relu: the run-time shape would reach a kernel.
-std::string ReshapeThenReluModel() {
-  return EncodeTinyModel({{"Reshape", "reshape", {"x", "shape"}, {"r"}}, {"Relu", "relu", {"r"}, {"y"}}},
+// Reshape by a run-time shape, then Softmax (over the last axis): the
+// run-time shape would reach a kernel whose sizes the lowering does not derive
+// from the value (an elementwise activation would be one flat dispatch).
+std::string ReshapeThenSoftmaxModel() {
+  return EncodeTinyModel({{"Reshape", "reshape", {"x", "shape"}, {"r"}}, {"Softmax", "softmax", {"r"}, {"y"}}},
                          {{"x", 1, {2, 3}}, {"shape", 7, {2}}}, {{"y", 1, {-1, -1}}}, 13);
 }
 
