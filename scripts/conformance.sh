@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the ONNX backend node tests (onnx 1.12, 922 cases) through
+# Runs the ONNX backend node tests of the pinned ONNX release (scripts/onnx-version) through
 # oaax-vulkan-toolchain and libRuntimeLibrary.so by hand (docs/conformance.md).
 #
 # usage: scripts/conformance.sh [--swiftshader] [--update] [--table] [--filter REGEX]
