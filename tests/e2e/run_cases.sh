@@ -146,7 +146,9 @@ e2e_convert() {
 #   Runtime's: the same names, dtype, shape and byte size, floats within
 #   rtol = atol = 1e-5, everything else exactly. Returns 1 when anything
 #   fails, naming it. ORT_SESSION_OPTIONS (environment, JSON): ONNX
-#   Runtime's session options (tools/reference/ort_run.js).
+#   Runtime's session options (tools/reference/ort_run.js). E2E_DRIVERS
+#   (environment): the drivers to run, in order (default "lavapipe
+#   swiftshader"; lavapipe, if listed, first).
 e2e_check_against_ort() {
   local py=$1 root=$2 build=$3 tmp=$4 node_modules=$5 fail m d drv
   fail=0
@@ -162,7 +164,7 @@ e2e_check_against_ort() {
       echo "FAIL: ONNX Runtime failed on $m $d: $(cat "$tmp/$m/ort-$d/error.txt")"; fail=1
     fi
   done < "$tmp/cases.txt"
-  for drv in lavapipe swiftshader; do
+  for drv in ${E2E_DRIVERS:-lavapipe swiftshader}; do
     e2e_use_driver "$drv" "$root" || break
     e2e_run_cases "$drv" "$tmp" "$build" || fail=1
     "$py" - "$tmp" "$drv" <<'PY' || fail=1
