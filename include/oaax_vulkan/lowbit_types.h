@@ -38,6 +38,13 @@ enum class E8M0Round { kUp = 0, kDown = 1, kNearest = 2 };
 inline bool IsLowBit(uint32_t t) noexcept { return t >= kE4M3FN && t <= kE8M0; }
 inline bool IsLowBitFloat(uint32_t t) noexcept { return IsLowBit(t) && t != kUint4 && t != kInt4; }
 inline bool IsPacked4(uint32_t t) noexcept { return t == kUint4 || t == kInt4 || t == kE2M1; }
+// The ONNX name of low-bit type code t (17..24, e.g. "FLOAT8E4M3FN",
+// "UINT4"); nullptr for any other code. A static string, not owned.
+inline const char* LowBitTypeName(uint32_t t) noexcept {
+  static const char* const kNames[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+                                       "UINT4",        "INT4",           "FLOAT4E2M1", "FLOAT8E8M0"};
+  return IsLowBit(t) ? kNames[t - kE4M3FN] : nullptr;
+}
 
 // Element i of packed 4-bit data (element 2k in the low nibble of byte k).
 inline uint8_t UnpackNibble(const uint8_t* packed, uint64_t i) noexcept {

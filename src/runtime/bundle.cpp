@@ -13,6 +13,8 @@
 #include "runtime/buffer_blocks.h"
 #include "runtime/checked_math.h"
 
+#include "oaax_vulkan/lowbit_types.h"
+
 namespace oaaxvk::runtime {
 
 const char* OaaxDtypeName(uint32_t dtype) {
@@ -31,15 +33,10 @@ const char* OaaxDtypeName(uint32_t dtype) {
     case 12: return "UINT32";
     case 13: return "UINT64";
     case 16: return "BFLOAT16";
-    case 17: return "FLOAT8E4M3FN";
-    case 18: return "FLOAT8E4M3FNUZ";
-    case 19: return "FLOAT8E5M2";
-    case 20: return "FLOAT8E5M2FNUZ";
-    case 21: return "UINT4";
-    case 22: return "INT4";
-    case 23: return "FLOAT4E2M1";
-    case 24: return "FLOAT8E8M0";
-    default: return "unknown";
+    default: {
+      const char* low = oaaxvk::lowbit::LowBitTypeName(dtype);
+      return low ? low : "unknown";
+    }
   }
 }
 

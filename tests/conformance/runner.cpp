@@ -129,15 +129,10 @@ const char* OnnxTypeName(int t) {
     case onnx::TensorProto::COMPLEX64: return "COMPLEX64";
     case onnx::TensorProto::COMPLEX128: return "COMPLEX128";
     case onnx::TensorProto::BFLOAT16: return "BFLOAT16";
-    case 17: return "FLOAT8E4M3FN";
-    case 18: return "FLOAT8E4M3FNUZ";
-    case 19: return "FLOAT8E5M2";
-    case 20: return "FLOAT8E5M2FNUZ";
-    case 21: return "UINT4";
-    case 22: return "INT4";
-    case 23: return "FLOAT4E2M1";
-    case 24: return "FLOAT8E8M0";
-    default: return "UNDEFINED";
+    default: {
+      const char* low = oaaxvk::lowbit::LowBitTypeName(static_cast<uint32_t>(t));
+      return low ? low : "UNDEFINED";
+    }
   }
 }
 

@@ -46,15 +46,10 @@ const char* DTypeName(DType t) {
         case 8: return "string";
         case 14: return "complex64";
         case 15: return "complex128";
-        case 17: return "FLOAT8E4M3FN";
-        case 18: return "FLOAT8E4M3FNUZ";
-        case 19: return "FLOAT8E5M2";
-        case 20: return "FLOAT8E5M2FNUZ";
-        case 21: return "UINT4";
-        case 22: return "INT4";
-        case 23: return "FLOAT4E2M1";
-        case 24: return "FLOAT8E8M0";
-        default: return "undefined";
+        default: {
+          const char* low = oaaxvk::lowbit::LowBitTypeName(static_cast<uint32_t>(t));
+          return low ? low : "undefined";
+        }
       }
     }
   }
