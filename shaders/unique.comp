@@ -1,10 +1,12 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Unique (bundle feature data_dependent_outputs): X viewed as [OUTER, L,
-// INNER] 32-bit words (IN_FLOAT: float32, compared as floats, so -0.0 equals
-// 0.0; else int32), its L slices X[:, i, :] compared whole (without an axis:
-// OUTER = INNER = 1, the flattened elements). Outputs, planned at L unique
-// slices:
+// INNER] 32-bit words (IN_FLOAT: float32, else int32), its L slices
+// X[:, i, :] compared whole (without an axis: OUTER = INNER = 1, the
+// flattened elements) in the order of unique_order.glsl (-0.0 equals 0.0,
+// subnormals are distinct, NaNs equal one another and sort last).
+// Outputs, planned at L unique slices (the sort-based kernels unique_sort,
+// unique_flags, unique_scan and unique_emit write the same ones):
 //   Y [OUTER, L, INNER]: the unique slices, in ascending lexicographic order
 //     (SORTED; the slice's elements in row-major order) or in order of first
 //     occurrence;
@@ -33,34 +35,12 @@ layout(constant_id = 2) const uint INNER = 1;
 layout(constant_id = 3) const uint IN_FLOAT = 1;
 layout(constant_id = 4) const uint SORTED = 1;
 #include "chunk_scan.glsl"
-
-#include "float_order.glsl"
-uint word(uint o, uint i, uint k) { return x[(o * L + i) * INNER + k]; }
-
-// -1, 0 or 1 as slice a is below, equal to or above slice b.
-int compare(uint a, uint b) {
-  for (uint o = 0u; o < OUTER; ++o)
-    for (uint k = 0u; k < INNER; ++k) {
-      const uint wa = word(o, a, k), wb = word(o, b, k);
-      if (IN_FLOAT != 0u) {
-        // NaN orders with nothing (as a float comparison); the rest by their
-        // order keys, so subnormals stay distinct on drivers that flush them.
-        if (f_is_nan(wa) || f_is_nan(wb)) continue;
-        const uint ka = f_order_key(wa), kb = f_order_key(wb);
-        if (ka < kb) return -1;
-        if (ka > kb) return 1;
-      } else {
-        if (int(wa) < int(wb)) return -1;
-        if (int(wa) > int(wb)) return 1;
-      }
-    }
-  return 0;
-}
+#include "unique_order.glsl"
 
 // The first slice equal to slice i.
 uint representative(uint i) {
   for (uint j = 0u; j < i; ++j)
-    if (compare(j, i) == 0) return j;
+    if (unique_compare(j, i) == 0) return j;
   return i;
 }
 
@@ -84,7 +64,7 @@ void main() {
     uint c = 0u;
     if (SORTED != 0u) at = 0u;
     for (uint j = 0u; j < L; ++j) {
-      const int r = compare(j, i);
+      const int r = unique_compare(j, i);
       if (r == 0) ++c;
       if (SORTED != 0u && r < 0 && pos[L + j] != 0) ++at;
     }
@@ -92,7 +72,7 @@ void main() {
     first_index[at] = int(i);
     counts[at] = int(c);
     for (uint o = 0u; o < OUTER; ++o)
-      for (uint k = 0u; k < INNER; ++k) y[(o * L + at) * INNER + k] = word(o, i, k);
+      for (uint k = 0u; k < INNER; ++k) y[(o * L + at) * INNER + k] = unique_word(o, i, k);
   }
   memoryBarrierBuffer();
   barrier();

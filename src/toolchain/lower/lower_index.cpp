@@ -15,6 +15,11 @@ namespace oaaxvk::toolchain {
 
 namespace {
 
+// Unique's one-workgroup kernel (shaders/unique.comp, O(L^2) comparisons)
+// is chosen up to this many slices, where its single dispatch beats the
+// sort's passes; longer inputs take the sort-based kernels.
+constexpr int64_t kUniquePairwiseMax = 256;
+
 Status LErr(const Node& n, const std::string& m) {
   return Unimplemented("node '" + n.name + "' (" + n.op_type + "): " + m);
 }
@@ -196,6 +201,10 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"nms_select_cpu", 8, 8, {1, 1, 1}, 0, {5, 6, 7}},
       {"nms_gather", 4, 3, {256, 1, 1}, 256 * 4, {2, 3}},
       {"unique", 7, 5, {256, 1, 1}, 256 * 4, {1, 2, 3, 4, 5, 6}},
+      {"unique_sort", 2, 6, {256, 1, 1}, 0, {1}},
+      {"unique_flags", 3, 6, {256, 1, 1}, 0, {1, 2}},
+      {"unique_scan", 3, 5, {256, 1, 1}, 256 * 4, {0, 1, 2}},
+      {"unique_emit", 9, 5, {256, 1, 1}, 0, {1, 2, 3, 4}},
   };
   table->insert(table->end(), v.begin(), v.end());
 }
@@ -451,7 +460,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     d.spec = {y.numel(), seed, normal ? 1u : 0u, bits(a), bits(b)};
     d.detail = StrFormat("%s %g %g seed %s", normal ? "normal mean/scale" : "uniform low/high", a, b,
                          n.HasAttr("seed") ? "given" : "from the node name");
-  } else if (op == "Unique") {  // one workgroup (shaders/unique.comp)
+  } else if (op == "Unique") {  // shaders/unique.comp, or the sort-based unique_* kernels
     if (n.outputs.size() < 6) return LErr(n, "internal: the extent and scratch outputs are missing");
     Dim outer = 1, l = x.numel(), inner = 1;
     if (n.HasAttr("_axis")) {
@@ -460,24 +469,85 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       l = xs[a];
       for (int64_t i = a + 1; i < rank; ++i) inner = inner * xs[i];
     }
-    // shaders/unique.comp compares every slice with every other: an
-    // invocation iterates about 3 * ceil(L / 256) * L * slice-size times.
-    // Past the budget a driver may cut its loops, so such inputs are refused.
+    const uint32_t sorted = n.GetInt("sorted", 1) ? 1u : 0u;
+    const std::string order = sorted ? "sorted" : "first occurrence order";
     const int64_t l_max = PlannedMax(l), slice = PlannedMax(outer) * PlannedMax(inner);
-    const int64_t iterations = 3 * ((l_max + 255) / 256) * l_max * slice + 256;
-    if (iterations > kLoopBudget)
-      return InvalidArgument(StrFormat(
-          "node '%s' (Unique): %lld slices of %lld elements need about %lld loop iterations per invocation, "
-          "above the per-invocation budget of %lld (docs/toolchain.md, \"Loop budget\"): the device Unique "
-          "compares every slice with every other and supports up to about 1,100 single elements; compute "
-          "Unique outside the model for larger inputs",
-          n.name.c_str(), static_cast<long long>(l_max), static_cast<long long>(slice),
-          static_cast<long long>(iterations), static_cast<long long>(kLoopBudget)));
-    d.kernel = "unique";
-    d.outputs = {0, 1, 2, 3, 4, 5};
-    d.units = 256;
-    d.spec = {outer, l, inner, in_float, n.GetInt("sorted", 1) ? 1u : 0u};
-    d.detail = n.GetInt("sorted", 1) ? "sorted" : "first occurrence order";
+    // shaders/unique.comp compares every slice with every other in one
+    // workgroup: an invocation iterates about 3 * ceil(L / 256) * L *
+    // slice-size times. Small inputs take it (one dispatch); the others the
+    // sort-based passes, whose invocations each compare about log2(L) + 1
+    // slices.
+    const int64_t pairwise = 3 * ((l_max + 255) / 256) * l_max * slice + 256;
+    if (l_max <= kUniquePairwiseMax && pairwise <= kLoopBudget) {
+      d.kernel = "unique";
+      d.outputs = {0, 1, 2, 3, 4, 5};
+      d.units = 256;
+      d.spec = {outer, l, inner, in_float, sorted};
+      d.detail = order;
+    } else {
+      int64_t passes = 1;  // merge passes of widths 1, 2, 4, ... below L
+      while ((int64_t{1} << passes) < l_max) ++passes;
+      const int64_t sort_iterations = (passes + 2) * slice;
+      if (sort_iterations > kLoopBudget)
+        return InvalidArgument(StrFormat(
+            "node '%s' (Unique): slices of %lld elements need about %lld loop iterations per invocation to sort "
+            "%lld slices, above the per-invocation budget of %lld (docs/toolchain.md, \"Loop budget\"): the device "
+            "Unique compares whole slices and supports slices of up to about %lld elements here; apply Unique "
+            "to a smaller axis (or reshape the slices into fewer elements) or compute it outside the model",
+            n.name.c_str(), static_cast<long long>(slice), static_cast<long long>(sort_iterations),
+            static_cast<long long>(l_max), static_cast<long long>(kLoopBudget),
+            static_cast<long long>(kLoopBudget / (passes + 2))));
+      // POS (output 5, [2L]) holds the two permutations of the merge sort; the
+      // sorted one ends in half `half`, and the other half then holds the
+      // first-occurrence flags and order. Scratch 0: run flags, then ranks
+      // per sorted position; scratch 1: each run's first sorted position.
+      const uint32_t half = static_cast<uint32_t>((passes - 1) % 2);
+      r.scratch_words = {l, l};
+      for (int64_t p = 0; p < passes; ++p) {
+        IndexDispatch s;
+        s.kernel = "unique_sort";
+        s.outputs = {5};
+        s.inputs = {n.inputs[0]};
+        s.units = l;
+        s.spec = {outer, l, inner, in_float, U(int64_t{1} << p), U((p + 1) % 2)};
+        s.detail = StrFormat("merge sort pass %lld of %lld", static_cast<long long>(p + 1),
+                             static_cast<long long>(passes));
+        r.dispatches.push_back(std::move(s));
+      }
+      IndexDispatch f;
+      f.kernel = "unique_flags";
+      f.inputs = {n.inputs[0]};
+      f.outputs = {5};
+      f.scratch = {0};
+      f.units = l;
+      f.spec = {outer, l, inner, in_float, half, sorted};
+      f.detail = "run starts";
+      r.dispatches.push_back(std::move(f));
+      // Scans in segments of 256 chunks (shaders/unique_scan.comp: 2 * chunk +
+      // 256 iterations per invocation within kLoopBudget).
+      const int64_t chunk = std::min<int64_t>((std::max<int64_t>(l_max, 1) + 255) / 256, (kLoopBudget - 512) / 2);
+      const int64_t segment = 256 * chunk, segments = (std::max<int64_t>(l_max, 1) + segment - 1) / segment;
+      for (int ranks = 1; ranks >= (sorted ? 1 : 0); --ranks)
+        for (int64_t sg = 0; sg < segments; ++sg) {
+          IndexDispatch c;
+          c.kernel = "unique_scan";
+          c.outputs = ranks ? std::vector<size_t>{4} : std::vector<size_t>{4, 5};
+          c.scratch = ranks ? std::vector<size_t>{0, 1} : std::vector<size_t>{0};
+          c.units = 256;
+          c.spec = {l, U(sg * segment), U(chunk), ranks ? Dim(0) : (half ? Dim(0) : l), U(ranks)};
+          c.detail = std::string(ranks ? "ranks" : "first occurrence order") +
+                     (segments > 1 ? StrFormat(" (segment %lld of %lld)", static_cast<long long>(sg + 1),
+                                               static_cast<long long>(segments))
+                                   : std::string());
+          r.dispatches.push_back(std::move(c));
+        }
+      d.kernel = "unique_emit";
+      d.outputs = {0, 1, 2, 3, 4, 5};
+      d.scratch = {0, 1};
+      d.units = l;
+      d.spec = {outer, l, inner, sorted, half};
+      d.detail = order;
+    }
   } else if (op == "NonZero") {  // shaders/nonzero.comp
     // One workgroup per segment of 256 chunks, each continuing the count
     // (shaders/nonzero.comp: chunk * (2 + rank) + 256 iterations per

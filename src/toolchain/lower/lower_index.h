@@ -16,8 +16,9 @@
 // Long axes: no invocation loops more than kLoopBudget times
 // (loop_budget.h). CumSum, TopK, NonZero and Compress split long axes over
 // workgroups, segments (several dispatches in order) and passes that share
-// scratch values (IndexLowering::scratch_words); Unique past the budget is
-// refused.
+// scratch values (IndexLowering::scratch_words); Unique beyond a few hundred
+// slices sorts the slice indices in merge passes over many workgroups
+// (shaders/unique_sort.comp and the passes after it).
 #ifndef OAAXVK_TOOLCHAIN_LOWER_LOWER_INDEX_H_
 #define OAAXVK_TOOLCHAIN_LOWER_LOWER_INDEX_H_
 
