@@ -201,7 +201,7 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"nms_select_cpu", 8, 8, {1, 1, 1}, 0, {5, 6, 7}},
       {"nms_gather", 4, 3, {256, 1, 1}, 256 * 4, {2, 3}},
       {"unique", 7, 5, {256, 1, 1}, 256 * 4, {1, 2, 3, 4, 5, 6}},
-      {"unique_sort", 2, 6, {256, 1, 1}, 0, {1}},
+      {"unique_sort", 2, 7, {256, 1, 1}, 0, {1}},
       {"unique_flags", 3, 6, {256, 1, 1}, 0, {1, 2}},
       {"unique_scan", 3, 5, {256, 1, 1}, 256 * 4, {0, 1, 2}},
       {"unique_emit", 9, 5, {256, 1, 1}, 0, {1, 2, 3, 4}},
@@ -487,8 +487,13 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     } else {
       int64_t passes = 1;  // merge passes of widths 1, 2, 4, ... below L
       while ((int64_t{1} << passes) < l_max) ++passes;
-      const int64_t sort_iterations = (passes + 2) * slice;
-      if (sort_iterations > kLoopBudget)
+      // A merge invocation compares up to passes + chunk slice pairs
+      // (shaders/unique_sort.comp); chunks of 32 outputs make the binary
+      // searches a small part of the work, smaller ones leave room for
+      // longer slices.
+      const int64_t chunk = std::min<int64_t>(32, kLoopBudget / std::max<int64_t>(slice, 1) - passes - 2);
+      const int64_t sort_iterations = (passes + std::max<int64_t>(chunk, 1) + 2) * slice;
+      if (chunk < 1)
         return InvalidArgument(StrFormat(
             "node '%s' (Unique): slices of %lld elements need about %lld loop iterations per invocation to sort "
             "%lld slices, above the per-invocation budget of %lld (docs/toolchain.md, \"Loop budget\"): the device "
@@ -496,7 +501,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
             "to a smaller axis (or reshape the slices into fewer elements) or compute it outside the model",
             n.name.c_str(), static_cast<long long>(slice), static_cast<long long>(sort_iterations),
             static_cast<long long>(l_max), static_cast<long long>(kLoopBudget),
-            static_cast<long long>(kLoopBudget / (passes + 2))));
+            static_cast<long long>(kLoopBudget / (passes + 3))));
       // POS (output 5, [2L]) holds the two permutations of the merge sort; the
       // sorted one ends in half `half`, and the other half then holds the
       // first-occurrence flags and order. Scratch 0: run flags, then ranks
@@ -508,8 +513,9 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
         s.kernel = "unique_sort";
         s.outputs = {5};
         s.inputs = {n.inputs[0]};
-        s.units = l;
-        s.spec = {outer, l, inner, in_float, U(int64_t{1} << p), U((p + 1) % 2)};
+        const int64_t width = int64_t{1} << p, per_pair = (2 * width + chunk - 1) / chunk;
+        s.units = CeilDiv(l, Dim(2 * width)) * Dim(per_pair);
+        s.spec = {outer, l, inner, in_float, U(width), U((p + 1) % 2), U(chunk)};
         s.detail = StrFormat("merge sort pass %lld of %lld", static_cast<long long>(p + 1),
                              static_cast<long long>(passes));
         r.dispatches.push_back(std::move(s));
@@ -525,8 +531,9 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
       r.dispatches.push_back(std::move(f));
       // Scans in segments of 256 chunks (shaders/unique_scan.comp: 2 * chunk +
       // 256 iterations per invocation within kLoopBudget).
-      const int64_t chunk = std::min<int64_t>((std::max<int64_t>(l_max, 1) + 255) / 256, (kLoopBudget - 512) / 2);
-      const int64_t segment = 256 * chunk, segments = (std::max<int64_t>(l_max, 1) + segment - 1) / segment;
+      const int64_t scan_chunk =
+          std::min<int64_t>((std::max<int64_t>(l_max, 1) + 255) / 256, (kLoopBudget - 512) / 2);
+      const int64_t segment = 256 * scan_chunk, segments = (std::max<int64_t>(l_max, 1) + segment - 1) / segment;
       for (int ranks = 1; ranks >= (sorted ? 1 : 0); --ranks)
         for (int64_t sg = 0; sg < segments; ++sg) {
           IndexDispatch c;
@@ -534,7 +541,7 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
           c.outputs = ranks ? std::vector<size_t>{4} : std::vector<size_t>{4, 5};
           c.scratch = ranks ? std::vector<size_t>{0, 1} : std::vector<size_t>{0};
           c.units = 256;
-          c.spec = {l, U(sg * segment), U(chunk), ranks ? Dim(0) : (half ? Dim(0) : l), U(ranks)};
+          c.spec = {l, U(sg * segment), U(scan_chunk), ranks ? Dim(0) : (half ? Dim(0) : l), U(ranks)};
           c.detail = std::string(ranks ? "ranks" : "first occurrence order") +
                      (segments > 1 ? StrFormat(" (segment %lld of %lld)", static_cast<long long>(sg + 1),
                                                static_cast<long long>(segments))
