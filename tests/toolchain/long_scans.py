@@ -173,8 +173,9 @@ def cases():
     c["matmul_k300k_refused"] = lambda: refused_case(
         h.make_node("MatMul", ["a", "b"], ["y"]), [vi("a", F, [1, 300000]), vi("b", F, [300000, 3])],
         [vi("y", F, [1, 3])], "K = 300000")
-    c["unique_300k_refused"] = lambda: refused_case(
-        h.make_node("Unique", ["x"], ["y"]), [vi("x", F, [300000])], [vi("y", F, [None])], "(Unique): 300000 slices")
+    c["unique_wide_slices_refused"] = lambda: refused_case(
+        h.make_node("Unique", ["x"], ["y"], axis=0), [vi("x", F, [3000, 20000])], [vi("y", F, [None, 20000])],
+        "(Unique): slices of 20000 elements")
     return c
 
 

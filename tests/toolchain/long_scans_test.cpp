@@ -1,5 +1,5 @@
 // Long axes within the per-invocation loop budget (lower/loop_budget.h): the
-// lowerings of CumSum, TopK, NonZero and Compress split their work so that no
+// lowerings of CumSum, TopK, NonZero, Compress and Unique split their work so that no
 // invocation loops more than kLoopBudget times whatever the axis length, the
 // CPU-class Gemm / Conv rows are left out where their K loop would exceed it,
 // and the operators whose loops no split bounds are refused at conversion
@@ -156,6 +156,52 @@ TEST(LongScans, NonZeroAndCompressCountInSegments) {
   EXPECT_EQ(copy[0]->spec.size(), 4u);                  // OUTER, D, INNER, COND_LEN: no chunk, no segment
 }
 
+TEST(LongScans, UniqueSortsLongInputsInMergePasses) {
+  for (int64_t len : {200, 1000003}) {
+    Graph g;
+    g.opset = 11;
+    AddInput(g, "x", {len});
+    AddNode(g, "Unique", "uq", {"x"}, {"y"});
+    AddOutput(g, "y");
+    auto p = Convert(g);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    if (len <= 256) {  // the one-workgroup kernel: 3 * ceil(L / 256) * L + 256 iterations
+      EXPECT_EQ(Dispatches(*p, "unique").size(), 1u);
+      EXPECT_TRUE(Dispatches(*p, "unique_sort").empty());
+      continue;
+    }
+    EXPECT_TRUE(Dispatches(*p, "unique").empty());
+    // Merge passes of widths 1, 2, 4, ... up to the first covering L, the
+    // halves of POS alternating, each invocation within the budget and all
+    // of them together covering every output position of every pair.
+    const auto sort = Dispatches(*p, "unique_sort");
+    ASSERT_EQ(sort.size(), 20u);  // 2^20 >= 1,000,003
+    for (size_t k = 0; k < sort.size(); ++k) {
+      const Dispatch& d = *sort[k];
+      const int64_t width = Spec(d, 4), chunk = Spec(d, 6);
+      EXPECT_EQ(width, int64_t{1} << k);
+      EXPECT_EQ(Spec(d, 5), static_cast<int64_t>((k + 1) % 2));
+      EXPECT_LE(static_cast<int64_t>(sort.size()) + chunk + 2, kLoopBudget);
+      const int64_t pairs = (len + 2 * width - 1) / (2 * width);
+      EXPECT_GE(Groups(d) * 256, pairs * ((2 * width + chunk - 1) / chunk)) << k;
+    }
+    const auto flags = Dispatches(*p, "unique_flags"), emit = Dispatches(*p, "unique_emit");
+    ASSERT_EQ(flags.size(), 1u);
+    ASSERT_EQ(emit.size(), 1u);
+    EXPECT_EQ(Spec(*flags[0], 4), 1);  // the sorted permutation ends in POS's second half
+    EXPECT_EQ(Spec(*emit[0], 4), 1);
+    EXPECT_GE(Groups(*emit[0]) * 256, len);  // one invocation per slice
+    int64_t covered = 0;
+    for (const Dispatch* d : Dispatches(*p, "unique_scan")) {  // sorted: the ranks scan only
+      EXPECT_LE(2 * Spec(*d, 2) + 256, kLoopBudget);
+      EXPECT_EQ(Spec(*d, 1), covered);
+      EXPECT_EQ(Groups(*d), 1);
+      covered += 256 * Spec(*d, 2);
+    }
+    EXPECT_GE(covered, len);
+  }
+}
+
 TEST(LongScans, LoopsNoSplitBoundsAreRefusedNamingTheBudget) {
   const std::string budget = std::to_string(kLoopBudget);
   Graph m;
@@ -169,14 +215,14 @@ TEST(LongScans, LoopsNoSplitBoundsAreRefusedNamingTheBudget) {
   EXPECT_TRUE(Contains(p.status(), "node 'mm' (MatMul): K = 300000 needs 18750 loop iterations")) << p.status().message();
   EXPECT_TRUE(Contains(p.status(), "budget of " + budget)) << p.status().message();
 
-  Graph u;
+  Graph u;  // Unique compares whole slices: 20,000 elements each are too many
   u.opset = 11;
-  AddInput(u, "x", {300000});
-  AddNode(u, "Unique", "uq", {"x"}, {"y"});
+  AddInput(u, "x", {3000, 20000});
+  AddNode(u, "Unique", "uq", {"x"}, {"y"}).SetInt("axis", 0);
   AddOutput(u, "y");
   p = Convert(u);
   ASSERT_FALSE(p.ok());
-  EXPECT_TRUE(Contains(p.status(), "node 'uq' (Unique): 300000 slices of 1 elements")) << p.status().message();
+  EXPECT_TRUE(Contains(p.status(), "node 'uq' (Unique): slices of 20000 elements")) << p.status().message();
   EXPECT_TRUE(Contains(p.status(), "budget of " + budget)) << p.status().message();
 
   Graph c;
