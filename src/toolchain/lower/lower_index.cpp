@@ -475,8 +475,8 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
     // shaders/unique.comp compares every slice with every other in one
     // workgroup: an invocation iterates about 3 * ceil(L / 256) * L *
     // slice-size times. Small inputs take it (one dispatch); the others the
-    // sort-based passes, whose invocations each compare about log2(L) + 1
-    // slices.
+    // sort-based passes, whose invocations each compare at most about
+    // log2(L) + 34 pairs of slices.
     const int64_t pairwise = 3 * ((l_max + 255) / 256) * l_max * slice + 256;
     if (l_max <= kUniquePairwiseMax && pairwise <= kLoopBudget) {
       d.kernel = "unique";
@@ -497,8 +497,8 @@ StatusOr<IndexLowering> LowerIndexNode(const Graph& g, const Node& n) {
         return InvalidArgument(StrFormat(
             "node '%s' (Unique): slices of %lld elements need about %lld loop iterations per invocation to sort "
             "%lld slices, above the per-invocation budget of %lld (docs/toolchain.md, \"Loop budget\"): the device "
-            "Unique compares whole slices and supports slices of up to about %lld elements here; apply Unique "
-            "to a smaller axis (or reshape the slices into fewer elements) or compute it outside the model",
+            "Unique compares whole slices and supports slices of up to about %lld elements here; compute "
+            "Unique outside the model for slices this large",
             n.name.c_str(), static_cast<long long>(slice), static_cast<long long>(sort_iterations),
             static_cast<long long>(l_max), static_cast<long long>(kLoopBudget),
             static_cast<long long>(kLoopBudget / (passes + 3))));
