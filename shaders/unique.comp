@@ -15,8 +15,9 @@
 //   COUNTS [L]: how many slices of X equal each unique slice;
 //   TOTAL [1]: the number of unique slices (the runtime returns Y, FIRST and
 //     COUNTS at that extent);
-//   POS [2L]: scratch, the Y index of each first occurrence, then a flag per
-//     slice: 1 for a first occurrence.
+//   POS [2L]: scratch, here the Y index of each first occurrence, then a
+//     flag per slice: 1 for a first occurrence (the sort-based kernels keep
+//     their permutations there).
 // One workgroup: every invocation owns slices i = lid (mod 256); a slice is a
 // first occurrence when no earlier slice equals it; its Y index is the
 // number of first occurrences before it (a scan over the chunks) or, sorted,
