@@ -38,6 +38,14 @@ float apply_act(float v, uint act, float a, float b) {
   if (act >= ACT_FLOAT_MATH_FIRST) return apply_float_math(v, act, a, b);
   return v;
 }
+// apply_act on four values through one call site. The driver compiles each
+// call site of apply_act with every activation before specialization removes
+// the unused ones, so four calls in a row cost four copies of all of them.
+vec4 apply_act4(vec4 v, uint act, float a, float b) {
+  vec4 r;
+  for (int j = 0; j < 4; ++j) r[j] = apply_act(v[j], act, a, b);
+  return r;
+}
 
 // Linear invocation index over a 1-D range split across groups_x x groups_y
 // (groups_x <= 65535) with 256-wide workgroups.

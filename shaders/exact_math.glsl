@@ -11,10 +11,11 @@
 //     inf / inf = NaN) in every range; subnormal operands divided exactly
 //     even where the driver flushes them to 0.
 //   fmod_exact(x, y): C fmod (sign of x), exact for all finite x and y.
-//   sin_reduced / cos_reduced / tan_reduced: the argument reduced to
-//     [-pi/4, pi/4] by multiples of pi/2 (Cody-Waite, pi/2 in four parts),
-//     then polynomials: sin and cos within ~2e-7 of the true value for |x|
-//     up to 1e5, tan within ~2e-7 relative to 1 + |tan x|.
+//   trig_reduced (sin, cos or tan): the argument reduced to
+//     [-pi/4, pi/4] by multiples of pi/2 (Cody-Waite, pi/2 in four parts,
+//     below 2^16; Payne-Hanek beyond), then polynomials: sin and cos within
+//     ~2e-7 of the true value for every finite x, tan within ~2e-7 relative
+//     to 1 + |tan x|.
 // A test build defines FM_EMULATE_GPU_DIV to make the raw division a
 // reciprocal that is one ULP off (FM_NO_DIV_CORRECTION: and to skip the
 // correction, the kernels as a plain `/` would be), showing that the helpers
@@ -123,15 +124,15 @@ float fm_reduce_half_pi_large(float x, out int quadrant) {
   const uint m = (w & 0x7fffffu) | 0x800000u;
   const uint g0 = (w >> 23u) - 127u + 7u;  // bit of FM_TWO_OVER_PI at weight 2
   const uint word = g0 >> 5u, sh = g0 & 31u;
-  uint win[3];
-  for (uint j = 0u; j < 3u; ++j) {
-    const uint hi = FM_TWO_OVER_PI[word + j], lo = FM_TWO_OVER_PI[word + j + 1u];
-    win[j] = sh == 0u ? hi : (hi << sh) | (lo >> (32u - sh));
-  }
+  // Words word .. word + 3 shifted left by sh (sh = 0: a 32-bit shift of the
+  // next word would be undefined, so it is masked out).
+  const uint a0 = FM_TWO_OVER_PI[word], a1 = FM_TWO_OVER_PI[word + 1u], a2 = FM_TWO_OVER_PI[word + 2u],
+             a3 = FM_TWO_OVER_PI[word + 3u];
+  const uint nsh = (32u - sh) & 31u, keep = sh == 0u ? 0u : 0xffffffffu;
   uint h0, l0, h1, l1, h2, l2, c1, c2;
-  umulExtended(m, win[0], h0, l0);
-  umulExtended(m, win[1], h1, l1);
-  umulExtended(m, win[2], h2, l2);
+  umulExtended(m, (a0 << sh) | ((a1 >> nsh) & keep), h0, l0);
+  umulExtended(m, (a1 << sh) | ((a2 >> nsh) & keep), h1, l1);
+  umulExtended(m, (a2 << sh) | ((a3 >> nsh) & keep), h2, l2);
   const uint r1 = uaddCarry(h2, l1, c1);                 // bits 32..63
   const uint r2 = uaddCarry(h1 + c1, l0, c2);  // bits 64..95 (a carry beyond adds a multiple of 4)
   uint q = r2 >> 30u;
@@ -180,29 +181,23 @@ float fm_cos_poly(float r) {
       1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3 + r2 * 2.443315711809948e-5));
   return c;
 }
-// sin x and tan x round to x below 2^-12 (keeping -0 and subnormals).
-float sin_reduced(float x) {
+// sin (which = 0), cos (1) or tan (2) of x, one reduction for the three
+// (every call site of a helper is a copy in the compiled kernel). sin x and
+// tan x round to x below 2^-12 (keeping -0 and subnormals); tan(r + q pi / 2)
+// is tan(r) for even q and -1 / tan(r) for odd q.
+float trig_reduced(float x, uint which) {
   if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
-  if (abs(x) < 2.44140625e-4) return x;
-  int q;
-  const float r = fm_reduce_half_pi(x, q);
-  const float v = (q & 1) == 0 ? fm_sin_poly(r) : fm_cos_poly(r);
-  return q >= 2 ? -v : v;
-}
-float cos_reduced(float x) {
-  if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
-  int q;
-  const float r = fm_reduce_half_pi(x, q);
-  const float v = (q & 1) == 0 ? fm_cos_poly(r) : fm_sin_poly(r);
-  return (q == 1 || q == 2) ? -v : v;
-}
-// tan(r + q pi / 2) is tan(r) for even q and -1 / tan(r) for odd q.
-float tan_reduced(float x) {
-  if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
-  if (abs(x) < 2.44140625e-4) return x;
+  if (which != 1u && abs(x) < 2.44140625e-4) return x;
   int q;
   const float r = fm_reduce_half_pi(x, q);
   const float s = fm_sin_poly(r), c = fm_cos_poly(r);
-  return (q & 1) == 0 ? div_rn(s, c) : -div_rn(c, s);
+  if (which == 2u) {
+    // Neither is subnormal (|r| > 2^-40 for a float x), so div_rn_normal.
+    const float t = div_rn_normal((q & 1) == 0 ? s : c, (q & 1) == 0 ? c : s);
+    return (q & 1) == 0 ? t : -t;
+  }
+  if (which == 1u) q += 1;  // cos x = sin(x + pi / 2)
+  const float v = (q & 1) == 0 ? s : c;
+  return (q & 2) != 0 ? -v : v;
 }
 #endif

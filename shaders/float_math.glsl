@@ -78,8 +78,8 @@ float fm_log(float v) {
   if ((w & 0x7fffffffu) == 0u) return uintBitsToFloat(0xff800000u);     // log(+-0) = -inf
   if ((w & 0x80000000u) != 0u) return fm_nan();                         // x < 0
   if (w == 0x7f800000u) return v;                                       // log(+inf) = +inf
-  if (w < 0x00800000u) return log(float(w)) - 103.27892990343185;       // subnormal
-  return log(v);
+  const bool sub = w < 0x00800000u;                                     // subnormal
+  return log(sub ? float(w) : v) - (sub ? 103.27892990343185 : 0.0);
 }
 // log2(x) for x > 0 finite, subnormals included (as fm_log).
 float fm_log2_pos(float v) {
@@ -122,20 +122,18 @@ float fm_asin_core(float x) {
             1.6666752422e-1;
   return x + x * z * p;
 }
-// asin / acos with their own polynomials: the drivers' built-ins are off by
-// up to 2e-4 inside [-1, 1] (lavapipe's asin(0.5), SwiftShader's acos(0)).
-// Near +-1 through asin(x) = pi/2 - 2 asin(sqrt((1 - x) / 2)), exact steps.
-float fm_asin(float x) {
+// asin (or acos when is_acos) with their own polynomial, one call of it: the
+// drivers' built-ins are off by up to 2e-4 inside [-1, 1] (lavapipe's
+// asin(0.5), SwiftShader's acos(0)). Beyond |x| = 1/2 through
+// asin |x| = pi/2 - 2 asin(sqrt((1 - |x|) / 2)), exact steps.
+float fm_asin_acos(float x, bool is_acos) {
   float a = abs(x);
   if (!(a <= 1.0)) return fm_nan();  // NaN or |x| > 1
-  float r = a > 0.5 ? 1.5707963267948966 - 2.0 * fm_asin_core(sqrt((1.0 - a) * 0.5)) : fm_asin_core(a);
+  bool big = a > 0.5;
+  float p = fm_asin_core(big ? sqrt((1.0 - a) * 0.5) : (is_acos ? x : a));
+  if (is_acos) return big ? (x > 0.0 ? 2.0 * p : 3.14159265358979 - 2.0 * p) : 1.5707963267948966 - p;
+  float r = big ? 1.5707963267948966 - 2.0 * p : p;
   return fm_is_neg(x) ? -r : r;
-}
-float fm_acos(float x) {
-  if (!(abs(x) <= 1.0)) return fm_nan();
-  if (x > 0.5) return 2.0 * fm_asin_core(sqrt((1.0 - x) * 0.5));
-  if (x < -0.5) return 3.14159265358979 - 2.0 * fm_asin_core(sqrt((1.0 + x) * 0.5));
-  return 1.5707963267948966 - fm_asin_core(x);
 }
 // atan x rounds to x below 2^-12 (keeping -0, which lavapipe's atan loses).
 float fm_atan(float x) { return (fm_is_nan(x) || abs(x) < 2.44140625e-4) ? x : atan(x); }
@@ -170,42 +168,46 @@ float fm_tanh(float x) {
   if (fm_is_nan(x) || abs(x) < 2.44140625e-4) return x;
   return tanh(clamp(x, -15.0, 15.0));
 }
-// asinh / acosh: log(2|x|) beyond 2^12 (x^2 + 1 would overflow from 1.8e19),
-// asinh odd by construction (log(|x| + sqrt(x^2 + 1)) cancels for x < 0).
-float fm_asinh(float x) {
-  if (fm_is_nan(x) || abs(x) < 2.44140625e-4) return x;  // asinh x rounds to x there
-  float a = abs(x);
-  float r = a > 4096.0 ? fm_log(a) + 0.6931471805599453 : log(a + sqrt(a * a + 1.0));
-  return fm_is_neg(x) ? -r : r;
-}
-float fm_acosh(float x) {
-  if (!(x >= 1.0)) return fm_nan();  // NaN or x < 1
-  return x > 4096.0 ? fm_log(x) + 0.6931471805599453 : log(x + sqrt(x * x - 1.0));
-}
-// atanh(x) = log((1 + x) / (1 - x)) / 2: +-inf at +-1 through fm_log.
-float fm_atanh(float x) {
-  if (!(abs(x) <= 1.0)) return fm_nan();
-  if (abs(x) < 2.44140625e-4) return x;  // x + x^3 / 3 rounds to x
-  return 0.5 * fm_log((1.0 + x) / (1.0 - x));
+// Log (ACT_LOG), Asinh, Acosh and Atanh as k log(t) + c, one call of fm_log
+// for the four (every call site of a helper is a copy in the compiled
+// kernel). asinh / acosh: log(2|x|) beyond 2^12 (x^2 + 1 would overflow from
+// 1.8e19), asinh odd by construction (log(|x| + sqrt(x^2 + 1)) cancels for
+// x < 0); atanh(x) = log((1 + x) / (1 - x)) / 2, +-inf at +-1 through
+// fm_log. Below 2^-12 asinh x and atanh x round to x.
+float fm_log_family(float x, uint act) {
+  float a = abs(x), t = x, k = 1.0, c = 0.0;
+  bool neg = false;
+  if (act == ACT_ASINH || act == ACT_ACOSH) {
+    if (act == ACT_ASINH) {
+      if (fm_is_nan(x) || a < 2.44140625e-4) return x;
+      neg = fm_is_neg(x);
+    } else if (!(x >= 1.0)) {
+      return fm_nan();  // NaN or x < 1
+    }
+    bool huge = a > 4096.0;
+    t = huge ? a : a + sqrt(a * a + (act == ACT_ASINH ? 1.0 : -1.0));
+    c = huge ? 0.6931471805599453 : 0.0;
+  } else if (act == ACT_ATANH) {
+    if (!(a <= 1.0)) return fm_nan();
+    if (a < 2.44140625e-4) return x;
+    t = (1.0 + x) / (1.0 - x);
+    k = 0.5;
+  }
+  float r = k * fm_log(t) + c;
+  return neg ? -r : r;
 }
 
 float apply_float_math(float v, uint act, float a, float b) {
-  if (act == ACT_LOG) return fm_log(v);
+  if (act == ACT_LOG || act == ACT_ASINH || act == ACT_ACOSH || act == ACT_ATANH) return fm_log_family(v, act);
   if (act == ACT_FLOOR) return fm_floor(v);
   if (act == ACT_CEIL) return fm_ceil(v);
   if (act == ACT_ROUND) return roundEven(v);
   if (act == ACT_SIGN) return fm_sign(v);
-  if (act == ACT_SIN) return sin_reduced(v);
-  if (act == ACT_COS) return cos_reduced(v);
-  if (act == ACT_TAN) return tan_reduced(v);
-  if (act == ACT_ASIN) return fm_asin(v);
-  if (act == ACT_ACOS) return fm_acos(v);
+  if (act == ACT_SIN || act == ACT_COS || act == ACT_TAN) return trig_reduced(v, act - ACT_SIN);
+  if (act == ACT_ASIN || act == ACT_ACOS) return fm_asin_acos(v, act == ACT_ACOS);
   if (act == ACT_ATAN) return fm_atan(v);
   if (act == ACT_SINH) return fm_sinh(v);
   if (act == ACT_COSH) return fm_cosh(v);
-  if (act == ACT_ASINH) return fm_asinh(v);
-  if (act == ACT_ACOSH) return fm_acosh(v);
-  if (act == ACT_ATANH) return fm_atanh(v);
   if (act == ACT_ERF) return fm_erf(v);
   if (act == ACT_SOFTPLUS) return fm_softplus(v);
   if (act == ACT_SOFTSIGN) return v / (1.0 + abs(v));
