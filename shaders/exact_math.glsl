@@ -192,7 +192,8 @@ float trig_reduced(float x, uint which) {
   const float r = fm_reduce_half_pi(x, q);
   const float s = fm_sin_poly(r), c = fm_cos_poly(r);
   if (which == 2u) {
-    // Neither is subnormal (|r| > 2^-40 for a float x), so div_rn_normal.
+    // Neither is subnormal (no float x lies that close to a multiple of
+    // pi / 2), so the operands need no rescaling: div_rn_normal.
     const float t = div_rn_normal((q & 1) == 0 ? s : c, (q & 1) == 0 ? c : s);
     return (q & 1) == 0 ? t : -t;
   }
