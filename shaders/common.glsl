@@ -19,22 +19,32 @@
 #include "float_math.glsl"
 
 float apply_act(float v, uint act, float a, float b) {
-  if (act == ACT_RELU) return max(v, 0.0);
-  if (act == ACT_CLIP) return clamp(v, a, b);
-  if (act == ACT_SIGMOID) return 1.0 / (1.0 + exp(-v));
-  if (act == ACT_HARDSIGMOID) return clamp(a * v + b, 0.0, 1.0);
+  // Written as selects, not max / clamp, so that NaN propagates (GLSL's max
+  // and clamp may return either operand for NaN) and Relu keeps -0.
+  if (act == ACT_RELU) return v < 0.0 ? 0.0 : v;
+  if (act == ACT_CLIP) return v < a ? a : (v > b ? b : v);
+  if (act == ACT_SIGMOID) return 1.0 / (1.0 + fm_exp(-v));
+  if (act == ACT_HARDSIGMOID) { float t = a * v + b; return t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t); }
   if (act == ACT_HARDSWISH) return v * clamp(v / 6.0 + 0.5, 0.0, 1.0);
   if (act == ACT_LEAKYRELU) return v >= 0.0 ? v : a * v;
   if (act == ACT_SWISH) return v / (1.0 + exp(-a * v));
-  if (act == ACT_SQRT) return sqrt(v);
+  if (act == ACT_SQRT) return fm_sqrt(v);
   if (act == ACT_NEG) return -v;
-  if (act == ACT_EXP) return exp(v);
+  if (act == ACT_EXP) return fm_exp(v);
   if (act == ACT_ABS) return abs(v);
-  if (act == ACT_TANH) return tanh(clamp(v, -15.0, 15.0));  // tanh(15) rounds to 1; avoids inf/inf
+  if (act == ACT_TANH) return fm_tanh(v);
   if (act == ACT_RECIPROCAL) return 1.0 / v;
   if (act == ACT_AFFINE) return a * v + b;
   if (act >= ACT_FLOAT_MATH_FIRST) return apply_float_math(v, act, a, b);
   return v;
+}
+// apply_act on four values through one call site. The driver compiles each
+// call site of apply_act with every activation before specialization removes
+// the unused ones, so four calls in a row cost four copies of all of them.
+vec4 apply_act4(vec4 v, uint act, float a, float b) {
+  vec4 r;
+  for (int j = 0; j < 4; ++j) r[j] = apply_act(v[j], act, a, b);
+  return r;
 }
 
 // Linear invocation index over a 1-D range split across groups_x x groups_y

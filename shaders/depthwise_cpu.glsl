@@ -98,10 +98,7 @@ vec4 x4_at(uint row, int q) {
   return uint(q) < W ? v : vec4(0.0);
 }
 
-vec4 act4(vec4 v) {
-  return vec4(apply_act(v.x, ACT, ACT_A, ACT_B), apply_act(v.y, ACT, ACT_A, ACT_B),
-              apply_act(v.z, ACT, ACT_A, ACT_B), apply_act(v.w, ACT, ACT_A, ACT_B));
-}
+vec4 act4(vec4 v) { return apply_act4(v, ACT, ACT_A, ACT_B); }
 
 // Y[o + 4q .. o + 4q + 3] for the outputs ow0 + 4q + i < OW.
 void store4(uint o, uint ow0, uint q, vec4 v) {

@@ -59,16 +59,31 @@ layout(constant_id = 21) const uint SB4_SC = 0;
 layout(constant_id = 22) const uint SB5_SC = 0;
 #define SB5 PARAM_U(SB5_SC)
 #include "common.glsl"
-// ONNX / C pow: exact squares, negative bases with integral exponents.
+// ONNX's Pow is C's pow (C99 Annex F) for every input: pow(x, +-0) = 1 and
+// pow(1, y) = 1 even for NaN; pow(+-0, y) and pow(+-inf, y) keep the sign of
+// the base for odd integral y; pow(-1, +-inf) = 1; a negative base with a
+// non-integral exponent is NaN. GLSL's pow / exp2 / log2 are undefined or
+// differ between drivers at all of these (SwiftShader's exp2(NaN) is +inf),
+// so the special cases are decided first and exp2(y log2 |x|) is used only
+// for finite nonzero bases. Squares and square roots are exact.
 float onnx_pow(float x, float y) {
-  if (y == 2.0) return x * x;
+  if (f_is_zero(floatBitsToUint(y)) || x == 1.0) return 1.0;
+  if (fm_is_nan(x) || fm_is_nan(y)) return fm_nan();
   if (y == 1.0) return x;
-  if (y == 0.0) return 1.0;
-  if (y == 0.5) return sqrt(x);
-  if (x >= 0.0) return x == 0.0 ? (y > 0.0 ? 0.0 : 1.0 / 0.0) : exp2(y * log2(x));
-  if (floor(y) != y) return uintBitsToFloat(0x7fc00000u);  // NaN
-  float m = exp2(y * log2(-x));
-  return mod(y, 2.0) == 1.0 ? -m : m;
+  if (y == 2.0) return x * x;
+  const float ax = abs(x);
+  if (isinf(y)) return ax == 1.0 ? 1.0 : ((ax > 1.0) == (y > 0.0) ? fm_inf() : 0.0);
+  const bool integral = floor(y) == y;
+  const bool odd = integral && abs(y) < 16777216.0 && mod(y, 2.0) == 1.0;
+  const bool neg = fm_is_neg(x);
+  if (f_is_zero(floatBitsToUint(x)) || isinf(x)) {
+    // |x|^y is 0 or inf: inf for (0, y < 0) and (inf, y > 0).
+    const float m = (y < 0.0) == isinf(x) ? 0.0 : fm_inf();
+    return neg && odd ? -m : m;
+  }
+  if (neg && !integral) return fm_nan();
+  const float m = y == 0.5 ? sqrt(ax) : exp2(y * fm_log2_pos(ax));
+  return neg && odd ? -m : m;
 }
 void main() {
   uint i = linear_index_256();

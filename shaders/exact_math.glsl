@@ -8,12 +8,14 @@
 //     computed exactly with Dekker's product, then one correction step) for
 //     |x|, |y|, |x / y| in [2^-100, 2^100]; outside that the driver's quotient.
 //     IEEE results for zeros, infinities and NaN (x / 0 = +-inf, 0 / 0 = NaN,
-//     inf / inf = NaN) in every range.
+//     inf / inf = NaN) in every range; subnormal operands divided exactly
+//     even where the driver flushes them to 0.
 //   fmod_exact(x, y): C fmod (sign of x), exact for all finite x and y.
-//   sin_reduced / cos_reduced / tan_reduced: the argument reduced to
-//     [-pi/4, pi/4] by multiples of pi/2 (Cody-Waite, pi/2 in four parts),
-//     then polynomials: sin and cos within ~2e-7 of the true value for |x|
-//     up to 1e5, tan within ~2e-7 relative to 1 + |tan x|.
+//   trig_reduced (sin, cos or tan): the argument reduced to
+//     [-pi/4, pi/4] by multiples of pi/2 (Cody-Waite, pi/2 in four parts,
+//     below 2^16; Payne-Hanek beyond), then polynomials: sin and cos within
+//     ~2e-7 of the true value for every finite x, tan within ~2e-7 relative
+//     to 1 + |tan x|.
 // A test build defines FM_EMULATE_GPU_DIV to make the raw division a
 // reciprocal that is one ULP off (FM_NO_DIV_CORRECTION: and to skip the
 // correction, the kernels as a plain `/` would be), showing that the helpers
@@ -52,7 +54,7 @@ void fm_two_prod(float a, float b, out float p, out float e) {
 
 bool fm_in_range(float v) { return abs(v) >= 7.8886091e-31 && abs(v) <= 1.2676506e30; }  // 2^-100, 2^100
 
-float div_rn(float x, float y) {
+float div_rn_normal(float x, float y) {
   const float q = fm_raw_div(x, y);
 #ifdef FM_NO_DIV_CORRECTION
   return q;
@@ -65,6 +67,25 @@ float div_rn(float x, float y) {
   return c;
 #endif
 }
+// A subnormal m 2^-149 as the integer m (exact), its exponent in e.
+float fm_unsubnormal(float v, out int e) {
+  const uint w = floatBitsToUint(v);
+  const bool sub = (w & 0x7fffffffu) != 0u && (w & 0x7fffffffu) < 0x00800000u;
+  e = sub ? -149 : 0;
+  return sub ? uintBitsToFloat(floatBitsToUint(float(w & 0x7fffffu)) | (w & 0x80000000u)) : v;
+}
+// A driver may flush subnormal operands to 0 (SwiftShader's 1e-40 / 1e-40
+// is NaN): they divide as integers, the quotient scaled back by two exact
+// powers of 2.
+float div_rn(float x, float y) {
+  int ex, ey;
+  const float xs = fm_unsubnormal(x, ex), ys = fm_unsubnormal(y, ey);
+  const float q = div_rn_normal(xs, ys);
+  if (ex == ey) return q;
+  const int d = ex - ey, d1 = d / 2;
+  precise const float r = (q * uintBitsToFloat(uint(127 + d1) << 23u)) * uintBitsToFloat(uint(127 + d - d1) << 23u);
+  return r;
+}
 
 // C fmod, exact for all finite x and y (the result has the sign of x): the
 // significands' remainder by binary long division, one doubling and
@@ -72,7 +93,8 @@ float div_rn(float x, float y) {
 // integer arithmetic only, then scaled back by y's exponent (exact: the
 // remainder is a multiple of y's unit in the last place).
 float fmod_exact(float x, float y) {
-  if (y == 0.0 || isnan(x) || isnan(y) || isinf(x)) return uintBitsToFloat(0x7fc00000u);
+  // y's zero test on the bits: a subnormal y is not 0 (a driver may flush it).
+  if ((floatBitsToUint(y) & 0x7fffffffu) == 0u || isnan(x) || isnan(y) || isinf(x)) return uintBitsToFloat(0x7fc00000u);
   const uint bx = floatBitsToUint(x) & 0x7fffffffu, by = floatBitsToUint(y) & 0x7fffffffu;
   if (isinf(y) || bx < by) return x;
   const int ex = max(int(bx >> 23u), 1), ey = max(int(by >> 23u), 1);
@@ -87,11 +109,58 @@ float fmod_exact(float x, float y) {
   return r == 0u ? uintBitsToFloat(sign) : uintBitsToFloat(floatBitsToUint(ldexp(float(r), ey - 150)) | sign);
 }
 
+// 2 / pi in binary, 224 bits after the point, behind one word of zeros (so
+// that a window may start before the point).
+const uint FM_TWO_OVER_PI[8] = uint[8](0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u,
+                                       0x3c439041u, 0xfe5163abu);
+// Payne-Hanek reduction for 2^16 <= |x| < inf: |x| = m 2^(e - 23) with an
+// integer m < 2^24, so x * 2 / pi = m * (bits of 2 / pi scaled by 2^(e - 23));
+// the bits that make multiples of 4 drop out, and a 96-bit window of 2 / pi
+// starting at weight 2 gives the quadrant (two integer bits) and 62 fraction
+// bits. The fraction f, taken in [-1/2, 1/2), is converted from two pieces
+// (no cancellation), and r = f pi / 2 is within 2 ULP.
+float fm_reduce_half_pi_large(float x, out int quadrant) {
+  const uint w = floatBitsToUint(x) & 0x7fffffffu;
+  const uint m = (w & 0x7fffffu) | 0x800000u;
+  const uint g0 = (w >> 23u) - 127u + 7u;  // bit of FM_TWO_OVER_PI at weight 2
+  const uint word = g0 >> 5u, sh = g0 & 31u;
+  // Words word .. word + 3 shifted left by sh (sh = 0: a 32-bit shift of the
+  // next word would be undefined, so it is masked out).
+  const uint a0 = FM_TWO_OVER_PI[word], a1 = FM_TWO_OVER_PI[word + 1u], a2 = FM_TWO_OVER_PI[word + 2u],
+             a3 = FM_TWO_OVER_PI[word + 3u];
+  const uint nsh = (32u - sh) & 31u, keep = sh == 0u ? 0u : 0xffffffffu;
+  uint h0, l0, h1, l1, h2, l2, c1, c2;
+  umulExtended(m, (a0 << sh) | ((a1 >> nsh) & keep), h0, l0);
+  umulExtended(m, (a1 << sh) | ((a2 >> nsh) & keep), h1, l1);
+  umulExtended(m, (a2 << sh) | ((a3 >> nsh) & keep), h2, l2);
+  const uint r1 = uaddCarry(h2, l1, c1);                 // bits 32..63
+  const uint r2 = uaddCarry(h1 + c1, l0, c2);  // bits 64..95 (a carry beyond adds a multiple of 4)
+  uint q = r2 >> 30u;
+  uint fhi = r2 & 0x3fffffffu, flo = r1;  // fraction: 30 + 32 bits
+  bool negf = (fhi & 0x20000000u) != 0u;  // f >= 1/2: take f - 1, quadrant + 1
+  if (negf) {
+    q += 1u;
+    uint borrow;
+    flo = usubBorrow(0u, flo, borrow);
+    fhi = (0x40000000u - fhi - borrow) & 0x3fffffffu;
+  }
+  precise const float f = float(fhi) * 9.313225746154785e-10 + float(flo) * 2.168404344971009e-19;  // 2^-30, 2^-62
+  precise float r = f * 1.5707963267948966;
+  if (negf) r = -r;
+  if (x < 0.0) {
+    r = -r;
+    q = 4u - (q & 3u);
+  }
+  quadrant = int(q & 3u);
+  return r;
+}
+
 // x - k * pi / 2 for k = round(x * 2 / pi), pi / 2 split into four floats,
 // the first three with 8 significant bits, so that k times each is exact for
 // |k| < 2^16 and each subtraction is exact or rounds a value below pi / 4
-// (Cody-Waite).
+// (Cody-Waite); from |x| = 2^16 on, Payne-Hanek.
 float fm_reduce_half_pi(float x, out int quadrant) {
+  if (abs(x) >= 65536.0) return fm_reduce_half_pi_large(x, quadrant);
   precise const float k = roundEven(x * 0.63661975);
   precise const float r1 = x - k * 1.5703125;
   precise const float r2 = r1 - k * 4.84466552734375e-4;
@@ -112,26 +181,24 @@ float fm_cos_poly(float r) {
       1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3 + r2 * 2.443315711809948e-5));
   return c;
 }
-float sin_reduced(float x) {
+// sin (which = 0), cos (1) or tan (2) of x, one reduction for the three
+// (every call site of a helper is a copy in the compiled kernel). sin x and
+// tan x round to x below 2^-12 (keeping -0 and subnormals); tan(r + q pi / 2)
+// is tan(r) for even q and -1 / tan(r) for odd q.
+float trig_reduced(float x, uint which) {
   if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
-  int q;
-  const float r = fm_reduce_half_pi(x, q);
-  const float v = (q & 1) == 0 ? fm_sin_poly(r) : fm_cos_poly(r);
-  return q >= 2 ? -v : v;
-}
-float cos_reduced(float x) {
-  if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
-  int q;
-  const float r = fm_reduce_half_pi(x, q);
-  const float v = (q & 1) == 0 ? fm_cos_poly(r) : fm_sin_poly(r);
-  return (q == 1 || q == 2) ? -v : v;
-}
-// tan(r + q pi / 2) is tan(r) for even q and -1 / tan(r) for odd q.
-float tan_reduced(float x) {
-  if (isinf(x) || isnan(x)) return uintBitsToFloat(0x7fc00000u);
+  if (which != 1u && abs(x) < 2.44140625e-4) return x;
   int q;
   const float r = fm_reduce_half_pi(x, q);
   const float s = fm_sin_poly(r), c = fm_cos_poly(r);
-  return (q & 1) == 0 ? div_rn(s, c) : -div_rn(c, s);
+  if (which == 2u) {
+    // Neither is subnormal (no float x lies that close to a multiple of
+    // pi / 2), so the operands need no rescaling: div_rn_normal.
+    const float t = div_rn_normal((q & 1) == 0 ? s : c, (q & 1) == 0 ? c : s);
+    return (q & 1) == 0 ? t : -t;
+  }
+  if (which == 1u) q += 1;  // cos x = sin(x + pi / 2)
+  const float v = (q & 1) == 0 ? s : c;
+  return (q & 2) != 0 ? -v : v;
 }
 #endif

@@ -192,10 +192,8 @@ void store_row(uint bz, uint m, uint n0, vec4 lo, vec4 hi, vec4 blo, vec4 bhi) {
                         fetch1(bias_t, r + min(n0 + 6u, nl) * SCN), fetch1(bias_t, r + min(n0 + 7u, nl) * SCN));
     }
   }
-  lo = vec4(apply_act(lo.x, ACT, ACT_A, ACT_B), apply_act(lo.y, ACT, ACT_A, ACT_B),
-            apply_act(lo.z, ACT, ACT_A, ACT_B), apply_act(lo.w, ACT, ACT_A, ACT_B));
-  hi = vec4(apply_act(hi.x, ACT, ACT_A, ACT_B), apply_act(hi.y, ACT, ACT_A, ACT_B),
-            apply_act(hi.z, ACT, ACT_A, ACT_B), apply_act(hi.w, ACT, ACT_A, ACT_B));
+  lo = apply_act4(lo, ACT, ACT_A, ACT_B);
+  hi = apply_act4(hi, ACT, ACT_A, ACT_B);
   const uint o = (bz * M + m) * N + n0;
   if (N % 4u == 0u) {  // o % 4 == 0 and n0 + 3 < N
     y4[o / 4u] = lo;

@@ -64,7 +64,7 @@ uint reduced_offset(uint r) {
 // Log-sum-exp pairs: (m, s) stands for s = Σ exp(v − m); the empty set is
 // (−FLT_MAX, 0). Rescales s to a maximum mm >= m (exactly when m == mm, so
 // that infinite maxima merge without inf − inf).
-float rescaled(float s, float m, float mm) { return (s == 0.0 || m == mm) ? s : s * exp(m - mm); }
+float rescaled(float s, float m, float mm) { return (s == 0.0 || m == mm) ? s : s * fm_exp(m - mm); }
 
 void main() {
   uint i = linear_index_256();
@@ -80,12 +80,13 @@ void main() {
   // acc: the running result (log-sum-exp: the running maximum m, with s).
   // The empty set's value (a part with no elements, or a reduction over an
   // extent read back that is 0): 1 for a product, -inf / +inf for a maximum
-  // / minimum (so an empty part never wins a merge), 0 for the sums.
+  // / minimum (so an empty part never wins a merge), -0 for the sums (the
+  // identity of IEEE addition: a sum of -0s is -0, as in ONNX Runtime).
   float acc = OP == 4u ? 1.0
             : OP == 8u ? -3.402823466e38
             : OP == 2u ? uintBitsToFloat(0xff800000u)
             : OP == 3u ? uintBitsToFloat(0x7f800000u)
-                       : 0.0;
+                       : uintBitsToFloat(0x80000000u);
   float s = 0.0;
   bool first = true;
   for (uint k = part; k < RCOUNT; k += PARTS) {
@@ -93,9 +94,13 @@ void main() {
     if (OP == 8u) {
       float pm = IN_PARTIALS == 1u ? x[2u * off] : x[off];
       float ps = IN_PARTIALS == 1u ? x[2u * off + 1u] : 1.0;
-      float mm = max(acc, pm);
-      s = rescaled(s, acc, mm) + rescaled(ps, pm, mm);
-      acc = mm;
+      if (fm_is_nan(pm) || fm_is_nan(ps)) {
+        s = fm_nan();  // sticks: GLSL's max may drop a NaN
+      } else {
+        float mm = max(acc, pm);
+        s = rescaled(s, acc, mm) + rescaled(ps, pm, mm);
+        acc = mm;
+      }
     } else {
       float v = x[off];
       if (IN_PARTIALS == 0u) v = OP == 5u ? abs(v) : ((OP == 6u || OP == 9u) ? v * v : v);
@@ -116,13 +121,13 @@ void main() {
     return;
   }
   // The last stage has PARTS = 1, so i is the output index. A sum of 0 (the
-  // empty set, or zeros) has the logarithm -inf, written as such: a
-  // driver's log(0) may be a large finite negative value instead
-  // (SwiftShader: -88.03), and -FLT_MAX + log(0) would round to -FLT_MAX.
+  // empty set, or zeros) has the logarithm -inf, written as such (fm_log: a
+  // driver's log(0) may be a large finite negative value instead, and
+  // -FLT_MAX + log(0) would round to -FLT_MAX); a NaN in the set gives NaN.
   const float neg_inf = uintBitsToFloat(0xff800000u);
-  if (OP == 8u) acc = isinf(acc) ? acc : (s == 0.0 ? neg_inf : acc + log(s));
+  if (OP == 8u) acc = fm_is_nan(s) ? s : isinf(acc) ? acc : (s == 0.0 ? neg_inf : acc + fm_log(s));
   else if (OP == 1u) acc /= float(COUNT);
   else if (OP == 6u) acc = sqrt(acc);
-  else if (OP == 7u) acc = acc == 0.0 ? neg_inf : log(acc);
+  else if (OP == 7u) acc = fm_log(acc);
   y[i] = acc;
 }

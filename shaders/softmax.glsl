@@ -26,7 +26,7 @@ shared uint sfirst;
 
 // A pair (m, s) stands for sum(exp(v - m)) over a set of values whose maximum
 // is m; the empty set is (-FLT_MAX, 0). Rescales s to a maximum mm >= m.
-float rescaled(float s, float m, float mm) { return s == 0.0 ? 0.0 : s * exp(m - mm); }
+float rescaled(float s, float m, float mm) { return s == 0.0 ? 0.0 : s * fm_exp(m - mm); }
 
 void main() {
   uint row = linear_group();
@@ -37,7 +37,7 @@ void main() {
   float m = -3.402823466e38, s = 0.0;
   for (uint k = t; k < AXIS; k += 64u) {
     float v = x[base + k * INNER];
-    if (v > m) { s = s * exp(m - v) + 1.0; m = v; } else { s += exp(v - m); }
+    if (v > m) { s = s * fm_exp(m - v) + 1.0; m = v; } else { s += fm_exp(v - m); }
   }
 #ifdef SUBGROUP_REDUCE
   // Within the subgroup: the subgroup's maximum, every pair rescaled to it
@@ -74,10 +74,17 @@ void main() {
   }
   float gm = smax[0], sum = ssum[0];
 #endif
+  // As ONNX Runtime (x - max, exp, sum): a NaN in the row makes the sum NaN
+  // (fm_exp keeps it: SwiftShader's exp(NaN) is +inf), and so does a +inf
+  // maximum (inf - inf); a row of -inf has the sum 0, and both then give NaN
+  // everywhere (0 * inf, -inf - -inf: fm_log(0) is -inf on every driver).
+  if (isinf(gm)) sum = fm_nan();
   float inv = 1.0 / sum;
   if (MODE == 1u) {
-    float lse = gm + log(sum);
-    for (uint k = t; k < AXIS; k += 64u) y[base + k * INNER] = x[base + k * INNER] - lse;
+    // (x - max) - log(sum), in ONNX Runtime's order: max + log(sum) would
+    // round away log(sum) next to a large maximum.
+    float ls = fm_log(sum);
+    for (uint k = t; k < AXIS; k += 64u) y[base + k * INNER] = (x[base + k * INNER] - gm) - ls;
   } else if (MODE == 2u) {
     if (t == 0u) {
       uint first = 0u;
@@ -88,6 +95,6 @@ void main() {
     uint f = sfirst;
     for (uint k = t; k < AXIS; k += 64u) y[base + k * INNER] = k == f ? 1.0 : 0.0;
   } else {
-    for (uint k = t; k < AXIS; k += 64u) y[base + k * INNER] = exp(x[base + k * INNER] - gm) * inv;
+    for (uint k = t; k < AXIS; k += 64u) y[base + k * INNER] = fm_exp(x[base + k * INNER] - gm) * inv;
   }
 }

@@ -31,6 +31,8 @@ void main() {
   }
   float m = uintBitsToFloat(stats[2u * row]), s = uintBitsToFloat(stats[2u * row + 1u]);
   float v = x[e];
-  // As softmax.glsl: exp(v − m) / s, or v − (m + log s).
-  y[e] = MODE == 1u ? v - (m + log(s)) : exp(v - m) * (1.0 / s);
+  // As softmax.glsl: exp(v − m) / s, or (v − m) − log s; NaN for the whole
+  // row when it holds NaN (s is NaN) or +inf (m).
+  if (isinf(m)) s = fm_nan();
+  y[e] = MODE == 1u ? (v - m) - fm_log(s) : fm_exp(v - m) * (1.0 / s);
 }

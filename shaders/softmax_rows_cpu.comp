@@ -29,11 +29,12 @@ void main() {
   float m = -3.402823466e38, s = 0.0;
   for (uint k = 0u; k < AXIS; ++k) {
     float v = LOAD_X(base + k * INNER);
-    if (v > m) { s = s * exp(m - v) + 1.0; m = v; } else { s += exp(v - m); }
+    if (v > m) { s = s * fm_exp(m - v) + 1.0; m = v; } else { s += fm_exp(v - m); }
   }
+  if (isinf(m)) s = fm_nan();  // special values as in softmax.glsl
   if (MODE == 1u) {
-    float lse = m + log(s);
-    for (uint k = 0u; k < AXIS; ++k) y[base + k * INNER] = LOAD_X(base + k * INNER) - lse;
+    float ls = fm_log(s);
+    for (uint k = 0u; k < AXIS; ++k) y[base + k * INNER] = (LOAD_X(base + k * INNER) - m) - ls;
   } else if (MODE == 2u) {
     // The first element equal to the maximum (the last one when none is, as
     // in softmax.glsl: all -inf or NaN).
@@ -42,6 +43,6 @@ void main() {
     for (uint k = 0u; k < AXIS; ++k) y[base + k * INNER] = k == first ? 1.0 : 0.0;
   } else {
     float inv = 1.0 / s;
-    for (uint k = 0u; k < AXIS; ++k) y[base + k * INNER] = exp(LOAD_X(base + k * INNER) - m) * inv;
+    for (uint k = 0u; k < AXIS; ++k) y[base + k * INNER] = fm_exp(LOAD_X(base + k * INNER) - m) * inv;
   }
 }

@@ -22,8 +22,7 @@ void main() {
   const uint i = linear_index_256();
   if (i * 4u >= N) return;
   const vec4 v = texelFetch(x_t, int(i));
-  const vec4 r = vec4(apply_act(v.x, ACT, ACT_A, ACT_B), apply_act(v.y, ACT, ACT_A, ACT_B),
-                      apply_act(v.z, ACT, ACT_A, ACT_B), apply_act(v.w, ACT, ACT_A, ACT_B));
+  const vec4 r = apply_act4(v, ACT, ACT_A, ACT_B);
   if (i * 4u + 4u <= N) {
     y4[i] = r;
   } else {

@@ -1,7 +1,8 @@
 """Compares output directories with ONNX Runtime's, element by element.
 
 usage: compare_outputs.py LABEL REF_DIR GOT_DIR [REF_DIR GOT_DIR ...]
-                          [--tol T] [--bitwise] [--approx-suffix S --approx-tol T2]
+                          [--tol T] [--signed-zeros] [--bitwise]
+                          [--approx-suffix S --approx-tol T2]
 
 Each directory holds what tools/reference/ort_run.js (REF_DIR) and oaax-run
 --outputs (GOT_DIR) write: manifest.json, a list of
@@ -9,8 +10,10 @@ Each directory holds what tools/reference/ort_run.js (REF_DIR) and oaax-run
 (little-endian, row-major). Every pair must list the same output names in the
 same order; each output must have the same dtype and shape, and then:
   - integers and bools: exactly equal;
-  - floats (default): NaN exactly where the reference has NaN, and elsewhere
-    |got - ref| <= T * (1 + |ref|) (T = --tol, default 1e-5);
+  - floats (default): NaN exactly where the reference has NaN, +inf and -inf
+    exactly where it has them, and elsewhere |got - ref| <= T * (1 + |ref|)
+    (T = --tol, default 1e-5); with --signed-zeros also the sign of every
+    zero the reference gives (1 / x of it is +-inf);
   - floats with --bitwise: the same bits (any NaN matches any NaN), except the
     outputs whose names end with --approx-suffix, which are compared as in the
     default mode with T2 = --approx-tol (default 1e-6). For outputs whose exact
@@ -27,7 +30,7 @@ import sys
 import numpy as np
 
 
-def compare_one(name, a, b, tol):
+def compare_one(name, a, b, tol, signed_zeros=False):
     """Returns None when float or integer arrays a (reference) and b agree."""
     if a.dtype.kind != "f":
         if np.array_equal(a, b):
@@ -38,7 +41,17 @@ def compare_one(name, a, b, tol):
     if not np.array_equal(nan, np.isnan(b)):
         i = int(np.argmax(nan != np.isnan(b)))
         return f"{name}: NaN where ONNX Runtime has none or the reverse; element {i} is {b[i]!r}, ONNX Runtime {a[i]!r}"
-    rel = np.abs(a.astype(np.float64) - b)[~nan] / (1 + np.abs(a[~nan].astype(np.float64)))
+    inf = np.isinf(a) | np.isinf(b)
+    if not np.array_equal(a[inf], b[inf]):
+        i = int(np.flatnonzero(inf & (a != b))[0])
+        return f"{name}: infinity where ONNX Runtime differs; element {i} is {b[i]!r}, ONNX Runtime {a[i]!r}"
+    if signed_zeros:
+        zero = (a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))
+        if zero.any():
+            i = int(np.argmax(zero))
+            return f"{name}: sign of zero differs; element {i} is {b[i]!r}, ONNX Runtime {a[i]!r}"
+    nan = nan | inf
+    rel = np.abs(a[~nan].astype(np.float64) - b[~nan]) / (1 + np.abs(a[~nan].astype(np.float64)))
     err = float(np.max(rel, initial=0.0))
     if err <= tol:
         return None
@@ -61,6 +74,7 @@ def main():
     ap.add_argument("label")
     ap.add_argument("dirs", nargs="+", metavar="REF_DIR GOT_DIR")
     ap.add_argument("--tol", type=float, default=1e-5)
+    ap.add_argument("--signed-zeros", action="store_true")
     ap.add_argument("--bitwise", action="store_true")
     ap.add_argument("--approx-suffix", default=None)
     ap.add_argument("--approx-tol", type=float, default=1e-6)
@@ -88,7 +102,7 @@ def main():
             if args.bitwise and a.dtype.kind == "f" and not approx:
                 problem = compare_bitwise(r["name"], a, b)
             else:
-                problem = compare_one(r["name"], a, b, args.approx_tol if approx else args.tol)
+                problem = compare_one(r["name"], a, b, args.approx_tol if approx else args.tol, args.signed_zeros)
             if problem:
                 bad.append(problem)
     if bad:
