@@ -85,6 +85,33 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("[11, 4]", v["why"])
 
+    def test_near_tied_scores_may_come_in_either_order(self):
+        d = dict(self.detections(6))
+        masks = np.random.default_rng(2).uniform(0, 1, (6, 1, 5, 7)).astype(np.float32)
+        scores = np.array([0.9, 0.8, 0.58023596, 0.58023524, 0.5, 0.4], np.float32)
+        ref = [("boxes", d["boxes"]), ("labels", d["labels"]), ("scores", scores), ("masks", masks)]
+        empty = [(n, a[:0]) for n, a in ref]
+
+        def swapped(i, j):
+            order = np.arange(6)
+            order[[i, j]] = order[[j, i]]
+            return {"image": [(n, a[order].copy()) for n, a in ref], "blank": empty}
+
+        refs = {"image": ref, "blank": empty}
+        # Scores 7.2e-7 apart (within the 1e-4 tolerance): either order matches.
+        rc, v = self.run_compare("detection", refs, swapped(2, 3))
+        self.assertEqual(rc, 0, v)
+        # 0.1 apart: the order is the model's, a swap is a difference.
+        rc, v = self.run_compare("detection", refs, swapped(0, 1))
+        self.assertEqual(rc, 1)
+        self.assertIn("labels", v["why"])
+        # Near-tied, but the result's boxes are not the reference's: no pairing.
+        got = swapped(2, 3)
+        got["image"][0][1][2] += 1.0
+        rc, v = self.run_compare("detection", refs, got)
+        self.assertEqual(rc, 1)
+        self.assertIn("boxes", v["why"])
+
     def test_blank_must_be_empty_in_the_reference(self):
         d = self.detections(3)
         rc, v = self.run_compare("detection", {"image": d, "blank": d}, {"image": d, "blank": d})

@@ -1098,7 +1098,12 @@ class Lowerer {
         return NodeError(n, "input '" + n.inputs[k] + "' must be float32/float64, got " + DTypeName(T(n.inputs[k]).dtype));
     const Shape& xs = T(n.inputs[0]).shape;
     const Shape& ys = T(n.outputs[0]).shape;
-    std::string mode = n.GetString("mode", "avg"), ctm = n.GetString("coordinate_transformation_mode", "half_pixel");
+    // RoiAlign-10 has no coordinate_transformation_mode: its sample grid is
+    // the one RoiAlign-16 calls output_half_pixel (no half-pixel shift, ROI
+    // sizes at least 1), which torchvision's aligned=False exports rely on.
+    // The half_pixel default applies from opset 16 on.
+    std::string mode = n.GetString("mode", "avg"),
+                ctm = n.GetString("coordinate_transformation_mode", g_.opset < 16 ? "output_half_pixel" : "half_pixel");
     if (mode != "avg" && mode != "max") return NodeError(n, "mode '" + mode + "' is not supported (avg, max)");
     if (ctm != "half_pixel" && ctm != "output_half_pixel")
       return NodeError(n, "coordinate_transformation_mode '" + ctm + "' is not supported");
