@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Tests of tests/zoo/compare.py's criteria on synthetic outputs, the
-detector ones included (no detector converts end to end yet, so the zoo runs
-cannot exercise them): each case writes a reference and a result in the
+detector ones included (cases the zoo's real outputs rarely meet: near ties,
+swapped detections, empty results): each case writes a reference and a result in the
 manifest form and checks the verdict and its reason."""
 import json
 import os
