@@ -192,10 +192,10 @@ void store_row(uint bz, uint m, uint n0, vec4 lo, vec4 hi, vec4 blo, vec4 bhi) {
                         fetch1(bias_t, r + min(n0 + 6u, nl) * SCN), fetch1(bias_t, r + min(n0 + 7u, nl) * SCN));
     }
   }
-  lo = vec4(apply_act(lo.x, ACT, ACT_A, ACT_B), apply_act(lo.y, ACT, ACT_A, ACT_B),
-            apply_act(lo.z, ACT, ACT_A, ACT_B), apply_act(lo.w, ACT, ACT_A, ACT_B));
-  hi = vec4(apply_act(hi.x, ACT, ACT_A, ACT_B), apply_act(hi.y, ACT, ACT_A, ACT_B),
-            apply_act(hi.z, ACT, ACT_A, ACT_B), apply_act(hi.w, ACT, ACT_A, ACT_B));
+  for (uint j = 0u; j < 4u; ++j) {  // two call sites of apply_act, see main
+    lo[j] = apply_act(lo[j], ACT, ACT_A, ACT_B);
+    hi[j] = apply_act(hi[j], ACT, ACT_A, ACT_B);
+  }
   const uint o = (bz * M + m) * N + n0;
   if (N % 4u == 0u) {  // o % 4 == 0 and n0 + 3 < N
     y4[o / 4u] = lo;
@@ -237,12 +237,15 @@ void main() {
     bhi = vec4(fetch1(bias_t, min(n0 + 4u, nl) * SCN), fetch1(bias_t, min(n0 + 5u, nl) * SCN),
                fetch1(bias_t, min(n0 + 6u, nl) * SCN), fetch1(bias_t, min(n0 + 7u, nl) * SCN));
   }
-  store_row(bz, m0, n0, acc0, acc1, blo, bhi);
-  store_row(bz, m0 + 1u, n0, acc2, acc3, blo, bhi);
-  store_row(bz, m0 + 2u, n0, acc4, acc5, blo, bhi);
-  store_row(bz, m0 + 3u, n0, acc6, acc7, blo, bhi);
-  store_row(bz, m0 + 4u, n0, acc8, acc9, blo, bhi);
-  store_row(bz, m0 + 5u, n0, acc10, acc11, blo, bhi);
-  store_row(bz, m0 + 6u, n0, acc12, acc13, blo, bhi);
-  store_row(bz, m0 + 7u, n0, acc14, acc15, blo, bhi);
+  // Row by row, the accumulators shifting down so that row m0 + i is in
+  // acc0/acc1: one call site of store_row (and so of apply_act). The driver
+  // inlines every call before it folds the activation to the one ACT
+  // selects, so eight call sites of store_row with eight of apply_act each
+  // made pipeline creation 20 times slower (lavapipe); the loops unroll once
+  // the constants are folded.
+  for (uint i = 0u; i < 8u; ++i) {
+    store_row(bz, m0 + i, n0, acc0, acc1, blo, bhi);
+    acc0 = acc2; acc1 = acc3; acc2 = acc4; acc3 = acc5; acc4 = acc6; acc5 = acc7; acc6 = acc8; acc7 = acc9;
+    acc8 = acc10; acc9 = acc11; acc10 = acc12; acc11 = acc13; acc12 = acc14; acc13 = acc15;
+  }
 }
