@@ -238,11 +238,11 @@ void main() {
                fetch1(bias_t, min(n0 + 6u, nl) * SCN), fetch1(bias_t, min(n0 + 7u, nl) * SCN));
   }
   // Row by row, the accumulators shifting down so that row m0 + i is in
-  // acc0/acc1: one call site of store_row (and so of apply_act). The driver
-  // inlines every call before it folds the activation to the one ACT
-  // selects, so eight call sites of store_row with eight of apply_act each
-  // made pipeline creation 20 times slower (lavapipe); the loops unroll once
-  // the constants are folded.
+  // acc0/acc1: one call site of store_row (and so of apply_act). A driver
+  // that inlines every call before it folds the activation to the one ACT
+  // selects (lavapipe) would copy apply_act 64 times for eight call sites,
+  // 20 times the pipeline creation time; the loops unroll once the constants
+  // are folded.
   for (uint i = 0u; i < 8u; ++i) {
     store_row(bz, m0 + i, n0, acc0, acc1, blo, bhi);
     acc0 = acc2; acc1 = acc3; acc2 = acc4; acc3 = acc5; acc4 = acc6; acc5 = acc7; acc6 = acc8; acc7 = acc9;
