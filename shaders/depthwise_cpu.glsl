@@ -237,10 +237,8 @@ void main() {
       a3 += res4(o, ow0, 3u);
     }
   }
-  store4(o, ow0, 0u, act4(a0));
-  store4(o, ow0, 1u, act4(a1));
-  if (BW == 16u) {
-    store4(o, ow0, 2u, act4(a2));
-    store4(o, ow0, 3u, act4(a3));
+  for (uint q = 0u; q < BW / 4u; ++q) {  // a<q> shifting down into a0
+    store4(o, ow0, q, act4(a0));
+    a0 = a1; a1 = a2; a2 = a3;
   }
 }

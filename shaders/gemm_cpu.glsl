@@ -235,12 +235,15 @@ void main() {
     bhi = vec4(fetch1(bias_t, min(n0 + 4u, nl) * SCN), fetch1(bias_t, min(n0 + 5u, nl) * SCN),
                fetch1(bias_t, min(n0 + 6u, nl) * SCN), fetch1(bias_t, min(n0 + 7u, nl) * SCN));
   }
-  store_row(bz, m0, n0, acc0, acc1, blo, bhi);
-  store_row(bz, m0 + 1u, n0, acc2, acc3, blo, bhi);
-  store_row(bz, m0 + 2u, n0, acc4, acc5, blo, bhi);
-  store_row(bz, m0 + 3u, n0, acc6, acc7, blo, bhi);
-  store_row(bz, m0 + 4u, n0, acc8, acc9, blo, bhi);
-  store_row(bz, m0 + 5u, n0, acc10, acc11, blo, bhi);
-  store_row(bz, m0 + 6u, n0, acc12, acc13, blo, bhi);
-  store_row(bz, m0 + 7u, n0, acc14, acc15, blo, bhi);
+  // Row by row, the accumulators shifting down so that row m0 + i is in
+  // acc0/acc1: one call site of store_row (and so of apply_act). A driver
+  // that inlines every call before it folds the activation to the one ACT
+  // selects (lavapipe) would copy apply_act 64 times for eight call sites,
+  // 20 times the pipeline creation time; the loops unroll once the constants
+  // are folded.
+  for (uint i = 0u; i < 8u; ++i) {
+    store_row(bz, m0 + i, n0, acc0, acc1, blo, bhi);
+    acc0 = acc2; acc1 = acc3; acc2 = acc4; acc3 = acc5; acc4 = acc6; acc5 = acc7; acc6 = acc8; acc7 = acc9;
+    acc8 = acc10; acc9 = acc11; acc10 = acc12; acc11 = acc13; acc12 = acc14; acc13 = acc15;
+  }
 }

@@ -11,12 +11,15 @@
 #define OAAXVK_PARAMS_GLSL
 layout(set = 1, binding = 0) uniform Params_ { uvec4 params_v4[1024]; };
 // Branch-free (an OpSelect, not control flow per use): the load is dead code
-// once a static value has folded the condition.
+// once a static value has folded the condition. PARAM_U is a macro, not a
+// call of param_u: a kernel uses it hundreds of times after macro expansion,
+// and a driver that inlines every call before folding the constants (Mesa's
+// lavapipe) spends most of vkCreateComputePipelines on those copies.
 uint param_u(uint c) {
   const uint p = params_v4[(c >> 2u) & 0x3FFu][c & 3u];
   return (c & 0xFFFF0000u) == 0x7FFF0000u ? p : c;
 }
-#define PARAM_U(c) param_u(c)
+#define PARAM_U(c) mix((c), params_v4[((c) >> 2u) & 0x3FFu][(c) & 3u], ((c) & 0xFFFF0000u) == 0x7FFF0000u)
 bool param_is_slot(uint c) { return (c & 0xFFFF0000u) == 0x7FFF0000u; }
 
 // n / d for n < 2^31 and d >= 1 through the float reciprocal with two integer
