@@ -558,8 +558,12 @@ Status CheckSample(const Program& canonical, const SymContext& ctx, const Progra
         ck.Field(c.bytes, sample.values[v].bytes.value(), false, "the size in bytes of tensor '" + c.tensor + "'"));
     // A constant computed at conversion from a symbol (a run-time value that
     // a decomposition read as a number) would be baked into the bundle at
-    // the maximum: its contents must be the same at every point.
-    if ((c.kind == BufferKind::kWeights || c.kind == BufferKind::kWeightsF16) && c.data != sample.values[v].data)
+    // the maximum: its contents must be the same at every point. A binary16
+    // copy compiled without its bytes (LowerOptions::f16_data) is settled by
+    // its float32 source, a kWeights value compared here as well.
+    const bool f16_unset = c.kind == BufferKind::kWeightsF16 && sample.values[v].data.empty();
+    if ((c.kind == BufferKind::kWeights || (c.kind == BufferKind::kWeightsF16 && !f16_unset)) &&
+        c.data != sample.values[v].data)
       return Unimplemented("dynamic shapes: the constant '" + c.tensor + "' is computed at conversion from " +
                            "a dimension or run-time value and differs" + at +
                            ": the operator that reads it needs it at conversion; bind the input (config.json "

@@ -37,6 +37,16 @@ bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16
   return true;
 }
 
+bool WeightsFitFloat16(const std::vector<uint8_t>& f32) {
+  const size_t n = f32.size() / 4;
+  for (size_t i = 0; i < n; ++i) {
+    float f;
+    std::memcpy(&f, f32.data() + 4 * i, 4);
+    if (!(std::fabs(f) <= kMaxFloat16)) return false;  // also NaN
+  }
+  return true;
+}
+
 void Grid1D(const Dim& groups, Dim out[3]) {
   const Dim g = Max(groups, 1);
   out[0] = Min(g, 65535);
@@ -405,12 +415,14 @@ class Lowerer {
     const Value& src = p_.values[v];
     const Tensor* t = g_.FindTensor(src.tensor);
     std::vector<uint8_t> half;
-    if (src.kind == BufferKind::kWeights && t && IsFloatLike(t->dtype) && WeightsToFloat16(src.data, &half)) {
+    const bool fits = src.kind == BufferKind::kWeights && t && IsFloatLike(t->dtype) &&
+                      (options_.f16_data ? WeightsToFloat16(src.data, &half) : WeightsFitFloat16(src.data));
+    if (fits) {
       Value c;
       c.tensor = src.tensor;
       c.kind = BufferKind::kWeightsF16;
-      c.bytes = half.size();
-      c.data = std::move(half);
+      c.bytes = static_cast<int64_t>(src.data.size() / 4 * 2);
+      c.data = std::move(half);  // empty without options_.f16_data
       p_.values.push_back(std::move(c));
       copy = static_cast<int>(p_.values.size() - 1);
     }

@@ -149,6 +149,9 @@ constexpr float kMaxFloat16 = 65504.f;
 // float32 words `f32` (4 bytes per element), or false when an element is not
 // finite or beyond +-kMaxFloat16.
 bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16);
+// Whether WeightsToFloat16 accepts `f32` (every element finite and within
+// +-kMaxFloat16), without making the copy.
+bool WeightsFitFloat16(const std::vector<uint8_t>& f32);
 
 // Conversion choices that change what the bundle carries.
 struct LowerOptions {
@@ -157,6 +160,13 @@ struct LowerOptions {
   // device_variants). false: smaller bundles, those rows run the fp32
   // conv2d_gemm_gpu / gemm_gpu; the subgroup rows are emitted either way.
   bool fp16_weights = true;
+  // false: each weights_f16 value is chosen as with true (its float32 source
+  // fits binary16) but carries no bytes. For a compile whose program is only
+  // compared, never written (driver/dynamic.h CheckSample): the binary16 copy
+  // is a function of its source's bytes, which are compared themselves, and
+  // converting every weight again at each check point dominates the time of
+  // a dynamic-shape conversion of a large model.
+  bool f16_data = true;
 };
 
 // Fails (naming the node) for nodes that cannot run on the device:
