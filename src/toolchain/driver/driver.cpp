@@ -555,7 +555,9 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       // checked in order (driver/check_points.h), with progress on the
       // console, as a large model takes minutes here.
       LowerOptions sample_lopt = lopt;
-      sample_lopt.f16_data = false;  // compared through their float32 sources (CheckSample)
+      sample_lopt.weight_bytes = false;  // constants compared by their digests (CheckSample)
+      for (Value& v : r->program.values)
+        if (v.kind == BufferKind::kWeights) v.digest = WeightsDigest(v.data);
       const size_t workers = CheckPointWorkers();
       if (console)
         console(StrFormat("Dynamic shapes: checking the program at %zu more points (%zu threads)", todo.size(),
