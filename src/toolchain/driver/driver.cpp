@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "toolchain/driver/check_points.h"
 #include "toolchain/driver/dynamic.h"
 #include "toolchain/driver/loop_symbols.h"
 #include "toolchain/ir/loop_reads.h"
@@ -334,6 +335,9 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     // Decided symbols of data-dependent extents (FindDecidedExtents): symbol
     // name -> the node writing the extent.
     std::map<std::string, std::string> extent_nodes;
+    // The model is imported at every check point: its file is read once.
+    StatusOr<OnnxFile> model_file = ReadOnnxFile(in->model_path, ImportOptions().max_model_bytes);
+    if (!model_file.ok()) return fail(model_file.status());
     // Imports the model with every symbol at its value in `point`; the graph
     // inputs' symbolic dimensions become Dims of `ctx` (nullptr: static).
     auto import_at = [&](const std::vector<int64_t>& point, SymContext* ctx, ImportReport* rep) -> StatusOr<Graph> {
@@ -379,7 +383,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
             iopt.input_shapes[input][d] = point[index.at(names[d])];
             iopt.symbolic_inputs.insert(input);
           }
-      OAAXVK_ASSIGN_OR_RETURN(Graph g, ImportOnnxFile(in->model_path, iopt, rep));
+      OAAXVK_ASSIGN_OR_RETURN(Graph g, ImportOnnxBytes(model_file->bytes, model_file->dir, iopt, rep));
       for (const auto& [input, ks] : value_symbols) {
         rep->bound_inputs.erase(input);  // not bound: the runtime reads the value
         Tensor* t = g.FindTensor(input);
@@ -511,6 +515,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
       // Every other check point: the same program, every expression right there.
       for (std::vector<int64_t>& pt : ResiduePoints(ctx, points[0], points)) points.push_back(std::move(pt));
       json checked = json::array(), skipped = json::array();
+      std::vector<size_t> todo;  // the points compiled and checked, in order
       for (size_t k = 1; k < points.size(); ++k) {
         // A point where a guard fails is no valid input (run-time values a
         // Reshape or an Expand cannot take there): the runtime refuses it, so
@@ -544,17 +549,45 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
           }
           points[k] = pt;
         }
-        SymContext sample_ctx(*symbols);
-        SymScope sample_scope(&sample_ctx);
-        ImportReport srep;
-        StatusOr<Graph> sg = import_at(points[k], &sample_ctx, &srep);
-        if (!sg.ok()) return fail(sg.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, points[k])));
-        StatusOr<CompileResult> sr = CompileGraph(std::move(*sg), nullptr, srep.bound_inputs, lopt, true, true);
-        if (!sr.ok()) return fail(sr.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, points[k])));
-        Status cs = CheckSample(r->program, ctx, sr->program, points[k]);
-        if (!cs.ok()) return fail(cs);
-        checked.push_back(PointToString(*symbols, points[k]));
+        todo.push_back(k);
       }
+      // Each point is a whole import and compile: on several threads,
+      // checked in order (driver/check_points.h), with progress on the
+      // console, as a large model takes minutes here.
+      LowerOptions sample_lopt = lopt;
+      sample_lopt.weight_bytes = false;  // constants compared by their digests (CheckSample)
+      for (Value& v : r->program.values)
+        if (v.kind == BufferKind::kWeights) v.digest = WeightsDigest(v.data);
+      const size_t workers = CheckPointWorkers();
+      if (console)
+        console(StrFormat("Dynamic shapes: checking the program at %zu more points (%zu threads)", todo.size(),
+                          workers));
+      auto last_report = Clock::now();
+      Status sampled = CompileAndCheckInOrder(
+          todo.size(), workers, &in->config.limits,
+          [&](size_t i) -> StatusOr<CompileResult> {
+            const std::vector<int64_t>& pt = points[todo[i]];
+            SymContext sample_ctx(*symbols);
+            SymScope sample_scope(&sample_ctx);
+            ImportReport srep;
+            StatusOr<Graph> sg = import_at(pt, &sample_ctx, &srep);
+            if (!sg.ok()) return sg.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, pt));
+            StatusOr<CompileResult> sr =
+                CompileGraph(std::move(*sg), nullptr, srep.bound_inputs, sample_lopt, true, true);
+            if (!sr.ok()) return sr.status().WithContext("dynamic shapes, compiling at " + PointToString(*symbols, pt));
+            return sr;
+          },
+          [&](size_t i, const CompileResult& sr) -> Status {
+            OAAXVK_RETURN_IF_ERROR(CheckSample(r->program, ctx, sr.program, points[todo[i]]));
+            checked.push_back(PointToString(*symbols, points[todo[i]]));
+            return Status::Ok();
+          },
+          [&](size_t done) {
+            if (!console || (done < todo.size() && Clock::now() - last_report < std::chrono::seconds(5))) return;
+            last_report = Clock::now();
+            console(StrFormat("Dynamic shapes: %zu of %zu points checked (%.0f s)", done, todo.size(), ms() / 1000));
+          });
+      if (!sampled.ok()) return fail(sampled);
       json guards = json::array();
       for (const SymGuard& gd : ctx.guards()) guards.push_back(gd.text + " :: " + ctx.ToString(gd.expr));
       json syms = json::array();

@@ -558,8 +558,17 @@ Status CheckSample(const Program& canonical, const SymContext& ctx, const Progra
         ck.Field(c.bytes, sample.values[v].bytes.value(), false, "the size in bytes of tensor '" + c.tensor + "'"));
     // A constant computed at conversion from a symbol (a run-time value that
     // a decomposition read as a number) would be baked into the bundle at
-    // the maximum: its contents must be the same at every point.
-    if ((c.kind == BufferKind::kWeights || c.kind == BufferKind::kWeightsF16) && c.data != sample.values[v].data)
+    // the maximum: its contents must be the same at every point. A sample
+    // compiled without weight bytes (LowerOptions::weight_bytes) carries
+    // their digests, and a binary16 copy without bytes is settled by its
+    // float32 source, a kWeights value compared here as well.
+    const Value& s = sample.values[v];
+    const bool by_digest = c.kind == BufferKind::kWeights && s.data.empty() && !c.data.empty();
+    const bool differs =
+        by_digest ? (c.digest != 0 ? c.digest : WeightsDigest(c.data)) != s.digest
+                  : (c.kind == BufferKind::kWeights || (c.kind == BufferKind::kWeightsF16 && !s.data.empty())) &&
+                        c.data != s.data;
+    if (differs)
       return Unimplemented("dynamic shapes: the constant '" + c.tensor + "' is computed at conversion from " +
                            "a dimension or run-time value and differs" + at +
                            ": the operator that reads it needs it at conversion; bind the input (config.json "

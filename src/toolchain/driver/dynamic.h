@@ -121,7 +121,11 @@ std::vector<std::vector<int64_t>> ResiduePoints(const SymContext& ctx, const std
 // Checks the program compiled at `point` (`sample`) against the expressions of
 // `canonical` (compiled at the maximum, in `ctx`): the same dispatches,
 // kernels and bindings, and every group count, specialization value, value
-// size and I/O dimension equal to its expression evaluated at `point`.
+// size and I/O dimension equal to its expression evaluated at `point`, and
+// every constant's bytes the same (LowerOptions::weight_bytes false: by
+// their digests, Value::digest, which the canonical values may carry to save
+// computing them at each point, and a weights_f16 copy by its float32
+// source's).
 // Fails naming the node, the field, both values and the symbol values.
 Status CheckSample(const Program& canonical, const SymContext& ctx, const Program& sample,
                    const std::vector<int64_t>& point);

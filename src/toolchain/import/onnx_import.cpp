@@ -893,12 +893,18 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& mod
   return ImportImpl(bytes, model_dir, options, report ? report : &local);
 }
 
-StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options, ImportReport* report) {
-  OAAXVK_ASSIGN_OR_RETURN(std::string bytes, ReadFileLimited(path, options.max_model_bytes, "model file"));
-  std::string dir = ".";
+StatusOr<OnnxFile> ReadOnnxFile(const std::string& path, uint64_t max_bytes) {
+  OnnxFile f;
+  OAAXVK_ASSIGN_OR_RETURN(f.bytes, ReadFileLimited(path, max_bytes, "model file"));
+  f.dir = ".";
   size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
-  return ImportOnnxBytes(bytes, dir, options, report);
+  if (slash != std::string::npos) f.dir = slash == 0 ? "/" : path.substr(0, slash);
+  return f;
+}
+
+StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options, ImportReport* report) {
+  OAAXVK_ASSIGN_OR_RETURN(OnnxFile f, ReadOnnxFile(path, options.max_model_bytes));
+  return ImportOnnxBytes(f.bytes, f.dir, options, report);
 }
 
 }  // namespace oaaxvk::toolchain

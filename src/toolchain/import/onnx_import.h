@@ -80,6 +80,19 @@ StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& opt
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& model_dir,
                                 const ImportOptions& options = {}, ImportReport* report = nullptr);
 
+// A .onnx file read once for several imports of it (a dynamic-shape
+// conversion imports the model at every check point): ImportOnnxFile(path,
+// options, report) is ImportOnnxBytes(f.bytes, f.dir, options, report) with
+// f = ReadOnnxFile(path, options.max_model_bytes). `dir`: the file's
+// directory, where its external data is looked up. Errors: those of
+// ImportOnnxFile for the file itself (missing, not a regular file, over
+// `max_bytes`, unreadable).
+struct OnnxFile {
+  std::string bytes;
+  std::string dir;
+};
+StatusOr<OnnxFile> ReadOnnxFile(const std::string& path, uint64_t max_bytes);
+
 }  // namespace oaaxvk::toolchain
 
 #endif  // OAAXVK_TOOLCHAIN_IMPORT_ONNX_IMPORT_H_

@@ -37,6 +37,36 @@ bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16
   return true;
 }
 
+bool WeightsFitFloat16(const std::vector<uint8_t>& f32) {
+  const size_t n = f32.size() / 4;
+  for (size_t i = 0; i < n; ++i) {
+    float f;
+    std::memcpy(&f, f32.data() + 4 * i, 4);
+    if (!(std::fabs(f) <= kMaxFloat16)) return false;  // also NaN
+  }
+  return true;
+}
+
+uint64_t WeightsDigest(const std::vector<uint8_t>& bytes) {
+  // One lane of multiply-rotate mixing over 8-byte words (about memory speed),
+  // the length and the tail folded in, then a splitmix64 finish.
+  constexpr uint64_t kMul1 = 0x9E3779B185EBCA87ull, kMul2 = 0xC2B2AE3D27D4EB4Full;
+  uint64_t h = 0x27D4EB2F165667C5ull ^ (static_cast<uint64_t>(bytes.size()) * kMul1);
+  const size_t words = bytes.size() / 8;
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + 8 * i, 8);
+    h ^= w * kMul2;
+    h = ((h << 31) | (h >> 33)) * kMul1;
+  }
+  uint64_t tail = 0;
+  for (size_t i = 8 * words; i < bytes.size(); ++i) tail = (tail << 8) | bytes[i];
+  h ^= tail * kMul2;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  return h ^ (h >> 31);
+}
+
 void Grid1D(const Dim& groups, Dim out[3]) {
   const Dim g = Max(groups, 1);
   out[0] = Min(g, 65535);
@@ -405,12 +435,14 @@ class Lowerer {
     const Value& src = p_.values[v];
     const Tensor* t = g_.FindTensor(src.tensor);
     std::vector<uint8_t> half;
-    if (src.kind == BufferKind::kWeights && t && IsFloatLike(t->dtype) && WeightsToFloat16(src.data, &half)) {
+    const bool fits = src.kind == BufferKind::kWeights && t && IsFloatLike(t->dtype) &&
+                      (options_.weight_bytes ? WeightsToFloat16(src.data, &half) : fits_f16_.count(v) != 0);
+    if (fits) {
       Value c;
       c.tensor = src.tensor;
       c.kind = BufferKind::kWeightsF16;
-      c.bytes = half.size();
-      c.data = std::move(half);
+      c.bytes = src.bytes.value() / 4 * 2;
+      c.data = std::move(half);  // empty without options_.weight_bytes
       p_.values.push_back(std::move(c));
       copy = static_cast<int>(p_.values.size() - 1);
     }
@@ -559,9 +591,23 @@ class Lowerer {
       v.data = StorageWords(t);
       if (v.data.empty()) v.data.assign(4, 0);  // an empty constant's slot (above)
       v.bytes = static_cast<int64_t>(v.data.size());
-    } else if (kind == BufferKind::kWeights) {
+    } else if (kind == BufferKind::kWeights && options_.weight_bytes) {
       OAAXVK_ASSIGN_OR_RETURN(v.data, DeviceWords(t));
       if (v.data.empty()) v.data.assign(4, 0);  // an empty constant's slot (above)
+    } else if (kind == BufferKind::kWeights) {
+      // The digest of the bytes above, and whether they fit binary16
+      // (Float16Copy), read from the tensor itself when it is in the device
+      // format already.
+      std::vector<uint8_t> converted;
+      const bool device_format = t.dtype == DType::kFloat || t.dtype == DType::kInt32;
+      if (!device_format) {
+        OAAXVK_ASSIGN_OR_RETURN(converted, DeviceWords(t));
+      }
+      const std::vector<uint8_t>& words = device_format ? t.data : converted;
+      const std::vector<uint8_t> slot(4, 0);  // an empty constant's slot (above)
+      v.digest = WeightsDigest(words.empty() ? slot : words);
+      if (IsFloatLike(t.dtype) && WeightsFitFloat16(words.empty() ? slot : words))
+        fits_f16_.insert(static_cast<int>(p_.values.size()));
     }
     p_.values.push_back(std::move(v));
     return static_cast<int>(p_.values.size() - 1);
@@ -1589,6 +1635,8 @@ class Lowerer {
 
   const Graph& g_;
   const LowerOptions options_;
+  // Without options_.weight_bytes: the float weights values whose bytes fit binary16.
+  std::set<int> fits_f16_;
   Program p_;
   std::map<std::string, int> alias_;
   // Feature segment_program: each If selection decided on the device cuts

@@ -29,6 +29,10 @@ struct Value {
   Dim bytes = 0;                // dense float32 bytes (kWeightsF16: 2 per element); symbolic in dynamic programs
   uint64_t offset = 0;          // byte offset in its buffer (set by the planner)
   std::vector<uint8_t> data;    // kWeights: the constant bytes; kWeightsF16: their binary16 (RNE) copy
+  // kWeights compiled without bytes (LowerOptions::weight_bytes false, `data`
+  // empty): WeightsDigest of the bytes it would hold. Otherwise 0 unless a
+  // caller sets it.
+  uint64_t digest = 0;
   int io_index = -1;            // kInputs/kOutputs: index in Program::inputs/outputs
   // Bytes the memory plan reserves when a dynamic size can exceed its value
   // at the maximum shape (a size that falls as a run-time value grows, e.g.
@@ -149,6 +153,14 @@ constexpr float kMaxFloat16 = 65504.f;
 // float32 words `f32` (4 bytes per element), or false when an element is not
 // finite or beyond +-kMaxFloat16.
 bool WeightsToFloat16(const std::vector<uint8_t>& f32, std::vector<uint8_t>* f16);
+// Whether WeightsToFloat16 accepts `f32` (every element finite and within
+// +-kMaxFloat16), without making the copy.
+bool WeightsFitFloat16(const std::vector<uint8_t>& f32);
+
+// A 64-bit digest of constant bytes (not cryptographic: it tells apart the
+// constants of two compiles of one model, where a difference is a bug, not
+// an adversary; two byte strings share it with probability about 2^-64).
+uint64_t WeightsDigest(const std::vector<uint8_t>& bytes);
 
 // Conversion choices that change what the bundle carries.
 struct LowerOptions {
@@ -157,6 +169,14 @@ struct LowerOptions {
   // device_variants). false: smaller bundles, those rows run the fp32
   // conv2d_gemm_gpu / gemm_gpu; the subgroup rows are emitted either way.
   bool fp16_weights = true;
+  // false: every weights value carries the digest of its bytes instead of
+  // the bytes (Value::digest), and each weights_f16 value is chosen as with
+  // true (its float32 source fits binary16) but carries no bytes. For a
+  // compile whose program is only compared, never written (driver/dynamic.h
+  // CheckSample): copying and converting every weight again at each check
+  // point dominates the time of a dynamic-shape conversion of a large model,
+  // and a binary16 copy is a function of its source's bytes.
+  bool weight_bytes = true;
 };
 
 // Fails (naming the node) for nodes that cannot run on the device:

@@ -102,7 +102,8 @@ Status SplitLargeWeights(Graph& g, PassResult* r) {
       out.push_back(std::move(n));
       continue;
     }
-    const Tensor w = *g.FindTensor(n.inputs[site.weight_input]);  // a copy: g.tensors grows below
+    // g.tensors (a std::map) grows below; references to its elements stay valid.
+    const Tensor& w = *g.FindTensor(n.inputs[site.weight_input]);
     uint64_t elements = 0;
     if (!CheckedProduct(w.shape, &elements)) return Internal("weight '" + w.name + "' has an invalid shape");
     const uint64_t bytes = elements * kDeviceElementBytes;
