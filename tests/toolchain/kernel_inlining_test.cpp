@@ -72,10 +72,12 @@ int64_t InlinedCopies(const CallGraph& g, const std::string& prefix) {
 
 TEST(KernelInlining, FewInlinedCopiesPerKernel) {
   // apply_act: one call site, or a few (conv_transpose2d_tap4_cpu's four
-  // channels); calls in all: gemm_cpu_ff's scalar fetch helpers, 224, are
-  // the most. A parameter constant read through a call per use, or an
-  // activation per accumulator, exceeds these many times over.
-  constexpr int64_t kMaxActivations = 4, kMaxCalls = 256;
+  // channels); calls in all: conv_transpose2d_tap4_cpu's four activations
+  // (each with the special-value helpers of float_math.glsl, about 25 calls)
+  // and gemm_cpu_ff's scalar fetch helpers, about 310, are the most. A
+  // parameter constant read through a call per use, or an activation per
+  // accumulator, exceeds these many times over.
+  constexpr int64_t kMaxActivations = 4, kMaxCalls = 384;
   for (const KernelInfo& k : Kernels()) {
     ASSERT_NE(k.spirv, nullptr) << k.name;
     const CallGraph g = ReadCallGraph(k);
