@@ -6,7 +6,8 @@
 # build/zoo, tests/zoo/export_models.py), convert it with
 # oaax-vulkan-toolchain (default settings), run it through the OAAX runtime
 # (oaax-run) and ONNX Runtime on inputs made from a real image, compare, and
-# record the result; then write the results table into docs/model-zoo.md.
+# record the result; then write the results table of the driver into its
+# section of docs/model-zoo.md (lavapipe and SwiftShader each have one).
 #   --driver   lavapipe (the default ICD) or swiftshader (VK_ICD_FILENAMES)
 #   --only     these models only (names as in `tests/zoo/export_models.py --list`)
 #   --fast     the fast subset the test command runs (label zoo)

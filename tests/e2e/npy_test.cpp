@@ -1,6 +1,8 @@
 // The .npy reader/writer of oaax-run (tools/oaax_run/npy.h): round trips of
 // every OAAX type, byte-exact agreement with numpy in both directions, and a
-// specific error for every malformed header or data section.
+// specific error for every malformed header or data section; and the
+// conversions of npy_tensor.h (float16 / bfloat16 rounding, 4-bit packing).
+// tests/e2e/oaax_run_types.sh checks the ml_dtypes forms against ml_dtypes.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "npy.h"
+#include "npy_tensor.h"
 
 namespace {
 
@@ -86,12 +89,24 @@ TEST(Npy, WriteAndReadFiles) {
   EXPECT_NE(s.message().find("missing.npy: cannot open"), std::string::npos) << s.message();
 }
 
+// The entries numpy itself names (not the ml_dtypes ones, not the read-only
+// forms of np.save's ml_dtypes arrays).
+std::vector<oaaxvk::npy::DType> NumpyTypes() {
+  size_t n;
+  const oaaxvk::npy::DType* d = oaaxvk::npy::DTypes(&n);
+  std::vector<oaaxvk::npy::DType> out;
+  for (size_t i = 0; i < n; ++i)
+    if (oaaxvk::npy::FindDType(d[i].type) == &d[i] && !oaaxvk::npy::IsMlDtype(d[i])) out.push_back(d[i]);
+  return out;
+}
+
 // numpy reads what we write and we read what numpy writes, byte for byte.
 TEST(Npy, AgreesWithNumpy) {
   if (access(OAAXVK_PYTHON, X_OK) != 0) GTEST_SKIP() << OAAXVK_PYTHON << " not found (Debian's python3 with numpy)";
   const std::string dir = TmpDir();
-  size_t count;
-  const oaaxvk::npy::DType* types = oaaxvk::npy::DTypes(&count);
+  const std::vector<oaaxvk::npy::DType> numpy_types = NumpyTypes();
+  const size_t count = numpy_types.size();
+  const oaaxvk::npy::DType* types = numpy_types.data();
   for (size_t t = 0; t < count; ++t) {
     std::vector<uint8_t> data = Pattern(2 * 3 * 5 * types[t].size);
     if (types[t].type == DATA_TYPE_BOOL)
@@ -124,7 +139,7 @@ for name in sys.argv[2:]:
     ASSERT_TRUE(oaaxvk::npy::Read(dir + "/ours_" + types[t].name + ".npy", &ours).ok());
     oaaxvk::Status s = oaaxvk::npy::Read(dir + "/numpy_" + types[t].name + ".npy", &theirs);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(theirs.dtype, &types[t]);
+    EXPECT_EQ(theirs.dtype, oaaxvk::npy::FindDType(types[t].type));
     EXPECT_EQ(theirs.shape, (std::vector<uint64_t>{2, 3, 5}));
     EXPECT_EQ(theirs.data, ours.data);
     s = oaaxvk::npy::Read(dir + "/numpy_" + types[t].name + "_T.npy", &transposed);
@@ -173,7 +188,7 @@ TEST(Npy, RejectsMalformedFilesWithSpecificErrors) {
       {no_newline, "does not end with"},
       {Raw("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8), "fortran_order is True"},
       {Raw("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8), "big-endian dtype '>f4'"},
-      {Raw("{'descr': '<f2', 'fortran_order': False, 'shape': (2,), }", 4), "unsupported dtype '<f2'"},
+      {Raw("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16), "unsupported dtype '<c8'"},
       {Raw("{'descr': '<U8', 'fortran_order': False, 'shape': (2,), }", 64), "unsupported dtype '<U8'"},
       {Raw("{'descr': '<f4', 'shape': (2,), }", 8), "no 'fortran_order'"},
       {Raw("{'descr': '<f4', 'fortran_order': False, }", 8), "no 'shape'"},
@@ -196,6 +211,62 @@ TEST(Npy, RejectsMalformedFilesWithSpecificErrors) {
     EXPECT_NE(msg.find(c.expect), std::string::npos) << "'" << c.expect << "' not in: " << msg;
     EXPECT_EQ(msg.rfind("t.npy: ", 0), 0u) << msg;  // every message names the file
   }
+}
+
+}  // namespace
+
+namespace {
+
+// float16 and bfloat16 rounding: every finite code round-trips, ties go to
+// even, overflow goes to Inf, subnormals round on their own grid.
+TEST(NpyTensor, HalfAndBfloat16Rounding) {
+  using namespace oaaxvk::npy;
+  for (uint32_t h = 0; h < 0x10000u; ++h) {
+    if ((h & 0x7c00u) == 0x7c00u) continue;  // Inf, NaN
+    ASSERT_EQ(FloatToHalf(HalfToFloat(static_cast<uint16_t>(h))), h) << std::hex << h;
+    ASSERT_EQ(FloatToBfloat16(Bfloat16ToFloat(static_cast<uint16_t>(h))), h) << std::hex << h;
+  }
+  EXPECT_EQ(FloatToHalf(1.0f + 0x1p-11f), 0x3c00);      // tie -> even (1.0)
+  EXPECT_EQ(FloatToHalf(1.0f + 3 * 0x1p-11f), 0x3c02);  // tie -> even (up)
+  EXPECT_EQ(FloatToHalf(65519.0f), 0x7bff);
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);
+  EXPECT_EQ(FloatToHalf(-1e9f), 0xfc00);
+  EXPECT_EQ(FloatToHalf(0x1p-25f), 0x0000);      // subnormal tie -> even (0)
+  EXPECT_EQ(FloatToHalf(3 * 0x1p-25f), 0x0002);  // subnormal tie -> even (up)
+  EXPECT_EQ(FloatToHalf(0x1p-14f - 0x1p-26f), 0x0400);  // rounds up into the smallest normal
+  EXPECT_EQ(FloatToHalf(std::nanf("")) & 0x7e00, 0x7e00);
+  EXPECT_EQ(FloatToBfloat16(1.0f + 0x1p-8f), 0x3f80);      // tie -> even
+  EXPECT_EQ(FloatToBfloat16(1.0f + 3 * 0x1p-8f), 0x3f82);  // tie -> even (up)
+  EXPECT_EQ(FloatToBfloat16(3.4e38f), 0x7f80);             // rounds past the largest finite
+  EXPECT_EQ(FloatToBfloat16(std::nanf("")) & 0x7fc0, 0x7fc0);
+}
+
+// 4-bit arrays: one byte per element in the .npy (ml_dtypes), packed two per
+// byte in the tensor, element 2i in the low nibble; a set high nibble in the
+// .npy is refused; the void and named forms give the same tensor.
+TEST(NpyTensor, PacksAndUnpacksFourBitTypes) {
+  using namespace oaaxvk::npy;
+  Array a;
+  a.dtype = FindDType(std::string("|V1"));
+  ASSERT_NE(a.dtype, nullptr);
+  a.shape = {5};
+  a.data = {0x1, 0xf, 0x8, 0x0, 0x7};
+  std::vector<uint8_t> t;
+  ASSERT_TRUE(ArrayToTensorData(a, DATA_TYPE_INT4, false, "x", "x.npy", &t).ok());
+  EXPECT_EQ(t, (std::vector<uint8_t>{0xf1, 0x08, 0x07}));
+  EXPECT_EQ(TensorToArrayData(DATA_TYPE_INT4, t.data(), 5), a.data);
+  EXPECT_EQ(TensorToFloat32(DATA_TYPE_INT4, t.data(), 5), (std::vector<float>{1, -1, -8, 0, 7}));
+  a.dtype = FindDType(DATA_TYPE_INT4);
+  std::vector<uint8_t> named;
+  ASSERT_TRUE(ArrayToTensorData(a, DATA_TYPE_INT4, false, "x", "x.npy", &named).ok());
+  EXPECT_EQ(named, t);
+  a.data[3] = 0x10;
+  oaaxvk::Status s = ArrayToTensorData(a, DATA_TYPE_INT4, false, "x", "x.npy", &t);
+  EXPECT_NE(s.message().find("x.npy element 3 is 0x10"), std::string::npos) << s.message();
+  // A uint4 array does not feed an int4 input, cast or not.
+  a.dtype = FindDType(DATA_TYPE_UINT4);
+  s = ArrayToTensorData(a, DATA_TYPE_INT4, true, "x", "x.npy", &t);
+  EXPECT_NE(s.message().find("has dtype uint4, the model expects int4"), std::string::npos) << s.message();
 }
 
 }  // namespace

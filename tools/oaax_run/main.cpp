@@ -7,7 +7,12 @@
 //   oaax-run [--runtime PATH.so] --model FILE [--input NAME=FILE.npy ...]
 //            [--shape NAME=D0,D1,... ...] [--output-dir DIR] [--iterations N]
 //            [--warmup N] [--depth K] [--seed S] [--arg KEY=VALUE ...]
-//            [--json] [--quiet]
+//            [--cast-inputs] [--float32-outputs] [--json] [--quiet]
+//
+// float16 is numpy's '<f2'; bfloat16 and the low-bit types are the ml_dtypes
+// package's dtypes in .npy files (npy_tensor.h has the forms and rules):
+// --cast-inputs lets float32/float64 files feed such inputs (rounded as ONNX
+// Cast), --float32-outputs writes such outputs as float32.
 //
 // Latency is measured at depth 1 by default (one inference in flight, so no
 // queueing counts in it); throughput runs ask for more with --depth. For a
@@ -56,6 +61,7 @@
 #include <vector>
 
 #include "npy.h"
+#include "npy_tensor.h"
 #include "oaax_vulkan/interface.h"
 #include "oaax_vulkan/oinf.h"
 #include "oaax_vulkan/status.h"
@@ -74,6 +80,26 @@ constexpr const char* kVulkanRuntimeName = "OAAX Vulkan Runtime";
 // The --help footer: every argument the OAAX Vulkan runtime takes (its
 // runtime_initialization_with_args keys, docs/runtime.md "Arguments"); other
 // OAAX runtimes ignore keys they do not know.
+// The --help section on the .npy forms of the types numpy lacks (the rules
+// are npy_tensor.h's).
+constexpr const char* kTypes = R"(
+Types (.npy files of --input and --output-dir; docs/runtime.md "oaax-run"):
+  float16                  '<f2', numpy's float16
+  bfloat16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
+  int4, uint4, float4_e2m1fn
+                           the ml_dtypes types (pip install ml_dtypes): outputs are written with
+                           the ml_dtypes name as descr, so `import ml_dtypes; np.load(f)` gives
+                           that dtype; one byte per element for the 4-bit types (the code in
+                           the low nibble), as ml_dtypes stores them. Inputs are taken in that
+                           form or as np.save writes an ml_dtypes array ('<V2' for bfloat16,
+                           '<V1' for the others, '<f1' for float8_e5m2; the model input gives
+                           the type).
+  --cast-inputs            float32/float64 files feed these inputs, rounded as ONNX Cast:
+                           nearest even, the 8-bit and 4-bit floats saturate, int4/uint4
+                           truncate and wrap, float8_e8m0fnu rounds up
+  --float32-outputs        these outputs written as float32 (exact) instead
+)";
+
 constexpr const char* kRuntimeArgs = R"(
 Runtime arguments of the OAAX Vulkan runtime (--arg KEY=VALUE; docs/runtime.md "Arguments"):
   device=NAME|INDEX        the Vulkan device: an index or a case-insensitive name substring
@@ -198,7 +224,7 @@ StatusOr<std::vector<Tensor>> FromStruct(const tensors_struct* t) {
     x.shape.assign(t->shapes[i], t->shapes[i] + t->ranks[i]);
     uint64_t numel = 1;
     for (uint64_t d : x.shape) numel *= d;
-    const uint64_t nbytes = numel * x.dtype->size;
+    const uint64_t nbytes = oaaxvk::TensorByteSize(x.dtype->type, numel);
     if (nbytes && !t->data[i]) return oaaxvk::Internal("output '" + x.name + "': NULL data");
     const auto* p = static_cast<const uint8_t*>(t->data[i]);
     if (nbytes) x.data.assign(p, p + nbytes);
@@ -442,10 +468,21 @@ StatusOr<std::pair<std::string, std::vector<uint64_t>>> ParseShapeSpec(const std
 void FillRandom(Tensor* t, std::mt19937_64* rng) {
   uint64_t numel = 1;
   for (uint64_t d : t->shape) numel *= d;
-  t->data.assign(numel * t->dtype->size, 0);
+  t->data.assign(oaaxvk::TensorByteSize(t->dtype->type, numel), 0);
   auto put = [&](uint64_t i, auto v) { memcpy(t->data.data() + i * sizeof(v), &v, sizeof(v)); };
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   std::uniform_int_distribution<int> small(0, 9);
+  if (oaaxvk::npy::IsConvertible(t->dtype->type)) {
+    // Reals in [-1, 1] rounded to the type; small integers for int4 / uint4;
+    // powers of two in [2^-5, 2^4] for float8_e8m0fnu (no sign, no zero).
+    const tensor_data_type type = t->dtype->type;
+    t->data = oaaxvk::npy::TensorFromCodes(type, numel, [&](uint64_t) -> uint32_t {
+      if (type == DATA_TYPE_UINT4 || type == DATA_TYPE_INT4) return static_cast<uint32_t>(small(*rng) % 8);
+      if (type == DATA_TYPE_FLOAT8E8M0) return static_cast<uint32_t>(127 - 5 + small(*rng));
+      return oaaxvk::npy::CodeOf(type, real(*rng));
+    });
+    return;
+  }
   for (uint64_t i = 0; i < numel; ++i) {
     switch (t->dtype->type) {
       case DATA_TYPE_FLOAT: put(i, static_cast<float>(real(*rng))); break;
@@ -467,11 +504,15 @@ void FillRandom(Tensor* t, std::mt19937_64* rng) {
 // Inputs from --input NAME=FILE.npy and seeded random data (of the shapes
 // --shape picks, else the stored ones), checked against the bundle's declared
 // inputs when known.
+// Each file's array becomes the tensor of the model input's type
+// (npy_tensor.h: the ml_dtypes forms, and with `cast` float32 / float64
+// rounded to float16, bfloat16 or a low-bit type).
 StatusOr<std::vector<Tensor>> BuildInputs(const std::vector<std::string>& specs,
                                           const std::vector<std::string>& shape_specs, bool have_desc,
-                                          const ModelInputs& model, uint64_t seed) {
+                                          const ModelInputs& model, uint64_t seed, bool cast) {
   const std::vector<InputDesc>& desc = model.inputs;
   std::map<std::string, Tensor> given;
+  std::map<std::string, oaaxvk::npy::Array> arrays;
   for (const std::string& s : specs) {
     const size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
@@ -482,9 +523,8 @@ StatusOr<std::vector<Tensor>> BuildInputs(const std::vector<std::string>& specs,
     if (given.count(t.name)) return oaaxvk::InvalidArgument("--input '" + t.name + "' is given twice");
     oaaxvk::npy::Array a;
     OAAXVK_RETURN_IF_ERROR(oaaxvk::npy::Read(t.source, &a).WithContext("input '" + t.name + "'"));
-    t.dtype = a.dtype;
     t.shape = a.shape;
-    t.data = std::move(a.data);
+    arrays[t.name] = std::move(a);
     given[t.name] = std::move(t);
   }
   std::map<std::string, std::vector<uint64_t>> shapes;
@@ -504,7 +544,19 @@ StatusOr<std::vector<Tensor>> BuildInputs(const std::vector<std::string>& specs,
     if (given.empty())
       return oaaxvk::InvalidArgument(
           "the model is not an oaax-vulkan bundle, so its inputs are unknown: give every input with --input NAME=FILE.npy");
-    for (auto& kv : given) out.push_back(std::move(kv.second));
+    for (auto& kv : given) {
+      // Without the model's input types each array goes as its own type.
+      const oaaxvk::npy::Array& a = arrays[kv.first];
+      if (a.dtype->type == oaaxvk::npy::kOpaque)
+        return oaaxvk::InvalidArgument("input '" + kv.first + "': " + kv.second.source + " has the untyped dtype '" +
+                                       a.dtype->descr + "' (np.save's form of an ml_dtypes array), and the model is "
+                                       "not an oaax-vulkan bundle, so its input type is unknown: save the array "
+                                       "with its ml_dtypes name as descr (oaax-run --help, \"Types\")");
+      kv.second.dtype = a.dtype;
+      OAAXVK_RETURN_IF_ERROR(oaaxvk::npy::ArrayToTensorData(a, a.dtype->type, false, kv.first, kv.second.source,
+                                                            &kv.second.data));
+      out.push_back(std::move(kv.second));
+    }
     return out;
   }
   std::string names;
@@ -527,10 +579,10 @@ StatusOr<std::vector<Tensor>> BuildInputs(const std::vector<std::string>& specs,
   for (const InputDesc& d : desc) {
     auto it = given.find(d.name);
     if (it == given.end()) continue;
-    const Tensor& t = it->second;
-    if (t.dtype != d.dtype)
-      return oaaxvk::InvalidArgument("input '" + d.name + "': " + t.source + " has dtype " + t.dtype->name +
-                                     ", the model expects " + d.dtype->name);
+    Tensor& t = it->second;
+    OAAXVK_RETURN_IF_ERROR(
+        oaaxvk::npy::ArrayToTensorData(arrays[d.name], d.dtype->type, cast, d.name, t.source, &t.data));
+    t.dtype = d.dtype;
     OAAXVK_RETURN_IF_ERROR(CheckShape(d, model.symbols, t.shape, t.source, &values, &where));
   }
   for (const InputDesc& d : desc) {
@@ -592,10 +644,12 @@ StatusOr<std::vector<Tensor>> ReadManifest(const std::string& dir) {
       std::ifstream f(t.source, std::ios::binary);
       if (!f) return oaaxvk::NotFound("input '" + t.name + "': cannot read " + t.source);
       t.data.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-      if (t.data.size() != numel * t.dtype->size)
+      const uint64_t nbytes = oaaxvk::TensorByteSize(t.dtype->type, numel);
+      if (t.dtype->type == oaaxvk::npy::kOpaque)
+        return oaaxvk::InvalidArgument(path + ": input '" + t.name + "': unsupported dtype " + dtype);
+      if (t.data.size() != nbytes)
         return oaaxvk::InvalidArgument("input '" + t.name + "': " + t.source + " has " + std::to_string(t.data.size()) +
-                                       " bytes, shape " + DimsString(t.shape) + " needs " +
-                                       std::to_string(numel * t.dtype->size));
+                                       " bytes, shape " + DimsString(t.shape) + " needs " + std::to_string(nbytes));
       out.push_back(std::move(t));
     }
   } catch (const std::exception& e) {
@@ -717,7 +771,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> in_dirs, out_dirs;
   std::vector<std::string> input_specs, shape_specs, args;
   uint64_t iterations = 1, warmup = 0, depth = 1, seed = 0;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, cast_inputs = false, float32_outputs = false;
   app.add_option("--runtime", runtime, "OAAX runtime shared library (default: libRuntimeLibrary.so beside oaax-run)");
   app.add_option("--model", model, "model file for the runtime (model.oinf)")->required();
   app.add_option("--input", input_specs, "NAME=FILE.npy (repeatable); inputs not given are seeded random data");
@@ -725,6 +779,11 @@ int main(int argc, char** argv) {
                  "NAME=D0,D1,... (repeatable): the shape of the random data for input NAME, for bundles compiled for "
                  "a range of shapes (default: the bundle's stored, i.e. maximum, shape)");
   app.add_option("--output-dir", output_dir, "write the last iteration's outputs here as <name>.npy");
+  app.add_flag("--cast-inputs", cast_inputs,
+               "accept float32/float64 .npy files for float16, bfloat16 and low-bit inputs, rounded as ONNX Cast "
+               "rounds (see \"Types\" below)");
+  app.add_flag("--float32-outputs", float32_outputs,
+               "write float16, bfloat16 and low-bit outputs as float32 .npy (exact), for readers without ml_dtypes");
   app.add_option("--iterations", iterations, "timed inferences (default 1)")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   app.add_option("--warmup", warmup, "untimed inferences before the timed ones (default 0)");
   app.add_option("--depth", depth,
@@ -741,7 +800,7 @@ int main(int argc, char** argv) {
                  "manifest mode: directory for manifest.json and raw outputs (repeatable: one per --inputs, in order)");
   inputs_opt->excludes(app.get_option("--input"));
   inputs_opt->excludes(app.get_option("--shape"));
-  app.footer(kRuntimeArgs);
+  app.footer(std::string(kTypes) + kRuntimeArgs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -787,7 +846,7 @@ int main(int argc, char** argv) {
       StatusOr<bool> have = ReadBundleInputs(model, &desc);
       if (!have.ok()) return Error("model '" + model + "': " + have.status().message());
       if (!have.value() && RuntimeName(runtime) == kVulkanRuntimeName) return Error(NotABundleMessage(model));
-      r = BuildInputs(input_specs, shape_specs, have.value(), desc, seed);
+      r = BuildInputs(input_specs, shape_specs, have.value(), desc, seed, cast_inputs);
     }
     if (!r.ok()) return Error(r.status().message());
     inputs = std::move(r).value();
@@ -905,9 +964,23 @@ int main(int argc, char** argv) {
       std::error_code ec;
       std::filesystem::create_directories(output_dir, ec);
       const std::string path = JoinPath(output_dir, stem + ".npy");
-      if (Status s = oaaxvk::npy::Write(path, *t.dtype, t.shape, t.data.data(), t.data.size()); !s.ok())
+      uint64_t numel = 1;
+      for (uint64_t d : t.shape) numel *= d;
+      // The .npy form of the tensor (npy_tensor.h): its ml_dtypes form, or
+      // float32 values with --float32-outputs.
+      const DType* dtype = t.dtype;
+      std::vector<uint8_t> bytes;
+      if (float32_outputs && oaaxvk::npy::IsConvertible(t.dtype->type)) {
+        const std::vector<float> f = oaaxvk::npy::TensorToFloat32(t.dtype->type, t.data.data(), numel);
+        dtype = oaaxvk::npy::FindDType(DATA_TYPE_FLOAT);
+        bytes.assign(reinterpret_cast<const uint8_t*>(f.data()), reinterpret_cast<const uint8_t*>(f.data() + f.size()));
+      } else {
+        bytes = oaaxvk::npy::TensorToArrayData(t.dtype->type, t.data.data(), numel);
+      }
+      if (Status s = oaaxvk::npy::Write(path, *dtype, t.shape, bytes.data(), bytes.size()); !s.ok())
         return Error("output '" + t.name + "': " + s.message());
       o["file"] = path;
+      if (dtype != t.dtype) o["file_dtype"] = dtype->name;
     }
     out_json.push_back(o);
   }
@@ -950,7 +1023,10 @@ int main(int argc, char** argv) {
       printf("input        %s %s %s <- %s\n", t.name.c_str(), t.dtype->name, DimsString(t.shape).c_str(), t.source.c_str());
     for (const auto& o : out_json)
       printf("output       %s %s %s%s\n", o["name"].get<std::string>().c_str(), o["dtype"].get<std::string>().c_str(),
-             DimsString(o["shape"].get<std::vector<uint64_t>>()).c_str(), o.contains("file") ? (" -> " + o["file"].get<std::string>()).c_str() : "");
+             DimsString(o["shape"].get<std::vector<uint64_t>>()).c_str(), o.contains("file") ? (" -> " + o["file"].get<std::string>() +
+                                    (o.contains("file_dtype") ? " (" + o["file_dtype"].get<std::string>() + ")" : ""))
+                                       .c_str()
+                                 : "");
     printf("inferences   %llu timed (+%llu warm-up), depth %llu, %.3f s\n", static_cast<unsigned long long>(iterations),
            static_cast<unsigned long long>(warmup), static_cast<unsigned long long>(depth), timed_s);
     printf("latency ms   p50 %.3f  p90 %.3f  p99 %.3f  (min %.3f, mean %.3f, max %.3f)\n", lat.p50, lat.p90, lat.p99,

@@ -13,6 +13,17 @@
 // big-endian or unsupported dtypes, negative or overflowing dimensions, and a
 // data section that is shorter or longer than the shape needs are all errors
 // naming the file and what is wrong (byte offsets for structural errors).
+//
+// Types numpy lacks (bfloat16, the 8-bit floats, the 4-bit types) are the
+// ml_dtypes package's: an array of one is written with its ml_dtypes name
+// as 'descr' ('bfloat16', 'float8_e4m3fn', 'int4', ...), which np.load reads
+// back as that type once ml_dtypes is imported; its data is one element per
+// dtype.size bytes as ml_dtypes stores it, so a 4-bit element takes a whole
+// byte (the code in the low nibble), unlike an OAAX tensor, which packs two
+// per byte (npy_tensor.h converts). np.save itself writes such arrays with a
+// void descr ('<V2' for bfloat16, '<V1' for the others; '<f1' for
+// float8_e5m2): the reader takes those as the opaque entries below, whose
+// type only the model input they feed can tell.
 #ifndef OAAXVK_TOOLS_OAAX_RUN_NPY_H_
 #define OAAXVK_TOOLS_OAAX_RUN_NPY_H_
 
@@ -28,11 +39,15 @@
 
 namespace oaaxvk::npy {
 
+// The type of the opaque entries (void descrs): no OAAX type; the model
+// input an array feeds decides which type of that element size it holds.
+constexpr tensor_data_type kOpaque = static_cast<tensor_data_type>(0);
+
 struct DType {
-  tensor_data_type type;
-  const char* descr;  // numpy dtype.str as np.save writes it
-  const char* name;   // numpy dtype name
-  size_t size;        // bytes per element
+  tensor_data_type type;  // kOpaque for the void entries
+  const char* descr;      // the header's 'descr' as oaax-run writes it (numpy dtype.str, or the ml_dtypes name)
+  const char* name;       // numpy / ml_dtypes dtype name
+  size_t size;            // bytes per element in the .npy data (1 for the 4-bit types)
 };
 
 inline const DType* DTypes(size_t* count) {
@@ -42,7 +57,22 @@ inline const DType* DTypes(size_t* count) {
       {DATA_TYPE_INT16, "<i2", "int16", 2},    {DATA_TYPE_INT32, "<i4", "int32", 4},
       {DATA_TYPE_INT64, "<i8", "int64", 8},    {DATA_TYPE_BOOL, "|b1", "bool", 1},
       {DATA_TYPE_DOUBLE, "<f8", "float64", 8}, {DATA_TYPE_UINT32, "<u4", "uint32", 4},
-      {DATA_TYPE_UINT64, "<u8", "uint64", 8},
+      {DATA_TYPE_UINT64, "<u8", "uint64", 8},  {DATA_TYPE_FLOAT16, "<f2", "float16", 2},
+      // ml_dtypes types: descr is the ml_dtypes name (see the top of this file).
+      {DATA_TYPE_BFLOAT16, "bfloat16", "bfloat16", 2},
+      {DATA_TYPE_FLOAT8E4M3FN, "float8_e4m3fn", "float8_e4m3fn", 1},
+      {DATA_TYPE_FLOAT8E4M3FNUZ, "float8_e4m3fnuz", "float8_e4m3fnuz", 1},
+      {DATA_TYPE_FLOAT8E5M2, "float8_e5m2", "float8_e5m2", 1},
+      {DATA_TYPE_FLOAT8E5M2FNUZ, "float8_e5m2fnuz", "float8_e5m2fnuz", 1},
+      {DATA_TYPE_UINT4, "uint4", "uint4", 1},
+      {DATA_TYPE_INT4, "int4", "int4", 1},
+      {DATA_TYPE_FLOAT4E2M1, "float4_e2m1fn", "float4_e2m1fn", 1},
+      {DATA_TYPE_FLOAT8E8M0, "float8_e8m0fnu", "float8_e8m0fnu", 1},
+      // What np.save writes for ml_dtypes arrays (read only; FindDType(type)
+      // returns the entries above, which come first).
+      {DATA_TYPE_FLOAT8E5M2, "<f1", "float8_e5m2", 1},
+      {kOpaque, "|V1", "void8", 1},
+      {kOpaque, "|V2", "void16", 2},
   };
   *count = sizeof kTable / sizeof kTable[0];
   return kTable;
@@ -53,18 +83,23 @@ inline const DType* FindDType(tensor_data_type t) {
   size_t n;
   const DType* d = DTypes(&n);
   for (size_t i = 0; i < n; ++i)
-    if (d[i].type == t) return &d[i];
+    if (d[i].type == t && t != kOpaque) return &d[i];
   return nullptr;
 }
 
+// True for the types numpy lacks (the ml_dtypes entries).
+inline bool IsMlDtype(const DType& d) { return d.type != kOpaque && d.descr[0] != '<' && d.descr[0] != '|'; }
+
 // By numpy dtype name ("float32") or descr ("<f4"; "<u1"/"=u1" also accepted
-// for one-byte types, "=" as little-endian on this little-endian-only build).
+// for one-byte types, "=" as little-endian on this little-endian-only build;
+// "<V2" and "|V2" alike, as ml_dtypes arrays carry '<').
 inline const DType* FindDType(const std::string& s) {
   size_t n;
   const DType* d = DTypes(&n);
   for (size_t i = 0; i < n; ++i) {
     if (s == d[i].name || s == d[i].descr) return &d[i];
-    if (s.size() == 3 && (s[0] == '<' || s[0] == '|' || s[0] == '=') && s.compare(1, 2, d[i].descr + 1) == 0)
+    if (s.size() == 3 && (s[0] == '<' || s[0] == '|' || s[0] == '=') && strlen(d[i].descr) == 3 &&
+        s.compare(1, 2, d[i].descr + 1) == 0)
       return &d[i];
   }
   return nullptr;
@@ -144,9 +179,13 @@ class HeaderParser {
     if (descr.size() == 3 && descr[0] == '>')
       return InvalidArgument(path_ + ": big-endian dtype '" + descr + "' is not supported (use arr.astype(arr.dtype.newbyteorder('<')))");
     out->dtype = FindDType(descr);
-    if (!out->dtype || descr.size() != 3)
+    // Only descrs (the 3-character codes and the ml_dtypes names), not
+    // numpy names such as 'float32', which np.save never writes.
+    if (!out->dtype || (descr.size() != 3 && descr != out->dtype->descr))
       return InvalidArgument(path_ + ": unsupported dtype '" + descr +
-                             "' (supported: float32, float64, int8/16/32/64, uint8/16/32/64, bool)");
+                             "' (supported: float16/32/64, int8/16/32/64, uint8/16/32/64, bool, and the ml_dtypes "
+                             "types bfloat16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, "
+                             "float8_e8m0fnu, int4, uint4, float4_e2m1fn)");
     return Status::Ok();
   }
 
