@@ -129,5 +129,8 @@ void main() {
   else if (OP == 1u) acc /= float(COUNT);
   else if (OP == 6u) acc = sqrt(acc);
   else if (OP == 7u) acc = fm_log(acc);
+  // The sums start at -0 so that a sum of -0s stays -0, but the sum over the
+  // empty set is +0 (ONNX's empty-set value, ONNX Runtime's and numpy's).
+  if (COUNT == 0u && (OP == 0u || OP == 5u || OP == 6u || OP == 9u)) acc = 0.0;
   y[i] = acc;
 }
