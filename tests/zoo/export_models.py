@@ -37,7 +37,8 @@ DEFAULT_OPSET = 14  # torch 1.13's default for torch.onnx.export
 #   ([1,3,T,H,W] clip), flow (two [1,3,H,W] images in [-1,1]), tokens (int64).
 #   extra: builder kwargs (kw), opset, grad (export outside torch.no_grad()),
 #   output_names (else the exporter's), calibrate (see calibrate_batchnorm),
-#   reinit_zero (see reinit_zero_weights).
+#   calibrate_det (see calibrate_detector_batchnorm), scale (see
+#   scale_weights), reinit_zero (see reinit_zero_weights).
 CLS = "classification"
 MODELS = {
     "alexnet": (CLS, "imagenet", [[1, 3, 224, 224]], {}),
@@ -70,11 +71,14 @@ MODELS = {
     # SSD resizes to its fixed 300 / 320 inside the graph. Score thresholds:
     # with random weights SSD300 scores the real image's top 200 boxes at
     # 0.78-0.999 and the gray image's at most 0.29, so 0.5 keeps 200 detections
-    # on one and none on the other; SSDlite's random head sees all-zero
-    # features (every class score is exactly 1/91 on any image), so its
-    # threshold 0.02 leaves it the zero-detection check only.
+    # on one and none on the other. SSDlite, its BatchNorm calibrated
+    # (without, its random head sees all-zero features and every class score
+    # is exactly 1/91 on any image): the real image's best scores are 0.8773,
+    # 0.8434, 0.8254, 0.8235 and then 0.7800, the gray image's at most 0.0293,
+    # so 0.8 keeps four detections on one and none on the other.
     "ssd300_vgg16": ("detection", "det", [[3, 240, 320]], {"kw": {"score_thresh": 0.5}}),
-    "ssdlite320_mobilenet_v3_large": ("detection", "det", [[3, 240, 320]], {"kw": {"score_thresh": 0.02}}),
+    "ssdlite320_mobilenet_v3_large": ("detection", "det", [[3, 240, 320]],
+                                      {"kw": {"score_thresh": 0.8}, "calibrate_det": True}),
     # RetinaNet with random weights scores the real image's boxes up to 0.023
     # (50 of them above 0.0208) and the gray image's at most 0.0113: 0.02
     # separates them (the default 0.05 gives no detections on either).
@@ -85,19 +89,27 @@ MODELS = {
     # other (margins of 4e-5 and 7e-5, far above the float differences).
     "fcos_resnet50_fpn": ("detection", "det", [[3, 240, 320]],
                           {"kw": {"min_size": 240, "max_size": 320, "score_thresh": 0.136}}),
-    # Faster R-CNN (MobileNetV3 backbone, the fast variant): with random
-    # weights every box scores exactly 1/87.4 on any image, below the default
-    # threshold 0.05: the zero-detection check only.
+    # Faster R-CNN (MobileNetV3 backbone, the fast variant), its BatchNorm
+    # calibrated (without, its random head sees all-zero features and scores
+    # every box 1/87.4): the real image's best scores are 0.3623, 0.3456,
+    # 0.3380, 0.3288, 0.3250, 0.3220 and then 0.3162, the gray image's at most
+    # 0.0128, so 0.32 keeps six detections on one and none on the other.
     "fasterrcnn_mobilenet_v3_large_fpn": ("detection", "det", [[3, 240, 320]],
-                                          {"kw": {"min_size": 240, "max_size": 320}}),
+                                          {"kw": {"min_size": 240, "max_size": 320, "box_score_thresh": 0.32},
+                                           "calibrate_det": True}),
     # Mask R-CNN: the real image's boxes score 0.63-0.82, the gray image's
     # below 0.04.
     "maskrcnn_resnet50_fpn": ("detection", "det", [[3, 240, 320]],
                               {"kw": {"min_size": 240, "max_size": 320, "box_score_thresh": 0.5}}),
-    # Keypoint R-CNN scores the gray image higher (up to 0.45) than the real
-    # one (up to 0.35): above both, the zero-detection check only.
+    # Keypoint R-CNN, its BatchNorm calibrated, scores the gray image higher
+    # (up to 0.532) than the real one (up to 0.451); with its person-class
+    # logit negated (scale -1 on cls_score: the score becomes one minus the
+    # random model's) the real image's best scores are 0.9522, 0.9335, 0.9309
+    # and then 0.9277, the gray image's at most 0.8454, so 0.929 keeps three
+    # detections on one and none on the other.
     "keypointrcnn_resnet50_fpn": ("detection", "det", [[3, 240, 320]],
-                                  {"kw": {"min_size": 240, "max_size": 320, "box_score_thresh": 0.5}}),
+                                  {"kw": {"min_size": 240, "max_size": 320, "box_score_thresh": 0.929},
+                                   "calibrate_det": True, "scale": {"roi_heads.box_predictor.cls_score": -1.0}}),
     "r3d_18": ("video", "video", [[1, 3, 8, 64, 64]], {}),
     "mc3_18": ("video", "video", [[1, 3, 8, 64, 64]], {}),
     "r2plus1d_18": ("video", "video", [[1, 3, 8, 64, 64]], {}),
@@ -157,6 +169,52 @@ def calibrate_batchnorm(model, shape):
     model.eval()
 
 
+def calibrate_detector_batchnorm(model, shape):
+    """calibrate_batchnorm for a detector, which takes a list of [3, H, W]
+    images in [0, 1] (and targets in training mode): every BatchNorm alone is
+    put in training mode and the model runs in inference mode on 4 seeded
+    random images, twice, through its own normalization and resize, so each
+    BatchNorm sees the activations that follow its calibrated predecessors.
+    Each image is the mean of random values on grids 1, 2, 4, ... 32 times
+    coarser than the input, interpolated, with its contrast stretched: like a
+    photograph it has structure at every scale, from single pixels to large
+    blobs. Calibrated on pixel noise or on smooth blobs alone, channels that
+    respond to the other kind stay nearly constant, and the tiny variance
+    they get blows up their activations on a real image (to 1e3-1e4 in
+    Faster R-CNN's backbone, where float rounding grows with them until two
+    correct implementations disagree by more than the zoo's tolerances)."""
+    import torch
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+        m.train()
+    _, h, w = shape
+    with torch.no_grad():
+        for _ in range(2):
+            imgs = sum(torch.nn.functional.interpolate(torch.rand(4, 3, -(-h // g), -(-w // g)), size=(h, w),
+                                                       mode="bilinear", align_corners=False)
+                       for g in (1, 2, 4, 8, 16, 32)) / 6
+            model(list(((imgs - 0.5) * 2.5 + 0.5).clamp(0, 1)))
+    model.eval()
+
+
+def scale_weights(model, factors):
+    """Multiplies the parameters whose names start with each prefix of
+    factors by its factor. A random detector's scores are as random as its
+    weights: a factor of -1 on a two-class classification layer turns every
+    score s into 1 - s, which can put a real image's best boxes above a
+    uniform image's where the random model ranks them the other way."""
+    import torch
+    with torch.no_grad():
+        for prefix, f in factors.items():
+            hit = [p for n, p in model.named_parameters() if n.startswith(prefix)]
+            if not hit:
+                raise KeyError(f"scale: no parameter named {prefix}*")
+            for p in hit:
+                p.mul_(f)
+
+
 def reinit_zero_weights(model):
     """Gives every weight matrix that is initialized to all zeros (ViT's
     classification head in torchvision) seeded normal values (std 0.02):
@@ -182,16 +240,28 @@ def build(name, kw):
     raise KeyError(name)
 
 
-def export(name, out_dir):
+def make_model(name):
+    """The model of MODELS[name] with its weights as exported, in eval mode."""
     import torch
-    import torchvision
-    family, kind, shapes, extra = MODELS[name]
+    _, _, shapes, extra = MODELS[name]
     torch.manual_seed(0)
     model = build(name, extra.get("kw", {})).eval()
     if extra.get("reinit_zero"):
         reinit_zero_weights(model)
     if extra.get("calibrate"):
         calibrate_batchnorm(model, shapes[0])
+    if extra.get("calibrate_det"):
+        calibrate_detector_batchnorm(model, shapes[0])
+    if extra.get("scale"):
+        scale_weights(model, extra["scale"])
+    return model
+
+
+def export(name, out_dir):
+    import torch
+    import torchvision
+    family, kind, shapes, extra = MODELS[name]
+    model = make_model(name)
     opset = extra.get("opset", DEFAULT_OPSET)
     if kind == "tokens":
         args = (torch.randint(0, GPT["vocab"], shapes[0], dtype=torch.int64),)
