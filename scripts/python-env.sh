@@ -18,8 +18,10 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ver=$(tr -d ' \n' < "$here/scripts/onnx-version")
-# numpy is pinned too, so that every environment computes test data alike.
+# numpy is pinned too, so that every environment computes test data alike;
+# ml_dtypes (an onnx dependency) because e2e.oaax_run_types imports it.
 numpy_ver=2.4.6
+ml_dtypes_ver=0.6.0
 deps=${OAAXVK_DEPS_DIR:-$HOME/.cache/oaax-vulkan/deps}
 env_dir="$deps/python-onnx-$ver"
 stamp="$env_dir/.oaaxvk-complete"
@@ -37,7 +39,8 @@ mkdir -p "$deps"
 echo "python-env.sh: making $env_dir (onnx $ver, numpy $numpy_ver) with $(command -v "$py")"
 "$py" -m venv "$env_dir"
 "$env_dir/bin/python" -m pip install -q --disable-pip-version-check "onnx==$ver" "numpy==$numpy_ver" \
-  || { echo "python-env.sh: pip could not install onnx==$ver numpy==$numpy_ver; check network access to PyPI" >&2; exit 1; }
+  "ml_dtypes==$ml_dtypes_ver" \
+  || { echo "python-env.sh: pip could not install onnx==$ver numpy==$numpy_ver ml_dtypes==$ml_dtypes_ver; check network access to PyPI" >&2; exit 1; }
 "$env_dir/bin/python" -c "import onnx, numpy; assert onnx.__version__ == '$ver', onnx.__version__" \
   || { echo "python-env.sh: $env_dir does not import onnx $ver" >&2; exit 1; }
 echo "$ver" > "$stamp"
