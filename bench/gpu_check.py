@@ -991,12 +991,14 @@ def render_markdown(r):
                                                                        else "")]
     for f in t.get("failed", [])[:20]:
         lines.append(f"  - {f}")
-    lines.append(f"- ONNX node tests (onnx 1.12) through toolchain + runtime: {c.get('passed', '—')} passed, "
+    lines.append(f"- ONNX node tests (the kit's suite, ONNX 1.19.1) through toolchain + runtime: {c.get('passed', '—')} passed, "
                  f"{c.get('failed', '—')} failed (regressions against the lavapipe expectations) of "
                  f"{c.get('cases', '—')} cases, {c.get('seconds', '—')} s" + (f"; error: {c['error']}"
                                                                              if c.get("error") else ""))
     if c.get("outcomes"):
         lines.append(f"  - outcomes: {c['outcomes']}")
+    if c.get("from_second_call"):
+        lines.append(f"  - {c['from_second_call']}")
     if c.get("chunks_not_run"):
         lines.append(f"  - not run (time budget): {', '.join(c['chunks_not_run'])}")
     for f in c.get("failures", [])[:40]:
