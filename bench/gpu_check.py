@@ -163,7 +163,17 @@ def build_torch_model(name, torch):
     torch.manual_seed(0)
     if name in ("resnet50", "mobilenet_v2", "efficientnet_b0"):
         import torchvision
-        return getattr(torchvision.models, name)(weights=None).eval(), f"torchvision {torchvision.__version__}"
+        model = getattr(torchvision.models, name)(weights=None)
+        # With torchvision's random initialisation and BatchNorm's default
+        # statistics the activations of MobileNetV2 and EfficientNet-B0 shrink
+        # layer after layer (their outputs peak at 9e-10 and 4e-14), below
+        # fp16's range, where precision=fp16 rightly gives 0 and a relative
+        # error says nothing: the statistics are set from the model's own
+        # activations, as the model zoo does (tests/zoo/export_models.py).
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "zoo"))
+        from export_models import calibrate_batchnorm
+        calibrate_batchnorm(model, [1, 3, 224, 224])
+        return model.eval(), f"torchvision {torchvision.__version__}, BatchNorm statistics set on 4 random images"
     if name == "bert_tiny":
         return bert_like_encoder(torch, 2, 128, 2, 512, 32, vocab=1000).eval(), "plain torch encoder"
     if name == "bert_base":
@@ -258,6 +268,7 @@ class Check:
         self.torch = None
         self.tdev = None
         self.modules = {}  # model name -> the torch module that was exported (PyTorch runs the same one)
+        self.selected = {}  # bundle path -> {node: kernel text of the conversion log}
         self.binding_limit = None  # config.json limits.max_binding_bytes: this device's range (device mode)
 
     def tool(self, name):
@@ -601,6 +612,11 @@ class Check:
             raise Failure("conversion failed: " + (why or (err + out).strip()[-300:]))
         done = data.get("Successful Conversion", {})
         info["dispatches"] = done.get("Dispatches")
+        # node -> the conversion log's kernel text (for a GPU row its tile and
+        # vec4 flags, e.g. "[gpu: conv2d_gemm_gpu tile 128x128 vec4 A vec4 B, ...]"):
+        # profile() puts it beside the slowest dispatches.
+        self.selected[os.path.join(out_dir, "model.oinf")] = {
+            n.get("Node"): n.get("Kernel") for n in data.get("Kernels selected", {}).get("Nodes", [])}
         info["bundle_mib"] = round(os.path.getsize(os.path.join(out_dir, "model.oinf")) / 2**20, 1)
         return info
 
@@ -636,9 +652,11 @@ class Check:
             m = re.search(r"profile frame #(\d+): (\d+) dispatches, ([\d.]+) us in dispatches", line)
             if m:
                 frames[int(m.group(1))] = float(m.group(3))
-            m = re.search(r"profile frame #(\d+) dispatch \d+: ([\d.]+) us kernel '([^']+)'", line)
+            m = re.search(r"profile frame #(\d+) dispatch (\d+): ([\d.]+) us kernel '([^']+)' \(#\d+\) "
+                          r"groups \((\d+), (\d+), (\d+)\) op '([^']*)'", line)
             if m:
-                disp.setdefault(int(m.group(1)), []).append((m.group(3), float(m.group(2))))
+                disp.setdefault(int(m.group(1)), []).append(
+                    (m.group(4), float(m.group(3)), int(m.group(2)), [int(m.group(k)) for k in (5, 6, 7)], m.group(8)))
             m = re.search(r"running the (\w+) kernel variants on '([^']*)'(.*)$", line)
             if m:
                 variant = m.group(1) + (" " + m.group(3).strip() if m.group(3).strip() else "")
@@ -648,13 +666,20 @@ class Check:
         last = max(frames)
         timed = [frames[k] for k in sorted(frames)[-3:]]
         per_kernel = {}
-        for name, us in disp.get(last, []):
+        for name, us, *_ in disp.get(last, []):
             per_kernel[name] = per_kernel.get(name, 0.0) + us
         top = sorted(per_kernel.items(), key=lambda kv: -kv[1])[:5]
+        # The slowest dispatches, with the conversion's choice for their node
+        # (the GPU tile and vec4 flags): which shapes a kernel is slow on.
+        selected = self.selected.get(bundle, {})
+        slowest = [{"dispatch": i, "ms": round(us / 1000.0, 4), "kernel": k, "groups": g, "op": op,
+                    "selected": selected.get(op)}
+                   for k, us, i, g, op in sorted(disp.get(last, []), key=lambda d: -d[1])[:8]]
         return {"gpu_ms": round(statistics.median(timed) / 1000.0, 3), "variant": variant,
                 "wall_ms": round(r["latency_ms"]["p50"], 3), "load_ms": round(r["load_ms"], 1),
                 "dispatches": len(disp.get(last, [])), "precision": precision, "matrix_check": matrix,
-                "top_kernels": [{"kernel": k, "ms": round(v / 1000.0, 3)} for k, v in top]}
+                "top_kernels": [{"kernel": k, "ms": round(v / 1000.0, 3)} for k, v in top],
+                "slowest_dispatches": slowest}
 
     def compare(self, ref_dir, got_dir, abs_tol=None):
         """Outputs against ONNX Runtime's: relative L2 error <= 1e-3 per output,
@@ -1109,6 +1134,18 @@ def render_markdown(r):
             p = b["profile"]
             ks = ", ".join(f"{k['kernel']} {k['ms']:.2f} ms" for k in p["top_kernels"])
             lines.append(f"- {n}: {p['gpu_ms']:.2f} ms in {p['dispatches']} dispatches; {ks}")
+        lines.append("")
+    big = [(e["name"], e["batches"][-1]) for e in r.get("models", []) if e.get("batches")
+           and e["batches"][-1].get("profile", {}).get("slowest_dispatches")]
+    if big:
+        lines += ["### The slowest dispatches (largest batch measured, one frame)", "",
+                  "Each with its groups and the conversion's choice for its node (a GPU row's tile and vec4 "
+                  "loads):", ""]
+        for n, b in big:
+            lines.append(f"- {n}, batch {b['batch']}:")
+            for d in b["profile"]["slowest_dispatches"][:5]:
+                g = "×".join(str(x) for x in d["groups"])
+                lines.append(f"  - {d['ms']:.3f} ms `{d['kernel']}` groups {g}: {d.get('selected') or d['op']}")
         lines.append("")
     for e in r.get("models", []):
         if e.get("export"):

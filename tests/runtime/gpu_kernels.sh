@@ -45,7 +45,7 @@ for b in b32 b16; do
 done
 # Every tile of lower.cpp kGpuTiles is chosen for some case (the conversion log names each row's tile).
 for t in 128x128 128x64 64x128 64x64 64x32 32x64 32x32 32x16 16x32 16x16; do
-  grep -q "_gpu tile $t[],]" "$tmp/b32/conversion-log.json" ||
+  grep -q "_gpu tile $t[], ]" "$tmp/b32/conversion-log.json" ||
     { echo "FAIL: no case gets the $t tile (make_gpu_kernel_models.py's shapes no longer cover it):"; \
       grep -o "gpu: [a-z0-9_]* tile [0-9x]*" "$tmp/b32/conversion-log.json" | sort | uniq -c; fail=1; }
 done

@@ -132,8 +132,10 @@ def main():
     inp("c8b", f32(8, 16, 14, 14))
     inp("c8c", f32(8, 24, 10, 10))
     inp("crgb", f32(8, 3, 9, 9))
-    inp("cbig", f32(1, 4, 130, 130))
-    inp("cbigp", f32(1, 8, 130, 132))
+    # Below the 264 workgroups of conv2d_gemm's 64 x 64 grid, where a Conv keeps
+    # its GPU row (lower.cpp DefaultGridFillsGpu); 130 channels: a partial row tile.
+    inp("cbig", f32(1, 4, 66, 66))
+    inp("cbigp", f32(1, 8, 66, 68))
     conv("c_stage4", "c7", 96, (3, 3), pads=(1, 1, 1, 1), act="relu")      # 16x16, W vec4 (KD 576)
     conv("c_pw7", "c7", 40, (1, 1), bias=False)                           # 49 pixels: X scalar
     conv("c_pw_res", "c16", 32, (1, 1), act="relu", res=True)             # X vec4, fused residual
@@ -142,8 +144,8 @@ def main():
     conv("c_pw_b8", "c8c", 36, (1, 1), act="sigmoid")                     # batch 8, X vec4 (H*W = 100)
     conv("c_pw_pad", "c8c", 12, (1, 1), pads=(0, 0, 1, 1))                # 1x1 with an end pad: X scalar
     conv("c_rgb", "crgb", 20, (3, 3), (1, 1), (1, 1, 1, 1))               # KD 27: W scalar
-    conv("c_big", "cbig", 130, (3, 3), pads=(1, 1, 1, 1), res=False)      # 128x128, im2col scalar
-    conv("c_big_pw", "cbigp", 130, (1, 1), bias=False)                    # 128x128, X vec4
+    conv("c_big", "cbig", 130, (3, 3), pads=(1, 1, 1, 1), res=False)      # 32x64, im2col scalar
+    conv("c_big_pw", "cbigp", 130, (1, 1), bias=False)                    # 64x64, X vec4
 
     graph = helper.make_graph(nodes, "gpu_kernels",
                               [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs],

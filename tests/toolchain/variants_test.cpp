@@ -601,7 +601,7 @@ TEST(DeviceVariants, RowsGetTheirGpuKernel) {
   bool logged = false;
   for (const auto& [node, text] : p.node_kernels)
     if (node == "conv") {
-      EXPECT_NE(text.find("[gpu: conv2d_gemm_gpu_f16w tile 16x16, cpu: conv2d_cpu"), std::string::npos) << text;
+      EXPECT_NE(text.find("[gpu: conv2d_gemm_gpu_f16w tile 16x16 vec4 A, cpu: conv2d_cpu"), std::string::npos) << text;
       logged = true;
     }
   EXPECT_TRUE(logged);
@@ -901,6 +901,45 @@ TEST(DeviceVariants, GpuTilesFollowTheShape) {
     EXPECT_EQ(std::vector<int64_t>({o.tile_m, o.tile_n, o.vec_a, o.vec_b, o.gx, o.gy, o.gz}),
               std::vector<int64_t>({w.tile_m, w.tile_n, w.vec_a, w.vec_b, w.gx, w.gy, w.gz}));
   }
+}
+// A Conv whose default 64 x 64 grid already has 264 workgroups keeps
+// conv2d_gemm in the GPU table (lower.cpp DefaultGridFillsGpu: the GPU tile
+// lost to it at such grids on an H200), and the conversion log says why; a
+// smaller one gets its GPU tile; a MatMul keeps gemm_gpu at any grid.
+TEST(DeviceVariants, ConvsWhoseDefaultGridFillsTheGpuKeepTheDefaultKernel) {
+  Graph g;
+  g.opset = 13;
+  // ResNet-50's first-stage 1x1 Conv at batch 8: 256 x 25088 outputs, 4 x 392 = 1568 workgroups.
+  AddInput(g, "x8", {8, 64, 56, 56});
+  AddConst(g, "w8", {256, 64, 1, 1}, 0.01f);
+  AddNode(g, "Conv", "filled", {"x8", "w8"}, {"y8"}).SetInts("kernel_shape", {1, 1});
+  AddOutput(g, "y8");
+  // 64 x 16896 outputs: 264 workgroups exactly, the threshold.
+  AddInput(g, "xt", {1, 16, 132, 128});
+  AddConst(g, "wt", {64, 16, 1, 1}, 0.01f);
+  AddNode(g, "Conv", "threshold", {"xt", "wt"}, {"yt"}).SetInts("kernel_shape", {1, 1});
+  AddOutput(g, "yt");
+  // 64 x 16384 outputs: 256 workgroups, one row of tiles fewer.
+  AddInput(g, "xs", {1, 16, 128, 128});
+  AddNode(g, "Conv", "below", {"xs", "wt"}, {"ys"}).SetInts("kernel_shape", {1, 1});
+  AddOutput(g, "ys");
+  AddInput(g, "a", {2048, 64});
+  AddConst(g, "b", {64, 2048}, 0.5f);
+  AddNode(g, "MatMul", "big", {"a", "b"}, {"yb"});
+  AddOutput(g, "yb");
+  auto r = CompileGraph(std::move(g));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::map<std::string, std::string> gpu;
+  for (const Dispatch& d : r->program.dispatches) gpu[d.node] = d.gpu_kernel;
+  EXPECT_EQ(gpu["filled"], "");
+  EXPECT_EQ(gpu["threshold"], "");
+  EXPECT_EQ(gpu["below"], "conv2d_gemm_gpu_f16w");  // CompileGraph keeps fp16 weight copies
+  EXPECT_EQ(gpu["big"], "gemm_gpu_f16w");
+  std::string text;
+  for (const auto& [who, what] : r->program.node_kernels) text += who + ": " + what + "\n";
+  EXPECT_NE(text.find("filled: conv2d_gemm (1x1 s1 g1) [gpu: conv2d_gemm (its grid fills a GPU), cpu: "),
+            std::string::npos)
+      << text;
 }
 #ifdef OAAXVK_TEST_RUNTIME_PARSER
 // The runtime's row choice for the 32 KiB tiles: a device with only Vulkan's

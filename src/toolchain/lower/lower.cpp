@@ -170,15 +170,31 @@ GpuTile ChooseGpuTile(int64_t m, int64_t n, int64_t batch) {
   return best;
 }
 
-// " tile <TILE_M>x<TILE_N>" for a dispatch whose GPU row is a tiled GEMM
+// Whether a Conv's default row (conv2d_gemm: 64 x 64 tiles) already has
+// kGpuTargetWorkgroups workgroups at its largest shape; such a Conv keeps
+// conv2d_gemm in the GPU table. Measured on an NVIDIA H200 (bench/GPU-NOTES.md,
+// "The GPU-class convolution tile"): conv2d_gemm_gpu ran at 2.4-6 TFLOP/s
+// whatever its tile (and no faster on cooperative matrices), conv2d_gemm at
+// up to 17 TFLOP/s once its grid filled the GPU: the GPU tile won only where
+// it made a small grid larger (ResNet-50 batch 1: 2.4 vs 6.4 ms) and lost
+// 1.2-6x at batches 8 and 32. GEMMs keep gemm_gpu (BERT batch 32: 24 TFLOP/s).
+bool DefaultGridFillsGpu(const Dispatch& d) {
+  if (d.kernel != "conv2d_gemm") return false;
+  double groups = 1;  // in double: an unbounded extent must not overflow the product
+  for (const Dim& g : d.groups) groups *= static_cast<double>(UpperBound(g));
+  return groups >= static_cast<double>(kGpuTargetWorkgroups);
+}
+
+// " tile <TILE_M>x<TILE_N>[ vec4 A][ vec4 B]" for a dispatch whose GPU row is a tiled GEMM
 // kernel (its last four spec values: TILE_M, TILE_N, VEC_A, VEC_B), else "":
 // the conversion log names the tile each row got.
 std::string GpuTileNote(const Dispatch& d) {
   for (const GpuVariant& gv : kGpuVariants)
     if (gv.tiled && d.kernel == gv.kernel && !d.gpu_kernel.empty() && d.gpu_spec.size() == d.spec.size() + 4) {
       const size_t t = d.spec.size();
-      return StrFormat(" tile %lldx%lld", static_cast<long long>(d.gpu_spec[t].value()),
-                       static_cast<long long>(d.gpu_spec[t + 1].value()));
+      return StrFormat(" tile %lldx%lld%s%s", static_cast<long long>(d.gpu_spec[t].value()),
+                       static_cast<long long>(d.gpu_spec[t + 1].value()),
+                       d.gpu_spec[t + 2].value() != 0 ? " vec4 A" : "", d.gpu_spec[t + 3].value() != 0 ? " vec4 B" : "");
     }
   return "";
 }
@@ -392,6 +408,7 @@ class Lowerer {
   // shape; the vec4 flags only where every shape allows them. False (no GPU
   // row) when a group count would exceed 65535.
   bool SetGpuTile(Dispatch* d) {
+    if (DefaultGridFillsGpu(*d)) return false;
     const std::vector<Dim>& sp = d->spec;
     Dim rows, cols, batch = d->groups[2];
     bool vec_a = false, vec_b = false;
@@ -457,6 +474,7 @@ class Lowerer {
       const Dispatch& d = p_.dispatches[i];
       std::string v;
       if (!d.gpu_kernel.empty()) v = "gpu: " + d.gpu_kernel + GpuTileNote(d);
+      if (d.gpu_kernel.empty() && DefaultGridFillsGpu(d)) v = "gpu: " + d.kernel + " (its grid fills a GPU)";
       if (!d.cpu_kernel.empty()) v += (v.empty() ? "" : ", ") + std::string("cpu: ") + d.cpu_kernel;
       if (!v.empty()) p_.node_kernels[dispatch_log_[i]].second += " [" + v + "]";
     }
