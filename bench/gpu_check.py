@@ -8,6 +8,9 @@ cut short still leaves what it measured):
   device       oaaxvk-device-info: name, driver, subgroups, shared memory,
                16-bit storage/arithmetic, cooperative-matrix shapes
   runtime      the runtime's device tests (runtime_tests, GoogleTest)
+  numerics     the special-value and rounding-tie models of the ctests
+               (NaN, +-inf, signed zeros, subnormals, integer quotients,
+               .5 coordinates) against ONNX Runtime with the ctests' criteria
   models       per model: export with this machine's torch (ONNX opset 17),
                convert with oaax-vulkan-toolchain at each batch, check the
                OAAX runtime's outputs against ONNX Runtime (CPU) on the same
@@ -75,6 +78,18 @@ def run(cmd, timeout, env=None, cwd=None, check=True):
         tail = [ln for ln in (p.stderr + "\n" + p.stdout).strip().splitlines() if ln.strip()][-3:]
         raise Failure(f"{os.path.basename(cmd[0])} exit {p.returncode}: " + " | ".join(tail))
     return p.returncode, p.stdout, p.stderr
+
+
+def load_compare_outputs(path):
+    """tests/reference/compare_outputs.py (the kit's copy) as a module: the
+    numerics step compares with the same code and options as the ctests."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("compare_outputs", path)
+    if spec is None:
+        raise ImportError(f"{path} is not a Python file")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 # ---------------------------------------------------------------- the models
@@ -444,6 +459,106 @@ class Check:
         log(f"runtime tests: {t['passed']} passed, {t['failures']} failed, {t['skipped']} skipped, "
             f"{t['not_run']} not run of {t['tests']} ({t['seconds']} s)")
         self.save()
+
+    # ---- numerics: special values and rounding ties
+    # The smoke run's subset: IEEE special cases of Pow / Div / Mod / Min / Max
+    # and integer quotients compared bit for bit.
+    NUMERICS_QUICK = ("special_values/binary", "gpu_ties/div_ties")
+
+    def numerics(self):
+        """The models of the ctests toolchain.e2e_special_values_vs_onnxruntime
+        and toolchain.e2e_gpu_ties_vs_onnxruntime (the kit's data/numerics,
+        scripts/numerics-sets.sh): converted by the kit's toolchain, run by
+        oaax-run with each kernel table of --numerics-variants (auto: the one
+        the runtime picks for this device, the GPU table on a GPU), and
+        compared with ONNX Runtime (CPU) on the same inputs by
+        tests/reference/compare_outputs.py with the options those ctests give
+        it: NaN, +-inf and the sign of zero exactly, index outputs and ties
+        bit for bit. What a GPU compiler's fast-math rewrites, fused
+        multiply-adds, reciprocal division or flushed subnormals change shows
+        here first."""
+        n = self.r["numerics"] = {}
+        need = 10 if self.a.quick else 40
+        if not self.budget.allows(need):
+            return self.skip("numerics (special values and rounding ties)", need)
+        root = os.path.join(self.kit, "data", "numerics")
+        try:
+            suites = json.load(open(os.path.join(root, "suites.json")))
+            compare = load_compare_outputs(os.path.join(root, "compare_outputs.py"))
+        except (OSError, ValueError, ImportError) as e:
+            n["error"] = (f"no numerics sets in the kit ({e}): scripts/numerics-sets.sh writes them "
+                          f"(scripts/gpu-kit.sh and gpu-check.sh --local call it)")
+            log(f"numerics: {n['error']}")
+            self.save()
+            return
+        log("numerics: special values and rounding ties against ONNX Runtime")
+        start = time.time()
+        deadline = start + min(self.a.numerics_timeout, self.budget.left() - 10)
+        todo = []
+        for s in suites:
+            for line in open(os.path.join(root, s["suite"], "models.txt")):
+                if not line.split():
+                    continue
+                model, *sets = line.split()
+                if not self.a.quick or f"{s['suite']}/{model}" in self.NUMERICS_QUICK:
+                    todo.append((s, model, sets))
+        n["variants"] = self.a.numerics_variants
+        n["suites"] = {s["suite"]: {"test": s["test"], "compare": " ".join(s["compare"])} for s in suites}
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+            n["models"] = list(pool.map(lambda t: self.numerics_model(root, compare, deadline, *t), todo))
+        runs = [v for m in n["models"] for v in m["variants"].values()]
+        n["outputs_compared"] = sum(v.get("outputs", 0) for v in runs)
+        n["mismatches"] = sum(len(v.get("mismatches", [])) for v in runs)
+        n["errors"] = sum(1 for m in n["models"] if m.get("error")) + sum(1 for v in runs if v.get("error"))
+        n["seconds"] = round(time.time() - start, 1)
+        log(f"numerics: {len(n['models'])} models, {n['outputs_compared']} outputs compared, "
+            f"{n['mismatches']} mismatches, {n['errors']} errors ({n['seconds']} s)")
+        self.save()
+
+    def numerics_model(self, root, compare, deadline, suite, model, sets):
+        """One numerics model: converted once, ONNX Runtime's outputs for each
+        input set, then every set through oaax-run (one process, one load)
+        per kernel table, compared. Returns its report entry."""
+        src = os.path.join(root, suite["suite"], model)
+        work = os.path.join(self.work, "numerics", suite["suite"], model)
+        e = {"suite": suite["suite"], "model": model, "sets": sets, "variants": {}}
+        start = time.time()
+        try:
+            if deadline - time.time() < 5:
+                raise Failure("not run: the step's time ran out (--numerics-timeout, --budget)")
+            os.makedirs(work, exist_ok=True)
+            cmd = [self.tool("oaax-vulkan-toolchain")]
+            if os.path.exists(os.path.join(src, "config.json")):
+                cmd += ["--config", os.path.join(src, "config.json")]
+            run(cmd + [os.path.join(src, "model.onnx"), os.path.join(work, "bundle")],
+                timeout=deadline - time.time(), env=self.env)
+            ref = os.path.join(src, "reference.onnx")
+            ref = ref if os.path.exists(ref) else os.path.join(src, "model.onnx")
+            for s in sets:
+                self.reference(ref, os.path.join(src, s), os.path.join(work, s + ".ort"))
+            for v in self.a.numerics_variants:
+                x = e["variants"][v] = {}
+                try:
+                    logf = os.path.join(work, f"{v}.log")
+                    cmd = [self.tool("oaax-run"), "--model", os.path.join(work, "bundle", "model.oinf"), "--quiet",
+                           "--arg", f"kernel_variant={v}", "--arg", "log_level=2", "--arg", f"log_file={logf}"]
+                    pairs = []
+                    for s in sets:
+                        cmd += ["--inputs", os.path.join(src, s), "--outputs", os.path.join(work, f"{s}.{v}")]
+                        pairs += [os.path.join(work, s + ".ort"), os.path.join(work, f"{s}.{v}")]
+                    run(cmd, timeout=deadline - time.time(), env=self.env)
+                    # A bundle with a single kernel table logs no choice.
+                    m = re.search(r"running the (\w+) kernel variants", open(logf).read())
+                    x["table"] = m.group(1) if m else "single"
+                    args = compare.parser().parse_args([f"{suite['suite']}/{model} {v}"] + pairs + suite["compare"])
+                    x["outputs"], x["mismatches"] = compare.compare_dirs(args)
+                except (Failure, OSError, ValueError) as err:
+                    x["error"] = str(err)[:400]
+        except (Failure, OSError, ValueError) as err:
+            e["error"] = str(err)[:400]
+        e["seconds"] = round(time.time() - start, 1)
+        return e
 
     # ---- conformance
     # The node tests in chunks of about 150 cases by name, each one run of the
@@ -940,6 +1055,8 @@ class Check:
             self.roofline()
         if "runtime" in self.a.steps:
             self.runtime_tests()
+        if "numerics" in self.a.steps:
+            self.numerics()
         if "conformance" in self.a.steps and self.a.conformance_first:
             self.conformance()
         if "models" in self.a.steps:
@@ -977,6 +1094,64 @@ def _fmt_ms(x):
 
 def _fmt_rate(x):
     return "—" if x is None else (f"{x:.0f}" if x >= 10 else f"{x:.1f}")
+
+
+def numerics_wrong(n):
+    """The numerics runs whose outputs differ from ONNX Runtime's: wrong answers."""
+    return [f"numerics {m['suite']}/{m['model']} ({v}): {len(x['mismatches'])} of {x.get('outputs', 0)} outputs differ"
+            for m in n.get("models", []) for v, x in m["variants"].items() if x.get("mismatches")]
+
+
+def numerics_errors(n):
+    """The numerics step's failures to produce an answer (no sets, a conversion
+    or a run that failed, the step's time running out)."""
+    out = [f"numerics: {n['error']}"] if n.get("error") else []
+    out += [f"numerics {m['suite']}/{m['model']}: {m['error']}" for m in n.get("models", []) if m.get("error")]
+    out += [f"numerics {m['suite']}/{m['model']} ({v}): {x['error']}" for m in n.get("models", [])
+            for v, x in m["variants"].items() if x.get("error")]
+    return out
+
+
+def render_numerics(n):
+    """The numerics step's section of RESULTS-gpu.md: per model and kernel
+    table, the outputs compared and those that differ, each with its first
+    differing element (ours, ONNX Runtime's)."""
+    if not n:
+        return []
+    lines = ["## Numerics: special values and rounding ties", ""]
+    if n.get("error"):
+        return lines + [f"Not run: {n['error']}", ""]
+    crit = "; ".join(f"{k} (`{v['test']}`): `{v['compare']}`" for k, v in n.get("suites", {}).items())
+    lines += [f"The models of the ctests converted and run on this device, against ONNX Runtime (CPU) on the "
+              f"same inputs with the ctests' criteria (tests/reference/compare_outputs.py: {crit}). "
+              f"{n.get('outputs_compared', 0)} outputs compared, {n.get('mismatches', 0)} differ, "
+              f"{n.get('errors', 0)} errors, {n.get('seconds', '—')} s.", ""]
+    variants = n.get("variants", [])
+    lines += ["The table is the kernel table the runtime ran (`single`: the bundle has no other).", ""]
+    lines += ["| model | sets | " + " | ".join(f"`kernel_variant={v}`: table, outputs matching" for v in variants)
+              + " |", "|---|---|" + "---|" * len(variants)]
+    problems = []
+    for m in n.get("models", []):
+        name = f"{m['suite']}/{m['model']}"
+        if m.get("error"):
+            lines.append(f"| {name} | {' '.join(m['sets'])} | error: {m['error'][:200]} |" + " |" * (len(variants) - 1))
+            continue
+        cells = []
+        for v in variants:
+            x = m["variants"].get(v, {})
+            if x.get("error"):
+                cells.append("error: " + x["error"][:200])
+                continue
+            bad = len(x.get("mismatches", []))
+            cells.append(f"{x.get('table') or '—'}, {x.get('outputs', 0) - bad}/{x.get('outputs', 0)}"
+                         + (" ✘" if bad else " ✔"))
+            problems += [f"{name} ({v}): {p}" for p in x.get("mismatches", [])]
+        lines.append(f"| {name} | {' '.join(m['sets'])} | " + " | ".join(cells) + " |")
+    lines.append("")
+    if problems:
+        lines += ["Outputs that differ (the first differing element: ours, then ONNX Runtime's):", ""]
+        lines += [f"- {p}" for p in problems[:60]] + [""]
+    return lines
 
 
 def render_markdown(r):
@@ -1030,6 +1205,7 @@ def render_markdown(r):
         lines.append(f"  - {f}")
     lines.append("")
 
+    lines += render_numerics(r.get("numerics") or {})
     lines += ["## Models", "",
               "Latency is the median wall-clock time from `send_input` to `receive_output` at depth 1 "
               "(host input in, host output out: the upload and read-back are inside it); items/s counts "
@@ -1172,7 +1348,7 @@ def main():
     p.add_argument("--batches", default=None, help="comma-separated batches (default 1,8,32)")
     p.add_argument("--depths", default="1,2,4", help="comma-separated depths (default 1,2,4)")
     p.add_argument("--compile-batches", default="32", help="batches that get torch.compile (default 32)")
-    p.add_argument("--steps", default="roofline,runtime,models,conformance")
+    p.add_argument("--steps", default="roofline,runtime,numerics,models,conformance")
     p.add_argument("--variants", default="default,cpu,gpu_fp16_weights,gpu_fp16",
                    help="other kernel tables checked and timed at the first batch "
                         "(default,cpu,gpu,gpu_fp16_weights,gpu_fp16)")
@@ -1181,6 +1357,9 @@ def main():
     p.add_argument("--conformance-first", action="store_true", help="the node tests before the models")
     p.add_argument("--torch-batches", default=None, help="batches that get the PyTorch baseline (default: all)")
     p.add_argument("--conformance-timeout", type=float, default=200, help="seconds for the node tests")
+    p.add_argument("--numerics-variants", default=None,
+                   help="kernel tables the numerics models run with (default auto,default; auto with --quick)")
+    p.add_argument("--numerics-timeout", type=float, default=60, help="seconds for the numerics step")
     a = p.parse_args()
     a.models = [m for m in a.models.split(",") if m] if a.models else None
     a.batches = [int(x) for x in (a.batches or ("1" if a.quick else "1,8,32")).split(",")]
@@ -1189,6 +1368,8 @@ def main():
     a.steps = set(a.steps.split(","))
     a.torch_batches = [int(x) for x in a.torch_batches.split(",") if x] if a.torch_batches is not None else None
     a.variants = [v for v in a.variants.split(",") if v]
+    a.numerics_variants = [v for v in (a.numerics_variants or ("auto" if a.quick else "auto,default")).split(",")
+                           if v]
     if a.seconds is None:
         a.seconds = 0.2 if a.quick else 0.5
     r = Check(a).run_all()
@@ -1204,6 +1385,8 @@ def main():
         errors.append(f"runtime tests: {r['runtime_tests']['failures']} failures")
     if r["conformance"].get("failed"):
         errors.append(f"conformance: {r['conformance']['failed']} node tests failed")
+    broken += numerics_wrong(r.get("numerics", {}))
+    errors += numerics_errors(r.get("numerics", {}))
     print(render_markdown(r), flush=True)
     if broken:
         log(f"WRONG ANSWERS against ONNX Runtime: {', '.join(broken)}")

@@ -270,5 +270,81 @@ class Targets(unittest.TestCase):
                       report.markdown(self.r))
 
 
+class GpuCheckNumerics(unittest.TestCase):
+    """The device check's numerics step (gpu_check.py) compares with the
+    ctests' compare_outputs.py and options: a reference with one value changed
+    is reported with its first differing element and fails the run."""
+
+    def setUp(self):
+        import numpy as np
+        import gpu_check
+        self.np, self.gc = np, gpu_check
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.co = gpu_check.load_compare_outputs(os.path.join(root, "tests", "reference", "compare_outputs.py"))
+        self.tmp = tempfile.TemporaryDirectory()
+        self.y = np.array([1.0, -0.0, np.nan, np.inf, 2.5], np.float32)
+        self.idx = np.array([3, 1, 0], np.int64)
+        self.got = self.write("got", self.y, self.idx)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, y, idx):
+        import json
+        d = os.path.join(self.tmp.name, name)
+        os.makedirs(d)
+        y.tofile(os.path.join(d, "0.bin"))
+        idx.tofile(os.path.join(d, "1.bin"))
+        with open(os.path.join(d, "manifest.json"), "w") as f:
+            json.dump([{"name": "y", "dtype": "float32", "shape": [5], "file": "0.bin"},
+                       {"name": "idx", "dtype": "int64", "shape": [3], "file": "1.bin"}], f)
+        return d
+
+    def compare(self, ref, options):
+        return self.co.compare_dirs(self.co.parser().parse_args(["t", ref, self.got] + options))
+
+    def test_same_outputs_match(self):
+        ref = self.write("ref", self.y.copy(), self.idx.copy())
+        self.assertEqual(self.compare(ref, ["--tol", "1e-5", "--signed-zeros"]), (2, []))
+        self.assertEqual(self.compare(ref, ["--bitwise"]), (2, []))
+
+    def test_a_wrong_reference_is_reported_and_fails_the_run(self):
+        y = self.y.copy()
+        y[4] = 2.6
+        count, bad = self.compare(self.write("ref", y, self.idx.copy()), ["--tol", "1e-5", "--signed-zeros"])
+        self.assertEqual(count, 2)
+        self.assertEqual(len(bad), 1)
+        self.assertIn("element 4 is", bad[0])
+        self.assertIn("ONNX Runtime 2.6", bad[0])
+        n = {"variants": ["auto"], "suites": {"special_values": {"test": "t.sh", "compare": "--tol 1e-5"}},
+             "outputs_compared": 2, "mismatches": 1, "errors": 0, "seconds": 1.0,
+             "models": [{"suite": "special_values", "model": "m", "sets": ["s"],
+                         "variants": {"auto": {"table": "gpu", "outputs": count, "mismatches": bad}}}]}
+        self.assertEqual(len(self.gc.numerics_wrong(n)), 1)
+        self.assertEqual(self.gc.numerics_errors(n), [])
+        md = "\n".join(self.gc.render_numerics(n))
+        self.assertIn("| special_values/m | s | gpu, 1/2 ✘ |", md)
+        self.assertIn("special_values/m (auto): " + bad[0], md)
+
+    def test_sign_of_zero_and_index_outputs(self):
+        y = self.y.copy()
+        y[1] = 0.0
+        idx = self.idx.copy()
+        idx[0] = 4
+        ref = self.write("ref", y, idx)
+        _, bad = self.compare(ref, ["--tol", "1e-5", "--signed-zeros"])
+        self.assertEqual(len(bad), 2)
+        self.assertIn("sign of zero differs; element 1", bad[0])
+        self.assertIn("idx: 1 of 3 differ; element 0 is 3, ONNX Runtime 4", bad[1])
+        self.assertEqual(len(self.compare(ref, ["--tol", "1e-5"])[1]), 1)  # the zero's sign is not asked for
+        self.assertEqual(len(self.compare(ref, ["--bitwise"])[1]), 2)  # +0 and -0 differ in their bits
+
+    def test_errors_fail_the_run(self):
+        n = {"models": [{"suite": "gpu_ties", "model": "m", "sets": ["s0"], "error": "conversion failed",
+                         "variants": {}}]}
+        self.assertEqual(self.gc.numerics_errors(n), ["numerics gpu_ties/m: conversion failed"])
+        self.assertEqual(self.gc.numerics_errors({"error": "no sets"}), ["numerics: no sets"])
+
+
 if __name__ == "__main__":
     unittest.main()

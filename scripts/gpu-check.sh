@@ -2,8 +2,9 @@
 # The GPU device check in one command (docs/gpu-check.md): the device summary,
 # the runtime's device tests, whole models converted, checked against ONNX
 # Runtime and measured at depth 1/2/4 and batch 1/8/32 beside PyTorch on the
-# same GPU (eager fp32/fp16, CUDA graphs, torch.compile), and the ONNX node
-# tests; writes RESULTS-gpu.md and REPORT.json.
+# same GPU (eager fp32/fp16, CUDA graphs, torch.compile), the numerics models
+# (special values, rounding ties) and the ONNX node tests; writes
+# RESULTS-gpu.md and REPORT.json.
 #
 # On a lent device machine (prepare the kit here first: scripts/gpu-kit.sh):
 #   bash scripts/gpu-check.sh            carry [".gpukit", ".gl"]; output to $OUT
@@ -61,12 +62,16 @@ if [ "$local" = 1 ]; then
     [ -f "$ocr/$f" ] || { echo "gpu-check.sh: $ocr/$f is missing: run scripts/fetch-reference.sh" >&2; exit 2; }
     ln -s "$ocr/$f" "$kit/data/$f"
   done
+  # The numerics models of the ctests, made as the ctests make them (without
+  # them the numerics step reports why and fails; the other steps run).
+  bash "$root/scripts/numerics-sets.sh" "$build" "$kit/data/numerics" ||
+    echo "gpu-check.sh: no numerics sets (see above)" >&2
   echo "{\"git_commit\": \"$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)\"}" >"$kit/kit.json"
   python=/usr/bin/python3
   args+=(--local)
   if [ "$quick" = 1 ]; then
     # The runtime tests already run in the test command; a few node tests stand for the rest.
-    args+=(--steps models,conformance --conformance-filter '^test_(relu|gemm_default|conv_with_strides_padding|softmax_axis_1)$')
+    args+=(--steps numerics,models,conformance --conformance-filter '^test_(relu|gemm_default|conv_with_strides_padding|softmax_axis_1)$')
   fi
 else
   # The device machine: a bare image with no Vulkan loader and no Debian libraries.

