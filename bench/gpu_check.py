@@ -674,7 +674,7 @@ class Check:
             secs = time.time() - start
             mout = []
             for i, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
-                v = np.ascontiguousarray(v)
+                v = np.asarray(v, order="C")  # (not ascontiguousarray: it makes a scalar output shape [1])
                 v.tofile(os.path.join(out_dir, f"{i}.bin"))
                 mout.append({"name": o.name, "dtype": str(v.dtype), "shape": list(v.shape), "file": f"{i}.bin"})
             json.dump(mout, open(os.path.join(out_dir, "manifest.json"), "w"))
