@@ -94,8 +94,11 @@ if ! ls "$root"/.gl/libvulkan1_*.deb >/dev/null 2>&1; then
   apt-get "${o[@]}" update >/dev/null
   (cd "$root/.gl" && apt-get "${o[@]}" download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null)
 fi
+# (In a git worktree .git is a file: ask git where the exclude file is.)
+exclude=$(git -C "$root" rev-parse --path-format=absolute --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
 for d in /.gpukit/ /.gl/; do
-  grep -qx "$d" "$root/.git/info/exclude" 2>/dev/null || echo "$d" >>"$root/.git/info/exclude"
+  grep -qx "$d" "$exclude" 2>/dev/null || echo "$d" >>"$exclude"
 done
 size=$(du -cb "$root/.gpukit/kit.tar.xz" "$root"/.gl/*.deb | tail -1 | cut -f1)
 tree=$(git -C "$root" ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
