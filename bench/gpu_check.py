@@ -553,10 +553,10 @@ class Check:
                     x["table"] = m.group(1) if m else "single"
                     args = compare.parser().parse_args([f"{suite['suite']}/{model} {v}"] + pairs + suite["compare"])
                     x["outputs"], x["mismatches"] = compare.compare_dirs(args)
-                except (Failure, OSError, ValueError) as err:
-                    x["error"] = str(err)[:400]
-        except (Failure, OSError, ValueError) as err:
-            e["error"] = str(err)[:400]
+                except Exception as err:  # noqa: BLE001 - recorded per table; the other tables run
+                    x["error"] = _numerics_why(err)
+        except Exception as err:  # noqa: BLE001 - recorded per model (ONNX Runtime's own errors too)
+            e["error"] = _numerics_why(err)
         e["seconds"] = round(time.time() - start, 1)
         return e
 
@@ -1094,6 +1094,13 @@ def _fmt_ms(x):
 
 def _fmt_rate(x):
     return "—" if x is None else (f"{x:.0f}" if x >= 10 else f"{x:.1f}")
+
+
+def _numerics_why(err):
+    """A numerics failure in one line: ours (Failure) as they are, any other
+    exception (ONNX Runtime's, numpy's) with its type."""
+    text = str(err) if isinstance(err, Failure) else f"{type(err).__name__}: {err}"
+    return " ".join(text.split())[:400]
 
 
 def numerics_wrong(n):
