@@ -18,7 +18,7 @@
 #   --out DIR       where the reports go (default $OUT on the device, build/gpu-check/out here)
 #   --build DIR     the build to use with --local (default build/)
 #   -- ARGS         passed to bench/gpu_check.py (e.g. --models resnet50 --batches 1)
-# Exit: 0 all checked models match ONNX Runtime, 1 a wrong answer or a failure, 2 usage.
+# Exit: 0 all checked models and numerics outputs match ONNX Runtime, 1 a wrong answer or a failure, 2 usage.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 local=0 quick=0 budget=420 out="" build="$root/build"
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --out) out=$(realpath -m "$2"); shift 2 ;;
     --build) build=$(realpath -m "$2"); shift 2 ;;
     --) shift; pass+=("$@"); break ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
