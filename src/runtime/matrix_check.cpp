@@ -131,10 +131,14 @@ struct Resources {
   }
 };
 
-StatusOr<VkPipeline> CreatePipeline(Resources* res, const Kernel& k, const std::vector<uint32_t>& spec) {
+StatusOr<VkPipeline> CreatePipeline(Resources* res, const Kernel& k, const std::vector<uint32_t>& spec,
+                                    const FloatControls& fc) {
+  // The module as the executor's pipelines get it (pipelines.h): the check
+  // runs what the rows would run.
+  OAAXVK_ASSIGN_OR_RETURN(const std::vector<uint32_t> code, AddFloatControls(k.spirv, k.spirv_words, fc));
   VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  smi.codeSize = k.spirv_words * 4;
-  smi.pCode = k.spirv;
+  smi.codeSize = code.size() * 4;
+  smi.pCode = code.data();
   VkShaderModule sm = VK_NULL_HANDLE;
   OAAXVK_RETURN_IF_ERROR(VkCheck(vkCreateShaderModule(res->dev, &smi, nullptr, &sm), "vkCreateShaderModule"));
   res->modules.push_back(sm);
@@ -295,9 +299,9 @@ Status CheckMatrixKernel(VkContext* ctx, const Kernel& candidate, const Kernel& 
     const uint32_t groups[3] = {(p.cols + t.n - 1) / t.n, (p.rows + t.m - 1) / t.m, 1};
     std::vector<uint32_t> cand_spec = spec;
     if (inject_error) cand_spec[has_bias_id] = 0;
-    StatusOr<VkPipeline> ref_pipe = CreatePipeline(&res, reference, spec);
+    StatusOr<VkPipeline> ref_pipe = CreatePipeline(&res, reference, spec, ctx->float_controls());
     if (!ref_pipe.ok()) return ref_pipe.status().WithContext(what + ": the reference kernel");
-    StatusOr<VkPipeline> cand_pipe = CreatePipeline(&res, candidate, cand_spec);
+    StatusOr<VkPipeline> cand_pipe = CreatePipeline(&res, candidate, cand_spec, ctx->float_controls());
     if (!cand_pipe.ok()) return cand_pipe.status().WithContext(what + ": it does not compile on this device");
     OAAXVK_RETURN_IF_ERROR(RunOnce(ctx, &res, sets, *ref_pipe, groups, out).WithContext(what + ": the reference run"));
     const std::vector<float> ref(static_cast<const float*>(out.mapped),

@@ -78,6 +78,14 @@ Status Pipelines::Create(const std::string& cache, const std::string& cache_dir)
     if (canonical_[j] == j) by_hash.emplace(h, j);
   }
   OAAXVK_RETURN_IF_ERROR(CreateLayouts());
+  const FloatControls& fc = ctx_->float_controls();
+  if (fc.empty())
+    Log(LogLevel::kDebug, StrFormat("float controls: not available on '%s' (%s); the kernels keep the driver's "
+                                    "default treatment of signed zeros, infinities, NaN and subnormals",
+                                    ctx_->device_name().c_str(), ctx_->float_controls_missing().c_str()));
+  else
+    Log(LogLevel::kDebug, StrFormat("float controls: %s declared in every kernel (at the float widths it uses) on '%s'",
+                                    DescribeFloatControls(fc).c_str(), ctx_->device_name().c_str()));
   // Feature dynamic_shapes: dispatches whose specialization values depend on
   // the shape get their pipelines per recording (Acquire); every other
   // dispatch has one pipeline for the executor's lifetime.
@@ -89,6 +97,7 @@ Status Pipelines::Create(const std::string& cache, const std::string& cache_dir)
     dynamic_spec_[i] = it != sp.spec_expr.end() && it->first < d.first_spec + d.n_spec;
   }
   OAAXVK_RETURN_IF_ERROR(OpenCache(cache, cache_dir));
+  spirv_ = {};  // the modules hold their own copies; only the cache key needed them
   OAAXVK_RETURN_IF_ERROR(CreateStaticPipelines());
   SaveCache();
   return Status::Ok();
@@ -114,14 +123,20 @@ Status Pipelines::CreateLayouts() {
                                    "vkCreateDescriptorSetLayout")
                                .WithContext("parameter buffer"));
   }
+  spirv_.assign(bundle_->kernels.size(), {});
   for (size_t j = 0; j < bundle_->kernels.size(); ++j) {
     const Kernel& k = bundle_->kernels[j];
     const std::string what = StrFormat("kernel %zu ('%s')", j, k.name.c_str());
     VkShaderModule sm = VK_NULL_HANDLE;
     if (used[j]) {
+      // The float-controls modes the device supports (spirv_float_controls.h;
+      // none: the module as the bundle has it, its structure checked alike).
+      StatusOr<std::vector<uint32_t>> code = AddFloatControls(k.spirv, k.spirv_words, ctx_->float_controls());
+      if (!code.ok()) return code.status().WithContext(what);
+      spirv_[j] = std::move(code).value();
       VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-      smi.codeSize = k.spirv_words * 4;
-      smi.pCode = k.spirv;
+      smi.codeSize = spirv_[j].size() * 4;
+      smi.pCode = spirv_[j].data();
       OAAXVK_RETURN_IF_ERROR(
           VkCheck(vkCreateShaderModule(dev_, &smi, nullptr, &sm), "vkCreateShaderModule").WithContext(what));
     }
@@ -161,7 +176,8 @@ Status Pipelines::CreateLayouts() {
 
 Status Pipelines::OpenCache(const std::string& cache, const std::string& cache_dir) {
   // The key: everything the pipelines are made of (the used kernels' SPIR-V
-  // and binding types, the specialization values, whether set 1 exists), so
+  // as the modules got it, float controls included, and binding types, the
+  // specialization values, whether set 1 exists), so
   // a reconverted bundle with new weights but the same kernels keeps its
   // cache, and different kernels never read another bundle's.
   uint64_t h = kFnvOffset;
@@ -172,7 +188,7 @@ Status Pipelines::OpenCache(const std::string& cache, const std::string& cache_d
     if (hashed[c]) continue;
     hashed[c] = true;
     const Kernel& k = bundle_->kernels[c];
-    h = Fnv1a(k.spirv, k.spirv_words * 4, h);
+    h = Fnv1a(spirv_[c].data(), spirv_[c].size() * 4, h);
     h = Fnv1a(k.binding_types.data(), k.binding_types.size(), h);
   }
   h = Fnv1a(bundle_->spec.data(), bundle_->spec.size() * 4, h);

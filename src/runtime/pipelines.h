@@ -1,6 +1,7 @@
 // The compute pipelines of an executor and everything they are made of:
-// shader modules and descriptor-set / pipeline layouts of the kernels the
-// chosen dispatch rows use, the pipelines themselves keyed by (kernel,
+// shader modules (the kernels' SPIR-V with the float-controls modes the
+// device supports declared: spirv_float_controls.h) and descriptor-set /
+// pipeline layouts of the kernels the chosen dispatch rows use, the pipelines themselves keyed by (kernel,
 // specialization values), and the persistent VkPipelineCache
 // (pipeline_cache.h). Kernels with identical SPIR-V and binding types share
 // one module, one layout and their pipelines; the pipelines of a load are
@@ -109,6 +110,10 @@ class Pipelines {
   uint64_t cache_saved_hash_ = 0;  // Fnv1a of the data read or last saved (skips rewriting an unchanged cache)
   size_t cache_saved_bytes_ = 0;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
+  // By kernel: the SPIR-V its module was created from (the bundle's, with
+  // the device's float-controls modes added); empty for kernels no chosen
+  // row uses, and for all once the cache key is derived.
+  std::vector<std::vector<uint32_t>> spirv_;
   std::vector<VkShaderModule> modules_;
   std::vector<VkDescriptorSetLayout> set_layouts_;
   VkDescriptorSetLayout params_layout_ = VK_NULL_HANDLE;

@@ -150,6 +150,27 @@ bool HasCoopMatComputeStage(VkPhysicalDevice pd) {
 
 }  // namespace
 
+FloatControls FloatControlsFor(const VkPhysicalDeviceFloatControlsProperties& p) {
+  FloatControls fc;
+  if (p.shaderSignedZeroInfNanPreserveFloat16) fc.signed_zero_inf_nan_preserve |= kFloatWidth16;
+  if (p.shaderSignedZeroInfNanPreserveFloat32) fc.signed_zero_inf_nan_preserve |= kFloatWidth32;
+  if (p.shaderSignedZeroInfNanPreserveFloat64) fc.signed_zero_inf_nan_preserve |= kFloatWidth64;
+  const bool d16 = p.shaderDenormPreserveFloat16, d32 = p.shaderDenormPreserveFloat32,
+             d64 = p.shaderDenormPreserveFloat64;
+  switch (p.denormBehaviorIndependence) {
+    case VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_ALL:
+      fc.denorm_preserve = (d16 ? kFloatWidth16 : 0u) | (d32 ? kFloatWidth32 : 0u) | (d64 ? kFloatWidth64 : 0u);
+      break;
+    case VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_32_BIT_ONLY:
+      fc.denorm_preserve = (d32 ? kFloatWidth32 : 0u) | (d16 && d64 ? kFloatWidth16 | kFloatWidth64 : 0u);
+      break;
+    default:  // NONE, or a value newer than this runtime: every width alike
+      fc.denorm_preserve = d16 && d32 && d64 ? kFloatWidth16 | kFloatWidth32 | kFloatWidth64 : 0u;
+      break;
+  }
+  return fc;
+}
+
 StatusOr<std::unique_ptr<VkContext>> VkContext::Create(const ContextOptions& options) {
   std::unique_ptr<VkContext> ctx(new VkContext());
   OAAXVK_RETURN_IF_ERROR(ctx->Init(options));
@@ -339,6 +360,22 @@ Status VkContext::Init(const ContextOptions& options) {
   VkPhysicalDeviceCooperativeMatrixFeaturesNV cm_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   cm_on.cooperativeMatrix = VK_TRUE;
   std::vector<const char*> device_extensions;
+  // Float controls: the instance asks for Vulkan 1.1, so even on a 1.2
+  // device (where they are core) the modes are used through the extension;
+  // enabled only when the device supports one of the modes.
+  if (HasDeviceExtension(physical_, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME)) {
+    VkPhysicalDeviceFloatControlsProperties fcp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+    VkPhysicalDeviceProperties2 fc2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    fc2.pNext = &fcp;
+    vkGetPhysicalDeviceProperties2(physical_, &fc2);
+    float_controls_ = FloatControlsFor(fcp);
+    if (float_controls_.empty())
+      float_controls_missing_ = "it supports neither SignedZeroInfNanPreserve nor DenormPreserve";
+    else
+      device_extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+  } else {
+    float_controls_missing_ = "it does not list " VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
+  }
   if (memory_model) {
     vmm_on.pNext = s16_on.pNext;
     s16_on.pNext = &vmm_on;
@@ -397,10 +434,11 @@ Status VkContext::Init(const ContextOptions& options) {
     for (const auto& op : kOps)
       if (subgroup_.supportedOperations & op.bit) ops += (ops.empty() ? "" : " ") + std::string(op.name);
     Log(LogLevel::kDebug, StrFormat("device '%s': subgroupSize %u, subgroup operations {%s}, in compute shaders: %s; "
-                                    "storageBuffer16BitAccess %s, shaderFloat16 %s",
+                                    "storageBuffer16BitAccess %s, shaderFloat16 %s, float controls: %s",
                                     properties_.deviceName, subgroup_.subgroupSize, ops.c_str(),
                                     (subgroup_.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? "yes" : "no",
-                                    storage_16bit_ ? "on" : "off", shader_float16_ ? "on" : "off"));
+                                    storage_16bit_ ? "on" : "off", shader_float16_ ? "on" : "off",
+                                    DescribeFloatControls(float_controls_).c_str()));
   }
   return Status::Ok();
 }

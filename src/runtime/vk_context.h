@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "oaax_vulkan/status.h"
+#include "runtime/spirv_float_controls.h"
 
 namespace oaaxvk::runtime {
 
@@ -23,6 +24,17 @@ const char* VkResultName(VkResult result);
 // VK_ERROR_DEVICE_LOST". Device loss → kUnavailable, out-of-memory →
 // kResourceExhausted, VK_TIMEOUT → kDeadlineExceeded, others → kInternal.
 Status VkCheck(VkResult result, const char* call);
+
+// The float-controls execution modes a device lets every kernel declare
+// (docs/runtime.md "Float controls"), from its
+// VkPhysicalDeviceFloatControlsProperties: SignedZeroInfNanPreserve for each
+// width shaderSignedZeroInfNanPreserveFloat<N> allows; DenormPreserve for
+// each width shaderDenormPreserveFloat<N> allows, within what
+// denormBehaviorIndependence lets differ between widths: all widths
+// independently (INDEPENDENCE_ALL); 32 on its own and 16 and 64 only
+// together (32_BIT_ONLY: the other widths must be set identically); all
+// three together or none (NONE, and any value this runtime does not know).
+FloatControls FloatControlsFor(const VkPhysicalDeviceFloatControlsProperties& props);
 
 struct ContextOptions {
   std::string device;        // "" (auto), an index, or a name substring
@@ -64,6 +76,12 @@ class VkContext {
   // 16 x 16 x 16 f16 x f16 + f32 shape at subgroup scope, compute among its
   // stages, subgroups of 32).
   const std::set<std::string>& capabilities() const { return capabilities_; }
+  // The float-controls modes every kernel's module declares on this device
+  // (VK_KHR_shader_float_controls, enabled at device creation when the
+  // device lists it and supports any of the modes); empty without.
+  const FloatControls& float_controls() const { return float_controls_; }
+  // Why float_controls() is empty ("" when it is not), for the log.
+  const std::string& float_controls_missing() const { return float_controls_missing_; }
   // VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize (Vulkan
   // 1.1 core): the largest single allocation.
   uint64_t max_memory_allocation_size() const { return max_allocation_; }
@@ -96,6 +114,8 @@ class VkContext {
   bool shader_float16_ = false;
   VkPhysicalDeviceSubgroupProperties subgroup_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   std::set<std::string> capabilities_;
+  FloatControls float_controls_;
+  std::string float_controls_missing_;
   uint64_t max_allocation_ = UINT64_MAX;
   mutable std::mutex messages_mutex_;
   std::vector<std::string> messages_;

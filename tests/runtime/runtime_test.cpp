@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <set>
@@ -785,6 +786,100 @@ bool ValidationLayerInstalled() {
     if (std::string(p.layerName) == "VK_LAYER_KHRONOS_validation") return true;
   }
   return false;
+}
+
+// The runtime's device's VkPhysicalDeviceFloatControlsProperties and name;
+// false when Vulkan cannot say (or the device lacks
+// VK_KHR_shader_float_controls). Needs an initialized runtime.
+bool RuntimeDeviceFloatControls(VkPhysicalDeviceFloatControlsProperties* out, std::string* name) {
+  VkPhysicalDeviceProperties p{};
+  if (!RuntimeDeviceProperties(&p)) return false;
+  *name = p.deviceName;
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.apiVersion = VK_API_VERSION_1_1;  // vkGetPhysicalDeviceProperties2
+  VkInstanceCreateInfo ici{};
+  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ici.pApplicationInfo = &app;
+  VkInstance instance = VK_NULL_HANDLE;
+  if (vkCreateInstance(&ici, nullptr, &instance) != VK_SUCCESS) return false;
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> devices(count);
+  vkEnumeratePhysicalDevices(instance, &count, devices.data());
+  bool found = false;
+  for (VkPhysicalDevice d : devices) {
+    VkPhysicalDeviceProperties dp;
+    vkGetPhysicalDeviceProperties(d, &dp);
+    if (*name != dp.deviceName) continue;
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(d, nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> ext(n);
+    vkEnumerateDeviceExtensionProperties(d, nullptr, &n, ext.data());
+    if (std::none_of(ext.begin(), ext.end(), [](const VkExtensionProperties& e) {
+          return strcmp(e.extensionName, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME) == 0;
+        }))
+      break;
+    *out = {};
+    out->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
+    VkPhysicalDeviceProperties2 p2{};
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = out;
+    vkGetPhysicalDeviceProperties2(d, &p2);
+    found = true;
+    break;
+  }
+  vkDestroyInstance(instance, nullptr);
+  return found;
+}
+
+// The runtime declares SignedZeroInfNanPreserve in every kernel where the
+// device supports it (both CPU drivers do): results a compiler would
+// otherwise fold (`c ? -1.0 : 0.0` into -float(c), `x + 0` into x, `x * 0`
+// into 0, `0 - x` into -x, `x - x` into 0) keep their IEEE sign of zero,
+// infinities and NaN. Without the mode SwiftShader gets 8 of these 40
+// results wrong and lavapipe 18; with it SwiftShader none. lavapipe (Mesa
+// 22.3) advertises the mode, but its compiler still folds the first four
+// forms (14 results, the same with and without the mode); only `x - x` of
+// an infinity or NaN follows the mode there, so on lavapipe only that form
+// is checked.
+TEST_F(Runtime, SignedZerosInfinitiesAndNanAreIeeeWhereTheDeviceCanPreserveThem) {
+  ASSERT_EQ(Init(), 0) << g_api->error();
+  VkPhysicalDeviceFloatControlsProperties fc{};
+  std::string device;
+  if (!RuntimeDeviceFloatControls(&fc, &device) || !fc.shaderSignedZeroInfNanPreserveFloat32)
+    GTEST_SKIP() << "the device '" << device << "' cannot preserve signed zeros, infinities and NaN "
+                 << "(shaderSignedZeroInfNanPreserveFloat32)";
+  const bool lavapipe = device.rfind("llvmpipe", 0) == 0;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {0.0f, -0.0f, 1.5f, -2.0f, inf, -inf, nan, -nan};
+  const uint32_t n = static_cast<uint32_t>(x.size());
+  const std::string path = Write(oaaxvk::test::SignedZerosBundle(n), "signed_zeros");
+  ASSERT_EQ(g_api->load(path.c_str()), 0) << g_api->error();
+  ASSERT_EQ(g_api->send(MakeTensors({"x"}, {{1, n}}, {x})), 0) << g_api->error();
+  tensors_struct* out = nullptr;
+  ASSERT_EQ(g_api->receive(&out), 0) << g_api->error();
+  ASSERT_EQ(out->num_tensors, 1u);
+  ASSERT_EQ(out->ranks[0], 2u);
+  ASSERT_EQ(out->shapes[0][1], 5u * n);
+  const float* y = static_cast<const float*>(out->data[0]);
+  const char* what[5] = {"x < 0 ? -1 : 0", "x + 0", "x * 0", "0 - x", "x - x"};
+  for (uint32_t i = 0; i < n; ++i) {
+    volatile float v = x[i], zero = 0.0f;  // volatile: the host's compiler folds nothing either
+    const float ref[5] = {v < 0.0f ? -1.0f : 0.0f, v + zero, v * zero, zero - v, v - v};
+    for (int j = lavapipe ? 4 : 0; j < 5; ++j) {
+      const float got = y[5 * i + j];
+      // NaN: any NaN (its sign and payload are not specified); otherwise the same value and sign.
+      if (std::isnan(ref[j])) {
+        EXPECT_TRUE(std::isnan(got)) << what[j] << " for x = " << x[i] << ": " << got << " on " << device;
+      } else {
+        EXPECT_EQ(got, ref[j]) << what[j] << " for x = " << x[i] << " on " << device;
+        EXPECT_EQ(std::signbit(got), std::signbit(ref[j])) << what[j] << " for x = " << x[i] << ": " << got
+                                                           << " on " << device;
+      }
+    }
+  }
+  DeepFree(out);
 }
 
 TEST_F(Runtime, KernelVariantTableIsChosenByDeviceTypeOrArgument) {

@@ -361,6 +361,25 @@ inline BundleSpec Packed4CopyBundle(uint32_t dtype, uint32_t n) {
   return s;
 }
 
+// y ([1, 5 n]) = shaders/signed_zeros.comp of x ([1, n]): five results per
+// element whose sign of zero, infinity or NaN only IEEE arithmetic keeps.
+inline BundleSpec SignedZerosBundle(uint32_t n) {
+  BundleSpec s;
+  const uint64_t in_bytes = 4ull * n, out_bytes = 5 * in_bytes;
+  s.inputs.push_back({"x", 1, {1, static_cast<int64_t>(n)}, 0, in_bytes});
+  s.outputs.push_back({"y", 1, {1, 5 * static_cast<int64_t>(n)}, 0, out_bytes});
+  s.inputs_bytes = in_bytes;
+  s.outputs_bytes = out_bytes;
+  s.kernels = {{"signed_zeros", ReadSpirv("signed_zeros"), 2, 1}};
+  s.bindings = {{2, 0, in_bytes}, {3, 0, out_bytes}};
+  s.spec = {n};
+  const uint32_t g = Groups(n);
+  s.dispatch = {{0, g, 1, 1, 0, 2, 0, 1}};
+  s.barrier = {0};
+  s.max_workgroup_count = g;
+  return s;
+}
+
 // y = x ([1, n]) through one deliberately slow dispatch (shaders/spin.comp:
 // `iterations` dependent multiply-adds per element): a frame that takes long
 // enough to observe receive_timeout_ms expiring.
