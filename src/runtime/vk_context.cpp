@@ -317,8 +317,12 @@ Status VkContext::Init(const ContextOptions& options) {
   // ---- features ----
   VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
-  const bool have_12 = properties_.apiVersion >= VK_API_VERSION_1_2;
-  if (have_12) s16.pNext = &f16;
+  // shaderFloat16 (VK_KHR_shader_float16_int8): the instance asks for Vulkan
+  // 1.1, where it is an extension even on a 1.2 device (core features of a
+  // later version need that version's instance): queried and enabled only
+  // when the device lists the extension.
+  const bool has_f16_ext = HasDeviceExtension(physical_, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  if (has_f16_ext) s16.pNext = &f16;
   // Cooperative matrices (VK_NV_cooperative_matrix) and the Vulkan memory
   // model their modules use (VK_KHR_vulkan_memory_model: the instance asks
   // for Vulkan 1.1, where the memory model is an extension): queried and
@@ -348,7 +352,7 @@ Status VkContext::Init(const ContextOptions& options) {
   robust_buffer_access_ = f2.features.robustBufferAccess == VK_TRUE;
   enabled.robustBufferAccess = f2.features.robustBufferAccess;
   storage_16bit_ = s16.storageBuffer16BitAccess == VK_TRUE;
-  shader_float16_ = have_12 && f16.shaderFloat16 == VK_TRUE;
+  shader_float16_ = has_f16_ext && f16.shaderFloat16 == VK_TRUE;
   VkPhysicalDeviceShaderFloat16Int8Features f16_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   f16_on.shaderFloat16 = shader_float16_ ? VK_TRUE : VK_FALSE;
   VkPhysicalDevice16BitStorageFeatures s16_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
@@ -360,6 +364,7 @@ Status VkContext::Init(const ContextOptions& options) {
   VkPhysicalDeviceCooperativeMatrixFeaturesNV cm_on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   cm_on.cooperativeMatrix = VK_TRUE;
   std::vector<const char*> device_extensions;
+  if (shader_float16_) device_extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
   // Float controls: the instance asks for Vulkan 1.1, so even on a 1.2
   // device (where they are core) the modes are used through the extension;
   // enabled only when the device supports one of the modes.
