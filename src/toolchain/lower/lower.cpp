@@ -563,7 +563,22 @@ class Lowerer {
       OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(in, n.name));
       d.bindings.push_back({v, false});
     }
-    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    int y = -1;
+    if (d.kernel == "convert" && DependsOnUnsampledValue(T(n.outputs[0]).numel()) && !d.bindings.empty()) {
+      // A Cast of an element count computed from run-time values (feature
+      // value_symbols; the bool result of ReduceMax-20 over axes read at run
+      // time): flat over the elements like the activations (Unary), its count
+      // the exact expression, its output the input's region (both in 4-byte
+      // compute words).
+      Tensor region = T(n.outputs[0]);
+      const Dim& b = p_.values[static_cast<size_t>(d.bindings[0].value)].bytes;
+      region.shape = {DependsOnUnsampledValue(b) ? Dim(b.value() / 4) : FloorDiv(b, Dim(4))};
+      OAAXVK_ASSIGN_OR_RETURN(y, NewValue(region, BufferKind::kArena));
+      alias_[n.outputs[0]] = y;
+      d.value_sizes = true;
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(y, Out(n));
+    }
     d.bindings.push_back({y, true});
     Grid1D(CeilDiv(il.d.units, 256), d.groups);
     Emit(n, d, il.d.detail);
@@ -844,11 +859,10 @@ class Lowerer {
         return NodeError(n, "internal: input '" + in + "' has an extent that only the device knows, which the "
                                 "output does not carry");
     // The activations (Unary) run flat over the elements: their only sizes
-    // are the element count's expression, exact at every value (an element
-    // count that is 0 at this check point keeps the refusal: a zero-size
-    // output planned at a run-time value is not supported).
-    const bool flat = IsActivationOp(op) && !n.outputs.empty() && g_.FindTensor(n.outputs[0]) &&
-                      T(n.outputs[0]).numel().value() >= 1;
+    // are the element count's expression, exact at every value (0 included:
+    // the dispatch then does not run), and the output takes the input's
+    // planned region.
+    const bool flat = IsActivationOp(op) && !n.outputs.empty() && g_.FindTensor(n.outputs[0]);
     for (const std::string& in : n.inputs)
       if (!view && !flat && !in.empty() && g_.FindTensor(in) && AnyDependsOnUnsampledValue(T(in).shape))
         return NodeError(n, "input '" + in + "' has a shape " + ShapeToString(T(in).shape) +
@@ -1398,8 +1412,22 @@ class Lowerer {
   Status Unary(const Node& n) {
     OAAXVK_ASSIGN_OR_RETURN(ActivationParams ap, GetActivationParams(g_, n));
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
-    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
     Dim N = T(n.outputs[0]).numel();
+    int y = -1;
+    if (DependsOnUnsampledValue(N)) {
+      // An element count computed from run-time values (feature
+      // value_symbols) has no bound the plan can use (its value at the plan's
+      // point may be below others, even 0): the output takes the input's
+      // region, planned at its largest, as a graph output of such a shape
+      // does.
+      Tensor region = T(n.outputs[0]);
+      const Dim& b = p_.values[static_cast<size_t>(x)].bytes;
+      region.shape = {DependsOnUnsampledValue(b) ? Dim(b.value() / 4) : FloorDiv(b, Dim(4))};
+      OAAXVK_ASSIGN_OR_RETURN(y, NewValue(region, BufferKind::kArena));
+      alias_[n.outputs[0]] = y;
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(y, Out(n));
+    }
     Dispatch d;
     d.kernel = "unary";
     d.bindings = {{x, false}, {y, true}};
