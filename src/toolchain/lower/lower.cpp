@@ -818,6 +818,7 @@ class Lowerer {
     if (!IsSupportedOp(n.domain, op, &fold_only)) return NodeError(n, "unsupported operator");
     if (op == "Where" && IfSelectionWithKnownCondition(g_, n)) return IfSelectKnown(n);
     if (op == "Where" && n.HasAttr("_if_larger")) return IfSelect(n);
+    if (IsLeadingOnesSelection(g_, n)) OAAXVK_RETURN_IF_ERROR(CheckLeadingOnesSelection(g_, n));
     if (n.HasAttr("_decided_extent")) return DecidedExtent(n);
     if (fold_only)
       return NodeError(n, "its inputs are not compile-time constants; " + op +
