@@ -134,7 +134,8 @@ Status CenterCropPad(Graph& g, const Node& n, Builder& b) {
 // (k1, ..., kd) over the block and l = (l1, ..., ld) over the block grid,
 // both row-major, lands at coordinate li si - pi + ki di on spatial axis i;
 // one outside the image (padding) at an index past the end, which the
-// scatter skips. Guards (checked here when the sizes are constants):
+// scatter skips (sizes read at run time) or an extra slot takes (sizes known
+// at conversion). Guards (checked here when the sizes are constants):
 // positive sizes, C * prod(block) channels, the block fitting the padded
 // image, the block grid holding the input's L blocks.
 Status Col2ImByScatter(const Node& n, Builder& b, const std::vector<int64_t>& xd, const std::vector<Dim>& image,
@@ -229,13 +230,21 @@ Status Col2ImByScatter(const Node& n, Builder& b, const std::vector<int64_t>& xd
   const std::string upd = b.Reshape(n.inputs[0], {Dim(count)}, "values_flat");
   const Tensor* xt = b.graph().FindTensor(n.inputs[0]);
   const std::string zf = b.AddConst(MakeConstFromDoubles("", xt->dtype, {1}, {0.0}), "zero_value");
-  const std::string zeros = op("Expand", {zf, b.ConstI64("image_elements", {total})}, "zeros");
+  // With sizes known at conversion the positions are constants, which the
+  // conversion checks against the buffer: the elements in the padding then
+  // land in one extra slot past the image, sliced off.
+  const bool slot = !total.is_symbolic();
+  const std::string zeros = op("Expand", {zf, b.ConstI64("image_elements", {slot ? total + 1 : total})}, "zeros");
   Node& sc_node = b.Add("ScatterElements", {zeros, idx_flat, upd}, "sum");
   sc_node.SetInt("axis", 0);
   sc_node.SetString("reduction", "add");
+  std::string image_flat = b.Out(sc_node);
+  if (slot)
+    image_flat = op("Slice", {image_flat, i64({0}, {1}, "image_start"), i64({total.value()}, {1}, "image_end"),
+                              i64({0}, {1}, "image_axis")}, "image_flat");
   std::vector<Dim> out_shape = {Dim(xd[0]), C};
   out_shape.insert(out_shape.end(), image.begin(), image.end());
-  b.Add("Reshape", {b.Out(sc_node), b.ConstI64("image", out_shape)}, "image_view", n.outputs[0]);
+  b.Add("Reshape", {image_flat, b.ConstI64("image", out_shape)}, "image_view", n.outputs[0]);
   return Status::Ok();
 }
 
