@@ -18,7 +18,8 @@
 #                  Reshape `shape` read at run time: Log of x's ReduceSum
 #                  (-inf, or empty where the reduced axis is not the empty
 #                  one), Reshape of x with allowzero to [3, 4, 0], [0, 8, 5],
-#                  ..., and Exp of b's ReduceSum at axes 1, 2 and 0
+#                  ... with its Relu and its Cast to int32 (as empty), and
+#                  Exp of b's ReduceSum at axes 1, 2 and 0
 #                  (ONNX Runtime 1.x reduces an empty input over a negative
 #                  axis as if no axis were given, so none is used here);
 #   split_empty    (lavapipe, no ONNX Runtime run) x: [0] split by sizes
@@ -104,10 +105,13 @@ add("value_shaped",
     [h.make_node("ReduceSum", ["x", "axes"], ["xs"], keepdims=1),
      h.make_node("Log", ["xs"], ["log_sum"]),
      h.make_node("Reshape", ["x", "shape"], ["reshaped"], allowzero=1),
+     h.make_node("Relu", ["reshaped"], ["relu_reshaped"]),
+     h.make_node("Cast", ["reshaped"], ["int_reshaped"], to=TensorProto.INT32),
      h.make_node("ReduceSum", ["b", "axes"], ["bs"], keepdims=1),
      h.make_node("Exp", ["bs"], ["exp_sum"])],
     [("x", F, [2, 0, 4]), ("axes", I64, [1]), ("shape", I64, [3]), ("b", F, [2, 3, 4])],
-    [("log_sum", F, ["l0", "l1", "l2"]), ("reshaped", F, ["r0", "r1", "r2"]), ("exp_sum", F, ["e0", "e1", "e2"])],
+    [("log_sum", F, ["l0", "l1", "l2"]), ("reshaped", F, ["r0", "r1", "r2"]), ("exp_sum", F, ["e0", "e1", "e2"]),
+     ("relu_reshaped", F, ["r0", "r1", "r2"]), ("int_reshaped", TensorProto.INT32, ["r0", "r1", "r2"])],
     [],
     [{"x": np.zeros((2, 0, 4), np.float32), "axes": np.array(a, np.int64), "shape": np.array(s, np.int64),
       "b": rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)}

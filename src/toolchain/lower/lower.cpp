@@ -519,8 +519,8 @@ class Lowerer {
         empty_read_error_ = Unimplemented(
             "node '" + d.node + "' (" + d.op_type + ", kernel " + d.kernel + "): input '" + v.tensor +
             "' has zero elements " + (t != nullptr ? ShapeToString(t->shape) : std::string("[]")) +
-            " but the output does not, and this kernel reads its input's elements (only the reductions write a "
-            "result from an empty input); give the tensor at least one element (check the input shapes in "
+            " while its output may have some, and this kernel reads its input's elements (only the reductions "
+            "write a result from an empty input); give the tensor at least one element (check the input shapes in "
             "config.json \"input_shapes\")");
       }
     p_.node_kernels.push_back({who, text});
@@ -564,6 +564,13 @@ class Lowerer {
       d.bindings.push_back({v, false});
     }
     int y = -1;
+    if (d.kernel == "convert" && d.bindings.size() == 1 && empty_values_.count(d.bindings[0].value) != 0) {
+      // A Cast of an empty constant viewed at a shape computed at run time:
+      // as empty as its input, so the input's slot serves (nothing runs).
+      alias_[n.outputs[0]] = d.bindings[0].value;
+      p_.node_kernels.push_back({n.name, "no dispatch (an empty input: an empty output)"});
+      return Status::Ok();
+    }
     if (d.kernel == "convert" && DependsOnUnsampledValue(T(n.outputs[0]).numel()) && !d.bindings.empty()) {
       // A Cast of an element count computed from run-time values (feature
       // value_symbols; the bool result of ReduceMax-20 over axes read at run
@@ -645,9 +652,6 @@ class Lowerer {
     // branch result, feature segment_program; a dimension whose range holds
     // 0) has no bytes here; its expression sizes the plan, and a dispatch
     // whose group count is 0 there does not run.
-    // A constant with no elements read by a kernel that reads none of its
-    // elements when it has none (a reduction over an empty set, EmptyReads)
-    // keeps a 4-byte slot, as the I/O values do.
     // A constant with no elements (every static empty tensor is one) keeps a
     // 4-byte slot too, as the I/O values do: a view of it or a reduction
     // over it binds the slot, and PushDispatch refuses any other kernel that
@@ -1413,6 +1417,14 @@ class Lowerer {
   Status Unary(const Node& n) {
     OAAXVK_ASSIGN_OR_RETURN(ActivationParams ap, GetActivationParams(g_, n));
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
+    if (empty_values_.count(x) != 0) {
+      // An empty constant viewed at a shape computed at run time (a Reshape
+      // to run-time values): the result is as empty as the input, so the
+      // input's slot serves (nothing runs).
+      alias_[n.outputs[0]] = x;
+      p_.node_kernels.push_back({n.name, "no dispatch (an empty input: an empty output)"});
+      return Status::Ok();
+    }
     Dim N = T(n.outputs[0]).numel();
     int y = -1;
     if (DependsOnUnsampledValue(N)) {
