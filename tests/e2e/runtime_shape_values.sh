@@ -28,6 +28,10 @@
 #   col2im            Col2Im-18 of a [1, 4, 6] input, `image_shape` in
 #                     [1, 8] x [1, 8] and `block_shape` in [1, 4] x [1, 4]:
 #                     one and two channels, blocks 2 x 2, 1 x 2, 2 x 1;
+#   col2im_3d         Col2Im-18 of a [1, 4, 12] input into 3-D images,
+#                     `image_shape` in [1, 8]^3 and `block_shape` in [1, 4]^3;
+#   col2im_3d_bound   the same with the sizes bound at conversion, pads and
+#                     strides;
 #   dft_axis          DFT-20 of a [1, 5, 5, 2] signal, `axis` (int64 scalar)
 #                     in [-3, 2]: axes 1 and 2, given both ways (the DFT
 #                     along each, selected on the device);
@@ -113,6 +117,22 @@ add("col2im", h.make_node("Col2Im", ["x", "image_shape", "block_shape"], ["y"], 
     {"image_shape": {"ih": (1, 8), "iw": (1, 8)}, "block_shape": {"bh": (1, 4), "bw": (1, 4)}},
     [{"x": cols, "image_shape": np.array(i, np.int64), "block_shape": np.array(k, np.int64)}
      for i, k in (([3, 4], [2, 2]), ([4, 3], [2, 2]), ([6, 2], [1, 2]), ([3, 3], [2, 1]))])
+# A 3-D image: sizes read at run time, and bound at conversion (numbers in
+# config.json) with pads and strides.
+cols3 = data([1, 4, 12])
+add("col2im_3d", h.make_node("Col2Im", ["x", "image_shape", "block_shape"], ["y"], name="col2im"), 18,
+    [("x", F, [1, 4, 12]), ("image_shape", I64, [3]), ("block_shape", I64, [3])], 5,
+    {"image_shape": {"id": (1, 8), "ih": (1, 8), "iw": (1, 8)},
+     "block_shape": {"bd": (1, 4), "bh": (1, 4), "bw": (1, 4)}},
+    [{"x": cols3, "image_shape": np.array(i, np.int64), "block_shape": np.array(k, np.int64)}
+     for i, k in (([3, 2, 4], [2, 1, 2]), ([4, 3, 2], [2, 2, 1]), ([2, 4, 3], [1, 2, 2]))])
+add("col2im_3d_bound",
+    h.make_node("Col2Im", ["x", "image_shape", "block_shape"], ["y"], name="col2im", pads=[0, 1, 0, 0, 1, 0],
+                strides=[1, 1, 2]),
+    18, [("x", F, [1, 4, 16]), ("image_shape", I64, [3]), ("block_shape", I64, [3])], 5, {},
+    [{"x": data([1, 4, 16]), "image_shape": np.array([3, 2, 4], np.int64), "block_shape": np.array([2, 1, 2], np.int64)}])
+json.dump({"input_values": {"image_shape": [3, 2, 4], "block_shape": [2, 1, 2]}},
+          open(f"{out}/col2im_3d_bound/config.json", "w"))
 sig = data([1, 5, 5, 2])
 add("dft_axis", h.make_node("DFT", ["x", "", "axis"], ["y"], name="dft"), 20,
     [("x", F, [1, 5, 5, 2]), ("axis", I64, [])], 4, {"axis": {"ax": (-3, 2)}},

@@ -14,6 +14,14 @@
 #                  (zeros), ReduceProd (ones), its Relu (a [2, 0, 4]
 #                  output), MatMul(x^T, x) (K = 0: zeros [2, 4, 4]), and
 #                  y: [5] split into [2, 0, 3] (an empty middle piece);
+#   value_shaped   (opset 14) x: [2, 0, 4], b: [2, 3, 4], `axes` and a
+#                  Reshape `shape` read at run time: Log of x's ReduceSum
+#                  (-inf, or empty where the reduced axis is not the empty
+#                  one), Reshape of x with allowzero to [3, 4, 0], [0, 8, 5],
+#                  ... with its Relu and its Cast to int32 (as empty), and
+#                  Exp of b's ReduceSum at axes 1, 2 and 0
+#                  (ONNX Runtime 1.x reduces an empty input over a negative
+#                  axis as if no axis were given, so none is used here);
 #   split_empty    (lavapipe, no ONNX Runtime run) x: [0] split by sizes
 #                  read at run time: [0, 0, 0] gives three [0] pieces,
 #                  [1, 0, 2] fails the frame (each size's range is [0, 0]).
@@ -36,10 +44,10 @@ out = sys.argv[1]
 rng = np.random.default_rng(25)
 F = TensorProto.FLOAT
 cases, names = [], []
-def add(name, nodes, ins, outs, inits, sets, config=None):
+def add(name, nodes, ins, outs, inits, sets, config=None, opset=13):
     g = h.make_graph(nodes, name, [h.make_tensor_value_info(*i) for i in ins],
                      [h.make_tensor_value_info(*o) for o in outs], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)], ir_version=8)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=8)
     onnx.checker.check_model(m)
     os.makedirs(f"{out}/{name}")
     onnx.save(m, f"{out}/{name}/model.onnx")
@@ -52,7 +60,7 @@ def add(name, nodes, ins, outs, inits, sets, config=None):
         manifest = []
         for j, (iname, v) in enumerate(values.items()):
             v.tofile(f"{d}/{j}.bin")
-            manifest.append({"name": iname, "dtype": "float32", "shape": list(v.shape), "file": f"{j}.bin"})
+            manifest.append({"name": iname, "dtype": str(v.dtype), "shape": list(v.shape), "file": f"{j}.bin"})
         json.dump(manifest, open(f"{d}/manifest.json", "w"))
         cases.append(f"{name} in{k}")
 i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
@@ -85,6 +93,30 @@ add("static_empty",
      ("y0", F, [2]), ("y1", F, [0]), ("y2", F, [3])],
     [i64("axes1", [1]), i64("sizes", [2, 0, 3])],
     [{"x": np.zeros((2, 0, 4), np.float32), "y": rng.standard_normal(5).astype(np.float32)}])
+
+# Sizes computed from values read at run time (opset 14): ReduceSum over
+# `axes` of the empty x, then Log (a [2, 1, 4] of -inf, or an empty [2, 0,
+# 1] / [1, 0, 4] whose Log dispatch has no work), a Reshape of x to `shape`
+# with allowzero (an empty output of the values' shape), and Exp of the
+# ReduceSum of a full b over the same axes (6 elements at the conversion's
+# point, axes = 2, but 8 and 12 at axes 1 and 0: planned at b's region).
+I64 = TensorProto.INT64
+add("value_shaped",
+    [h.make_node("ReduceSum", ["x", "axes"], ["xs"], keepdims=1),
+     h.make_node("Log", ["xs"], ["log_sum"]),
+     h.make_node("Reshape", ["x", "shape"], ["reshaped"], allowzero=1),
+     h.make_node("Relu", ["reshaped"], ["relu_reshaped"]),
+     h.make_node("Cast", ["reshaped"], ["int_reshaped"], to=TensorProto.INT32),
+     h.make_node("ReduceSum", ["b", "axes"], ["bs"], keepdims=1),
+     h.make_node("Exp", ["bs"], ["exp_sum"])],
+    [("x", F, [2, 0, 4]), ("axes", I64, [1]), ("shape", I64, [3]), ("b", F, [2, 3, 4])],
+    [("log_sum", F, ["l0", "l1", "l2"]), ("reshaped", F, ["r0", "r1", "r2"]), ("exp_sum", F, ["e0", "e1", "e2"]),
+     ("relu_reshaped", F, ["r0", "r1", "r2"]), ("int_reshaped", TensorProto.INT32, ["r0", "r1", "r2"])],
+    [],
+    [{"x": np.zeros((2, 0, 4), np.float32), "axes": np.array(a, np.int64), "shape": np.array(s, np.int64),
+      "b": rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)}
+     for a, s in (([1], [3, 4, 0]), ([2], [0, 8, 5]), ([0], [4, 0, 7]), ([1], [0, 0, 0]))],
+    opset=14)
 
 open(f"{out}/cases.txt", "w").write("\n".join(cases) + "\n")
 open(f"{out}/models.txt", "w").write("\n".join(names) + "\n")

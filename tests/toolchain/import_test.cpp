@@ -267,8 +267,8 @@ TEST(Import, AReductionReadsAnEmptyInputAndOtherKernelsRefuseOne) {
   ASSERT_TRUE(g2.ok()) << g2.status().ToString();
   auto r2 = CompileGraph(std::move(*g2), nullptr, rep2.bound_inputs);
   ASSERT_FALSE(r2.ok());
-  EXPECT_NE(r2.status().message().find("has zero elements [2, 0] and a kernel reads it, which only the reductions "
-                                       "support"),
+  EXPECT_NE(r2.status().message().find("node 'gemm' (Gemm, kernel "), std::string::npos) << r2.status().ToString();
+  EXPECT_NE(r2.status().message().find("input 'a' has zero elements [2, 0] while its output may have some"),
             std::string::npos)
       << r2.status().ToString();
 }

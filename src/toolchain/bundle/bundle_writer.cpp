@@ -143,6 +143,24 @@ struct Refs {
 };
 
 uint32_t U32(const Dim& d) { return static_cast<uint32_t>(d.value()); }
+
+// The group counts `g` of one dispatch row as the table stores them. A count
+// computed from run-time values (feature value_symbols) may be 0 at the
+// plan's point (an element count whose value there is smaller than at other
+// values, e.g. a reduction over an empty axis chosen at run time): the table
+// holds 1 for it, as a valid row must, and the runtime evaluates the
+// expression per inference, running no dispatch where it is 0. Any other 0 is
+// an internal error (the lowering skips dispatches with no work).
+Status TableGroups(const Dim g[3], const char* row, const std::string& node, uint32_t out[3], BundleSummary* s) {
+  for (int a = 0; a < 3; ++a) {
+    const bool placeholder = g[a] == 0 && DependsOnUnsampledValue(g[a]);
+    if (g[a] < 1 && !placeholder)
+      return Internal(std::string(row) + " with a zero group count at node '" + node + "'");
+    out[a] = placeholder ? 1u : U32(g[a]);
+    s->max_workgroup_count = std::max(s->max_workgroup_count, out[a]);
+  }
+  return Status::Ok();
+}
 bool SameSpec(const std::vector<Dim>& a, const std::vector<Dim>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -166,10 +184,8 @@ Status AppendGpuRow(const Program& p, size_t di, const KernelInfo& k, const std:
     return Internal(StrFormat("dispatch %zu (node '%s'): GPU variant %s wants %u bindings / %u spec constants, "
                               "has %zu / %zu", di, d.node.c_str(), d.gpu_kernel.c_str(), kg.bindings,
                               kg.spec_constants, gb.size(), d.gpu_spec.size()));
-  for (int a = 0; a < 3; ++a) {
-    if (d.gpu_groups[a] < 1) return Internal("GPU variant with a zero group count at node '" + d.node + "'");
-    s->max_workgroup_count = std::max(s->max_workgroup_count, U32(d.gpu_groups[a]));
-  }
+  uint32_t table_groups[3];
+  OAAXVK_RETURN_IF_ERROR(TableGroups(d.gpu_groups, "GPU variant", d.node, table_groups, s));
   uint32_t first_binding = dispatch[dispatch.size() - 4];  // the default row's bindings when equal
   bool same = true;
   for (size_t b = 0; b < gb.size(); ++b) {
@@ -197,8 +213,8 @@ Status AppendGpuRow(const Program& p, size_t di, const KernelInfo& k, const std:
     spec->insert(spec->end(), v.begin(), v.end());
   }
   refs->Groups(2, di, d.gpu_groups);
-  dispatch_gpu->insert(dispatch_gpu->end(), {kernel_index[d.gpu_kernel], U32(d.gpu_groups[0]), U32(d.gpu_groups[1]),
-                                             U32(d.gpu_groups[2]), first_binding, static_cast<uint32_t>(gb.size()),
+  dispatch_gpu->insert(dispatch_gpu->end(), {kernel_index[d.gpu_kernel], table_groups[0], table_groups[1],
+                                             table_groups[2], first_binding, static_cast<uint32_t>(gb.size()),
                                              first_spec, static_cast<uint32_t>(d.gpu_spec.size())});
   return Status::Ok();
 }
@@ -339,10 +355,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       return Internal(StrFormat("dispatch %zu (%s, node '%s'): %zu bindings / %zu spec constants, kernel wants %u / %u",
                                 di, d.kernel.c_str(), d.node.c_str(), d.bindings.size(), d.spec.size(), k.bindings,
                                 k.spec_constants));
-    for (int a = 0; a < 3; ++a) {
-      if (d.groups[a] < 1) return Internal("dispatch with a zero group count at node '" + d.node + "'");
-      s.max_workgroup_count = std::max(s.max_workgroup_count, U32(d.groups[a]));
-    }
+    uint32_t table_groups[3];
+    OAAXVK_RETURN_IF_ERROR(TableGroups(d.groups, "dispatch", d.node, table_groups, &s));
     // Feature value_symbols: a size computed from run-time input values
     // reaches a kernel only where the lowering derived it on purpose.
     if (!d.value_sizes) {
@@ -360,7 +374,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
     }
     uint32_t kj = kernel_index[d.kernel];
     refs.Groups(0, di, d.groups);
-    dispatch.insert(dispatch.end(), {kj, U32(d.groups[0]), U32(d.groups[1]), U32(d.groups[2]), static_cast<uint32_t>(bindings.size() / 3),
+    dispatch.insert(dispatch.end(), {kj, table_groups[0], table_groups[1], table_groups[2], static_cast<uint32_t>(bindings.size() / 3),
                                      static_cast<uint32_t>(d.bindings.size()), static_cast<uint32_t>(spec.size()),
                                      static_cast<uint32_t>(d.spec.size())});
     for (const Binding& b : d.bindings) {
@@ -386,10 +400,8 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
         return Internal(StrFormat("dispatch %zu (node '%s'): CPU variant %s wants %u bindings / %u spec constants, "
                                   "has %zu / %zu", di, d.node.c_str(), d.cpu_kernel.c_str(), kc.bindings,
                                   kc.spec_constants, d.bindings.size(), d.cpu_spec.size()));
-      for (int a = 0; a < 3; ++a) {
-        if (d.cpu_groups[a] < 1) return Internal("CPU variant with a zero group count at node '" + d.node + "'");
-        s.max_workgroup_count = std::max(s.max_workgroup_count, U32(d.cpu_groups[a]));
-      }
+      uint32_t cpu_groups[3];
+      OAAXVK_RETURN_IF_ERROR(TableGroups(d.cpu_groups, "CPU variant", d.node, cpu_groups, &s));
       uint32_t first_spec = dispatch[dispatch.size() - 2];  // reuse the default row's values when equal
       if (!SameSpec(d.cpu_spec, d.spec) || kc.param_constants != k.param_constants) {
         first_spec = static_cast<uint32_t>(spec.size());
@@ -398,7 +410,7 @@ Status BuildBundle(const Program& p, const MemoryPlan& plan, const BundleInfo& i
       }
       uint32_t kc_index = kernel_index[d.cpu_kernel];
       refs.Groups(1, di, d.cpu_groups);
-      dispatch_cpu.insert(dispatch_cpu.end(), {kc_index, U32(d.cpu_groups[0]), U32(d.cpu_groups[1]), U32(d.cpu_groups[2]),
+      dispatch_cpu.insert(dispatch_cpu.end(), {kc_index, cpu_groups[0], cpu_groups[1], cpu_groups[2],
                                                dispatch[dispatch.size() - 4], dispatch[dispatch.size() - 3],
                                                first_spec, static_cast<uint32_t>(d.cpu_spec.size())});
     } else if (!d.cpu_kernel.empty()) {

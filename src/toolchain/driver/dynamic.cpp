@@ -1,8 +1,8 @@
 #include "toolchain/driver/dynamic.h"
 
 #include <algorithm>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -298,7 +298,19 @@ std::vector<Symbol> FindValueSymbols(const Graph& g, const ModelConfig& config) 
         if (n.op_type == "Reshape" && k == 1) {
           const int64_t count = data_known ? NumElements(data->shape).value() : int64_t{2147483647};
           lo = std::max<int64_t>(lo, -1);
-          hi = std::min<int64_t>(hi, std::max<int64_t>(count, 1));
+          // An empty input (allowzero's [3, 4, 0] of a [0, 3, 4]) takes any
+          // extents whose product is 0 (the guard), and none sizes a buffer;
+          // the bound keeps the shape at the plan's point (every element at
+          // its maximum) within 32-bit element counts.
+          const auto fits = [numel](int64_t h) {
+            int64_t p = 1;
+            for (int64_t j = 0; j < numel && p <= 2147483647; ++j) p *= h;
+            return p <= 2147483647;
+          };
+          int64_t empty_hi = static_cast<int64_t>(std::pow(2147483647.0, 1.0 / static_cast<double>(numel)));
+          while (empty_hi > 1 && !fits(empty_hi)) --empty_hi;
+          while (fits(empty_hi + 1)) ++empty_hi;
+          hi = std::min<int64_t>(hi, count == 0 ? empty_hi : std::max<int64_t>(count, 1));
         } else if ((n.op_type == "Squeeze" || n.op_type == "Unsqueeze" || n.op_type == "CumSum") && k == 1 &&
                    data_known && !n.HasAttr("axes") && (n.op_type != "CumSum" || numel == 1)) {
           const int64_t r = static_cast<int64_t>(data->shape.size()) + (n.op_type == "Unsqueeze" ? numel : 0);

@@ -2,6 +2,9 @@
 #include "toolchain/ir/not_constant.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string>
 
 #include "toolchain/ir/shape_infer.h"
 
@@ -59,7 +62,80 @@ Status ExpandByValue(Graph& g, const Node& n, const Shape& x, const std::vector<
   return SetOutput(g, n, g.FindTensor(n.inputs[0])->dtype, s);
 }
 
+// Whether shapes a and b differ only by leading 1s ([] and [1], [3] and
+// [1, 3]): the same elements in the same order.
+bool SameUpToLeadingOnes(const Shape& a, const Shape& b) {
+  const Shape& lo = a.size() <= b.size() ? a : b;
+  const Shape& hi = a.size() <= b.size() ? b : a;
+  const size_t extra = hi.size() - lo.size();
+  for (size_t i = 0; i < hi.size(); ++i) {
+    if (i < extra) {
+      if (hi[i].is_symbolic() || hi[i].value() != 1) return false;
+    } else if (!SameDim(hi[i], lo[i - extra])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether every reader of `tensor` (through Identity) is a broadcasting
+// elementwise operator whose other inputs have static ranks of at least
+// `rank`, or a CastLike taking only its type: giving such readers a tensor
+// of rank `rank` or one with fewer leading 1s yields the same output shapes
+// and values. Not a graph output.
+bool OnlyBroadcastReaders(const Graph& g, const std::map<std::string, std::vector<size_t>>& consumers,
+                          const std::string& tensor, size_t rank, int depth = 0) {
+  static const std::set<std::string> kBroadcasting = {
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "Equal", "Less", "LessOrEqual", "Greater",
+      "GreaterOrEqual", "And", "Or", "Xor"};
+  if (g.IsGraphOutput(tensor) || depth > 16) return false;
+  auto it = consumers.find(tensor);
+  if (it == consumers.end()) return true;
+  for (size_t ni : it->second) {
+    const Node& r = g.nodes[ni];
+    if (r.op_type == "Identity") {
+      if (r.outputs.empty() || !OnlyBroadcastReaders(g, consumers, r.outputs[0], rank, depth + 1)) return false;
+      continue;
+    }
+    // CastLike reads only the type of its second input.
+    if (r.op_type == "CastLike" && !r.inputs.empty() && r.inputs[0] != tensor) continue;
+    if (!kBroadcasting.count(r.op_type)) return false;
+    bool other = false;  // an input other than `tensor` of rank >= `rank`
+    for (const std::string& in : r.inputs) {
+      if (in == tensor) continue;
+      const Tensor* t = g.FindTensor(in);
+      if (t == nullptr || !t->has_shape) return false;
+      other = other || t->shape.size() >= rank;
+    }
+    if (!other) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool IsLeadingOnesSelection(const Graph& g, const Node& n) {
+  if (n.op_type != "Where" || n.GetInt("_if_select", 0) == 0 || n.inputs.size() != 3 || n.outputs.empty()) return false;
+  const Tensor* c = g.FindTensor(n.inputs[0]);
+  const Tensor* t = g.FindTensor(n.inputs[1]);
+  const Tensor* e = g.FindTensor(n.inputs[2]);
+  return c != nullptr && t != nullptr && e != nullptr && c->has_shape && t->has_shape && e->has_shape &&
+         NumElements(c->shape) == 1 && t->dtype == e->dtype && t->shape.size() != e->shape.size() &&
+         SameUpToLeadingOnes(t->shape, e->shape);
+}
+
+Status CheckLeadingOnesSelection(const Graph& g, const Node& n) {
+  const Tensor& t = *g.FindTensor(n.inputs[1]);
+  const Tensor& e = *g.FindTensor(n.inputs[2]);
+  if (OnlyBroadcastReaders(g, g.Consumers(), n.outputs[0], std::max(t.shape.size(), e.shape.size())))
+    return Status::Ok();
+  return IntNodeError(n, "the If branches give output '" + n.outputs[0] + "' the shapes " + ShapeToString(t.shape) +
+                             " and " + ShapeToString(e.shape) +
+                             " (the same elements, different ranks) and a reader of it depends on its rank; with a "
+                             "condition read at run time both branches run and one is selected, which needs equal "
+                             "shapes unless every reader broadcasts the output against an input of the larger rank "
+                             "(bind the condition in config.json \"input_values\" to keep only the taken branch)");
+}
 
 bool IfSelectionWithKnownCondition(const Graph& g, const Node& n) {
   if (n.op_type != "Where" || n.GetInt("_if_select", 0) == 0 || n.inputs.size() != 3) return false;
@@ -225,6 +301,19 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled) {
         y[a] = Dim(small[a].value()) + larger * (big[a].value() - small[a].value());
       }
       return SetOutput(g, n, in[1]->dtype, y);
+    }
+    // Branches whose shapes differ only by leading 1s (a scalar and a [1],
+    // as a function body's nested If gives them) hold the same elements: the
+    // output takes the larger rank, valid when every reader broadcasts it
+    // against an input of that rank at least, which gives either branch's
+    // result.
+    // (The readers' shapes are known once the whole graph is inferred: the
+    // lowering checks them, CheckLeadingOnesSelection.)
+    if (IsLeadingOnesSelection(g, n)) {
+      StatusOr<Shape> s = BroadcastShapes(x, in[1]->shape);
+      if (s.ok()) s = BroadcastShapes(*s, in[2]->shape);
+      if (!s.ok()) return IntNodeError(n, s.status().message());
+      return SetOutput(g, n, in[1]->dtype, *s);
     }
     // Any other selection needs both branches' outputs to have one shape.
     if (n.GetInt("_if_select", 0) != 0 &&

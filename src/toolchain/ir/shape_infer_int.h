@@ -34,6 +34,17 @@ Status InferIntNodeShapes(Graph& g, Node& n, bool* handled);
 bool IfSelectionWithKnownCondition(const Graph& g, const Node& n);
 // The condition of such a selection as a size that is 1 (then) or 0 (else).
 Dim IfConditionDim(const Tensor& cond);
+// Whether `n` is an If's selection (as above) whose branches give shapes
+// that differ only by leading 1s ([] and [1]: the same elements in the same
+// order), with a condition of one element. Shape inference gives its output
+// the larger rank and a plain Where selects the elements.
+bool IsLeadingOnesSelection(const Graph& g, const Node& n);
+// For such a selection, once every shape is inferred: OK when every reader
+// of the output (through Identity) is a broadcasting elementwise operator
+// with another input of at least the larger rank, so either branch's rank
+// gives the same result; otherwise the error that the branches differ,
+// naming the node and saying to bind the condition.
+Status CheckLeadingOnesSelection(const Graph& g, const Node& n);
 
 }  // namespace oaaxvk::toolchain
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <set>
 #include <limits>
 
 #include "toolchain/ir/extent.h"
@@ -247,6 +248,7 @@ class Lowerer {
       } else {
         OAAXVK_RETURN_IF_ERROR(LowerNode(n));
       }
+      OAAXVK_RETURN_IF_ERROR(empty_read_error_);
     }
     // Graph outputs: claim the producing value (placed in the outputs buffer)
     // when possible, else copy into a fresh output value.
@@ -270,6 +272,22 @@ class Lowerer {
         continue;
       }
       OAAXVK_ASSIGN_OR_RETURN(int src, ValueOf(io.tensor, "graph output '" + io.name + "'"));
+      if (empty_values_.count(src) != 0) {
+        // A view of an empty constant whose shape is computed at run time
+        // (a Reshape to run-time values): it has no elements at any shape
+        // (the runtime's guards keep the element count), so it is an empty
+        // output too, its shape evaluated per inference.
+        Tensor slot = t;
+        slot.shape = {Dim(0)};
+        OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(slot, BufferKind::kOutputs));
+        claimed.resize(p_.values.size(), false);
+        p_.values[v].io_index = static_cast<int>(i);
+        claimed[v] = true;
+        p_.outputs.push_back({io.name, t.dtype, t.shape, v, Dim(0)});
+        p_.outputs.back().count_for = io.count_for;
+        p_.outputs.back().count_axis = io.count_axis;
+        continue;
+      }
       // Feature value_symbols: an output whose shape is computed from input
       // values is a view (a Reshape / Squeeze / Unsqueeze chain); its
       // elements are those of the value it views (the runtime's guards
@@ -321,6 +339,7 @@ class Lowerer {
       p_.outputs.back().count_for = io.count_for;
       p_.outputs.back().count_axis = io.count_axis;
     }
+    OAAXVK_RETURN_IF_ERROR(empty_read_error_);
     OAAXVK_RETURN_IF_ERROR(BuildControlProgram());
     AddTexelTwins();
     AddGpuVariants();
@@ -482,6 +501,28 @@ class Lowerer {
 
   // Appends dispatch d and its conversion-log entry (who, text).
   void PushDispatch(Dispatch d, const std::string& who, const std::string& text) {
+    // A group count that is 0 at every shape: the dispatch's output and work
+    // are empty, so it is not recorded at all (the log keeps the line).
+    for (const Dim& g : d.groups)
+      if (!g.is_symbolic() && g.value() == 0) {
+        p_.node_kernels.push_back({who, text + " (skipped: no elements)"});
+        return;
+      }
+    // An empty constant's 4-byte slot (NewValue) holds nothing to read: only
+    // kernels that read no element of an empty input (EmptyReadsValueOf) may
+    // bind it while they have work to do.
+    for (const Binding& b : d.bindings)
+      if (!b.written && empty_values_.count(b.value) != 0 && empty_reads_nodes_.count(d.node) == 0 &&
+          empty_read_error_.ok()) {
+        const Value& v = p_.values[static_cast<size_t>(b.value)];
+        const Tensor* t = g_.FindTensor(v.tensor);
+        empty_read_error_ = Unimplemented(
+            "node '" + d.node + "' (" + d.op_type + ", kernel " + d.kernel + "): input '" + v.tensor +
+            "' has zero elements " + (t != nullptr ? ShapeToString(t->shape) : std::string("[]")) +
+            " while its output may have some, and this kernel reads its input's elements (only the reductions "
+            "write a result from an empty input); give the tensor at least one element (check the input shapes in "
+            "config.json \"input_shapes\")");
+      }
     p_.node_kernels.push_back({who, text});
     dispatch_log_.push_back(p_.node_kernels.size() - 1);
     p_.dispatches.push_back(std::move(d));
@@ -522,7 +563,29 @@ class Lowerer {
       OAAXVK_ASSIGN_OR_RETURN(int v, ValueOf(in, n.name));
       d.bindings.push_back({v, false});
     }
-    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    int y = -1;
+    if (d.kernel == "convert" && d.bindings.size() == 1 && empty_values_.count(d.bindings[0].value) != 0) {
+      // A Cast of an empty constant viewed at a shape computed at run time:
+      // as empty as its input, so the input's slot serves (nothing runs).
+      alias_[n.outputs[0]] = d.bindings[0].value;
+      p_.node_kernels.push_back({n.name, "no dispatch (an empty input: an empty output)"});
+      return Status::Ok();
+    }
+    if (d.kernel == "convert" && DependsOnUnsampledValue(T(n.outputs[0]).numel()) && !d.bindings.empty()) {
+      // A Cast of an element count computed from run-time values (feature
+      // value_symbols; the bool result of ReduceMax-20 over axes read at run
+      // time): flat over the elements like the activations (Unary), its count
+      // the exact expression, its output the input's region (both in 4-byte
+      // compute words).
+      Tensor region = T(n.outputs[0]);
+      const Dim& b = p_.values[static_cast<size_t>(d.bindings[0].value)].bytes;
+      region.shape = {DependsOnUnsampledValue(b) ? Dim(b.value() / 4) : FloorDiv(b, Dim(4))};
+      OAAXVK_ASSIGN_OR_RETURN(y, NewValue(region, BufferKind::kArena));
+      alias_[n.outputs[0]] = y;
+      d.value_sizes = true;
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(y, Out(n));
+    }
     d.bindings.push_back({y, true});
     Grid1D(CeilDiv(il.d.units, 256), d.groups);
     Emit(n, d, il.d.detail);
@@ -589,15 +652,17 @@ class Lowerer {
     // branch result, feature segment_program; a dimension whose range holds
     // 0) has no bytes here; its expression sizes the plan, and a dispatch
     // whose group count is 0 there does not run.
-    // A constant with no elements read by a kernel that reads none of its
-    // elements when it has none (a reduction over an empty set, EmptyReads)
-    // keeps a 4-byte slot, as the I/O values do.
-    else if (n == 0 && kind == BufferKind::kWeights && empty_reads_ok_) n = 1;
+    // A constant with no elements (every static empty tensor is one) keeps a
+    // 4-byte slot too, as the I/O values do: a view of it or a reduction
+    // over it binds the slot, and PushDispatch refuses any other kernel that
+    // would read it while it has work to do.
+    const bool empty_constant = n == 0 && !n.is_symbolic() && kind == BufferKind::kWeights;
+    if (empty_constant) n = 1;
     if (n < 0 || (n == 0 && !n.is_symbolic()))
       return Unimplemented("tensor '" + t.name + "' has zero elements " + ShapeToString(t.shape) +
-                           " and a kernel reads it, which only the reductions support (they write the empty set's "
-                           "value); give the tensor at least one element (check the input shapes in config.json "
-                           "\"input_shapes\")");
+                           " and a kernel writes it (an operator whose outputs are all empty is folded away; this "
+                           "one is not); give the tensor at least one element (check the input shapes in "
+                           "config.json \"input_shapes\")");
     if (n > kMaxIndex / 4) return ResourceExhausted("tensor '" + t.name + "' is too large for 32-bit indexing");
     Value v;
     v.tensor = t.name;
@@ -628,6 +693,7 @@ class Lowerer {
         fits_f16_.insert(static_cast<int>(p_.values.size()));
     }
     p_.values.push_back(std::move(v));
+    if (empty_constant) empty_values_.insert(static_cast<int>(p_.values.size() - 1));
     return static_cast<int>(p_.values.size() - 1);
   }
 
@@ -669,10 +735,8 @@ class Lowerer {
   // it has none (a reduction over an empty set writes the empty set's value
   // from its loop bounds alone), so an empty constant may be bound to it.
   StatusOr<int> EmptyReadsValueOf(const std::string& name, const std::string& who) {
-    empty_reads_ok_ = true;
-    StatusOr<int> v = ValueOf(name, who);
-    empty_reads_ok_ = false;
-    return v;
+    empty_reads_nodes_.insert(who);
+    return ValueOf(name, who);
   }
 
   // ValueOf for a constant computed from run-time values (feature
@@ -758,6 +822,7 @@ class Lowerer {
     if (!IsSupportedOp(n.domain, op, &fold_only)) return NodeError(n, "unsupported operator");
     if (op == "Where" && IfSelectionWithKnownCondition(g_, n)) return IfSelectKnown(n);
     if (op == "Where" && n.HasAttr("_if_larger")) return IfSelect(n);
+    if (IsLeadingOnesSelection(g_, n)) OAAXVK_RETURN_IF_ERROR(CheckLeadingOnesSelection(g_, n));
     if (n.HasAttr("_decided_extent")) return DecidedExtent(n);
     if (fold_only)
       return NodeError(n, "its inputs are not compile-time constants; " + op +
@@ -799,11 +864,10 @@ class Lowerer {
         return NodeError(n, "internal: input '" + in + "' has an extent that only the device knows, which the "
                                 "output does not carry");
     // The activations (Unary) run flat over the elements: their only sizes
-    // are the element count's expression, exact at every value (an element
-    // count that is 0 at this check point keeps the refusal: a zero-size
-    // output planned at a run-time value is not supported).
-    const bool flat = IsActivationOp(op) && !n.outputs.empty() && g_.FindTensor(n.outputs[0]) &&
-                      T(n.outputs[0]).numel().value() >= 1;
+    // are the element count's expression, exact at every value (0 included:
+    // the dispatch then does not run), and the output takes the input's
+    // planned region.
+    const bool flat = IsActivationOp(op) && !n.outputs.empty() && g_.FindTensor(n.outputs[0]);
     for (const std::string& in : n.inputs)
       if (!view && !flat && !in.empty() && g_.FindTensor(in) && AnyDependsOnUnsampledValue(T(in).shape))
         return NodeError(n, "input '" + in + "' has a shape " + ShapeToString(T(in).shape) +
@@ -1353,8 +1417,30 @@ class Lowerer {
   Status Unary(const Node& n) {
     OAAXVK_ASSIGN_OR_RETURN(ActivationParams ap, GetActivationParams(g_, n));
     OAAXVK_ASSIGN_OR_RETURN(int x, ValueOf(n.inputs[0], n.name));
-    OAAXVK_ASSIGN_OR_RETURN(int y, Out(n));
+    if (empty_values_.count(x) != 0) {
+      // An empty constant viewed at a shape computed at run time (a Reshape
+      // to run-time values): the result is as empty as the input, so the
+      // input's slot serves (nothing runs).
+      alias_[n.outputs[0]] = x;
+      p_.node_kernels.push_back({n.name, "no dispatch (an empty input: an empty output)"});
+      return Status::Ok();
+    }
     Dim N = T(n.outputs[0]).numel();
+    int y = -1;
+    if (DependsOnUnsampledValue(N)) {
+      // An element count computed from run-time values (feature
+      // value_symbols) has no bound the plan can use (its value at the plan's
+      // point may be below others, even 0): the output takes the input's
+      // region, planned at its largest, as a graph output of such a shape
+      // does.
+      Tensor region = T(n.outputs[0]);
+      const Dim& b = p_.values[static_cast<size_t>(x)].bytes;
+      region.shape = {DependsOnUnsampledValue(b) ? Dim(b.value() / 4) : FloorDiv(b, Dim(4))};
+      OAAXVK_ASSIGN_OR_RETURN(y, NewValue(region, BufferKind::kArena));
+      alias_[n.outputs[0]] = y;
+    } else {
+      OAAXVK_ASSIGN_OR_RETURN(y, Out(n));
+    }
     Dispatch d;
     d.kernel = "unary";
     d.bindings = {{x, false}, {y, true}};
@@ -1672,9 +1758,13 @@ class Lowerer {
   std::vector<size_t> dispatch_log_;  // dispatch index -> its p_.node_kernels entry
   std::map<int, int> f16_copy_;       // weights value -> its kWeightsF16 copy (-1: none)
   std::map<std::string, int> packed_;  // low-bit constant -> its weights value in storage format
-  // Set while a kernel that reads no element of an empty input takes its
-  // inputs (EmptyReads): NewValue then gives an empty constant a slot.
-  bool empty_reads_ok_ = false;
+  // The 4-byte slots of constants with no elements (NewValue), the nodes
+  // whose kernels read no element of an empty input (EmptyReadsValueOf), and
+  // the first dispatch that would read such a slot anyway (PushDispatch;
+  // returned once the node or graph output is lowered).
+  std::set<int> empty_values_;
+  std::set<std::string> empty_reads_nodes_;
+  Status empty_read_error_ = Status::Ok();
 };
 
 }  // namespace

@@ -124,50 +124,66 @@ Status CenterCropPad(Graph& g, const Node& n, Builder& b) {
   return Status::Ok();
 }
 
-// Col2Im with image_shape / block_shape read at run time (feature
-// value_symbols): the kernel size is a value, so instead of a ConvTranspose
-// every input element is added at its image position by one ScatterElements
+// Col2Im by one scatter: with image_shape / block_shape read at run time
+// (feature value_symbols) the kernel size is a value, and an image of other
+// than 2 dimensions has no grouped ConvTranspose to sum it; instead every
+// input element is added at its image position by one ScatterElements
 // (reduction add, one invocation walking the elements in order) into a
-// zeroed [N * C * H * W] buffer, the positions computed on the device from
-// the values: element (n, c K + k, l) with k = (k1, k2) over the block and l
-// = (l1, l2) over the block grid lands at row l1 s1 - p1 + k1 d1, column
-// l2 s2 - p2 + k2 d2; one outside the image (padding) at an index past the
-// end, which the scatter skips. Guards: positive sizes, C * prod(block)
-// channels, the block grid holding the input's L blocks.
-Status Col2ImByValue(const Node& n, Builder& b, const std::vector<int64_t>& xd, const std::vector<Dim>& image,
-                     const std::vector<Dim>& block) {
+// zeroed [N * C * prod(image)] buffer, the positions computed on the device
+// (from the values, or from constants): element (n, c K + k, l) with k =
+// (k1, ..., kd) over the block and l = (l1, ..., ld) over the block grid,
+// both row-major, lands at coordinate li si - pi + ki di on spatial axis i;
+// one outside the image (padding) at an index past the end, which the
+// scatter skips (sizes read at run time) or an extra slot takes (sizes known
+// at conversion). Guards (checked here when the sizes are constants):
+// positive sizes, C * prod(block) channels, the block fitting the padded
+// image, the block grid holding the input's L blocks.
+Status Col2ImByScatter(const Node& n, Builder& b, const std::vector<int64_t>& xd, const std::vector<Dim>& image,
+                       const std::vector<Dim>& block) {
   const size_t nd = image.size();
-  if (nd != 2 || block.size() != 2)
-    return NodeUnimplemented(n, "image_shape and block_shape read at run time must have 2 entries (2-D images)");
-  const std::vector<int64_t> st = n.GetInts("strides", {1, 1}), dl = n.GetInts("dilations", {1, 1}),
-                             pd = n.GetInts("pads", {0, 0, 0, 0});
-  if (st.size() != 2 || dl.size() != 2 || pd.size() != 4)
-    return NodeInvalid(n, "strides, dilations and pads must have 2, 2 and 4 entries");
-  for (size_t i = 0; i < 2; ++i)
-    if (st[i] <= 0 || dl[i] <= 0 || pd[i] < 0 || pd[2 + i] < 0)
+  if (nd == 0 || block.size() != nd)
+    return NodeInvalid(n, "image_shape and block_shape must have the same, nonzero length");
+  const std::vector<int64_t> st = n.GetInts("strides", std::vector<int64_t>(nd, 1)),
+                             dl = n.GetInts("dilations", std::vector<int64_t>(nd, 1)),
+                             pd = n.GetInts("pads", std::vector<int64_t>(2 * nd, 0));
+  if (st.size() != nd || dl.size() != nd || pd.size() != 2 * nd)
+    return NodeInvalid(n, "strides, dilations and pads must have " + Str(static_cast<int64_t>(nd)) + ", " +
+                              Str(static_cast<int64_t>(nd)) + " and " + Str(static_cast<int64_t>(2 * nd)) + " entries");
+  for (size_t i = 0; i < nd; ++i)
+    if (st[i] <= 0 || dl[i] <= 0 || pd[i] < 0 || pd[nd + i] < 0)
       return NodeInvalid(n, "strides and dilations must be positive, pads non-negative");
   SymContext* sc = SymContext::Current();
-  if (sc == nullptr) return Internal("node '" + n.name + "': run-time sizes without a symbol context");
   const std::string who = "Col2Im '" + n.name + "': ";
-  std::vector<Dim> grid(2);
-  for (size_t i = 0; i < 2; ++i) {
-    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(image[i], Dim(1))).Node(sc), who + "image_shape entries must be positive"));
-    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(block[i], Dim(1))).Node(sc), who + "block_shape entries must be positive"));
-    const Dim room = image[i] + pd[i] + pd[2 + i] - (block[i] - 1) * dl[i] - 1;  // >= 0: the block fits
-    OAAXVK_RETURN_IF_ERROR(sc->AddGuard((Dim(1) - Lt(room, Dim(0))).Node(sc),
-                                        who + "the block does not fit the padded image on spatial axis " + Str(static_cast<int64_t>(i))));
+  // A condition that must hold (nonzero): checked now when it is a
+  // constant, else a guard the runtime checks per inference.
+  auto require = [&](const Dim& cond, const std::string& text) -> Status {
+    if (!cond.is_symbolic()) return cond.value() != 0 ? Status::Ok() : NodeInvalid(n, text);
+    if (sc == nullptr) return Internal("node '" + n.name + "': run-time sizes without a symbol context");
+    return sc->AddGuard(cond.Node(sc), who + text);
+  };
+  std::vector<Dim> grid(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    OAAXVK_RETURN_IF_ERROR(require(Dim(1) - Lt(image[i], Dim(1)), "image_shape entries must be positive"));
+    OAAXVK_RETURN_IF_ERROR(require(Dim(1) - Lt(block[i], Dim(1)), "block_shape entries must be positive"));
+    const Dim room = image[i] + pd[i] + pd[nd + i] - (block[i] - 1) * dl[i] - 1;  // >= 0: the block fits
+    OAAXVK_RETURN_IF_ERROR(require(Dim(1) - Lt(room, Dim(0)), "the block does not fit the padded image on spatial axis " +
+                                                                  Str(static_cast<int64_t>(i))));
     grid[i] = FloorDiv(Max(room, Dim(0)), Dim(st[i])) + 1;
   }
-  const Dim K = block[0] * block[1];
-  OAAXVK_RETURN_IF_ERROR(sc->AddGuard(Eq(Mod(Dim(xd[1]), Max(K, Dim(1))), Dim(0)).Node(sc),
-                                      who + "input dimension 1 (" + Str(xd[1]) + ") must be a multiple of prod(block_shape)"));
-  OAAXVK_RETURN_IF_ERROR(sc->AddGuard(Eq(grid[0] * grid[1], Dim(xd[2])).Node(sc),
-                                      who + "the input's " + Str(xd[2]) + " blocks must be the block grid of image_shape, "
-                                            "block_shape, strides, dilations and pads"));
+  Dim K = 1, L = 1, pixels = 1;
+  for (size_t i = 0; i < nd; ++i) {
+    K = K * block[i];
+    L = L * grid[i];
+    pixels = pixels * image[i];
+  }
+  OAAXVK_RETURN_IF_ERROR(require(Eq(Mod(Dim(xd[1]), Max(K, Dim(1))), Dim(0)),
+                                 "input dimension 1 (" + Str(xd[1]) + ") must be a multiple of prod(block_shape)"));
+  OAAXVK_RETURN_IF_ERROR(require(Eq(L, Dim(xd[2])), "the input's " + Str(xd[2]) +
+                                                        " blocks must be the block grid of image_shape, block_shape, "
+                                                        "strides, dilations and pads"));
   // At least 1 also at points a guard refuses (a block larger than the
   // channels), which the conversion still sizes.
   const Dim C = Max(FloorDiv(Dim(xd[1]), Max(K, Dim(1))), Dim(1));
-  const Dim H = image[0], W = image[1];
   auto i64 = [&](const std::vector<int64_t>& v, const Shape& shape, const std::string& sfx) {
     std::vector<double> d(v.begin(), v.end());
     return b.AddConst(MakeConstFromDoubles("", DType::kInt64, shape, d), sfx);
@@ -184,27 +200,29 @@ Status Col2ImByValue(const Node& n, Builder& b, const std::vector<int64_t>& xd, 
   const std::string l = iota(xd[2], {1, 1, xd[2]}, "l");
   const std::string c = op("Div", {ck, val(Max(K, Dim(1)), "k_count")}, "c");
   const std::string k = op("Mod", {ck, val(Max(K, Dim(1)), "k_count_m")}, "k");
-  const std::string k1 = op("Div", {k, val(block[1], "block_w")}, "k1");
-  const std::string k2 = op("Mod", {k, val(block[1], "block_w_m")}, "k2");
-  const std::string l1 = op("Div", {l, val(grid[1], "grid_w")}, "l1");
-  const std::string l2 = op("Mod", {l, val(grid[1], "grid_w_m")}, "l2");
-  auto coord = [&](const std::string& li, const std::string& ki, size_t i, const std::string& sfx) {
-    const std::string a = op("Mul", {li, i64({st[i]}, {1}, sfx + "_stride")}, sfx + "_start");
-    const std::string bb = op("Mul", {ki, i64({dl[i]}, {1}, sfx + "_dilation")}, sfx + "_offset");
-    return op("Sub", {op("Add", {a, bb}, sfx + "_sum"), i64({pd[i]}, {1}, sfx + "_pad")}, sfx);
-  };
-  const std::string y = coord(l1, k1, 0, "row"), x = coord(l2, k2, 1, "col");
   const std::string zero = i64({0}, {1}, "zero");
-  auto inside = [&](const std::string& v, const std::string& ext, const std::string& sfx) {
-    return op("And", {op("Not", {op("Less", {v, zero}, sfx + "_neg")}, sfx + "_nonneg"), op("Less", {v, ext}, sfx + "_below")}, sfx);
-  };
-  const std::string hv = val(H, "height"), wv = val(W, "width");
-  const std::string ok = op("And", {inside(y, hv, "row_in"), inside(x, wv, "col_in")}, "inside");
-  // ((n C + c) H + y) W + x
-  const std::string plane = op("Add", {op("Mul", {nn, val(C, "channels")}, "n_c"), c}, "plane");
-  const std::string row = op("Add", {op("Mul", {plane, hv}, "plane_h"), y}, "flat_row");
-  const std::string flat = op("Add", {op("Mul", {row, wv}, "flat_row_w"), x}, "flat");
-  const Dim total = Dim(xd[0]) * C * H * W;
+  // ((n C + c) I1 + y1) I2 + y2 ..., and whether every yi is inside the image.
+  std::string flat = op("Add", {op("Mul", {nn, val(C, "channels")}, "n_c"), c}, "plane");
+  std::string ok;
+  Dim inner_block = K, inner_grid = L;
+  for (size_t i = 0; i < nd; ++i) {
+    const std::string ax = Str(static_cast<int64_t>(i));
+    inner_block = FloorDiv(inner_block, Max(block[i], Dim(1)));
+    inner_grid = FloorDiv(inner_grid, Max(grid[i], Dim(1)));
+    const std::string ki = op("Mod", {op("Div", {k, val(Max(inner_block, Dim(1)), "block_inner" + ax)}, "k_div" + ax),
+                                      val(block[i], "block" + ax)}, "k" + ax);
+    const std::string li = op("Mod", {op("Div", {l, val(Max(inner_grid, Dim(1)), "grid_inner" + ax)}, "l_div" + ax),
+                                      val(grid[i], "grid" + ax)}, "l" + ax);
+    const std::string start = op("Mul", {li, i64({st[i]}, {1}, "stride" + ax)}, "start" + ax);
+    const std::string offset = op("Mul", {ki, i64({dl[i]}, {1}, "dilation" + ax)}, "offset" + ax);
+    const std::string y = op("Sub", {op("Add", {start, offset}, "sum" + ax), i64({pd[i]}, {1}, "pad" + ax)}, "pos" + ax);
+    const std::string ext = val(image[i], "extent" + ax);
+    const std::string in = op("And", {op("Not", {op("Less", {y, zero}, "neg" + ax)}, "nonneg" + ax),
+                                      op("Less", {y, ext}, "below" + ax)}, "in" + ax);
+    ok = ok.empty() ? in : op("And", {ok, in}, "inside" + ax);
+    flat = op("Add", {op("Mul", {flat, ext}, "scaled" + ax), y}, "flat" + ax);
+  }
+  const Dim total = Dim(xd[0]) * C * pixels;
   const std::string past_end = val(total, "past_end");  // skipped by the scatter
   const std::string idx = op("Where", {ok, flat, past_end}, "positions");
   const int64_t count = xd[0] * xd[1] * xd[2];
@@ -212,11 +230,21 @@ Status Col2ImByValue(const Node& n, Builder& b, const std::vector<int64_t>& xd, 
   const std::string upd = b.Reshape(n.inputs[0], {Dim(count)}, "values_flat");
   const Tensor* xt = b.graph().FindTensor(n.inputs[0]);
   const std::string zf = b.AddConst(MakeConstFromDoubles("", xt->dtype, {1}, {0.0}), "zero_value");
-  const std::string zeros = op("Expand", {zf, b.ConstI64("image_elements", {total})}, "zeros");
+  // With sizes known at conversion the positions are constants, which the
+  // conversion checks against the buffer: the elements in the padding then
+  // land in one extra slot past the image, sliced off.
+  const bool slot = !total.is_symbolic();
+  const std::string zeros = op("Expand", {zf, b.ConstI64("image_elements", {slot ? total + 1 : total})}, "zeros");
   Node& sc_node = b.Add("ScatterElements", {zeros, idx_flat, upd}, "sum");
   sc_node.SetInt("axis", 0);
   sc_node.SetString("reduction", "add");
-  b.Add("Reshape", {b.Out(sc_node), b.ConstI64("image", {Dim(xd[0]), C, H, W})}, "image_view", n.outputs[0]);
+  std::string image_flat = b.Out(sc_node);
+  if (slot)
+    image_flat = op("Slice", {image_flat, i64({0}, {1}, "image_start"), i64({total.value()}, {1}, "image_end"),
+                              i64({0}, {1}, "image_axis")}, "image_flat");
+  std::vector<Dim> out_shape = {Dim(xd[0]), C};
+  out_shape.insert(out_shape.end(), image.begin(), image.end());
+  b.Add("Reshape", {image_flat, b.ConstI64("image", out_shape)}, "image_view", n.outputs[0]);
   return Status::Ok();
 }
 
@@ -241,7 +269,7 @@ Status Col2Im(Graph& g, const Node& n, Builder& b) {
       if (it == nullptr || !it->is_const || bt == nullptr || !bt->is_const)
         return NodeInvalid(n, NotConstantMessage(g, it == nullptr || !it->is_const ? "image_shape" : "block_shape",
                                                  n.inputs[it == nullptr || !it->is_const ? 1 : 2]));
-      return Col2ImByValue(n, b, xd, it->AsDims(), bt->AsDims());
+      return Col2ImByScatter(n, b, xd, it->AsDims(), bt->AsDims());
     }
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> image, ConstIntsInput(g, n, 1, "image_shape"));
   OAAXVK_ASSIGN_OR_RETURN(std::vector<int64_t> block, ConstIntsInput(g, n, 2, "block_shape"));
@@ -249,11 +277,10 @@ Status Col2Im(Graph& g, const Node& n, Builder& b) {
   if (nd == 0 || block.size() != nd)
     return NodeInvalid(n, "image_shape and block_shape must have the same, nonzero length");
   // The sum is a 2-D ConvTranspose; the toolchain's grouped ConvTranspose
-  // is 2-D only.
+  // is 2-D only, so images of other ranks take the scatter.
   if (nd != 2)
-    return NodeUnimplemented(n, "a " + Str(static_cast<int64_t>(nd)) +
-                                    "-D image (image_shape of " + Str(static_cast<int64_t>(nd)) +
-                                    " entries) is not supported; Col2Im is supported for 2-D images");
+    return Col2ImByScatter(n, b, xd, std::vector<Dim>(image.begin(), image.end()),
+                           std::vector<Dim>(block.begin(), block.end()));
   const std::vector<int64_t> strides = n.GetInts("strides", std::vector<int64_t>(nd, 1));
   const std::vector<int64_t> dilations = n.GetInts("dilations", std::vector<int64_t>(nd, 1));
   const std::vector<int64_t> pads = n.GetInts("pads", std::vector<int64_t>(2 * nd, 0));
