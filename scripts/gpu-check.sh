@@ -66,7 +66,7 @@ if [ "$local" = 1 ]; then
   args+=(--local)
   if [ "$quick" = 1 ]; then
     # The runtime tests already run in the test command; a few node tests stand for the rest.
-    args+=(--steps models,conformance --conformance-filter '^test_(relu|gemm_default|conv_with_strides_padding|softmax_axis_1)$')
+    args+=(--steps probe,models,conformance --conformance-filter '^test_(relu|gemm_default|conv_with_strides_padding|softmax_axis_1)$')
   fi
 else
   # The device machine: a bare image with no Vulkan loader and no Debian libraries.
