@@ -367,7 +367,8 @@ def render(res):
              "each cell is the node's dispatch time (median of the profiled frames), **TFLOP/s** (2·M·N·K), "
              "kernel and groups. `gpu` is `conv2d_gemm_gpu` / `gemm_gpu`, `default` the portable "
              "`conv2d_gemm` / `gemm`, `gpu fp16` their fp16 forms (cooperative matrices where kept). "
-             "÷ twin: the Conv's `gpu` time over its GEMM twin's (same M, N, K). Agrees: relative L2 against "
+             "÷ twin: the `gpu` TFLOP/s of the Conv's GEMM twin (same M, N, K) over the Conv's: how many "
+             "times slower per FLOP the Conv runs. Agrees: relative L2 against "
              "the `default` outputs. bench/GPU-NOTES.md says which line answers which question.", "",
              "| case | M·N·K | GFLOP | GPU tile | gpu | default | gpu fp16 | ÷ twin | agrees (gpu / fp16) |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -376,8 +377,9 @@ def render(res):
         v = c.get("variants", {})
         twin = by.get(c.get("twin") or "")
         ratio = "—"
-        if twin and v.get("gpu", {}).get("us") and twin.get("variants", {}).get("gpu", {}).get("us"):
-            ratio = f"{v['gpu']['us'] / twin['variants']['gpu']['us']:.2f}"
+        # Per FLOP (pw_odd has one column per pixel fewer than its twin): the twin's rate over the Conv's.
+        if twin and v.get("gpu", {}).get("tflops") and twin.get("variants", {}).get("gpu", {}).get("tflops"):
+            ratio = f"{twin['variants']['gpu']['tflops'] / v['gpu']['tflops']:.2f}"
         ag = c.get("agrees", {})
         agrees = " / ".join("—" if k not in ag else ("missing" if ag[k] is None else f"{ag[k]:.1e}")
                             for k in ("gpu", "gpu_fp16"))
