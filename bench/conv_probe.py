@@ -258,6 +258,7 @@ def run_probe(check, small, iterations):
             selected = check.selected.get(bundle, {})
             for c in cases:
                 rows[c["name"]]["selected"] = selected.get(c["name"])
+            g["pipeline_stats"] = pipeline_stats(check, bundle, rows)
             for v, extra in VARIANTS.items():
                 if not check.budget.allows(5):
                     g["variants"][v] = {"error": "time budget"}
@@ -311,6 +312,39 @@ def run_probe(check, small, iterations):
     return res
 
 
+def pipeline_stats(check, bundle, rows):
+    """The driver's statistics of each case's pipelines (oaaxvk-pipeline-stats:
+    registers, spills, ... under the driver's names) into rows[case]["stats"]
+    ({table: {"kernel", "statistics"}}); returns how it went: "ok",
+    "unavailable: why" (a device without VK_KHR_pipeline_executable_properties,
+    a kit without the tool) or "failed: why" (the tool's error, which errors()
+    counts)."""
+    exe = os.path.join(check.bin, "oaaxvk-pipeline-stats")
+    if not os.path.exists(exe):
+        return "unavailable: oaaxvk-pipeline-stats is not in the kit"
+    import subprocess
+    try:
+        p = subprocess.run([exe, bundle], capture_output=True, text=True, timeout=max(5, min(60, check.budget.left())),
+                           env=check.env)
+    except subprocess.TimeoutExpired:
+        return "failed: oaaxvk-pipeline-stats timed out"
+    try:
+        out = json.loads(p.stdout)
+    except ValueError:
+        return f"failed: oaaxvk-pipeline-stats exit {p.returncode}: {(p.stderr or p.stdout).strip()[-200:]}"
+    if p.returncode == 77:
+        return "unavailable: " + str(out.get("error"))
+    if p.returncode != 0:
+        return f"failed: oaaxvk-pipeline-stats exit {p.returncode}: {p.stderr.strip()[-200:]}"
+    for pl in out.get("pipelines", []):
+        exes = pl.get("executables") or []
+        for op in pl.get("ops", []):
+            if op in rows and exes:
+                rows[op].setdefault("stats", {})[pl["table"]] = {"kernel": pl["kernel"],
+                                                                 "statistics": exes[0].get("statistics", {})}
+    return "ok"
+
+
 def disagreements(res):
     """["case table: rel. L2 x > limit", ...]: outputs of the gpu / gpu_fp16
     tables that do not match the default table's."""
@@ -331,6 +365,8 @@ def errors(res):
         for v, x in g.get("variants", {}).items():
             if x.get("error") and x["error"] != "time budget":
                 out.append(f"probe {g['name']} {v}: {x['error']}")
+        if str(g.get("pipeline_stats", "")).startswith("failed"):
+            out.append(f"probe {g['name']} pipeline statistics: {g['pipeline_stats']}")
     for c in res.get("cases", []):
         for v, x in c.get("variants", {}).items():
             if x.get("error"):
@@ -401,4 +437,21 @@ def render(res):
         if notes:
             lines.append(f"- model `{g['name']}`: " + "; ".join(notes))
     lines += [f"- {len(res.get('cases', []))} cases in {res.get('seconds', '—')} s", ""]
+    why = sorted({g.get("pipeline_stats") for g in res.get("models", [])
+                  if g.get("pipeline_stats") not in (None, "ok")})
+    stats = [c for c in res.get("cases", []) if c.get("stats")]
+    if stats:
+        lines += ["### Pipeline statistics (the driver's, `oaaxvk-pipeline-stats`)", "",
+                  "What the compiler made of each case's kernel at its specialization, under the driver's names "
+                  "(VK_KHR_pipeline_executable_properties); compare `conv2d_gemm_gpu` with its twin's `gemm_gpu`:", "",
+                  "| case | table | kernel | statistics |", "|---|---|---|---|"]
+        for c in stats:
+            for t in ("gpu", "default", "gpu fp16", "gpu coopmat"):
+                x = c["stats"].get(t)
+                if x:
+                    st = "; ".join(f"{k} {v}" for k, v in x["statistics"].items())
+                    lines.append(f"| `{c['name']}` | {t} | `{x['kernel']}` | {st} |")
+        lines.append("")
+    if why:
+        lines += [f"- Pipeline statistics: {'; '.join(why)}", ""]
     return lines

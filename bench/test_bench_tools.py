@@ -2,6 +2,7 @@
 """Checks the benchmark suite's own arithmetic (ctest bench.tools): FLOP counts
 of the generated kernels, the intermediate-tensor and peak-live analysis on a
 graph with known sizes, and the report on a synthetic result set."""
+import json
 import os
 import sys
 import tempfile
@@ -355,6 +356,54 @@ class ConvProbe(unittest.TestCase):
         self.assertIn("pw gpu_fp16: rel. L2 0.5", bad[0])
         self.assertEqual(conv_probe.errors(res), ["probe pw gpu_fp16: no profiled dispatch names this node"])
         self.assertEqual(conv_probe.render({}), [])
+
+    def test_pipeline_statistics_reach_their_cases(self):
+        # A stand-in for oaaxvk-pipeline-stats printing its JSON: each pipeline's statistics go to the
+        # cases whose node (op) uses it, per table; a device without the extension (exit 77) is noted.
+        out = {"device": "X", "pipelines": [
+            {"table": "gpu", "kernel": "conv2d_gemm_gpu", "ops": ["pw", "pw_bias"],
+             "executables": [{"name": "main", "statistics": {"Register Count": 168, "Spill": True}}]},
+            {"table": "default", "kernel": "conv2d_gemm", "ops": ["pw"], "missing_capabilities": ["x"]}]}
+
+        class FakeCheck:
+            env = dict(os.environ)
+
+            class budget:  # noqa: N801 - the attribute gpu_check.Check has
+                @staticmethod
+                def left():
+                    return 100.0
+
+        with tempfile.TemporaryDirectory() as d:
+            FakeCheck.bin = d
+            tool = os.path.join(d, "oaaxvk-pipeline-stats")
+            for rc, text in ((0, json.dumps(out)), (77, json.dumps({"error": "no VK_KHR_pipeline_executable"}))):
+                with open(tool, "w") as f:
+                    f.write(f"#!/bin/sh\ncat <<'EOF'\n{text}\nEOF\nexit {rc}\n")
+                os.chmod(tool, 0o755)
+                rows = {"pw": {"name": "pw"}, "pw_bias": {"name": "pw_bias"}, "mm_wx": {"name": "mm_wx"}}
+                how = conv_probe.pipeline_stats(FakeCheck, "b.oinf", rows)
+                if rc == 0:
+                    self.assertEqual(how, "ok")
+                    self.assertEqual(rows["pw"]["stats"], {"gpu": {"kernel": "conv2d_gemm_gpu", "statistics": {
+                        "Register Count": 168, "Spill": True}}})
+                    self.assertIn("gpu", rows["pw_bias"]["stats"])
+                    self.assertNotIn("stats", rows["mm_wx"])
+                    res = {"cases": [dict(r, what="", gemm_mnk=[1, 1, 1], gflop=1.0, variants={}, agrees={})
+                                     for r in rows.values()], "models": [{"name": "m", "pipeline_stats": how}]}
+                    md = "\n".join(conv_probe.render(res))
+                    self.assertIn("| `pw` | gpu | `conv2d_gemm_gpu` | Register Count 168; Spill True |", md)
+                else:
+                    self.assertEqual(how, "unavailable: no VK_KHR_pipeline_executable")
+                    res = {"cases": [], "models": [{"name": "m", "pipeline_stats": how}]}
+                    self.assertIn("- Pipeline statistics: unavailable: no VK_KHR_pipeline_executable",
+                                  "\n".join(conv_probe.render(res)))
+                    self.assertEqual(conv_probe.errors(res), [])
+            with open(tool, "w") as f:
+                f.write("#!/bin/sh\necho boom >&2\nexit 1\n")
+            how = conv_probe.pipeline_stats(FakeCheck, "b.oinf", {})
+            self.assertEqual(how, "failed: oaaxvk-pipeline-stats exit 1: boom")
+            self.assertEqual(conv_probe.errors({"models": [{"name": "m", "pipeline_stats": how}]}),
+                             ["probe m pipeline statistics: failed: oaaxvk-pipeline-stats exit 1: boom"])
 
 
 if __name__ == "__main__":

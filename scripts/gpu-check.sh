@@ -49,7 +49,7 @@ if [ "$local" = 1 ]; then
     ln -s "$build/$b" "$kit/bin/$b"
   done
   # Without the device summary program the report says so and goes on.
-  for b in oaaxvk-device-info oaaxvk-roofline; do
+  for b in oaaxvk-device-info oaaxvk-roofline oaaxvk-pipeline-stats; do
     if [ -e "$build/$b" ]; then ln -s "$build/$b" "$kit/bin/$b"; fi
   done
   ln -s "$build/tests/conformance/oaaxvk_conformance" "$kit/bin/oaaxvk_conformance"

@@ -27,6 +27,12 @@ Status VkCheck(VkResult result, const char* call);
 struct ContextOptions {
   std::string device;        // "" (auto), an index, or a name substring
   bool validation = false;   // enable VK_LAYER_KHRONOS_validation when present
+  // Enable VK_KHR_pipeline_executable_properties (and its
+  // pipelineExecutableInfo feature) when the device has it, so pipelines
+  // created with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR report the
+  // driver's statistics (registers, spills, ...). For the measuring tool
+  // oaaxvk-pipeline-stats (bench/pipeline_stats); the runtime leaves it off.
+  bool pipeline_statistics = false;
 };
 
 class VkContext {
@@ -64,6 +70,9 @@ class VkContext {
   // 16 x 16 x 16 f16 x f16 + f32 shape at subgroup scope, compute among its
   // stages, subgroups of 32).
   const std::set<std::string>& capabilities() const { return capabilities_; }
+  // Whether ContextOptions::pipeline_statistics asked for and the device
+  // has VK_KHR_pipeline_executable_properties (enabled with its feature).
+  bool pipeline_statistics() const { return pipeline_statistics_; }
   // VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize (Vulkan
   // 1.1 core): the largest single allocation.
   uint64_t max_memory_allocation_size() const { return max_allocation_; }
@@ -96,6 +105,7 @@ class VkContext {
   bool shader_float16_ = false;
   VkPhysicalDeviceSubgroupProperties subgroup_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   std::set<std::string> capabilities_;
+  bool pipeline_statistics_ = false;
   uint64_t max_allocation_ = UINT64_MAX;
   mutable std::mutex messages_mutex_;
   std::vector<std::string> messages_;
