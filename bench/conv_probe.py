@@ -382,6 +382,44 @@ def errors(res):
     return out
 
 
+def key_figures(res):
+    """The figures bench/GPU-NOTES.md's questions are read from, one line
+    each ("—" where a case did not run): the Conv-over-twin ratios, the
+    epilogue steps, scalar X, the shape, the tensor-core form, equal tiles."""
+    by = {c["name"]: c for c in res.get("cases", [])}
+
+    def t(name, table="gpu", key="tflops"):
+        return by.get(name, {}).get("variants", {}).get(table, {}).get(key)
+
+    def rate(name, table="gpu"):
+        x = t(name, table)
+        return "—" if x is None else f"{x:.3g}"
+
+    def twin(name, table="gpu"):
+        c = by.get(name, {})
+        a, b = t(name, table), t(c.get("twin") or "", table)
+        return "—" if not a or not b else f"{b / a:.2f}"
+
+    def step(name):
+        a, b = t("pw", key="us"), t(name, key="us")
+        return "—" if a is None or b is None else f"{b - a:+.0f} µs"
+
+    k_deep = by.get("pw_deep", {}).get("gemm_mnk", [0, 0, "?"])[2]
+    return [
+        f"Conv ÷ twin (`gpu`): `pw` (K 64) {twin('pw')}, `pw_deep` (K {k_deep}) {twin('pw_deep')}, `c3` (im2col) "
+        f"{twin('c3')}, `c3_b1` {twin('c3_b1')} (questions 1, 3, 4, 5)",
+        f"Epilogue, each over `pw` (`gpu`): bias {step('pw_bias')}, bias + Relu {step('pw_relu')}, bias + residual "
+        f"+ Relu {step('pw_res')} (question 2)",
+        f"Scalar X: `pw_odd` {rate('pw_odd')} against `pw` {rate('pw')} TFLOP/s (question 4)",
+        f"The shape in `gemm_gpu`: `mm_wx` {rate('mm_wx')}, `mm_xw` {rate('mm_xw')}, `bmm_wx` {rate('bmm_wx')} "
+        f"TFLOP/s (question 6)",
+        f"fp16 / tensor cores: `pw` {rate('pw', 'gpu_fp16')} against `mm_wx` {rate('mm_wx', 'gpu_fp16')}, `c3` "
+        f"{rate('c3', 'gpu_fp16')} against `mm_c3` {rate('mm_c3', 'gpu_fp16')} TFLOP/s (question 7)",
+        f"Equal tiles (`gpu` against `default`): `pw_deep` {rate('pw_deep')} / {rate('pw_deep', 'default')}, `c3` "
+        f"{rate('c3')} / {rate('c3', 'default')} TFLOP/s",
+    ]
+
+
 def _cell(t):
     if not t:
         return "—"
@@ -445,6 +483,8 @@ def render(res):
         if notes:
             lines.append(f"- model `{g['name']}`: " + "; ".join(notes))
     lines += [f"- {len(res.get('cases', []))} cases in {res.get('seconds', '—')} s", ""]
+    lines += ["Key figures (bench/GPU-NOTES.md, \"What the probe tells apart\"):", ""]
+    lines += [f"- {x}" for x in key_figures(res)] + [""]
     why = sorted({g.get("pipeline_stats") for g in res.get("models", [])
                   if g.get("pipeline_stats") not in (None, "ok")})
     stats = [c for c in res.get("cases", []) if c.get("stats")]

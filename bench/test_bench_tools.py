@@ -351,11 +351,28 @@ class ConvProbe(unittest.TestCase):
         self.assertIn("| `mm_wx` MatMul | 256·100352·64 | 3.29 | — | 150 µs, **21.9** (gemm_gpu, 784×2×1) | — | — "
                       "| — | — / — |", md)
         self.assertIn("8 of them on cooperative matrices", md)
+        self.assertIn("- Conv ÷ twin (`gpu`): `pw` (K 64) 4.00, `pw_deep` (K ?) —, `c3` (im2col) —", md)
+        self.assertIn("- The shape in `gemm_gpu`: `mm_wx` 21.9, `mm_xw` —, `bmm_wx` — TFLOP/s", md)
+        self.assertIn("- Equal tiles (`gpu` against `default`): `pw_deep` — / —", md)
         bad = conv_probe.disagreements(res)
         self.assertEqual(len(bad), 1)
         self.assertIn("pw gpu_fp16: rel. L2 0.5", bad[0])
         self.assertEqual(conv_probe.errors(res), ["probe pw gpu_fp16: no profiled dispatch names this node"])
         self.assertEqual(conv_probe.render({}), [])
+
+    def test_key_figures_price_the_epilogue_steps(self):
+        def case(name, us, twin=None, mnk=(256, 100352, 64)):
+            return {"name": name, "twin": twin, "gemm_mnk": list(mnk),
+                    "variants": {"gpu": {"us": us, "tflops": 2 * 256 * 100352 * 64 / us / 1e6}}}
+        res = {"cases": [case("pw", 100.0, "mm_wx"), case("pw_bias", 110.0), case("pw_relu", 111.0),
+                         case("pw_res", 150.0), case("mm_wx", 25.0),
+                         case("pw_deep", 50.0, "mm_deep", (256, 6272, 1024)),
+                         case("mm_deep", 50.0, None, (256, 6272, 1024))]}
+        lines = conv_probe.key_figures(res)
+        self.assertEqual(lines[0], "Conv ÷ twin (`gpu`): `pw` (K 64) 4.00, `pw_deep` (K 1024) 1.00, `c3` (im2col) —, "
+                                   "`c3_b1` — (questions 1, 3, 4, 5)")
+        self.assertEqual(lines[1], "Epilogue, each over `pw` (`gpu`): bias +10 µs, bias + Relu +11 µs, bias + "
+                                   "residual + Relu +50 µs (question 2)")
 
     def test_pipeline_statistics_reach_their_cases(self):
         # A stand-in for oaaxvk-pipeline-stats printing its JSON: each pipeline's statistics go to the
