@@ -7,6 +7,10 @@ recorded as skipped, and the report is rewritten after every step, so a run
 cut short still leaves what it measured):
   device       oaaxvk-device-info: name, driver, subgroups, shared memory,
                16-bit storage/arithmetic, cooperative-matrix shapes
+  probe        the convolution-tile probe (conv_probe.py): single Convs and
+               their same-sized MatMuls, converted with every Conv on its
+               GPU tile, timed per dispatch under the gpu, default and
+               gpu fp16 tables
   runtime      the runtime's device tests (runtime_tests, GoogleTest)
   numerics     the special-value and rounding-tie models of the ctests
                (NaN, +-inf, signed zeros, subnormals, integer quotients,
@@ -40,6 +44,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import conv_probe  # noqa: E402
 ROOT = os.path.dirname(HERE)
 NODE_MODULES = os.path.join(ROOT, "third_party", "cache", "node", "node_modules")
 ORT_RUN_JS = os.path.join(ROOT, "tools", "reference", "ort_run.js")
@@ -278,7 +284,8 @@ class Check:
             self.env["LD_LIBRARY_PATH"] = lib + (":" + self.env["LD_LIBRARY_PATH"]
                                                  if self.env.get("LD_LIBRARY_PATH") else "")
         self.r = {"mode": "local" if a.local else "device", "quick": a.quick, "budget_s": a.budget,
-                  "machine": {}, "device": {}, "roofline": {}, "runtime_tests": {}, "models": [], "conformance": {},
+                  "machine": {}, "device": {}, "roofline": {}, "probe": {}, "runtime_tests": {}, "models": [],
+                  "conformance": {},
                   "notes": [], "skipped": []}
         self.torch = None
         self.tdev = None
@@ -395,6 +402,23 @@ class Check:
             f["error"] = str(e)
         f["seconds"] = round(time.time() - start, 1)
         log(f"roofline: {f}")
+        self.save()
+
+    # ---- the convolution-tile probe
+    def probe(self):
+        """conv_probe.py: each case's dispatch time under the gpu, default and
+        gpu fp16 tables (shapes shrunk with --local / --quick)."""
+        need = 20 if self.a.local or self.a.quick else 60
+        if not self.budget.allows(need):
+            return self.skip("convolution-tile probe", need)
+        log("probe: convolution tile against the GEMM tile, case by case")
+        small = self.a.local or self.a.quick
+        self.r["probe"] = conv_probe.run_probe(self, small, 2 if small else 6)
+        for c in self.r["probe"]["cases"]:
+            v = c["variants"]
+            log(f"probe {c['name']}: " + ", ".join(
+                f"{k} {x['us']:.0f} us {x['tflops']} TFLOP/s" if "us" in x else f"{k} {x.get('error')}"
+                for k, x in v.items()) + (f"; agrees {c['agrees']}" if c["agrees"] else ""))
         self.save()
 
     # ---- runtime device tests
@@ -684,20 +708,21 @@ class Check:
         run(["node", ORT_RUN_JS, onnx_path, in_dir, out_dir], timeout=max(60, self.budget.left()), env=env)
         return time.time() - start
 
-    def convert(self, onnx_path, out_dir, inputs, fp16_weights=False):
+    def convert(self, onnx_path, out_dir, inputs, fp16_weights=False, extra_config=None):
         """Converts with the toolchain; inputs fix every input's shape through
         config.json input_shapes (the batch) when the model's own shape differs.
         Without fp16_weights (config.json "fp16_weights": false) the GPU table's
         Conv / Gemm rows are the fp32 GPU-class tiles (conv2d_gemm_gpu,
         gemm_gpu), which kernel_variant=auto runs on a GPU; with it they read
         binary16 weight copies and run only with the runtime argument
-        fp16_weights=1 (the gpu_fp16_weights variant)."""
+        fp16_weights=1 (the gpu_fp16_weights variant). extra_config: more
+        config.json keys (the probe's "gpu_conv_tiles")."""
         import onnx
         m = onnx.load(onnx_path, load_external_data=False)
         declared = {vi.name: [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
                     for vi in m.graph.input}
         shapes = {n: s for n, _, s in inputs if declared.get(n) != s}
-        config = {"fp16_weights": bool(fp16_weights)}
+        config = dict(extra_config or {}, fp16_weights=bool(fp16_weights))
         if shapes:
             config["input_shapes"] = shapes
         if self.binding_limit:
@@ -1053,6 +1078,8 @@ class Check:
         self.save()
         if "roofline" in self.a.steps:
             self.roofline()
+        if "probe" in self.a.steps:
+            self.probe()
         if "runtime" in self.a.steps:
             self.runtime_tests()
         if "numerics" in self.a.steps:
@@ -1330,6 +1357,7 @@ def render_markdown(r):
                 g = "×".join(str(x) for x in d["groups"])
                 lines.append(f"  - {d['ms']:.3f} ms `{d['kernel']}` groups {g}: {d.get('selected') or d['op']}")
         lines.append("")
+    lines += conv_probe.render(r.get("probe"))
     for e in r.get("models", []):
         if e.get("export"):
             lines.append(f"- {e['name']}: {e.get('source')}; exported by the {e['export']}")
@@ -1355,7 +1383,8 @@ def main():
     p.add_argument("--batches", default=None, help="comma-separated batches (default 1,8,32)")
     p.add_argument("--depths", default="1,2,4", help="comma-separated depths (default 1,2,4)")
     p.add_argument("--compile-batches", default="32", help="batches that get torch.compile (default 32)")
-    p.add_argument("--steps", default="roofline,runtime,numerics,models,conformance")
+    p.add_argument("--steps", default="roofline,probe,runtime,numerics,models,conformance",
+                   help="comma-separated steps (default roofline,probe,runtime,numerics,models,conformance)")
     p.add_argument("--variants", default="default,cpu,gpu_fp16_weights,gpu_fp16",
                    help="other kernel tables checked and timed at the first batch "
                         "(default,cpu,gpu,gpu_fp16_weights,gpu_fp16)")
@@ -1388,6 +1417,8 @@ def main():
     errors += [f"{e['name']} b{b['batch']}: {v}: {x['error']}" for e in r["models"] for b in e.get("batches", [])
                for v, x in b.get("variants", {}).items() if x.get("error")]
     errors += [f"{k}: {r[k]['error']}" for k in ("device", "runtime_tests", "conformance") if r[k].get("error")]
+    errors += conv_probe.errors(r["probe"])
+    disagree = conv_probe.disagreements(r["probe"])
     if r["runtime_tests"].get("failures"):
         errors.append(f"runtime tests: {r['runtime_tests']['failures']} failures")
     if r["conformance"].get("failed"):
@@ -1397,9 +1428,11 @@ def main():
     print(render_markdown(r), flush=True)
     if broken:
         log(f"WRONG ANSWERS against ONNX Runtime: {', '.join(broken)}")
+    for e in disagree:
+        log(f"WRONG ANSWER in the probe: {e}")
     for e in errors:
         log(f"FAILED: {e}")
-    return 1 if broken or errors else 0
+    return 1 if broken or errors or disagree else 0
 
 
 if __name__ == "__main__":

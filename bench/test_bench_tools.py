@@ -2,12 +2,14 @@
 """Checks the benchmark suite's own arithmetic (ctest bench.tools): FLOP counts
 of the generated kernels, the intermediate-tensor and peak-live analysis on a
 graph with known sizes, and the report on a synthetic result set."""
+import json
 import os
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import conv_probe  # noqa: E402
 import models  # noqa: E402
 import report  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
@@ -344,6 +346,157 @@ class GpuCheckNumerics(unittest.TestCase):
                          "variants": {}}]}
         self.assertEqual(self.gc.numerics_errors(n), ["numerics gpu_ties/m: conversion failed"])
         self.assertEqual(self.gc.numerics_errors({"error": "no sets"}), ["numerics: no sets"])
+
+
+class ConvProbe(unittest.TestCase):
+    """bench/conv_probe.py (gpu_check.py's probe step): each Conv's GEMM twin
+    has the Conv's M, N and K, the profile log is read per node, and the
+    table says when a table's outputs disagree with the default's."""
+
+    def test_twins_have_the_convs_gemm(self):
+        for small in (False, True):
+            for _, cases in conv_probe.groups(small):
+                by = {c["name"]: c for c in cases}
+                for c in cases:
+                    if c.get("twin"):
+                        self.assertIn(c["twin"], by, c["name"])
+                        if c["name"] != "pw_odd":  # its odd H*W is the point: one column per pixel fewer
+                            self.assertEqual(c["gemm"], by[c["twin"]]["gemm"], c["name"])
+        pw = {c["name"]: c for _, cs in conv_probe.groups(False) for c in cs}
+        # ResNet-50 stage 1 at batch 32: 256 x (32 * 56 * 56) x 64; the 3x3 stage-3 Conv: K = 256 * 9.
+        self.assertEqual(pw["pw"]["gemm"], [256, 100352, 64])
+        self.assertEqual(conv_probe.flops(pw["pw"]), 2 * 256 * 100352 * 64)
+        self.assertEqual(pw["c3"]["gemm"], [256, 32 * 196, 2304])
+        self.assertEqual(pw["mm_xw"]["gemm"], [100352, 256, 64])
+        self.assertEqual(pw["bmm_wx"]["gemm"], [256, 100352, 64])
+
+    def test_models_check_and_name_their_nodes(self):
+        import onnx
+        with tempfile.TemporaryDirectory() as d:
+            for name, cases in conv_probe.groups(True):
+                p = os.path.join(d, name + ".onnx")
+                ins = conv_probe.build_model(cases, p)
+                m = onnx.load(p)
+                self.assertEqual(m.ir_version, 8)
+                self.assertEqual({n.name for n in m.graph.node if n.op_type in ("Conv", "MatMul")},
+                                 {c["name"] for c in cases})
+                self.assertEqual([o.name for o in m.graph.output], ["y_" + c["name"] for c in cases])
+                self.assertEqual(len({n for n, _, _ in ins}), len(ins))
+                if name == "pointwise":
+                    # pw, pw_bias, pw_relu and pw_res share one input; pw_res adds its residual.
+                    self.assertEqual(sum(1 for n, _, _ in ins if n == "pw_x"), 1)
+                    self.assertIn("pw_res_r", [n for n, _, _ in ins])
+
+    def test_node_times_median_after_the_first_frame(self):
+        lines = []
+        for f, (a, b) in enumerate([(900.0, 50.0), (100.0, 10.0), (120.0, 11.0), (110.0, 30.0)]):
+            lines.append(f"[info] profile frame #{f} dispatch 0: {a} us kernel 'conv2d_gemm_gpu' (#3) "
+                         f"groups (784, 2, 1) op 'pw'")
+            lines.append(f"[info] profile frame #{f} dispatch 1: {b} us kernel 'gemm_gpu' (#4) "
+                         f"groups (2, 784, 1) op 'mm_xw'")
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "log")
+            with open(p, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            frames = conv_probe.dispatch_times(p)
+        t = conv_probe.node_times(frames, "pw")
+        self.assertEqual((t["us"], t["frames"], t["kernels"], t["groups"]),
+                         (110.0, 3, ["conv2d_gemm_gpu"], [784, 2, 1]))
+        self.assertEqual(conv_probe.node_times(frames, "mm_xw")["us"], 11.0)
+        self.assertIsNone(conv_probe.node_times(frames, "absent"))
+
+    def test_report_rows_and_disagreements(self):
+        res = {"small": False, "seconds": 40.0, "cases": [
+            {"name": "pw", "what": "1x1 Conv", "gemm_mnk": [256, 100352, 64], "gflop": 3.29, "twin": "mm_wx",
+             "selected": "conv2d_gemm (1x1 s1 g1) [gpu: conv2d_gemm_gpu tile 128x128 vec4 A vec4 B, cpu: x]",
+             "variants": {"gpu": {"us": 600.0, "tflops": 5.48, "kernels": ["conv2d_gemm_gpu"],
+                                  "groups": [784, 2, 1]},
+                          "default": {"us": 200.0, "tflops": 16.4, "kernels": ["conv2d_gemm"], "groups": [1568, 4, 1]},
+                          "gpu_fp16": {"error": "no profiled dispatch names this node"}},
+             "agrees": {"gpu": 3e-7, "gpu_fp16": 0.5}},
+            {"name": "mm_wx", "what": "MatMul", "gemm_mnk": [256, 100352, 64], "gflop": 3.29, "twin": None,
+             "selected": None,
+             "variants": {"gpu": {"us": 150.0, "tflops": 21.9, "kernels": ["gemm_gpu"], "groups": [784, 2, 1]}},
+             "agrees": {}}],
+            "models": [{"name": "pointwise", "variants": {"gpu_fp16": {"precision": "8 rows run fp16 forms, 8 of "
+                                                                        "them on cooperative matrices"}}}]}
+        md = "\n".join(conv_probe.render(res))
+        self.assertIn("| `pw` 1x1 Conv | 256·100352·64 | 3.29 | 128x128 v4A v4B | 600 µs, **5.48** "
+                      "(conv2d_gemm_gpu, 784×2×1) | 200 µs, **16.4** (conv2d_gemm, 1568×4×1) | error: no profiled "
+                      "dispatch names this node | 4.00 | 3.0e-07 / 5.0e-01 |", md)
+        self.assertIn("| `mm_wx` MatMul | 256·100352·64 | 3.29 | — | 150 µs, **21.9** (gemm_gpu, 784×2×1) | — | — "
+                      "| — | — / — |", md)
+        self.assertIn("8 of them on cooperative matrices", md)
+        self.assertIn("- Conv ÷ twin (`gpu`): `pw` (K 64) 4.00, `pw_deep` (K ?) —, `c3` (im2col) —", md)
+        self.assertIn("- The shape in `gemm_gpu`: `mm_wx` 21.9, `mm_xw` —, `bmm_wx` — TFLOP/s", md)
+        self.assertIn("- Equal tiles (`gpu` against `default`): `pw_deep` — / —", md)
+        bad = conv_probe.disagreements(res)
+        self.assertEqual(len(bad), 1)
+        self.assertIn("pw gpu_fp16: rel. L2 0.5", bad[0])
+        self.assertEqual(conv_probe.errors(res), ["probe pw gpu_fp16: no profiled dispatch names this node"])
+        self.assertEqual(conv_probe.render({}), [])
+
+    def test_key_figures_price_the_epilogue_steps(self):
+        def case(name, us, twin=None, mnk=(256, 100352, 64)):
+            return {"name": name, "twin": twin, "gemm_mnk": list(mnk),
+                    "variants": {"gpu": {"us": us, "tflops": 2 * 256 * 100352 * 64 / us / 1e6}}}
+        res = {"cases": [case("pw", 100.0, "mm_wx"), case("pw_bias", 110.0), case("pw_relu", 111.0),
+                         case("pw_res", 150.0), case("mm_wx", 25.0),
+                         case("pw_deep", 50.0, "mm_deep", (256, 6272, 1024)),
+                         case("mm_deep", 50.0, None, (256, 6272, 1024))]}
+        lines = conv_probe.key_figures(res)
+        self.assertEqual(lines[0], "Conv ÷ twin (`gpu`): `pw` (K 64) 4.00, `pw_deep` (K 1024) 1.00, `c3` (im2col) —, "
+                                   "`c3_b1` — (questions 1, 3, 4, 5)")
+        self.assertEqual(lines[1], "Epilogue, each over `pw` (`gpu`): bias +10 µs, bias + Relu +11 µs, bias + "
+                                   "residual + Relu +50 µs (question 2)")
+
+    def test_pipeline_statistics_reach_their_cases(self):
+        # A stand-in for oaaxvk-pipeline-stats printing its JSON: each pipeline's statistics go to the
+        # cases whose node (op) uses it, per table; a device without the extension (exit 77) is noted.
+        out = {"device": "X", "pipelines": [
+            {"table": "gpu", "kernel": "conv2d_gemm_gpu", "ops": ["pw", "pw_bias"],
+             "executables": [{"name": "main", "statistics": {"Register Count": 168, "Spill": True}}]},
+            {"table": "default", "kernel": "conv2d_gemm", "ops": ["pw"], "missing_capabilities": ["x"]}]}
+
+        class FakeCheck:
+            env = dict(os.environ)
+
+            class budget:  # noqa: N801 - the attribute gpu_check.Check has
+                @staticmethod
+                def left():
+                    return 100.0
+
+        with tempfile.TemporaryDirectory() as d:
+            FakeCheck.bin = d
+            tool = os.path.join(d, "oaaxvk-pipeline-stats")
+            for rc, text in ((0, json.dumps(out)), (77, json.dumps({"error": "no VK_KHR_pipeline_executable"}))):
+                with open(tool, "w") as f:
+                    f.write(f"#!/bin/sh\ncat <<'EOF'\n{text}\nEOF\nexit {rc}\n")
+                os.chmod(tool, 0o755)
+                rows = {"pw": {"name": "pw"}, "pw_bias": {"name": "pw_bias"}, "mm_wx": {"name": "mm_wx"}}
+                how = conv_probe.pipeline_stats(FakeCheck, "b.oinf", rows)
+                if rc == 0:
+                    self.assertEqual(how, "ok")
+                    self.assertEqual(rows["pw"]["stats"], {"gpu": {"kernel": "conv2d_gemm_gpu", "statistics": {
+                        "Register Count": 168, "Spill": True}}})
+                    self.assertIn("gpu", rows["pw_bias"]["stats"])
+                    self.assertNotIn("stats", rows["mm_wx"])
+                    res = {"cases": [dict(r, what="", gemm_mnk=[1, 1, 1], gflop=1.0, variants={}, agrees={})
+                                     for r in rows.values()], "models": [{"name": "m", "pipeline_stats": how}]}
+                    md = "\n".join(conv_probe.render(res))
+                    self.assertIn("| `pw` | gpu | `conv2d_gemm_gpu` | Register Count 168; Spill True |", md)
+                else:
+                    self.assertEqual(how, "unavailable: no VK_KHR_pipeline_executable")
+                    res = {"cases": [], "models": [{"name": "m", "pipeline_stats": how}]}
+                    self.assertIn("- Pipeline statistics: unavailable: no VK_KHR_pipeline_executable",
+                                  "\n".join(conv_probe.render(res)))
+                    self.assertEqual(conv_probe.errors(res), [])
+            with open(tool, "w") as f:
+                f.write("#!/bin/sh\necho boom >&2\nexit 1\n")
+            how = conv_probe.pipeline_stats(FakeCheck, "b.oinf", {})
+            self.assertEqual(how, "failed: oaaxvk-pipeline-stats exit 1: boom")
+            self.assertEqual(conv_probe.errors({"models": [{"name": "m", "pipeline_stats": how}]}),
+                             ["probe m pipeline statistics: failed: oaaxvk-pipeline-stats exit 1: boom"])
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ if [ "$local" = 1 ]; then
     ln -s "$build/$b" "$kit/bin/$b"
   done
   # Without the device summary program the report says so and goes on.
-  for b in oaaxvk-device-info oaaxvk-roofline; do
+  for b in oaaxvk-device-info oaaxvk-roofline oaaxvk-pipeline-stats; do
     if [ -e "$build/$b" ]; then ln -s "$build/$b" "$kit/bin/$b"; fi
   done
   ln -s "$build/tests/conformance/oaaxvk_conformance" "$kit/bin/oaaxvk_conformance"
@@ -71,7 +71,7 @@ if [ "$local" = 1 ]; then
   args+=(--local)
   if [ "$quick" = 1 ]; then
     # The runtime tests already run in the test command; a few node tests stand for the rest.
-    args+=(--steps numerics,models,conformance --conformance-filter '^test_(relu|gemm_default|conv_with_strides_padding|softmax_axis_1)$')
+    args+=(--steps probe,numerics,models,conformance --conformance-filter '^test_(relu|gemm_default|conv_with_strides_padding|softmax_axis_1)$')
   fi
 else
   # The device machine: a bare image with no Vulkan loader and no Debian libraries.

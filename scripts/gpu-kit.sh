@@ -3,8 +3,8 @@
 # scripts/gpu-check.sh needs on a machine that has no Debian libraries, no
 # network and no build tools, in two git-ignored folders of the checkout:
 #   .gpukit/kit.tar.xz  the toolchain, runtime, oaax-run, oaaxvk-device-info,
-#                       oaaxvk-roofline, the conformance runner and the runtime
-#                       tests (stripped), every shared library they need except
+#                       oaaxvk-roofline, oaaxvk-pipeline-stats, the
+#                       conformance runner and the runtime tests (stripped), every shared library they need except
 #                       glibc, libstdc++ and the Vulkan loader, the ONNX node
 #                       tests, the numerics models (scripts/numerics-sets.sh)
 #                       and the PP-OCRv4 models; plus kit.json (what is in it)
@@ -28,7 +28,7 @@ bash "$root/scripts/fetch-reference.sh" >/dev/null
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-targets=(oaax-vulkan-toolchain RuntimeLibrary oaax-run oaaxvk-roofline oaaxvk-device-info
+targets=(oaax-vulkan-toolchain RuntimeLibrary oaax-run oaaxvk-roofline oaaxvk-device-info oaaxvk-pipeline-stats
          oaaxvk_conformance runtime_tests runtime_test_shaders conformance_node_tests)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
@@ -44,7 +44,7 @@ find_bin() {  # a built binary by name, wherever its CMake target puts it
   echo "$f"
 }
 for b in oaax-vulkan-toolchain libRuntimeLibrary.so oaax-run oaaxvk-roofline oaaxvk-device-info \
-         oaaxvk_conformance runtime_tests; do
+         oaaxvk-pipeline-stats oaaxvk_conformance runtime_tests; do
   src=$(find_bin "$b")
   cp "$src" "$kit/bin/$b"
   strip --strip-debug "$kit/bin/$b"

@@ -339,6 +339,15 @@ Status VkContext::Init(const ContextOptions& options) {
     cm.pNext = s16.pNext;
     s16.pNext = &cm;
   }
+  // Pipeline statistics (ContextOptions::pipeline_statistics): only when asked for.
+  const bool has_pep_ext = options.pipeline_statistics &&
+                           HasDeviceExtension(physical_, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (has_pep_ext) {
+    pep.pNext = s16.pNext;
+    s16.pNext = &pep;
+  }
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &s16;
   vkGetPhysicalDeviceFeatures2(physical_, &f2);
@@ -390,6 +399,15 @@ Status VkContext::Init(const ContextOptions& options) {
     cm_on.pNext = s16_on.pNext;
     s16_on.pNext = &cm_on;
     device_extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+  pipeline_statistics_ = has_pep_ext && pep.pipelineExecutableInfo == VK_TRUE;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep_on{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  pep_on.pipelineExecutableInfo = VK_TRUE;
+  if (pipeline_statistics_) {
+    pep_on.pNext = s16_on.pNext;
+    s16_on.pNext = &pep_on;
+    device_extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   }
 
   float priority = 1.0f;

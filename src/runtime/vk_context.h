@@ -39,6 +39,12 @@ FloatControls FloatControlsFor(const VkPhysicalDeviceFloatControlsProperties& pr
 struct ContextOptions {
   std::string device;        // "" (auto), an index, or a name substring
   bool validation = false;   // enable VK_LAYER_KHRONOS_validation when present
+  // Enable VK_KHR_pipeline_executable_properties (and its
+  // pipelineExecutableInfo feature) when the device has it, so pipelines
+  // created with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR report the
+  // driver's statistics (registers, spills, ...). For the measuring tool
+  // oaaxvk-pipeline-stats (bench/pipeline_stats); the runtime leaves it off.
+  bool pipeline_statistics = false;
 };
 
 class VkContext {
@@ -82,6 +88,9 @@ class VkContext {
   const FloatControls& float_controls() const { return float_controls_; }
   // Why float_controls() is empty ("" when it is not), for the log.
   const std::string& float_controls_missing() const { return float_controls_missing_; }
+  // Whether ContextOptions::pipeline_statistics asked for and the device
+  // has VK_KHR_pipeline_executable_properties (enabled with its feature).
+  bool pipeline_statistics() const { return pipeline_statistics_; }
   // VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize (Vulkan
   // 1.1 core): the largest single allocation.
   uint64_t max_memory_allocation_size() const { return max_allocation_; }
@@ -116,6 +125,7 @@ class VkContext {
   std::set<std::string> capabilities_;
   FloatControls float_controls_;
   std::string float_controls_missing_;
+  bool pipeline_statistics_ = false;
   uint64_t max_allocation_ = UINT64_MAX;
   mutable std::mutex messages_mutex_;
   std::vector<std::string> messages_;

@@ -21,6 +21,9 @@
 #   dyn   (lavapipe) a Conv and a MatMul with a symbolic batch N in [1, 8]
 #         (sizes read from the parameter buffer), fp32 tiles and
 #         precision=fp16, N = 1 and 5.
+#   convtiles (lavapipe) Convs whose default grid fills a GPU, converted
+#         with config "gpu_conv_tiles": "all" (the only way a Conv gets the
+#         128x128, 128x64 and 64x128 tiles), fp32 tiles.
 # No row may keep its default row. The bundles' load requirement
 # (device.max_shared_memory_bytes) stays the default table's 8 KiB.
 # usage: gpu_kernels.sh PYTHON REPO_ROOT BUILD_DIR [lavapipe|swiftshader]
@@ -48,6 +51,14 @@ for t in 128x128 128x64 64x128 64x64 64x32 32x64 32x32 32x16 16x32 16x16; do
   grep -q "_gpu tile $t[], ]" "$tmp/b32/conversion-log.json" ||
     { echo "FAIL: no case gets the $t tile (make_gpu_kernel_models.py's shapes no longer cover it):"; \
       grep -o "gpu: [a-z0-9_]* tile [0-9x]*" "$tmp/b32/conversion-log.json" | sort | uniq -c; fail=1; }
+done
+# The three largest tiles reach a Conv only through "gpu_conv_tiles": "all".
+"$build/oaax-vulkan-toolchain" --config "$tmp/convtiles/config.json" "$tmp/convtiles/convtiles.onnx" \
+  "$tmp/convtiles/bundle" > "$tmp/tcct.log"
+for t in 128x128 128x64 64x128; do
+  grep -q "conv2d_gemm_gpu tile $t[], ]" "$tmp/convtiles/bundle/conversion-log.json" ||
+    { echo "FAIL: no Conv of convtiles gets the $t tile with \"gpu_conv_tiles\": \"all\":"; \
+      grep -o "gpu: [a-z0-9_]*[ a-z0-9()]*" "$tmp/convtiles/bundle/conversion-log.json" | sort | uniq -c; fail=1; }
 done
 cat > "$tmp/check.py" <<'PY'
 import json, sys
@@ -126,6 +137,8 @@ if [ "$part" = lavapipe ]; then
     run lavapipe dyn/bundle fp32
     run lavapipe dyn/bundle fp16p --arg precision=fp16
   done
+  cdir=$tmp/convtiles
+  run lavapipe convtiles/bundle fp32
 elif [ -f "$root/third_party/swiftshader/vk_swiftshader_icd.json" ]; then
   run swiftshader b32 fp32
 else

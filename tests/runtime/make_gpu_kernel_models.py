@@ -15,6 +15,10 @@ rounded weights; 2^-11 * sum|x * w|). Also a model with a symbolic batch N in
 [1, 8] (parameter-buffer sizes in the tiles' spec constants, the tile chosen
 for N = 8): dyn/dyn.onnx, dyn/config.json (fp32 tiles) and, for N = 1 and 5,
 dyn/b<N>/ with the same input and reference directories.
+And convolutions whose default grid fills a GPU, which get the 128x128,
+128x64 and 64x128 tiles only with config.json "gpu_conv_tiles": "all":
+convtiles/convtiles.onnx, convtiles/config.json and its in / ref / ref16 /
+bound directories.
 
 usage: make_gpu_kernel_models.py OUT_DIR
 """
@@ -61,6 +65,61 @@ def dynamic_case(out):
         br = F16_EPS * conv_ref(np.abs(x), np.abs(w), None, (2, 2), (1, 1, 1, 1), (1, 1), 1)
         by = F16_EPS * (np.abs(r).reshape(n, -1) @ np.abs(mw).astype(np.float64))
         write_case(os.path.join(out, f"b{n}"), [("x", x)], [("y", y, y, by), ("r", r, r, br)])
+
+
+def conv_tiles_case(out):
+    """Convolutions whose default 64 x 64 grid fills a GPU (lower.cpp
+    DefaultGridFillsGpu), so only config.json "gpu_conv_tiles": "all" gives
+    them conv2d_gemm_gpu, with the three largest tiles (noted beside each):
+    convtiles.onnx, config.json and the input / reference directories."""
+    rng = np.random.default_rng(17)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    inits, nodes, outs, refs, inputs = [], [], [], [], []
+
+    def conv(name, x, m, k, pads, bias, residual):
+        """Conv `name` of input x (k x k, `m` channels); with `residual` a second input of the
+        output's shape is added (fused as a residual Add) and Relu applied."""
+        xname = name + "_x"
+        inputs.append((xname, x))
+        w = 0.5 * f32(m, x.shape[1], k, k)
+        b = f32(m) if bias else None
+        inits.append(numpy_helper.from_array(w, name + "_w"))
+        ins = [xname, name + "_w"]
+        if bias:
+            inits.append(numpy_helper.from_array(b, name + "_b"))
+            ins.append(name + "_b")
+        # Run with fp32 weights only (config "fp16_weights": false): no binary16 reference (ref16 = ref).
+        ref = conv_ref(x, w, b, (1, 1), pads, (1, 1), 1)
+        bound = F16_EPS * conv_ref(np.abs(x), np.abs(w), None, (1, 1), pads, (1, 1), 1)
+        y = "y_" + name
+        nodes.append(helper.make_node("Conv", ins, [name + "_c" if residual else y], name=name,
+                                      kernel_shape=[k, k], pads=list(pads)))
+        if residual:
+            r = f32(*ref.shape)
+            inputs.append((name + "_r", r))
+            nodes.append(helper.make_node("Add", [name + "_c", name + "_r"], [name + "_a"], name=name + "_add"))
+            nodes.append(helper.make_node("Relu", [name + "_a"], [y], name=name + "_relu"))
+            ref = np.maximum(ref + r, 0)
+        outs.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, list(ref.shape)))
+        refs.append((y, ref, ref, bound))
+
+    # 128x128: 256 x 11264 outputs over two images, W and X vec4 (X's columns cross the image boundary), bias,
+    # residual, Relu.
+    conv("t128x128", f32(2, 8, 44, 128), 256, 1, (0, 0, 0, 0), True, True)
+    # 128x64: 256 x 7040, 3x3 im2col (scalar X), KD 36 (W vec4).
+    conv("t128x64", f32(1, 4, 55, 128), 256, 3, (1, 1, 1, 1), False, False)
+    # 64x128: 192 x 11264 (192 rows: 128-row tiles would waste a quarter), KD 6 (W scalar), X vec4.
+    conv("t64x128", f32(1, 6, 88, 128), 192, 1, (0, 0, 0, 0), True, False)
+    graph = helper.make_graph(nodes, "gpu_conv_tiles",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs],
+                              outs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    os.makedirs(out, exist_ok=True)
+    onnx.save(model, os.path.join(out, "convtiles.onnx"))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump({"gpu_conv_tiles": "all", "fp16_weights": False}, f)
+    write_case(out, inputs, refs)
 
 
 def main():
@@ -155,6 +214,7 @@ def main():
     onnx.save(model, os.path.join(out, "gpu_kernels.onnx"))
     write_case(out, inputs, refs)
     dynamic_case(os.path.join(out, "dyn"))
+    conv_tiles_case(os.path.join(out, "convtiles"))
 
 
 if __name__ == "__main__":

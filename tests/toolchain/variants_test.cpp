@@ -14,6 +14,7 @@
 #include "oaax_vulkan/oinf.h"
 #include "test_util.h"
 #include "toolchain/driver/driver.h"
+#include "toolchain/input/archive.h"
 #include "toolchain/ir/limits.h"
 #include "toolchain/lower/kernels.h"
 #include "toolchain/lower/lower.h"
@@ -940,6 +941,55 @@ TEST(DeviceVariants, ConvsWhoseDefaultGridFillsTheGpuKeepTheDefaultKernel) {
   EXPECT_NE(text.find("filled: conv2d_gemm (1x1 s1 g1) [gpu: conv2d_gemm (its grid fills a GPU), cpu: "),
             std::string::npos)
       << text;
+}
+// config.json "gpu_conv_tiles": "all" (LowerOptions::all_conv_gpu_tiles):
+// a Conv whose default grid fills a GPU gets its GPU tile all the same (the
+// tile ChooseGpuTile picks for its shape: 128 x 128 here), for measuring the
+// tile; "auto" keeps conv2d_gemm. Any other value is refused, naming the key.
+TEST(DeviceVariants, GpuConvTilesAllGivesEveryConvItsTile) {
+  auto compile = [](bool all) {
+    Graph g;
+    g.opset = 13;
+    // ResNet-50's first-stage 1x1 Conv at batch 8: 4 x 392 = 1568 default workgroups.
+    AddInput(g, "x", {8, 64, 56, 56});
+    AddConst(g, "w", {256, 64, 1, 1}, 0.01f);
+    AddNode(g, "Conv", "conv", {"x", "w"}, {"y"}).SetInts("kernel_shape", {1, 1});
+    AddOutput(g, "y");
+    LowerOptions o;
+    o.fp16_weights = false;
+    o.all_conv_gpu_tiles = all;
+    return CompileGraph(std::move(g), nullptr, {}, o);
+  };
+  auto all = compile(true), autod = compile(false);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_TRUE(autod.ok()) << autod.status().ToString();
+  ASSERT_EQ(all->program.dispatches.size(), 1u);
+  ASSERT_EQ(autod->program.dispatches.size(), 1u);
+  const Dispatch& d = all->program.dispatches[0];
+  EXPECT_EQ(d.gpu_kernel, "conv2d_gemm_gpu");
+  EXPECT_EQ(autod->program.dispatches[0].gpu_kernel, "");
+  // 25088 columns / 128 x 256 rows / 128, batch of groups 1.
+  EXPECT_EQ(std::vector<int64_t>({d.gpu_groups[0].value(), d.gpu_groups[1].value(), d.gpu_groups[2].value()}),
+            std::vector<int64_t>({196, 2, 1}));
+  std::string text;
+  for (const auto& [who, what] : all->program.node_kernels) text += who + ": " + what + "\n";
+  EXPECT_NE(text.find("[gpu: conv2d_gemm_gpu tile 128x128 vec4 A vec4 B, cpu: "), std::string::npos) << text;
+  EXPECT_EQ(text.find("its grid fills a GPU"), std::string::npos) << text;
+
+  StatusOr<ModelConfig> c = ParseModelConfig(R"({"gpu_conv_tiles": "all"})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->all_conv_gpu_tiles);
+  c = ParseModelConfig(R"({"gpu_conv_tiles": "auto"})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->all_conv_gpu_tiles);
+  EXPECT_FALSE(ParseModelConfig("{}")->all_conv_gpu_tiles);
+  for (const char* bad : {R"({"gpu_conv_tiles": true})", R"({"gpu_conv_tiles": "ALL"})"}) {
+    StatusOr<ModelConfig> b = ParseModelConfig(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("\"gpu_conv_tiles\" must be \"auto\" (the default) or \"all\""),
+              std::string::npos)
+        << b.status().ToString();
+  }
 }
 #ifdef OAAXVK_TEST_RUNTIME_PARSER
 // The runtime's row choice for the 32 KiB tiles: a device with only Vulkan's

@@ -329,7 +329,8 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     if (!config_path.empty())
       add("Config read", {{"Path", config_path}, {"Input shapes", shapes}, {"Dimensions", dimensions},
                           {"Input values (count)", values}, {"Run-time values (names)", named},
-                          {"fp16 weights", in->config.fp16_weights}});
+                          {"fp16 weights", in->config.fp16_weights},
+                          {"GPU conv tiles", in->config.all_conv_gpu_tiles ? "all" : "auto"}});
     StatusOr<std::vector<Symbol>> symbols = ResolveSymbols(in->config);
     if (!symbols.ok()) return fail(symbols.status());
     // Decided symbols of data-dependent extents (FindDecidedExtents): symbol
@@ -507,6 +508,7 @@ int RunConversion(const std::string& input_path, const std::string& output_dir,
     outcome->notes = rep.notes;
     LowerOptions lopt;
     lopt.fp16_weights = in->config.fp16_weights;
+    lopt.all_conv_gpu_tiles = in->config.all_conv_gpu_tiles;
     StatusOr<CompileResult> r = CompileGraph(
         std::move(*g), [&](const std::string& m, const std::string& d) { add(m, json::parse(d)); }, rep.bound_inputs,
         lopt, dynamic);

@@ -33,7 +33,7 @@ struct CompileResult {
 // ImportReport::bound_inputs of the import (inputs bound at conversion by
 // config.json "input_values"); they are recorded in the bundle (feature
 // `bound_inputs`) so the runtime can reject any other value.
-// `lower_options`: conversion choices (config.json "fp16_weights").
+// `lower_options`: conversion choices (config.json "fp16_weights", "gpu_conv_tiles").
 // `dynamic`: the graph's input shapes carry symbols of the current
 // SymContext (dim.h): the bundle gets feature dynamic_shapes. `lower_only`:
 // stop after lowering (a dynamic conversion's check points; no plan, no bundle).

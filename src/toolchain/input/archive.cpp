@@ -300,12 +300,18 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text) {
       if (!it.value().is_boolean())
         return InvalidArgument("config.json: \"fp16_weights\" must be true or false, is " + it.value().dump());
       c.fp16_weights = it.value().get<bool>();
+    } else if (it.key() == "gpu_conv_tiles") {
+      const nlohmann::json& v = it.value();
+      if (!v.is_string() || (v.get<std::string>() != "auto" && v.get<std::string>() != "all"))
+        return InvalidArgument("config.json: \"gpu_conv_tiles\" must be \"auto\" (the default) or \"all\", is " +
+                               v.dump());
+      c.all_conv_gpu_tiles = v.get<std::string>() == "all";
     } else if (it.key() == "limits") {
       OAAXVK_RETURN_IF_ERROR(ParseLimits(it.value(), &c));
     } else {
       return InvalidArgument("config.json: unknown key '" + it.key() +
                              "' (supported: \"input_shapes\", \"dimensions\", \"input_values\", \"fp16_weights\", "
-                             "\"limits\")");
+                             "\"gpu_conv_tiles\", \"limits\")");
     }
   }
   return c;

@@ -41,6 +41,10 @@ struct ArchiveLimits {
 // top-level keys are an error (so a typo does not go unnoticed).
 //   "fp16_weights": false  omits the binary16 weight copies and their GPU
 //   rows (default true; docs/bundle-format.md "Device-specific variants").
+//   "gpu_conv_tiles": "all" gives every Conv its GPU-class tile row
+//   (conv2d_gemm_gpu), also where the default row's grid already fills a
+//   GPU; "auto" (default) keeps conv2d_gemm there (docs/kernels.md
+//   "GPU-class GEMM tiles"). For measuring the tile and for tests.
 //   input_shapes entries may name a symbolic dimension instead of a number
 //   ("H"); every symbol needs a range in
 //   "dimensions": {"H": {"min": 32, "max": 960, "multiple_of": 32}, ...}
@@ -64,6 +68,8 @@ struct ModelConfig {
   // from the input's data at send_input (run-time value symbols).
   std::map<std::string, std::vector<std::string>> value_symbols;
   bool fp16_weights = true;
+  // "gpu_conv_tiles": true for "all", false for "auto" (LowerOptions::all_conv_gpu_tiles).
+  bool all_conv_gpu_tiles = false;
   // "limits": {"max_folded_bytes": N, "max_tensor_elements": N,
   // "max_tensor_bytes": N, "max_arena_bytes": N, "max_dispatches": N}
   // (ir/limits.h; omitted keys keep their defaults).

@@ -421,13 +421,20 @@ class Lowerer {
     }
   }
 
+  // Whether Conv dispatch d keeps conv2d_gemm in the GPU table because its
+  // grid fills a GPU (DefaultGridFillsGpu), unless the options ask for every
+  // Conv's GPU tile.
+  bool KeepsDefaultConvRow(const Dispatch& d) const {
+    return !options_.all_conv_gpu_tiles && DefaultGridFillsGpu(d);
+  }
+
   // The tile (ChooseGpuTile), grid and vec4 flags of conv2d_gemm_gpu /
   // gemm_gpu for default dispatch d (its spec values plus TILE_M, TILE_N,
   // VEC_A, VEC_B: shaders/gpu_tile.glsl). The tile is chosen for the largest
   // shape; the vec4 flags only where every shape allows them. False (no GPU
   // row) when a group count would exceed 65535.
   bool SetGpuTile(Dispatch* d) {
-    if (DefaultGridFillsGpu(*d)) return false;
+    if (KeepsDefaultConvRow(*d)) return false;
     const std::vector<Dim>& sp = d->spec;
     Dim rows, cols, batch = d->groups[2];
     bool vec_a = false, vec_b = false;
@@ -493,7 +500,7 @@ class Lowerer {
       const Dispatch& d = p_.dispatches[i];
       std::string v;
       if (!d.gpu_kernel.empty()) v = "gpu: " + d.gpu_kernel + GpuTileNote(d);
-      if (d.gpu_kernel.empty() && DefaultGridFillsGpu(d)) v = "gpu: " + d.kernel + " (its grid fills a GPU)";
+      if (d.gpu_kernel.empty() && KeepsDefaultConvRow(d)) v = "gpu: " + d.kernel + " (its grid fills a GPU)";
       if (!d.cpu_kernel.empty()) v += (v.empty() ? "" : ", ") + std::string("cpu: ") + d.cpu_kernel;
       if (!v.empty()) p_.node_kernels[dispatch_log_[i]].second += " [" + v + "]";
     }

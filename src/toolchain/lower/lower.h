@@ -169,6 +169,12 @@ struct LowerOptions {
   // device_variants). false: smaller bundles, those rows run the fp32
   // conv2d_gemm_gpu / gemm_gpu; the subgroup rows are emitted either way.
   bool fp16_weights = true;
+  // Every Conv gets its GPU-class tile row (conv2d_gemm_gpu), also where
+  // conv2d_gemm's own grid already fills a GPU and the GPU table would keep
+  // conv2d_gemm (config.json "gpu_conv_tiles": "all"; docs/kernels.md
+  // "GPU-class GEMM tiles"). For measuring the tile against the default
+  // kernel and for tests; false ("auto") is what users get.
+  bool all_conv_gpu_tiles = false;
   // false: every weights value carries the digest of its bytes instead of
   // the bytes (Value::digest), and each weights_f16 value is chosen as with
   // true (its float32 source fits binary16) but carries no bytes. For a
