@@ -98,10 +98,26 @@ TEST(LongScans, TopKSelectsLongRowsByRadixPasses) {
     std::vector<int64_t> phases;
     for (const Dispatch* x : d) phases.push_back(Spec(*x, 6));
     EXPECT_EQ(phases, (std::vector<int64_t>{0, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 3, 4, 5}));
-    const int64_t block = Spec(*d[0], 12), blocks = Spec(*d[0], 13);
+    const int64_t block = Spec(*d[0], 10), blocks = Spec(*d[0], 11);
     EXPECT_LE(block, kLoopBudget);  // rank: one candidate against a block of candidates
     EXPECT_GE(block * blocks, k);
-    EXPECT_EQ(Spec(*d[0], 10), k);  // KMAX
+    EXPECT_EQ(Spec(*d[0], 8), k);  // KMAX
+    EXPECT_EQ(Spec(*d[0], 9), 3);  // index digits (len <= 2^24)
+    // Init carries ROWS, L and K; the later phases read them from the state
+    // and hold 0 there, and every dispatch of one phase has the same values
+    // whatever its digit: one pipeline per phase.
+    EXPECT_EQ(Spec(*d[0], 0), 2);
+    EXPECT_EQ(Spec(*d[0], 1), len);
+    EXPECT_EQ(Spec(*d[0], 3), k);
+    for (size_t j = 1; j < d.size(); ++j) {
+      for (size_t c : {0, 1, 3}) EXPECT_EQ(Spec(*d[j], c), 0) << "dispatch " << j << " constant " << c;
+      for (size_t m = 1; m < j; ++m)
+        if (Spec(*d[m], 6) == Spec(*d[j], 6)) {
+          ASSERT_EQ(d[m]->spec.size(), d[j]->spec.size());
+          for (size_t c = 0; c < d[j]->spec.size(); ++c)
+            EXPECT_EQ(Spec(*d[m], c), Spec(*d[j], c)) << "dispatches " << m << " and " << j << " constant " << c;
+        }
+    }
     ASSERT_EQ(d[0]->bindings.size(), 7u);  // X, Values, Indices, four scratch values
     for (size_t b = 1; b < 7; ++b) EXPECT_TRUE(d[0]->bindings[b].written);
   }
