@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "test_util.h"
+#include "toolchain/ir/shape_infer.h"
 #include "toolchain/lower/loop_budget.h"
 #include "toolchain/lower/lower.h"
 #include "toolchain/passes/passes.h"
@@ -98,10 +99,26 @@ TEST(LongScans, TopKSelectsLongRowsByRadixPasses) {
     std::vector<int64_t> phases;
     for (const Dispatch* x : d) phases.push_back(Spec(*x, 6));
     EXPECT_EQ(phases, (std::vector<int64_t>{0, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 3, 4, 5}));
-    const int64_t block = Spec(*d[0], 12), blocks = Spec(*d[0], 13);
+    const int64_t block = Spec(*d[0], 10), blocks = Spec(*d[0], 11);
     EXPECT_LE(block, kLoopBudget);  // rank: one candidate against a block of candidates
     EXPECT_GE(block * blocks, k);
-    EXPECT_EQ(Spec(*d[0], 10), k);  // KMAX
+    EXPECT_EQ(Spec(*d[0], 8), k);  // KMAX
+    EXPECT_EQ(Spec(*d[0], 9), 3);  // index digits (len <= 2^24)
+    // Init carries ROWS, L and K; the later phases read them from the state
+    // and hold 0 there, and every dispatch of one phase has the same values
+    // whatever its digit: one pipeline per phase.
+    EXPECT_EQ(Spec(*d[0], 0), 2);
+    EXPECT_EQ(Spec(*d[0], 1), len);
+    EXPECT_EQ(Spec(*d[0], 3), k);
+    for (size_t j = 1; j < d.size(); ++j) {
+      for (size_t c : {0, 1, 3}) EXPECT_EQ(Spec(*d[j], c), 0) << "dispatch " << j << " constant " << c;
+      for (size_t m = 1; m < j; ++m)
+        if (Spec(*d[m], 6) == Spec(*d[j], 6)) {
+          ASSERT_EQ(d[m]->spec.size(), d[j]->spec.size());
+          for (size_t c = 0; c < d[j]->spec.size(); ++c)
+            EXPECT_EQ(Spec(*d[m], c), Spec(*d[j], c)) << "dispatches " << m << " and " << j << " constant " << c;
+        }
+    }
     ASSERT_EQ(d[0]->bindings.size(), 7u);  // X, Values, Indices, four scratch values
     for (size_t b = 1; b < 7; ++b) EXPECT_TRUE(d[0]->bindings[b].written);
   }
@@ -116,6 +133,46 @@ TEST(LongScans, TopKSelectsLongRowsByRadixPasses) {
   auto p = Convert(g);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(Dispatches(*p, "topk").size(), 1u);
+}
+
+// A detector's TopK per class runs on an extent only the device knows (a
+// decided symbol, one per class): the sizes are parameter-buffer slots,
+// different for each TopK. Only the init dispatches carry them; every later
+// dispatch of the two TopKs has the same static values phase by phase (one
+// pipeline per phase for both).
+TEST(LongScans, TopKSelectsOfDifferentExtentsShareTheirLaterPhases) {
+  Symbol a("a", 0, 5000, 1), b("b", 0, 5000, 1);
+  a.decided = b.decided = true;
+  SymContext ctx({a, b});
+  SymScope scope(&ctx);
+  Graph g;
+  g.opset = 11;
+  for (int s = 0; s < 2; ++s) {
+    const std::string i = std::to_string(s);
+    AddInput(g, "x" + i, {Dim(5000, ctx.SymbolNode(s))});
+    AddConstI64(g, "k" + i, {400});
+    AddNode(g, "TopK", "tk" + i, {"x" + i, "k" + i}, {"v" + i, "i" + i});
+    AddOutput(g, "v" + i);
+    AddOutput(g, "i" + i);
+  }
+  ASSERT_TRUE(InferShapes(g).ok());
+  StatusOr<Program> p = FoldAndLower(g);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const auto d = Dispatches(*p, "topk_select");
+  // init, (histogram, select) for 4 value digits and 2 index digits, gather, rank, write; per TopK.
+  ASSERT_EQ(d.size(), 2u * (1u + 2u * 6u + 3u));
+  const size_t per = d.size() / 2;
+  EXPECT_TRUE(d[0]->spec.at(1).is_symbolic());  // L
+  EXPECT_TRUE(d[per]->spec.at(1).is_symbolic());
+  EXPECT_NE(d[0]->spec.at(1).expr(), d[per]->spec.at(1).expr());
+  for (size_t j = 1; j < per; ++j) {
+    ASSERT_EQ(d[j]->spec.size(), d[per + j]->spec.size());
+    for (size_t c = 0; c < d[j]->spec.size(); ++c) {
+      ASSERT_FALSE(d[j]->spec[c].is_symbolic()) << "dispatch " << j << " constant " << c;
+      ASSERT_FALSE(d[per + j]->spec[c].is_symbolic()) << "dispatch " << per + j << " constant " << c;
+      EXPECT_EQ(Spec(*d[j], c), Spec(*d[per + j], c)) << "dispatch " << j << " constant " << c;
+    }
+  }
 }
 
 TEST(LongScans, NonZeroAndCompressCountInSegments) {

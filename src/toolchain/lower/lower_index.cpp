@@ -134,9 +134,16 @@ constexpr int64_t kTopKRankMax = 1024;
 // TopK over long rows (shaders/topk_select.comp): radix select of the K-th
 // key in 8-bit digits (4 of the value, then enough for the index), a gather
 // of the K candidates, a rank count among them in blocks of at most
-// kLoopBudget / 2 candidates per invocation, and the write. Scratch: per-row
-// state, per-row histogram, candidates and their ranks, planned at the
-// largest L and K.
+// kLoopBudget / 2 candidates per invocation, and the write. Scratch: a
+// header and per-row state, per-row histogram, candidates and their ranks,
+// planned at the largest L and K.
+// Only the init dispatch carries ROWS, L and K (often parameter-buffer
+// slots, a different one per TopK); the kernel copies them into the state
+// header and every later phase reads them there and keeps its current digit
+// in the row state, so those dispatches hold 0 for the three and no digit:
+// their specialization values, hence their pipelines, are shared by every
+// digit and by every TopK of the same planned sizes (a detector's TopK per
+// class, dispatched 16 times each).
 // `rows`: the rows along the axis (numel / len, 0 when len is 0).
 StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& rows, const Dim& len, const Dim& inner, const Dim& k,
                                    bool value_sizes, uint32_t in_float, const std::string& detail) {
@@ -147,33 +154,32 @@ StatusOr<IndexLowering> TopKSelect(const Node& n, const Dim& rows, const Dim& le
   const int64_t lpad = (l_max + 256 * kPer - 1) / (256 * kPer) * (256 * kPer);
   int64_t lo_digits = 1;  // 8-bit digits of the largest index
   while (lo_digits < 4 && (int64_t{1} << (8 * lo_digits)) < l_max) ++lo_digits;
-  const uint32_t lo_mask = lo_digits == 4 ? 0xFFFFFFFFu : (1u << (8 * lo_digits)) - 1u;
   const int64_t block = std::min<int64_t>(k_max, kLoopBudget / 2), blocks = (k_max + block - 1) / block;
-  r.scratch_words = {rows * 4, rows * 256, rows * (2 * k_max), rows * k_max};
+  constexpr int64_t kHeader = 4, kRowState = 8;  // words (shaders/topk_select.comp: HDR, row_state)
+  r.scratch_words = {rows * kRowState + kHeader, rows * 256, rows * (2 * k_max), rows * k_max};
   const uint32_t largest = n.GetInt("largest", 1) ? 1u : 0u;
-  auto phase = [&](uint32_t ph, int64_t shift, bool lo_word, const Dim& units, const std::string& what) {
+  auto phase = [&](uint32_t ph, const Dim& units, const std::string& what) {
     IndexDispatch d;
     d.kernel = "topk_select";
     d.inputs = {n.inputs[0]};
     d.outputs = {0, 1};
     d.scratch = {0, 1, 2, 3};
     d.units = units;
-    d.spec = {rows,     len,      inner,   k,        largest, in_float, ph, U(shift), lo_word ? 1u : 0u,
-              U(lpad), U(k_max), lo_mask, U(block), U(blocks)};
+    const bool init = ph == 0;
+    d.spec = {init ? rows : Dim(0), init ? len : Dim(0), inner,    init ? k : Dim(0), largest, in_float, ph,
+              U(lpad),              U(k_max),           U(lo_digits), U(block),          U(blocks)};
     d.value_sizes = value_sizes;
     d.detail = detail + ", " + what;
     r.dispatches.push_back(std::move(d));
   };
-  phase(0, 0, false, rows * 256, "init");  // one invocation per (row, histogram bin)
+  phase(0, rows * 256, "init");  // one invocation per (row, histogram bin)
   for (int64_t p = 0; p < 4 + lo_digits; ++p) {
-    const bool lo = p >= 4;
-    const int64_t shift = lo ? 8 * (lo_digits - 1 - (p - 4)) : 24 - 8 * p;
-    phase(1, shift, lo, rows * (lpad / kPer), StrFormat("histogram of digit %lld", static_cast<long long>(p)));
-    phase(2, shift, lo, rows, StrFormat("select digit %lld", static_cast<long long>(p)));
+    phase(1, rows * (lpad / kPer), StrFormat("histogram of digit %lld", static_cast<long long>(p)));
+    phase(2, rows, StrFormat("select digit %lld", static_cast<long long>(p)));
   }
-  phase(3, 0, false, rows * (lpad / kPer), "gather the candidates");
-  phase(4, 0, false, rows * k_max * blocks, "rank the candidates");
-  phase(5, 0, false, rows * k_max, "write");
+  phase(3, rows * (lpad / kPer), "gather the candidates");
+  phase(4, rows * k_max * blocks, "rank the candidates");
+  phase(5, rows * k_max, "write");
   return r;
 }
 
@@ -189,7 +195,7 @@ void AppendIndexKernels(std::vector<KernelInfo>* table) {
       {"cumsum", 2, 6, {256, 1, 1}, 0, {1}},
       {"cumsum_rows", 2, 8, {256, 1, 1}, 256 * 4, {1}},
       {"topk", 3, 6, {256, 1, 1}, 0, {1, 2}},
-      {"topk_select", 7, 14, {256, 1, 1}, 0, {1, 2, 3, 4, 5, 6}},
+      {"topk_select", 7, 12, {256, 1, 1}, 0, {1, 2, 3, 4, 5, 6}},
       {"pad", 3, 22, {256, 1, 1}, 0, {2}},
       {"maxpool_indices", 3, 15, {256, 1, 1}, 0, {1, 2}},
       {"compress", 3, 6, {256, 1, 1}, 256 * 4, {1, 2}},
