@@ -222,19 +222,24 @@ float apply_float_math(float v, uint act, float a, float b) {
   if (act == ACT_SOFTSIGN) return v / (1.0 + abs(v));
   if (act == ACT_ELU) {
     if (v >= 0.0) return v;
-    return f_is_zero(floatBitsToUint(a)) ? pa_mul(a, fm_expm1_sign(v)) : a * (fm_exp(v) - 1.0);
+    if (!PA_IS_ZERO(a)) return a * (fm_exp(v) - 1.0);
+    const float s = fm_expm1_sign(v);
+    return PA_MUL(a, s);
   }
   if (act == ACT_SELU) {
-    if (v > 0.0) return pa_mul(b, v);
+    if (v > 0.0) return PA_MUL(b, v);
     // ONNX Runtime's gamma * alpha * (exp(v) - 1): with a zero parameter a
     // zero whose sign is that of each factor, or NaN.
-    if (f_is_zero(floatBitsToUint(a)) || f_is_zero(floatBitsToUint(b)))
-      return pa_mul(b, pa_mul(a, fm_expm1_sign(v)));
-    return b * (a * fm_exp(v) - a);
+    if (!PA_IS_ZERO(a) && !PA_IS_ZERO(b)) return b * (a * fm_exp(v) - a);
+    const float s = fm_expm1_sign(v), as = PA_MUL(a, s);
+    return PA_MUL(b, as);
   }
   if (act == ACT_CELU) return fm_is_nan(v) ? v : max(0.0, v) + min(0.0, a * (exp(v / a) - 1.0));
   if (act == ACT_MISH) return v * fm_tanh(min(fm_softplus(v), 15.0));
   if (act == ACT_THRESHOLDEDRELU) return v > a ? v : 0.0;
-  if (act == ACT_SHRINK) return v < -a ? pa_add(v, b) : (v > a ? pa_add(v, -b) : 0.0);
+  if (act == ACT_SHRINK) {
+    const float nb = -b;
+    return v < -a ? PA_ADD(v, b) : (v > a ? PA_ADD(v, nb) : 0.0);
+  }
   return v;
 }
