@@ -57,8 +57,8 @@ float fm_exp(float v) { return fm_is_nan(v) ? v : exp(v); }
 // For |v| below 2^-25 exp(v) rounds to 1, where a driver's exp may give
 // 1 - 2^-24; a zero parameter multiplying exp(v) - 1 keeps only this sign.
 float fm_expm1_sign(float v) {
-  if (fm_is_nan(v)) return v;
-  return v < -2.98023223876953125e-8 ? -1.0 : (v >= 5.9604644775390625e-8 ? 1.0 : 0.0);
+  const float s = v < -2.98023223876953125e-8 ? -1.0 : (v >= 5.9604644775390625e-8 ? 1.0 : 0.0);
+  return mix(s, v, (floatBitsToUint(v) & 0x7fffffffu) > 0x7f800000u);  // NaN on the bits
 }
 
 // erf(x): Abramowitz & Stegun 7.1.26 rational approximation, |error| <= 1.5e-7.
