@@ -20,21 +20,26 @@
 
 float apply_act(float v, uint act, float a, float b) {
   // Written as selects, not max / clamp, so that NaN propagates (GLSL's max
-  // and clamp may return either operand for NaN) and Relu keeps -0.
+  // and clamp may return either operand for NaN) and Relu keeps -0. Products
+  // and sums with a parameter go through PA_MUL / PA_ADD (param_arith.glsl):
+  // the parameters are specialization constants, which a driver may fold.
   if (act == ACT_RELU) return v < 0.0 ? 0.0 : v;
   if (act == ACT_CLIP) return v < a ? a : (v > b ? b : v);
   if (act == ACT_SIGMOID) return 1.0 / (1.0 + fm_exp(-v));
-  if (act == ACT_HARDSIGMOID) { float t = a * v + b; return t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t); }
+  if (act == ACT_HARDSIGMOID) {
+    const float p = PA_MUL(a, v), t = PA_ADD(p, b);
+    return t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
+  }
   if (act == ACT_HARDSWISH) return v * clamp(v / 6.0 + 0.5, 0.0, 1.0);
-  if (act == ACT_LEAKYRELU) return v >= 0.0 ? v : a * v;
-  if (act == ACT_SWISH) return v / (1.0 + exp(-a * v));
+  if (act == ACT_LEAKYRELU) return v >= 0.0 ? v : PA_MUL(a, v);
+  if (act == ACT_SWISH) { const float na = -a; return v / (1.0 + exp(PA_MUL(na, v))); }
   if (act == ACT_SQRT) return fm_sqrt(v);
   if (act == ACT_NEG) return -v;
   if (act == ACT_EXP) return fm_exp(v);
   if (act == ACT_ABS) return abs(v);
   if (act == ACT_TANH) return fm_tanh(v);
   if (act == ACT_RECIPROCAL) return 1.0 / v;
-  if (act == ACT_AFFINE) return a * v + b;
+  if (act == ACT_AFFINE) { const float p = PA_MUL(a, v); return PA_ADD(p, b); }
   if (act >= ACT_FLOAT_MATH_FIRST) return apply_float_math(v, act, a, b);
   return v;
 }

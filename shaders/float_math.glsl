@@ -29,6 +29,7 @@
 
 #include "exact_math.glsl"
 #include "float_order.glsl"
+#include "param_arith.glsl"
 
 // GLSL.std.450 leaves most built-ins undefined or imprecise at the edges of
 // their domains (NaN, infinities, zeros, subnormals, arguments that overflow
@@ -51,6 +52,14 @@ bool fm_is_neg(float v) { return (floatBitsToUint(v) & 0x80000000u) != 0u; }
 
 // exp(x) with exp(NaN) = NaN.
 float fm_exp(float v) { return fm_is_nan(v) ? v : exp(v); }
+
+// The sign of exp(v) - 1 as C's libm rounds it: -1, +0 or 1, NaN for NaN.
+// For |v| below 2^-25 exp(v) rounds to 1, where a driver's exp may give
+// 1 - 2^-24; a zero parameter multiplying exp(v) - 1 keeps only this sign.
+float fm_expm1_sign(float v) {
+  const float s = v < -2.98023223876953125e-8 ? -1.0 : (v >= 5.9604644775390625e-8 ? 1.0 : 0.0);
+  return mix(s, v, (floatBitsToUint(v) & 0x7fffffffu) > 0x7f800000u);  // NaN on the bits
+}
 
 // erf(x): Abramowitz & Stegun 7.1.26 rational approximation, |error| <= 1.5e-7.
 float fm_erf(float x) {
@@ -211,11 +220,26 @@ float apply_float_math(float v, uint act, float a, float b) {
   if (act == ACT_ERF) return fm_erf(v);
   if (act == ACT_SOFTPLUS) return fm_softplus(v);
   if (act == ACT_SOFTSIGN) return v / (1.0 + abs(v));
-  if (act == ACT_ELU) return v >= 0.0 ? v : a * (fm_exp(v) - 1.0);
-  if (act == ACT_SELU) return v > 0.0 ? b * v : b * (a * fm_exp(v) - a);
+  if (act == ACT_ELU) {
+    if (v >= 0.0) return v;
+    if (!PA_IS_ZERO(a)) return a * (fm_exp(v) - 1.0);
+    const float s = fm_expm1_sign(v);
+    return PA_MUL(a, s);
+  }
+  if (act == ACT_SELU) {
+    if (v > 0.0) return PA_MUL(b, v);
+    // ONNX Runtime's gamma * alpha * (exp(v) - 1): with a zero parameter a
+    // zero whose sign is that of each factor, or NaN.
+    if (!PA_IS_ZERO(a) && !PA_IS_ZERO(b)) return b * (a * fm_exp(v) - a);
+    const float s = fm_expm1_sign(v), as = PA_MUL(a, s);
+    return PA_MUL(b, as);
+  }
   if (act == ACT_CELU) return fm_is_nan(v) ? v : max(0.0, v) + min(0.0, a * (exp(v / a) - 1.0));
   if (act == ACT_MISH) return v * fm_tanh(min(fm_softplus(v), 15.0));
   if (act == ACT_THRESHOLDEDRELU) return v > a ? v : 0.0;
-  if (act == ACT_SHRINK) return v < -a ? v + b : (v > a ? v - b : 0.0);
+  if (act == ACT_SHRINK) {
+    const float nb = -b;
+    return v < -a ? PA_ADD(v, b) : (v > a ? PA_ADD(v, nb) : 0.0);
+  }
   return v;
 }

@@ -13,6 +13,11 @@ in through a graph input, so nothing is folded at conversion time:
               exponents, infinite bases and exponents, x / +-0, ...)
   cast        Cast of finite floats (-0, halves, values near the limits of
               the target type) to int32, int64, int8, uint8 and bool
+  consts      activations at degenerate parameters (alpha = 0, gamma = 0,
+              lambd = 0 or below, Clip to [0, 0]) and Add(Mul(x, a), b)
+              chains with 0 and 1 constants, which the conversion fuses into
+              one activation whose parameters are specialization constants
+              (a driver may fold 0 * v to 0 and v * 1 + 0 to v there)
   rows        Softmax, LogSoftmax, ReduceLogSumExp, ReduceMax, ReduceMin,
               ReduceSum, ReduceLogSum, ReduceL2 along rows holding -inf, +inf
               and NaN (a row of all -inf among them), LayerNormalization of
@@ -118,6 +123,44 @@ def cast(out):
     return save(out, "cast", nodes, inputs, outs, arrays)
 
 
+def consts(out):
+    sub = np.float32(1e-40)  # subnormal
+    x = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, INF, -INF, NAN, sub, -sub], np.float32)
+    scalars = {"zero": 0.0, "nzero": -0.0, "one": 1.0, "half": 0.5, "two": 2.0}
+    inits = [nh.from_array(np.array(v, np.float32), n) for n, v in scalars.items()]
+    inits.append(nh.from_array(np.zeros([1], np.float32), "slope0"))
+    acts = [("LeakyRelu", "leakyrelu_a0", {"alpha": 0.0}), ("Elu", "elu_a0", {"alpha": 0.0}),
+            ("Selu", "selu_a0", {"alpha": 0.0}), ("Selu", "selu_g0", {"gamma": 0.0}),
+            ("Selu", "selu_a0_gneg", {"alpha": 0.0, "gamma": -1.0}),
+            ("HardSigmoid", "hardsigmoid_a0", {"alpha": 0.0, "beta": 0.5}),
+            ("HardSigmoid", "hardsigmoid_a0_b0", {"alpha": 0.0, "beta": 0.0}),
+            ("ThresholdedRelu", "thresholdedrelu_a0", {"alpha": 0.0}),
+            ("Shrink", "shrink_l0", {"lambd": 0.0, "bias": 0.0}),
+            ("Shrink", "shrink_lneg", {"lambd": -1.0, "bias": 0.0}), ("Celu", "celu_a1", {"alpha": 1.0})]
+    nodes = [h.make_node(op, ["x"], [name], **attrs) for op, name, attrs in acts]
+    outs = [name for _, name, _ in acts]
+    nodes.append(h.make_node("Clip", ["x", "zero", "zero"], ["clip_00"]))
+    nodes.append(h.make_node("PRelu", ["x", "slope0"], ["prelu_0"]))
+    outs += ["clip_00", "prelu_0"]
+    # Add(Mul(x, a), b): fused into one affine activation a * x + b.
+    for a, b in [("zero", "half"), ("one", "zero"), ("zero", "zero"), ("nzero", "zero"), ("one", "nzero"),
+                 ("two", "zero")]:
+        name = f"affine_{a}_{b}"
+        nodes += [h.make_node("Mul", ["x", a], [name + "_m"]), h.make_node("Add", [name + "_m", b], [name])]
+        outs.append(name)
+    # x * Sigmoid(x * 0): fused into Swish(alpha = 0).
+    nodes += [h.make_node("Mul", ["x", "zero"], ["swish_0_m"]), h.make_node("Sigmoid", ["swish_0_m"], ["swish_0_s"]),
+              h.make_node("Mul", ["x", "swish_0_s"], ["swish_0"])]
+    # An activation fused into an elementwise host, and the same constants as
+    # a binary operator's second operand.
+    nodes += [h.make_node("Add", ["x", "x"], ["leaky_host_t"]),
+              h.make_node("LeakyRelu", ["leaky_host_t"], ["leaky_host"], alpha=0.0),
+              h.make_node("Mul", ["x", "zero"], ["mul_0"]), h.make_node("Add", ["x", "zero"], ["add_0"]),
+              h.make_node("Sub", ["x", "nzero"], ["sub_n0"]), h.make_node("Div", ["x", "one"], ["div_1"])]
+    outs += ["swish_0", "leaky_host", "mul_0", "add_0", "sub_n0", "div_1"]
+    return save(out, "consts", nodes, ["x"], [(n, F32) for n in outs], [x], inits)
+
+
 def rows(out):
     r = np.array([[-INF] * 6,
                   [1.0, -INF, 2.0, -INF, 0.0, -1.0],
@@ -156,7 +199,7 @@ def rows(out):
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    lines = [unary(out), binary(out), cast(out), rows(out)]
+    lines = [unary(out), binary(out), cast(out), consts(out), rows(out)]
     with open(os.path.join(out, "models.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
