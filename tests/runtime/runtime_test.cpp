@@ -748,11 +748,18 @@ BundleSpec AffineReluWithCpuVariant(uint32_t n, const std::vector<float>& w, con
 // The properties (type, limits) of the device the runtime runs on (named in
 // its version string, "<version> (<device name>)"), asked of Vulkan directly;
 // false when Vulkan cannot say. Needs an initialized runtime.
-bool RuntimeDeviceProperties(VkPhysicalDeviceProperties* out) {
+// Calls fn with the physical device the runtime chose (found by the name in
+// its version string) on a temporary instance asking for Vulkan 1.1 (for
+// vkGetPhysicalDeviceProperties2); false when Vulkan cannot say.
+bool WithRuntimePhysicalDevice(const std::function<void(VkPhysicalDevice, const VkPhysicalDeviceProperties&)>& fn) {
   const std::string v = g_api->version();
   const std::string name = v.substr(v.find('(') + 1, v.rfind(')') - v.find('(') - 1);
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.apiVersion = VK_API_VERSION_1_1;
   VkInstanceCreateInfo ici{};
   ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ici.pApplicationInfo = &app;
   VkInstance instance = VK_NULL_HANDLE;
   if (vkCreateInstance(&ici, nullptr, &instance) != VK_SUCCESS) return false;
   uint32_t count = 0;
@@ -763,10 +770,16 @@ bool RuntimeDeviceProperties(VkPhysicalDeviceProperties* out) {
   for (VkPhysicalDevice d : devices) {
     VkPhysicalDeviceProperties p;
     vkGetPhysicalDeviceProperties(d, &p);
-    if (name == p.deviceName) *out = p, found = true;
+    if (found || name != p.deviceName) continue;
+    fn(d, p);
+    found = true;
   }
   vkDestroyInstance(instance, nullptr);
   return found;
+}
+
+bool RuntimeDeviceProperties(VkPhysicalDeviceProperties* out) {
+  return WithRuntimePhysicalDevice([&](VkPhysicalDevice, const VkPhysicalDeviceProperties& p) { *out = p; });
 }
 
 // Whether the runtime's device is a CPU implementation (lavapipe, SwiftShader).
@@ -792,45 +805,25 @@ bool ValidationLayerInstalled() {
 // false when Vulkan cannot say (or the device lacks
 // VK_KHR_shader_float_controls). Needs an initialized runtime.
 bool RuntimeDeviceFloatControls(VkPhysicalDeviceFloatControlsProperties* out, std::string* name) {
-  VkPhysicalDeviceProperties p{};
-  if (!RuntimeDeviceProperties(&p)) return false;
-  *name = p.deviceName;
-  VkApplicationInfo app{};
-  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
-  app.apiVersion = VK_API_VERSION_1_1;  // vkGetPhysicalDeviceProperties2
-  VkInstanceCreateInfo ici{};
-  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-  ici.pApplicationInfo = &app;
-  VkInstance instance = VK_NULL_HANDLE;
-  if (vkCreateInstance(&ici, nullptr, &instance) != VK_SUCCESS) return false;
-  uint32_t count = 0;
-  vkEnumeratePhysicalDevices(instance, &count, nullptr);
-  std::vector<VkPhysicalDevice> devices(count);
-  vkEnumeratePhysicalDevices(instance, &count, devices.data());
-  bool found = false;
-  for (VkPhysicalDevice d : devices) {
-    VkPhysicalDeviceProperties dp;
-    vkGetPhysicalDeviceProperties(d, &dp);
-    if (*name != dp.deviceName) continue;
+  bool listed = false;
+  const bool found = WithRuntimePhysicalDevice([&](VkPhysicalDevice d, const VkPhysicalDeviceProperties& p) {
+    *name = p.deviceName;
     uint32_t n = 0;
     vkEnumerateDeviceExtensionProperties(d, nullptr, &n, nullptr);
     std::vector<VkExtensionProperties> ext(n);
     vkEnumerateDeviceExtensionProperties(d, nullptr, &n, ext.data());
-    if (std::none_of(ext.begin(), ext.end(), [](const VkExtensionProperties& e) {
-          return strcmp(e.extensionName, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME) == 0;
-        }))
-      break;
+    listed = std::any_of(ext.begin(), ext.end(), [](const VkExtensionProperties& e) {
+      return strcmp(e.extensionName, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME) == 0;
+    });
+    if (!listed) return;
     *out = {};
     out->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
     VkPhysicalDeviceProperties2 p2{};
     p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
     p2.pNext = out;
     vkGetPhysicalDeviceProperties2(d, &p2);
-    found = true;
-    break;
-  }
-  vkDestroyInstance(instance, nullptr);
-  return found;
+  });
+  return found && listed;
 }
 
 // The runtime declares SignedZeroInfNanPreserve in every kernel where the

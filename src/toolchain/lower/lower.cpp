@@ -259,16 +259,20 @@ class Lowerer {
       const bool static_empty = t.has_shape && std::any_of(t.shape.begin(), t.shape.end(), [](const Dim& d) {
                                   return !d.is_symbolic() && d.value() == 0;
                                 });
-      if (static_empty) {
-        // An output with no elements (static): a 4-byte slot of the outputs
-        // buffer that nothing writes; the host gets its shape and no data.
-        OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(t, BufferKind::kOutputs));
+      // An output with no elements: a slot of the outputs buffer (4 bytes)
+      // that nothing writes; the host gets its shape and no data.
+      auto empty_output = [&](const Tensor& slot) -> Status {
+        OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(slot, BufferKind::kOutputs));
         claimed.resize(p_.values.size(), false);
         p_.values[v].io_index = static_cast<int>(i);
         claimed[v] = true;
         p_.outputs.push_back({io.name, t.dtype, t.shape, v, Dim(0)});
         p_.outputs.back().count_for = io.count_for;
         p_.outputs.back().count_axis = io.count_axis;
+        return Status::Ok();
+      };
+      if (static_empty) {
+        OAAXVK_RETURN_IF_ERROR(empty_output(t));
         continue;
       }
       OAAXVK_ASSIGN_OR_RETURN(int src, ValueOf(io.tensor, "graph output '" + io.name + "'"));
@@ -279,13 +283,7 @@ class Lowerer {
         // output too, its shape evaluated per inference.
         Tensor slot = t;
         slot.shape = {Dim(0)};
-        OAAXVK_ASSIGN_OR_RETURN(int v, NewValue(slot, BufferKind::kOutputs));
-        claimed.resize(p_.values.size(), false);
-        p_.values[v].io_index = static_cast<int>(i);
-        claimed[v] = true;
-        p_.outputs.push_back({io.name, t.dtype, t.shape, v, Dim(0)});
-        p_.outputs.back().count_for = io.count_for;
-        p_.outputs.back().count_axis = io.count_axis;
+        OAAXVK_RETURN_IF_ERROR(empty_output(slot));
         continue;
       }
       // Feature value_symbols: an output whose shape is computed from input
